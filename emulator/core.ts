@@ -1,0 +1,119 @@
+/**
+ * The emulator's shared vocabulary: what an area module receives and returns, the vendor's
+ * envelopes, and the per-area host names used in token scopes. Area modules (company, risk, …)
+ * only depend on this file and on `callbacks.ts`; `server.ts` wires them to HTTP.
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+
+/** The upstream areas of the Openapi suite, named as in `OPENAPI_<AREA>_URL`. */
+export type Area = 'company' | 'risk' | 'oauth' | 'pec' | 'pecmassiva' | 'invoice' | 'cap';
+
+/**
+ * Production host of each area (REFERENCE §0). The emulator behaves as the sandbox, so scopes are
+ * checked against `test.<host>` (e.g. `GET:test.company.openapi.com/IT-start`).
+ */
+export const AREA_HOSTS: Record<Area, string> = {
+  company: 'company.openapi.com',
+  risk: 'risk.openapi.com',
+  oauth: 'oauth.openapi.com',
+  pec: 'pec.openapi.it',
+  pecmassiva: 'ws.pecmassiva.com',
+  invoice: 'invoice.openapi.com',
+  cap: 'cap.openapi.it',
+};
+
+export const sandboxHost = (area: Area): string => `test.${AREA_HOSTS[area]}`;
+
+/** An authenticated request, as an area module sees it. */
+export interface EmuRequest {
+  area: Area;
+  method: string;
+  /** Path inside the area, starting with `/` (e.g. `/IT-start/12485671007`), without the query. */
+  path: string;
+  query: URLSearchParams;
+  headers: IncomingHttpHeaders;
+  /** Parsed body: JSON object, form fields as an object, or undefined. */
+  body: unknown;
+  rawBody: Buffer;
+  /** The bearer token the call was authorised with. */
+  token: EmuToken;
+  /** Base URL of this area on the emulator (e.g. `http://127.0.0.1:5001/company`), for `Location` headers. */
+  baseUrl: string;
+}
+
+/** What a handler answers. Either `json` (serialised as-is, so envelopes are exact) or raw `body`. */
+export interface EmuResponse {
+  status: number;
+  headers?: Record<string, string>;
+  json?: unknown;
+  body?: Buffer | string;
+  contentType?: string;
+  /**
+   * Euro charged for this call. Defaults to the area price table (server side) for 2xx answers,
+   * 0 for errors; a handler sets it when the price depends on the answer (e.g. dry runs).
+   */
+  price?: number;
+}
+
+export type Params = Record<string, string>;
+export type Handler = (req: EmuRequest, params: Params) => EmuResponse | Promise<EmuResponse>;
+
+/** One route of an area: `pattern` uses `:name` segments, e.g. `/IT-start/:id`. */
+export interface Route {
+  method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+  pattern: string;
+  handler: Handler;
+  /** Euro per successful call; defaults to `priceOf()` of the shared price table. */
+  price?: number;
+  /** Scope path checked against the token (`METHOD:test.<host><scopePath>`); defaults to the first segment. */
+  scopePath?: string;
+}
+
+export interface AreaModule {
+  area: Area;
+  routes: Route[];
+  /** Control hooks for the emulator's `/_emulator/` API (time control, state moves). */
+  control?: Record<string, (body: unknown) => unknown | Promise<unknown>>;
+  /** Stops timers; called on shutdown. */
+  close?: () => void;
+}
+
+export interface EmuToken {
+  token: string;
+  /** Scopes in the vendor form `METHOD:host/path`, `*` wildcards allowed (`*:test.company.openapi.com/*`). */
+  scopes: string[];
+  /** Remaining wallet credit in euro. */
+  credit: number;
+  /** Owner e-mail, echoed in risk records (`owner`). */
+  owner: string;
+}
+
+/** Standard success envelope (REFERENCE §1.2). */
+export const ok = (data: unknown, status = 200, message = ''): EmuResponse => ({
+  status,
+  json: { data, success: true, message, error: null },
+});
+
+/** Standard error envelope: `{success:false, message, error:<n>, data:null}`. */
+export const fail = (status: number, error: number, message: string): EmuResponse => ({
+  status,
+  json: { success: false, message, error, data: null },
+});
+
+/** 24-hex Mongo-style id, deterministic when given a seed string. */
+export function hexId(seed?: string): string {
+  if (seed === undefined) {
+    let s = '';
+    for (let i = 0; i < 24; i++) s += Math.floor(Math.random() * 16).toString(16);
+    return s;
+  }
+  let h1 = 0x811c9dc5;
+  let out = '';
+  for (let round = 0; out.length < 24; round++) {
+    for (const ch of `${seed}#${round}`) h1 = Math.imul(h1 ^ ch.charCodeAt(0), 16777619) >>> 0;
+    out += h1.toString(16).padStart(8, '0');
+  }
+  return out.slice(0, 24);
+}
+
+export const nowSeconds = (): number => Math.floor(Date.now() / 1000);

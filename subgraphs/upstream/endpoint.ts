@@ -1,0 +1,41 @@
+/**
+ * One REST endpoint as the upstream client needs to know it. Each area keeps its endpoints in one
+ * table (`subgraphs/<area>/upstream.ts`), so a deployment can change a path in one place.
+ */
+import type { Area } from '../../emulator/core.ts';
+
+export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+
+export interface Endpoint {
+  area: Area;
+  method: HttpMethod;
+  /** Path template with `{name}` placeholders, e.g. `/IT-start/{id}`; values are URL-encoded. */
+  path: string;
+  /** Seconds a successful GET answer stays in the per-tenant cache. @default 0 (not cached) */
+  ttl?: number;
+  /** Per-attempt timeout in milliseconds. @default 10000 */
+  timeoutMs?: number;
+  /**
+   * The endpoint may answer 302 + `Location` + `Retry-After` with a PENDING body and the dataset
+   * arrives by polling `IT-check_id/{id}` (IT-full, IT-aml, IT-marketing, IT-stakeholders).
+   * @default false
+   */
+  slow?: boolean;
+  /**
+   * How the answer is decoded: `envelope` (the `{data,success,message,error}` family, data returned),
+   * `raw` (the whole JSON body, for bodies whose payload sits outside `data`, such as dry runs).
+   * @default 'envelope'
+   */
+  decode?: 'envelope' | 'raw';
+}
+
+export const defineEndpoints = <T extends Record<string, Endpoint>>(table: T): T => table;
+
+/** Fills `{name}` placeholders; a missing value is a programming error. */
+export function fillPath(template: string, params: Record<string, string> = {}): string {
+  return template.replace(/\{(\w+)\}/g, (_, name: string) => {
+    const v = params[name];
+    if (v === undefined) throw new Error(`missing path parameter ${name} for ${template}`);
+    return encodeURIComponent(v);
+  });
+}
