@@ -1,0 +1,38 @@
+/**
+ * Gateway plugin: adds up the `extensions.cost` of every subgraph call made for an operation and
+ * returns the total to the client in `extensions.cost`.
+ */
+import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
+import { mergeSummaries, type CostSummary } from '../subgraphs/upstream/cost.ts';
+
+const isSummary = (v: unknown): v is CostSummary =>
+  typeof v === 'object' && v !== null && Array.isArray((v as { calls?: unknown }).calls);
+
+export function useCostAggregation(): GatewayPlugin {
+  const parts = new WeakMap<object, CostSummary[]>();
+  const partsOf = (ctx: object): CostSummary[] => {
+    let list = parts.get(ctx);
+    if (!list) parts.set(ctx, (list = []));
+    return list;
+  };
+  return {
+    onSubgraphExecute({ executionRequest }) {
+      const ctx = executionRequest.context as object | undefined;
+      if (!ctx) return;
+      return ({ result }) => {
+        if (Symbol.asyncIterator in result) return;
+        const cost = result.extensions?.cost;
+        if (isSummary(cost)) partsOf(ctx).push(cost);
+      };
+    },
+    onExecute({ args }) {
+      const ctx = args.contextValue as object;
+      return {
+        onExecuteDone({ result, setResult }) {
+          if (Symbol.asyncIterator in result) return;
+          setResult({ ...result, extensions: { ...(result.extensions ?? {}), cost: mergeSummaries(parts.get(ctx) ?? []) } });
+        },
+      };
+    },
+  };
+}

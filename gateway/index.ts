@@ -1,0 +1,133 @@
+/**
+ * The public edge: Hive Gateway runtime over the checked-in supergraph, GraphQL over HTTP, SSE and
+ * graphql-ws at `/graphql`, offline GraphiQL with example operations, `/healthz`, and the extra
+ * routes other areas mount (callback ingress, signed downloads). The caller's `Authorization` is
+ * forwarded to the subgraphs (upstream pass-through).
+ */
+import { createServer, type IncomingMessage, type ServerResponse, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { readFileSync } from 'node:fs';
+import { createGatewayRuntime, getGraphQLWSOptions, type GatewayRuntime } from '@graphql-hive/gateway-runtime';
+import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
+import { WebSocketServer } from 'ws';
+import { useServer, type Extra } from 'graphql-ws/use/ws';
+import { SUPERGRAPH_FILE } from './compose.ts';
+import { useCostAggregation } from './cost.ts';
+import { EXAMPLES } from './examples.ts';
+
+/** An extra HTTP route of the gateway; answers true when it handled the request. */
+export type GatewayRoute = (req: IncomingMessage, res: ServerResponse, path: string) => Promise<boolean>;
+
+export interface GatewayOptions {
+  /** GraphQL URL of each subgraph, by name. */
+  subgraphUrls: Record<string, string>;
+  /** Subgraphs that serve subscriptions over graphql-ws at their GraphQL URL. */
+  subscriptionSubgraphs?: string[];
+  /** @default 4000 */
+  port?: number;
+  /** @default '127.0.0.1' */
+  host?: string;
+  /** Supergraph SDL. @default the checked-in supergraph.graphql */
+  supergraph?: string;
+  routes?: GatewayRoute[];
+}
+
+export interface RunningGateway {
+  url: string;
+  graphqlUrl: string;
+  wsUrl: string;
+  runtime: GatewayRuntime;
+  close(): Promise<void>;
+}
+
+export async function startGateway(opts: GatewayOptions): Promise<RunningGateway> {
+  const supergraph = opts.supergraph ?? readFileSync(SUPERGRAPH_FILE, 'utf8');
+  const subscriptionSubgraphs = new Set(opts.subscriptionSubgraphs ?? []);
+  const transportEntries = Object.fromEntries(
+    Object.entries(opts.subgraphUrls).map(([name, location]) => [
+      name,
+      {
+        location,
+        options: {
+          // Our upstream client de-duplicates per tenant and reports it in extensions.cost;
+          // a second, silent de-duplication here would make 20 callers each report the one call.
+          deduplicateInflightRequests: false,
+          ...(subscriptionSubgraphs.has(name) ? { subscriptions: { kind: 'ws', location: new URL(location).pathname } } : {}),
+        },
+      },
+    ]),
+  );
+
+  const runtime = createGatewayRuntime({
+    supergraph,
+    transportEntries,
+    graphqlEndpoint: '/graphql',
+    landingPage: false,
+    logging: process.env.GATEWAY_LOG_LEVEL === 'debug' ? 'debug' : 'error',
+    graphiql: {
+      title: 'openapi-supergraph',
+      defaultTabs: EXAMPLES.map((e) => ({ query: e.query, variables: e.variables ? JSON.stringify(e.variables, null, 2) : null })),
+      subscriptionsProtocol: 'WS',
+    },
+    renderGraphiQL,
+    propagateHeaders: {
+      fromClientToSubgraphs: ({ request }) => ({ authorization: request.headers.get('authorization') }),
+    },
+    plugins: () => [useCostAggregation()],
+  });
+
+  // The runtime loads the supergraph lazily; graphql-ws subscriptions need it loaded first.
+  await runtime.getSchema();
+
+  const routes = opts.routes ?? [];
+  const server: Server = createServer((req, res) => {
+    void dispatch(req, res).catch((err: unknown) => {
+      console.error('[gateway] request failed', err);
+      if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
+      res.end('{"error":"internal"}');
+    });
+  });
+
+  async function dispatch(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const path = (req.url ?? '/').split('?')[0]!;
+    if (path === '/healthz') {
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
+      return;
+    }
+    if (path === '/') {
+      res.writeHead(302, { location: '/graphql' }).end();
+      return;
+    }
+    for (const route of routes) if (await route(req, res, path)) return;
+    await runtime.handleNodeRequestAndResponse(req, res);
+  }
+
+  const wss = new WebSocketServer({ server, path: '/graphql' });
+  const ws = useServer(
+    getGraphQLWSOptions<Record<string, unknown>, Extra>(runtime, (ctx) => ({
+      req: ctx.extra.request,
+      socket: ctx.extra.socket,
+      params: ctx.connectionParams,
+    })),
+    wss,
+  );
+
+  await new Promise<void>((resolve) => server.listen(opts.port ?? 4000, opts.host ?? '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  const host = opts.host ?? '127.0.0.1';
+  const url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`;
+  return {
+    url,
+    graphqlUrl: `${url}/graphql`,
+    wsUrl: `${url.replace(/^http/, 'ws')}/graphql`,
+    runtime,
+    async close() {
+      await ws.dispose();
+      for (const c of wss.clients) c.terminate();
+      wss.close();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await runtime.dispose();
+    },
+  };
+}
