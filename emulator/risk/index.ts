@@ -1,0 +1,85 @@
+/**
+ * The emulator's risk area (`risk.openapi.com`): credit scores, fiscal-code check, bureau requests
+ * with delegation, patrimonial/report families, negative events, KYC and monitors, speaking the
+ * vendor's values and envelopes. Records belong to the token's owner; asynchronous work completes
+ * `completeAfterMs` after its last state before completion and fires the record's callback.
+ *
+ * Control hooks (`POST /_emulator/risk/<name>`):
+ * - `advance {id?}`: complete one pending request (or every one) now, delivering callbacks;
+ *   answers `{advanced: [ids]}` once the callbacks were delivered;
+ * - `timing {completeAfterMs}`: change the delay (≤ 0: never by itself, only `advance` / `?callback`);
+ * - `monitorEvent {id}`: simulate a change on an ACTIVATED monitor (callback fired);
+ * - `pending {}`: the ids still waiting to complete;
+ * - `reset {}`: forget every record and timer.
+ */
+import type { AreaModule } from '../core.ts';
+import { bureauRoutes } from './bureau.ts';
+import { creditScoreRoutes } from './creditscore.ts';
+import { creditScoreMonitorRoutes } from './csmonitor.ts';
+import type { RiskContext } from './jobs.ts';
+import { RiskJobs } from './jobs.ts';
+import { kycRoutes } from './kyc.ts';
+import { negativitaRoutes } from './negativita.ts';
+import { reportRoutes } from './reports.ts';
+import { isObj } from './util.ts';
+import { verifyCfRoutes } from './verifycf.ts';
+
+export interface RiskModuleOptions {
+  /**
+   * Milliseconds between a request's last state before completion (creation; for the bureau, the
+   * delegation upload) and its completion. 0 or negative: only `advance` or `?callback` complete.
+   * @default 1500
+   */
+  completeAfterMs?: number;
+}
+
+export const DEFAULT_COMPLETE_AFTER_MS = 1500;
+
+export function createRiskModule(opts: RiskModuleOptions = {}): AreaModule {
+  const jobs = new RiskJobs(opts.completeAfterMs ?? DEFAULT_COMPLETE_AFTER_MS);
+  const resets: Array<() => void> = [];
+  const monitorEvents: Array<(id: string) => Promise<boolean>> = [];
+  const ctx: RiskContext = {
+    jobs,
+    onReset: (fn) => void resets.push(fn),
+    onMonitorEvent: (fn) => void monitorEvents.push(fn),
+  };
+  const routes = [
+    ...creditScoreRoutes(),
+    ...verifyCfRoutes(),
+    ...bureauRoutes(ctx),
+    ...reportRoutes(ctx),
+    ...negativitaRoutes(ctx),
+    ...kycRoutes(ctx),
+    ...creditScoreMonitorRoutes(ctx),
+  ];
+  const idOf = (body: unknown): string | undefined =>
+    isObj(body) && typeof body.id === 'string' && body.id !== '' ? body.id.toLowerCase() : undefined;
+
+  return {
+    area: 'risk',
+    routes,
+    control: {
+      advance: async (body) => ({ advanced: await jobs.advance(idOf(body)) }),
+      timing: (body) => {
+        const ms = isObj(body) ? Number(body.completeAfterMs) : Number.NaN;
+        if (!Number.isFinite(ms)) throw new Error('timing: completeAfterMs (number) required');
+        jobs.setCompleteAfterMs(ms);
+        return { completeAfterMs: jobs.completeAfterMs };
+      },
+      monitorEvent: async (body) => {
+        const id = idOf(body);
+        if (id === undefined) throw new Error('monitorEvent: id required');
+        for (const handle of monitorEvents) if (await handle(id)) return { changed: id };
+        return { changed: null };
+      },
+      pending: () => ({ pending: jobs.pendingIds(), completeAfterMs: jobs.completeAfterMs }),
+      reset: () => {
+        jobs.reset();
+        for (const fn of resets) fn();
+        return { reset: true };
+      },
+    },
+    close: () => jobs.close(),
+  };
+}

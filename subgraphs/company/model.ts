@@ -1,0 +1,485 @@
+/**
+ * The normalized company model: one shape for every upstream tier (IT-start … IT-full), with the
+ * contract's sections under English names. `normalize.ts` builds it from vendor payloads; the
+ * resolvers read it. Field names match `schema.graphql`, so a section can be returned as is.
+ * Every field is optional: a tier fills only the sections it holds (see `facets.ts`).
+ */
+
+export interface CodedValueModel {
+  code: string;
+  description: string | null;
+}
+
+export interface GeoPointModel {
+  latitude: number;
+  longitude: number;
+}
+
+export type OfficeTypeCode = 'SSL' | 'SL' | 'UL' | 'S' | 'D';
+export type ActivityStatusCode = 'A' | 'CF' | 'CS' | 'I' | 'IF' | 'IS' | 'S';
+export type RegistryStatusCode = 'ACTIVE' | 'CEASED' | 'REGISTERED' | 'INACTIVE' | 'SUSPENDED' | 'REGISTRATION_PENDING';
+export type LegalFormCategoryCode = 'SC' | 'AL' | 'SP';
+export type GenderCode = 'M' | 'W';
+
+export interface AddressModel {
+  streetName?: string | null;
+  toponym?: string | null;
+  street?: string | null;
+  streetNumber?: string | null;
+  hamlet?: string | null;
+  zipCode?: string | null;
+  town?: string | null;
+  townCode?: string | null;
+  province?: CodedValueModel | null;
+  region?: CodedValueModel | null;
+  country?: CodedValueModel | null;
+  coordinates?: GeoPointModel | null;
+}
+
+export interface CompanyDatesModel {
+  registrationDate?: string | null;
+  startDate?: string | null;
+  incorporationDate?: string | null;
+  foundingDate?: string | null;
+  endDate?: string | null;
+}
+
+export interface AtecoClassificationModel {
+  ateco?: CodedValueModel | null;
+  secondaryAteco?: string | null;
+  ateco2022?: CodedValueModel | null;
+  secondaryAteco2022?: string | null;
+}
+
+export interface InternationalClassificationModel {
+  primarySic?: CodedValueModel | null;
+  secondarySic?: string | null;
+  nace?: CodedValueModel | null;
+}
+
+export interface EmployeesModel {
+  range?: CodedValueModel | null;
+  count?: number | null;
+  trend?: number | null;
+}
+
+export interface EmployeeStatisticsModel {
+  fixedTermContract?: number | null;
+  permanentContract?: number | null;
+  partialTimeContract?: number | null;
+  fullTimeContract?: number | null;
+  director?: number | null;
+  frameworkContract?: number | null;
+  whiteCollar?: number | null;
+  apprentice?: number | null;
+}
+
+export interface ContactsModel {
+  telephoneNumber?: string | null;
+  fax?: string | null;
+}
+
+export interface WebAndSocialModel {
+  hasSocial?: boolean | null;
+  eCommerce?: string | null;
+  website?: string | null;
+  facebook?: string | null;
+  youtube?: string | null;
+  twitter?: string | null;
+  instagram?: string | null;
+  linkedin?: string | null;
+  pinterest?: string | null;
+  vimeo?: string | null;
+}
+
+export interface VatGroupModel {
+  participates?: boolean | null;
+  isLeader?: boolean | null;
+  registryOk?: boolean | null;
+}
+
+export interface ArtisanRegistryModel {
+  isRegistered?: boolean | null;
+  registrationDate?: string | null;
+  registrationNumber?: string | null;
+}
+
+export interface ParentCompanyModel {
+  companyName?: string | null;
+  streetName?: string | null;
+  town?: string | null;
+  zipCode?: string | null;
+  province?: CodedValueModel | null;
+  country?: CodedValueModel | null;
+}
+
+export interface CorporateGroupModel {
+  belongsToGroup?: boolean | null;
+  groupName?: string | null;
+  holdingCompanyName?: string | null;
+  holdingCountry?: CodedValueModel | null;
+  nationalParentCompany?: ParentCompanyModel | null;
+  hasForeignParentCompany?: boolean | null;
+}
+
+export interface OfficeModel {
+  companyName?: string | null;
+  vatCode?: string | null;
+  taxCode?: string | null;
+  serviceNumber?: string | null;
+  chamberOfCommerce?: string | null;
+  reaCode?: string | null;
+  officeType?: OfficeTypeCode | null;
+  lastUpdateDate?: string | null;
+  activityStatus?: ActivityStatusCode | null;
+  address?: AddressModel | null;
+}
+
+export interface SubsidiaryModel {
+  taxCode?: string | null;
+  companyName?: string | null;
+  streetName?: string | null;
+  zipCode?: string | null;
+  town?: string | null;
+  province?: CodedValueModel | null;
+}
+
+export interface AffiliateModel {
+  taxCode?: string | null;
+  companyName?: string | null;
+  percentShare?: number | null;
+}
+
+export interface ForeignTradeModel {
+  isImporter?: boolean | null;
+  importPercentShare?: number | null;
+  importCountries?: string | null;
+  isExporter?: boolean | null;
+  exportPercentShare?: number | null;
+  exportCountries?: string | null;
+}
+
+export interface PublicTenderYearModel {
+  year?: string | null;
+  applied?: number | null;
+  won?: number | null;
+  value?: number | null;
+}
+
+export interface OperatingResultsModel {
+  ebitda?: number | null;
+  ebitdaL2Y?: number | null;
+  ebit?: number | null;
+  ebitL2Y?: number | null;
+  cashFlow?: number | null;
+  cashFlowL2Y?: number | null;
+}
+
+export interface EcofinModel {
+  balanceSheetDate?: string | null;
+  turnoverRange?: CodedValueModel | null;
+  turnoverYear?: number | null;
+  turnover?: number | null;
+  turnoverTrend?: number | null;
+  shareCapital?: number | null;
+  netWorth?: number | null;
+  enterpriseSize?: CodedValueModel | null;
+}
+
+export interface BalanceSheetSummaryModel {
+  year: number;
+  balanceSheetDate?: string | null;
+  employees?: number | null;
+  turnover?: number | null;
+  netWorth?: number | null;
+  shareCapital?: number | null;
+  totalStaffCost?: number | null;
+  totalAssets?: number | null;
+  averageGrossSalary?: number | null;
+}
+
+export interface ManagerRoleModel {
+  role: CodedValueModel;
+  startDate?: string | null;
+}
+
+export interface ManagerPersonModel {
+  kind: 'person';
+  taxCode?: string | null;
+  roles: ManagerRoleModel[];
+  isLegalRepresentative?: boolean | null;
+  name?: string | null;
+  surname?: string | null;
+  gender?: GenderCode | null;
+  birthDate?: string | null;
+  age?: number | null;
+  birthTown?: string | null;
+}
+
+export interface ManagerCompanyModel {
+  kind: 'company';
+  taxCode?: string | null;
+  roles: ManagerRoleModel[];
+  isLegalRepresentative?: boolean | null;
+  companyName?: string | null;
+}
+
+export type ManagerModel = ManagerPersonModel | ManagerCompanyModel;
+
+export interface ShareholderPersonModel {
+  kind: 'person';
+  taxCode?: string | null;
+  sinceDate?: string | null;
+  streetName?: string | null;
+  zipCode?: string | null;
+  town?: string | null;
+  name?: string | null;
+  surname?: string | null;
+}
+
+export interface ShareholderCompanyModel {
+  kind: 'company';
+  taxCode?: string | null;
+  sinceDate?: string | null;
+  streetName?: string | null;
+  zipCode?: string | null;
+  town?: string | null;
+  companyName?: string | null;
+  serviceNumber?: string | null;
+}
+
+export type ShareholderModel = ShareholderPersonModel | ShareholderCompanyModel;
+
+export interface ShareholdingModel {
+  percentShare?: number | null;
+  shareType?: CodedValueModel | null;
+  owners: ShareholderModel[];
+}
+
+export interface FinancialLineModel {
+  code: string;
+  value: number | null;
+}
+
+export const BALANCE_SHEET_SECTIONS = [
+  'assetsAggregateValues',
+  'creditsToShareholders',
+  'intangibleFixedAssets',
+  'tangibleFixedAssets',
+  'financialFixedAssets',
+  'inventory',
+  'credits',
+  'financialAssets',
+  'cashEquivalents',
+  'liabilitiesAggregateValues',
+  'netWorth',
+  'riskProvisions',
+  'debts',
+] as const;
+export type BalanceSheetSection = (typeof BALANCE_SHEET_SECTIONS)[number];
+
+export const INCOME_STATEMENT_SECTIONS = [
+  'incomeStatementAggregateValues',
+  'productionValue',
+  'productionCosts',
+  'revenuesFinancialCharges',
+  'adjustments',
+  'annualResult',
+] as const;
+export type IncomeStatementSection = (typeof INCOME_STATEMENT_SECTIONS)[number];
+
+export type BalanceSheetSectionsModel = { [K in BalanceSheetSection]?: FinancialLineModel[] | null };
+export type IncomeStatementSectionsModel = { [K in IncomeStatementSection]?: FinancialLineModel[] | null };
+
+/** Ratio sections: their fields, as the vendor spec names them (all numbers). */
+export const RATIO_FIELDS = {
+  coverageRatios: ['ebitdaNetInterestCoverage', 'ffoNetInterestCoverage', 'ebitNetInterestCoverage', 'ebitdaGrossInterestCoverage', 'ebitGrossInterestCoverage'],
+  development: ['ebitVariation', 'grossFinancialDebt', 'totalAssets', 'mol', 'addedValue', 'productionValue'],
+  efficiency: ['turnoverIndex', 'inventoryRotation', 'currentAssetsRotation', 'accountsReceivableRotation'],
+  financialBurden: ['rod', 'rodFinanziario', 'burdenIndex'],
+  financialCycle: ['accountsReceivableDuration', 'stockDuration', 'debtsToSuppliersDuration', 'financialCycleDuration'],
+  financialStability: ['secondaryMarginStructure', 'marginStructure', 'fixedAssetsCoverageRate', 'marginStructureIndex', 'workingCapitalCoverage', 'acidTest', 'currentRatio'],
+  financialStatementKpi: ['debtsTurnover', 'totalInventoryTurnover'],
+  indebtedness: ['bankDebtTotalAssets', 'grossFinancialDebtTotalAssets', 'capitalizationDegree', 'leverage', 'bankDebtRatio', 'debtRatio'],
+  leverageRatios: ['pfnEbitda', 'ebitdaNetLeverage', 'ffoNetLeverage', 'ebitdaGrossLeverage'],
+  liquidityRatios: ['cashShortTermFinancialDebt', 'cashShortTermBankDebt', 'cashTotalShortTermDebt', 'fcfShortTermFinancialDebt'],
+  profitability: ['ros', 'roe', 'incidenceOfExtraFeaturesManagement', 'roi', 'roaMonetary'],
+  structureRatios: ['netFinancialDebtEquityNetWorth', 'pfnNetWorth', 'financialDebtComposition', 'netDebtTotalSources', 'grossFinancialDebtNetWorth'],
+} as const;
+export type RatioSection = keyof typeof RATIO_FIELDS;
+export type FinancialRatiosModel = { [S in RatioSection]?: { [F in (typeof RATIO_FIELDS)[S][number]]?: number | null } | null };
+
+/** One company, as much of it as the tiers bought so far hold. */
+export interface CompanyModel {
+  vatCode?: string | null;
+  taxCode?: string | null;
+  id?: string | null;
+  companyName?: string | null;
+  serviceNumber?: string | null;
+  chamberOfCommerce?: string | null;
+  reaCode?: string | null;
+  officeType?: OfficeTypeCode | null;
+  lastUpdateDate?: string | null;
+  address?: AddressModel | null;
+  activityStatus?: ActivityStatusCode | null;
+  registryStatus?: RegistryStatusCode | null;
+  isMarketable?: boolean | null;
+  legalForm?: LegalFormCategoryCode | null;
+  detailedLegalForm?: CodedValueModel | null;
+  dates?: CompanyDatesModel | null;
+  atecoClassification?: AtecoClassificationModel | null;
+  internationalClassification?: InternationalClassificationModel | null;
+  employees?: EmployeesModel | null;
+  employeeStatistics?: EmployeeStatisticsModel | null;
+  isInnovativeStartUp?: boolean | null;
+  isInnovativeSme?: boolean | null;
+  email?: string | null;
+  contacts?: ContactsModel | null;
+  webAndSocial?: WebAndSocialModel | null;
+  pec?: string | null;
+  sdiCode?: string | null;
+  vatGroup?: VatGroupModel | null;
+  artisanRegistry?: ArtisanRegistryModel | null;
+  hasSoaCertification?: boolean | null;
+  corporateGroup?: CorporateGroupModel | null;
+  numberOfBranches?: number | null;
+  allOffices?: OfficeModel[] | null;
+  subsidiaries?: SubsidiaryModel[] | null;
+  affiliates?: AffiliateModel[] | null;
+  foreignTrade?: ForeignTradeModel | null;
+  publicTenders?: PublicTenderYearModel[] | null;
+  operatingResults?: OperatingResultsModel | null;
+  ecofin?: EcofinModel | null;
+  balanceSheets?: BalanceSheetSummaryModel[] | null;
+  managers?: ManagerModel[] | null;
+  shareholders?: ShareholdingModel[] | null;
+  balanceSheet?: BalanceSheetSectionsModel | null;
+  incomeStatement?: IncomeStatementSectionsModel | null;
+  ratios?: FinancialRatiosModel | null;
+  rae?: CodedValueModel | null;
+  sae?: CodedValueModel | null;
+}
+
+export type CompanyField = keyof CompanyModel;
+
+// ---------------------------------------------------------------------------------------------
+// Companies outside Italy, legal forms, monitors
+// ---------------------------------------------------------------------------------------------
+
+export type ForeignLevel = 'VAT_REGISTRY' | 'START' | 'ADVANCED' | 'TOP';
+
+export interface ForeignAddressModel {
+  streetName?: string | null;
+  street?: string | null;
+  streetNumber?: string | null;
+  zipCode?: string | null;
+  town?: string | null;
+  country?: string | null;
+  townCode?: string | null;
+  region?: CodedValueModel | null;
+  department?: CodedValueModel | null;
+  coordinates?: GeoPointModel | null;
+  isBranchOffice: boolean;
+}
+
+export interface ForeignBalanceSheetModel {
+  year: number;
+  balanceSheetDate?: string | null;
+  employees?: number | null;
+  turnover?: number | null;
+  netWorth?: number | null;
+  operatingRevenue?: number | null;
+  equity?: number | null;
+  totalAssets?: number | null;
+}
+
+export interface ForeignClassificationModel {
+  nace?: CodedValueModel | null;
+  naics?: CodedValueModel | null;
+  sic?: CodedValueModel | null;
+  naf?: CodedValueModel | null;
+  secondaryNace?: CodedValueModel[] | null;
+  secondaryNaics?: CodedValueModel[] | null;
+  secondarySic?: CodedValueModel[] | null;
+}
+
+export interface ForeignOfficeModel {
+  siretCode?: string | null;
+  companyName?: string | null;
+  activityStatus?: string | null;
+  address?: ForeignAddressModel | null;
+}
+
+export interface ForeignCompanyModel {
+  id?: string | null;
+  level: ForeignLevel;
+  country?: string | null;
+  companyName?: string | null;
+  nativeCompanyName?: string | null;
+  tradingName?: string | null;
+  aliasName?: string | null;
+  vatCode?: string | null;
+  taxCode?: string | null;
+  companyNumber?: string | null;
+  leiCode?: string | null;
+  siretCode?: string | null;
+  sirenCode?: string | null;
+  regonNumber?: string | null;
+  establishmentNumber?: string | null;
+  activityStatus?: string | null;
+  registrationDate?: string | null;
+  incorporationDate?: string | null;
+  lastUpdateDate?: string | null;
+  address?: ForeignAddressModel | null;
+  contacts?: { phone?: string | null; fax?: string | null; website?: string | null } | null;
+  classification?: ForeignClassificationModel | null;
+  legalForm?: CodedValueModel | null;
+  balanceSheets?: ForeignBalanceSheetModel[] | null;
+  creditWorthy?: boolean | null;
+  companySize?: string | null;
+  identifiers?: { label?: string | null; number?: string | null; types: string[] }[] | null;
+  offices?: ForeignOfficeModel[] | null;
+  vatRegistration?: { valid?: boolean | null; formatValid?: boolean | null } | null;
+}
+
+export interface LegalFormModel {
+  code: string;
+  description: string | null;
+}
+
+export type MonitorDatasetCode =
+  | 'IT_START'
+  | 'IT_ADVANCED'
+  | 'IT_MARKETING'
+  | 'IT_STAKEHOLDERS'
+  | 'IT_AML'
+  | 'IT_FULL'
+  | 'IT_SHAREHOLDERS'
+  | 'IT_ADDRESS'
+  | 'IT_PEC'
+  | 'IT_CLOSED'
+  | 'IT_VATGROUP'
+  | 'IT_SDICODE'
+  | 'IT_NAME'
+  | 'IT_UBO'
+  | 'FR_START'
+  | 'FR_ADVANCED';
+
+export interface CompanyMonitorModel {
+  id: string;
+  code?: string | null;
+  dataset?: MonitorDatasetCode | null;
+  monitoredFields?: string[] | null;
+  companyId?: string | null;
+  vatCode?: string | null;
+  taxCode?: string | null;
+  companyName?: string | null;
+  createdOn?: string | null;
+  checkedOn?: string | null;
+  nextOn?: string | null;
+  expiresOn?: string | null;
+  autorenew?: boolean | null;
+  updatedFields?: unknown;
+  latestDataset?: unknown;
+  previousDataset?: unknown;
+}

@@ -1,0 +1,132 @@
+/**
+ * Which company data a GraphQL request needs: the `Company` field paths selected below the field
+ * being resolved (fragments, inline fragments, aliases and @skip/@include honoured), turned into
+ * facets by `facets.ts`. Nested companies (a manager, shareholder, subsidiary or affiliate that is
+ * a company) are not walked into: their fields are bought for them, by their own resolver.
+ */
+import { getDirectiveValues, GraphQLIncludeDirective, GraphQLSkipDirective, Kind, type FieldNode, type GraphQLResolveInfo, type SelectionSetNode } from 'graphql';
+import { facetsForPaths, isNestedCompanyPath, type Facet } from './facets.ts';
+
+const COMPANY = 'Company';
+
+/**
+ * Selection-set walks are the same for every item of a list: remember them per field-node array
+ * (graphql-js reuses it for every item) and per operation's variables.
+ */
+const walkCache = new WeakMap<readonly FieldNode[], WeakMap<object, Map<string, Set<string>>>>();
+const NO_VARIABLES = {};
+
+function memo(info: Pick<GraphQLResolveInfo, 'fieldNodes' | 'variableValues'>, key: string, compute: () => Set<string>): Set<string> {
+  let perNodes = walkCache.get(info.fieldNodes);
+  if (!perNodes) walkCache.set(info.fieldNodes, (perNodes = new WeakMap()));
+  const vars: object = info.variableValues ?? NO_VARIABLES;
+  let perVars = perNodes.get(vars);
+  if (!perVars) perNodes.set(vars, (perVars = new Map()));
+  let hit = perVars.get(key);
+  if (!hit) perVars.set(key, (hit = compute()));
+  return hit;
+}
+
+function included(node: { directives?: readonly unknown[] | undefined }, variables: Record<string, unknown>): boolean {
+  if (!node.directives || node.directives.length === 0) return true;
+  const n = node as Parameters<typeof getDirectiveValues>[1];
+  if (getDirectiveValues(GraphQLSkipDirective, n, variables)?.if === true) return false;
+  if (getDirectiveValues(GraphQLIncludeDirective, n, variables)?.if === false) return false;
+  return true;
+}
+
+/**
+ * Leaf paths (dot notation, relative to the `Company` selection) of a selection set. `atCompany`
+ * restricts fragments at the top level to those on `Company` (entity requests carry fragments on
+ * other types too).
+ */
+function collect(
+  set: SelectionSetNode | undefined,
+  prefix: string,
+  atCompany: boolean,
+  info: Pick<GraphQLResolveInfo, 'fragments' | 'variableValues'>,
+  out: Set<string>,
+  seenFragments: Set<string>,
+): void {
+  if (!set) return;
+  for (const sel of set.selections) {
+    if (!included(sel, info.variableValues)) continue;
+    if (sel.kind === Kind.FIELD) {
+      const name = sel.name.value;
+      if (name === '__typename' && prefix === '') continue;
+      const path = prefix === '' ? name : `${prefix}.${name}`;
+      if (!sel.selectionSet || isNestedCompanyPath(path)) out.add(path);
+      else collect(sel.selectionSet, path, false, info, out, seenFragments);
+    } else if (sel.kind === Kind.INLINE_FRAGMENT) {
+      if (atCompany && sel.typeCondition && sel.typeCondition.name.value !== COMPANY) continue;
+      collect(sel.selectionSet, prefix, atCompany, info, out, seenFragments);
+    } else {
+      const fragment = info.fragments[sel.name.value];
+      if (!fragment) continue;
+      if (atCompany && fragment.typeCondition.name.value !== COMPANY) continue;
+      // A fragment spread twice at the same prefix adds nothing new.
+      const key = `${prefix}#${sel.name.value}`;
+      if (seenFragments.has(key)) continue;
+      seenFragments.add(key);
+      collect(fragment.selectionSet, prefix, atCompany, info, out, seenFragments);
+    }
+  }
+}
+
+/**
+ * `Company` field paths selected below the field being resolved, which returns a `Company` (or a
+ * list of them). `under` narrows to a sub-field when the resolved field returns a wrapper whose
+ * `under` field holds the companies (e.g. `items` of a search result).
+ */
+export function companyPathsFromInfo(info: Pick<GraphQLResolveInfo, 'fieldNodes' | 'fragments' | 'variableValues'>, under?: string): Set<string> {
+  return memo(info, `company:${under ?? ''}`, () => walkCompany(info, under));
+}
+
+function walkCompany(info: Pick<GraphQLResolveInfo, 'fieldNodes' | 'fragments' | 'variableValues'>, under: string | undefined): Set<string> {
+  const out = new Set<string>();
+  const seen = new Set<string>();
+  for (const node of info.fieldNodes) {
+    if (under === undefined) {
+      collect(node.selectionSet, '', true, info, out, seen);
+      continue;
+    }
+    // Find `under` among the wrapper's fields (through fragments) and walk each occurrence.
+    const wrappers: SelectionSetNode[] = [];
+    const findUnder = (set: SelectionSetNode | undefined): void => {
+      if (!set) return;
+      for (const sel of set.selections) {
+        if (!included(sel, info.variableValues)) continue;
+        if (sel.kind === Kind.FIELD) {
+          if (sel.name.value === under && sel.selectionSet) wrappers.push(sel.selectionSet);
+        } else if (sel.kind === Kind.INLINE_FRAGMENT) findUnder(sel.selectionSet);
+        else findUnder(info.fragments[sel.name.value]?.selectionSet);
+      }
+    };
+    findUnder(node.selectionSet);
+    for (const w of wrappers) collect(w, '', true, info, out, seen);
+  }
+  return out;
+}
+
+/** The facets the `Company` selection below the resolved field needs. */
+export function companyFacetsFromInfo(info: Pick<GraphQLResolveInfo, 'fieldNodes' | 'fragments' | 'variableValues'>, under?: string): Set<Facet> {
+  return facetsForPaths(companyPathsFromInfo(info, under));
+}
+
+/**
+ * The facets one `Company` field needs (the field being resolved, with its own sub-selection).
+ * Used by field resolvers to check that what was bought covers them.
+ */
+export function fieldFacetsFromInfo(info: Pick<GraphQLResolveInfo, 'fieldNodes' | 'fragments' | 'variableValues' | 'fieldName'>): Set<Facet> {
+  const paths = memo(info, `field:${info.fieldName}`, () => {
+    const out = new Set<string>();
+    const seen = new Set<string>();
+    for (const node of info.fieldNodes) {
+      const path = info.fieldName;
+      if (!node.selectionSet || isNestedCompanyPath(path)) out.add(path);
+      else collect(node.selectionSet, path, false, info, out, seen);
+    }
+    return out;
+  });
+  return facetsForPaths(paths);
+}

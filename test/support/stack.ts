@@ -1,0 +1,69 @@
+/**
+ * End-to-end harness: starts the real stack (emulator, subgraphs, gateway) on free loopback ports
+ * and talks to it only over HTTP, like a client.
+ */
+import { request } from 'undici';
+import { startStack, type Stack, type StackOptions } from '../../stack.ts';
+
+export interface GraphQLResponse<T = Record<string, unknown>> {
+  data?: T | null;
+  errors?: Array<{ message: string; path?: Array<string | number>; extensions?: Record<string, unknown> & { code?: string } }>;
+  extensions?: { cost?: { upstreamCalls: number; cacheHits: number; dedupHits: number; euro: number; calls: Array<{ path: string; source: string; euro: number; status: number }> } };
+}
+
+export interface EmulatorCall {
+  method: string;
+  path: string;
+  area: string;
+  status: number;
+  price: number;
+}
+
+export interface TestStack {
+  stack: Stack;
+  url: string;
+  gql<T = Record<string, unknown>>(query: string, variables?: Record<string, unknown>, headers?: Record<string, string>): Promise<GraphQLResponse<T>>;
+  /** Calls the emulator received (optionally of one area). */
+  calls(area?: string): Promise<EmulatorCall[]>;
+  clearCalls(): Promise<void>;
+  /** POST to the emulator's control API, e.g. control('faults', {...}). */
+  control(path: string, body?: unknown): Promise<unknown>;
+  close(): Promise<void>;
+}
+
+export async function startTestStack(env: NodeJS.ProcessEnv = {}, opts: Omit<StackOptions, 'env' | 'port'> = {}): Promise<TestStack> {
+  const stack = await startStack({ env: { OPENAPI_ENV: 'emulator', ...env }, port: 0, ...opts });
+  const emu = stack.emulatorUrl;
+  const emuJson = async (method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<unknown> => {
+    if (!emu) throw new Error('no embedded emulator');
+    const res = await request(`${emu}/_emulator/${path}`, {
+      method,
+      headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.body.text();
+    if (res.statusCode >= 400) throw new Error(`emulator control ${path}: ${res.statusCode} ${text}`);
+    return text ? (JSON.parse(text) as unknown) : null;
+  };
+  return {
+    stack,
+    url: stack.gateway.url,
+    async gql<T>(query: string, variables?: Record<string, unknown>, headers: Record<string, string> = {}) {
+      const res = await request(stack.gateway.graphqlUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json, application/json', ...headers },
+        body: JSON.stringify({ query, variables }),
+      });
+      return (await res.body.json()) as GraphQLResponse<T>;
+    },
+    async calls(area?: string) {
+      const all = (await emuJson('GET', area ? `calls?area=${area}` : 'calls')) as EmulatorCall[];
+      return area ? all.filter((c) => c.area === area) : all;
+    },
+    async clearCalls() {
+      await emuJson('DELETE', 'calls');
+    },
+    control: (path: string, body: unknown = {}) => emuJson('POST', path, body),
+    close: () => stack.close(),
+  };
+}
