@@ -4,6 +4,7 @@
  */
 import { startEmulator, DEFAULT_TOKEN } from './emulator/server.ts';
 import { startGateway, type RunningGateway } from './gateway/index.ts';
+import { subgraphRoute } from './gateway/proxy.ts';
 import { SUBGRAPHS } from './subgraphs/index.ts';
 import { startSubgraphServer, type RunningSubgraphs } from './subgraphs/runtime/server.ts';
 import { UpstreamClient } from './subgraphs/upstream/client.ts';
@@ -42,14 +43,18 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     if (!config.serviceToken && emulator) config.serviceToken = DEFAULT_TOKEN;
     const upstream = new UpstreamClient(config);
     closers.push(() => upstream.close());
-    const subgraphs = await startSubgraphServer({ subgraphs: SUBGRAPHS, upstream, serviceToken: config.serviceToken, host: '127.0.0.1' });
+    let publicUrl = env.PUBLIC_URL?.replace(/\/+$/, '') ?? '';
+    const subgraphs = await startSubgraphServer({ subgraphs: SUBGRAPHS, upstream, serviceToken: config.serviceToken, host: '127.0.0.1', publicUrl: () => publicUrl });
     closers.push(() => subgraphs.close());
+    const areaBases = Object.fromEntries(SUBGRAPHS.map((s) => [s.name, subgraphs.url]));
     const gateway = await startGateway({
       subgraphUrls: Object.fromEntries(SUBGRAPHS.map((s) => [s.name, subgraphs.graphqlUrl(s.name)])),
       subscriptionSubgraphs: SUBGRAPHS.map((s) => s.name),
       port: opts.port ?? Number(env.PORT ?? 4000),
       host: opts.host ?? env.HOST ?? '127.0.0.1',
+      routes: [subgraphRoute('callbacks', areaBases), subgraphRoute('files', areaBases)],
     });
+    if (!publicUrl) publicUrl = gateway.url;
     closers.push(() => gateway.close());
     return {
       gateway,

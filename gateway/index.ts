@@ -52,7 +52,16 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
           // Our upstream client de-duplicates per tenant and reports it in extensions.cost;
           // a second, silent de-duplication here would make 20 callers each report the one call.
           deduplicateInflightRequests: false,
-          ...(subscriptionSubgraphs.has(name) ? { subscriptions: { kind: 'ws', location: new URL(location).pathname } } : {}),
+          ...(subscriptionSubgraphs.has(name)
+            ? {
+                subscriptions: {
+                  kind: 'ws',
+                  location: new URL(location).pathname,
+                  // The caller's token reaches the subgraph's graphql-ws context too (tenancy of subscriptions).
+                  options: { connectionParams: { authorization: '{context.headers.authorization}' } },
+                },
+              }
+            : {}),
         },
       },
     ]),
@@ -99,7 +108,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
       return;
     }
     for (const route of routes) if (await route(req, res, path)) return;
-    await runtime.handleNodeRequestAndResponse(req, res);
+    await runtime.requestListener(req, res);
   }
 
   const wss = new WebSocketServer({ server, path: '/graphql' });

@@ -28,8 +28,16 @@ export interface Subgraph {
    * `path` is the part after `/<name>`.
    */
   http?: (req: IncomingMessage, res: ServerResponse, path: string) => Promise<boolean>;
-  /** Called once the server listens, with the server's base URL; returns a stopper. */
-  start?: (deps: { upstream: UpstreamClient; serviceToken: string | null }) => Promise<(() => Promise<void>) | void>;
+  /** Called once the server listens; returns a stopper. */
+  start?: (deps: SubgraphDeps) => Promise<(() => Promise<void>) | void>;
+}
+
+/** What a subgraph's `start` receives. */
+export interface SubgraphDeps {
+  upstream: UpstreamClient;
+  serviceToken: string | null;
+  /** The gateway's public URL (for callback and download URLs), known once the gateway listens. */
+  publicUrl: () => string;
 }
 
 export interface SubgraphServerOptions {
@@ -37,6 +45,8 @@ export interface SubgraphServerOptions {
   upstream: UpstreamClient;
   /** Used when the caller sends no `Authorization: Bearer`. */
   serviceToken: string | null;
+  /** @see SubgraphDeps.publicUrl */
+  publicUrl: () => string;
   port?: number;
   host?: string;
 }
@@ -189,7 +199,7 @@ export async function startSubgraphServer(opts: SubgraphServerOptions): Promise<
   const url = `http://${opts.host ?? '127.0.0.1'}:${port}`;
 
   for (const sg of opts.subgraphs) {
-    const stop = await sg.start?.({ upstream, serviceToken });
+    const stop = await sg.start?.({ upstream, serviceToken, publicUrl: opts.publicUrl });
     if (stop) disposers.push(stop);
   }
 

@@ -1,0 +1,109 @@
+/**
+ * The emulated company area (`company.openapi.com`): Italian company data generated
+ * deterministically from the VAT number, other countries, search, asynchronous requests (302 →
+ * IT-check_id, POST + callback) and monitoring.
+ *
+ * Control hooks (`POST /_emulator/company/<name>`):
+ * - `sandboxCompanies` → the sandbox companies (also served by `GET /_emulator/sandbox-companies`)
+ * - `slow {ms}` → GET IT-full/aml/marketing/stakeholders answer 302 → IT-check_id, ready after `ms` (0 turns it off)
+ * - `complete {id?}` → completes one pending request (or all) now, firing callbacks
+ * - `advance {ms}` → moves the module's clock forward
+ * - `reset` → forgets pending requests and monitors
+ */
+import type { AreaModule } from '../core.ts';
+import { AsyncRequests } from './async.ts';
+import { companyIdOfVat } from './ids.ts';
+import { Monitors } from './monitor.ts';
+import { ownershipChain, parentLinks } from './ownership.ts';
+import { identityOf } from './profile.ts';
+import { companyRoutes } from './routes.ts';
+import { PINNED_COMPANIES } from './sandbox.ts';
+
+export { companyIdOfVat, vatOfCompanyId } from './ids.ts';
+export { isRegistered, ownershipChain, parentLinks, childLinks } from './ownership.ts';
+export { profileOf } from './profile.ts';
+
+export interface CompanyModuleOptions {
+  /**
+   * Delay of slow GETs of IT-full/aml/marketing/stakeholders: when above 0 they answer 302 →
+   * IT-check_id, which stays PENDING this long.
+   * @default 0
+   */
+  slowMs?: number;
+  /**
+   * Delay before a POST IT-full/aml/marketing/stakeholders request completes and its callback
+   * fires (when not slow).
+   * @default 100
+   */
+  asyncMs?: number;
+}
+
+export interface SandboxCompany {
+  vatCode: string;
+  taxCode: string;
+  id: string;
+  companyName: string;
+  legalForm: string;
+  activityStatus: string;
+  /** Company shareholders (VAT and percent). */
+  companyShareholders: Array<{ vatCode: string; percentShare: number }>;
+  /** Majority company shareholders up to the top of the group, nearest first. */
+  ownershipChain: string[];
+  note: string;
+}
+
+/** The sandbox companies, with what each is good for. */
+export function sandboxCompanies(): SandboxCompany[] {
+  return PINNED_COMPANIES.filter((c) => c.note !== null).map((c) => {
+    const id = identityOf(c.vat);
+    return {
+      vatCode: c.vat,
+      taxCode: id.taxCode,
+      id: companyIdOfVat(c.vat),
+      companyName: id.name,
+      legalForm: id.legalForm,
+      activityStatus: id.status,
+      companyShareholders: parentLinks(c.vat).map((l) => ({ vatCode: l.parent, percentShare: l.percent })),
+      ownershipChain: ownershipChain(c.vat),
+      note: c.note ?? '',
+    };
+  });
+}
+
+const num = (body: unknown, key: string): number | undefined => {
+  if (typeof body !== 'object' || body === null) return undefined;
+  const v = (body as Record<string, unknown>)[key];
+  return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
+};
+
+export function createCompanyModule(opts: CompanyModuleOptions = {}): AreaModule {
+  let slowMs = Math.max(0, opts.slowMs ?? 0);
+  const asyncMs = Math.max(0, opts.asyncMs ?? 100);
+  const requests = new AsyncRequests();
+  const monitors = new Monitors();
+  return {
+    area: 'company',
+    routes: companyRoutes({ requests, monitors, slowMs: () => slowMs, asyncMs: () => asyncMs }),
+    control: {
+      sandboxCompanies: () => sandboxCompanies(),
+      slow: (body) => {
+        slowMs = Math.max(0, num(body, 'ms') ?? 0);
+        return { slowMs };
+      },
+      complete: (body) => {
+        const id = typeof body === 'object' && body !== null ? (body as Record<string, unknown>).id : undefined;
+        return { completed: requests.complete(typeof id === 'string' ? id.toLowerCase() : undefined) };
+      },
+      advance: (body) => {
+        requests.advance(num(body, 'ms') ?? 0);
+        return { pending: requests.pending() };
+      },
+      reset: () => {
+        requests.clear();
+        monitors.clear();
+        return { ok: true };
+      },
+    },
+    close: () => requests.close(),
+  };
+}

@@ -1,0 +1,563 @@
+/**
+ * The emulator's HTTP server: one `node:http` server, each area under a path prefix
+ * (`http://127.0.0.1:PORT/<area>/…`, e.g. `/company/IT-start/12485671007`), and a control API under
+ * `/_emulator/` (no auth).
+ *
+ * For every area call, in this order: latency of the area → injected fault (if one matches) →
+ * route match (404/405) → bearer token and scope (401 "Wrong Token", error 125) → body parsing
+ * (400 on bad JSON, 413 above 20 MB) → wallet check (402, error 610; 611 for the GET of the slow
+ * company datasets, as the vendor spec shows) → handler → charge → answer → call log.
+ *
+ * Scopes are checked in the vendor form `METHOD:test.<host><scopePath>` (the emulator behaves as the
+ * sandbox), where `scopePath` is `Route.scopePath` or `/` + the first path segment; a token scope
+ * matches by method (`*` for any), host (`*` wildcards) and path (`*` wildcards, or a prefix ending
+ * at a segment boundary).
+ *
+ * Control API:
+ * - `GET /_emulator/calls[?area=]`, `DELETE /_emulator/calls`
+ * - `GET /_emulator/sandbox-companies`
+ * - `POST /_emulator/tokens {scopes?, credit?, owner?, token?}` → `{token, scopes, credit, owner}`;
+ *   `GET /_emulator/tokens/<token>` → the same (remaining credit)
+ * - `POST /_emulator/latency {area, ms}`, `GET /_emulator/latency`
+ * - `POST /_emulator/faults {area, pathPrefix?, status?, retryAfter?, hangMs?, count?}`,
+ *   `GET /_emulator/faults`, `DELETE /_emulator/faults`
+ * - `POST /_emulator/callbacks {enabled?, backoffMs?}`, `GET /_emulator/callbacks` (delivery log),
+ *   `DELETE /_emulator/callbacks` (clears the log)
+ * - `POST /_emulator/<area>/<name>` → the area module's control hook
+ * - `GET /healthz`
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { AREA_HOSTS, fail, hexId, sandboxHost, type Area, type AreaModule, type EmuRequest, type EmuResponse, type EmuToken, type Route } from './core.ts';
+import { callbackSettings } from './callbacks.ts';
+import { priceOf } from '../subgraphs/upstream/prices.ts';
+
+/** The built-in token: `EMULATOR_TOKEN` or `emulator-token`. */
+export const DEFAULT_TOKEN = process.env.EMULATOR_TOKEN?.trim() || 'emulator-token';
+/** Credit (euro) of the built-in token. */
+export const DEFAULT_CREDIT = 1_000_000;
+/** Credit (euro) of tokens created through the control API without a `credit`. */
+export const CREATED_TOKEN_CREDIT = 100;
+/** Error number of 401 "Wrong Token" (as OAuth v1 uses it; the service hosts' number is not published). */
+export const WRONG_TOKEN_ERROR = 125;
+/** Error number of 402 "Insufficient Credit in Wallet". */
+export const CREDIT_ERROR = 610;
+export const MAX_BODY_BYTES = 20 * 1024 * 1024;
+
+export const AREAS = Object.keys(AREA_HOSTS) as Area[];
+const isArea = (v: unknown): v is Area => typeof v === 'string' && (AREAS as string[]).includes(v);
+
+/** Scopes of the built-in token: every method and path of every area's sandbox host. */
+export const allAreaScopes = (): string[] => AREAS.map((a) => `*:${sandboxHost(a)}/*`);
+
+/** Endpoints whose 402 carries error 611 in the vendor spec (GET of the slow company datasets). */
+const CREDIT_ERROR_611 = new Set(['company GET IT-full', 'company GET IT-aml', 'company GET IT-marketing', 'company GET IT-stakeholders']);
+
+export interface CallRecord {
+  method: string;
+  /** Path inside the area (area prefix stripped), without the query. */
+  path: string;
+  query: string;
+  area: Area | null;
+  status: number;
+  /** Euro charged to the token's wallet. */
+  price: number;
+  /** ISO timestamp of arrival. */
+  at: string;
+  ms: number;
+  /** Last characters of the bearer token only. */
+  token: string | null;
+}
+
+export interface Fault {
+  id: string;
+  area: Area;
+  pathPrefix?: string;
+  status?: number;
+  retryAfter?: number;
+  hangMs?: number;
+  /** Calls still to be hit. */
+  remaining: number;
+}
+
+export interface EmulatorOptions {
+  /** @default 0 (a free port) */
+  port?: number;
+  /** @default '127.0.0.1' */
+  host?: string;
+  /** Latency per area in milliseconds, applied before answering. */
+  latencyMs?: Partial<Record<Area, number>>;
+  /** Area modules; by default company and risk (`modules.ts`). */
+  modules?: AreaModule[];
+}
+
+export interface TokenInit {
+  scopes?: string[];
+  credit?: number;
+  owner?: string;
+  /** A chosen token value; random otherwise. */
+  token?: string;
+}
+
+export interface EmulatorTokens {
+  /** The built-in token (all areas, large credit). */
+  readonly defaultToken: string;
+  create(init?: TokenInit): EmuToken;
+  get(token: string): EmuToken | undefined;
+  /** Sets a token's remaining credit; false when the token is unknown. */
+  setCredit(token: string, credit: number): boolean;
+}
+
+export interface RunningEmulator {
+  /** Origin, e.g. `http://127.0.0.1:54321`; areas live under `/<area>`. */
+  url: string;
+  port: number;
+  tokens: EmulatorTokens;
+  /** Calls received so far (optionally of one area). */
+  calls(area?: Area): CallRecord[];
+  close(): Promise<void>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scopes
+
+function globToRegExp(glob: string): RegExp {
+  return new RegExp(`^${glob.split('*').map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`, 'i');
+}
+
+const stripSlash = (p: string): string => (p.length > 1 ? p.replace(/\/+$/, '') : p);
+
+/** True when one of the scopes grants `METHOD:host<scopePath>`. */
+export function scopeAllows(scopes: readonly string[], method: string, host: string, scopePath: string): boolean {
+  const wantPath = stripSlash(scopePath);
+  for (const scope of scopes) {
+    const colon = scope.indexOf(':');
+    if (colon < 0) continue;
+    const m = scope.slice(0, colon);
+    if (m !== '*' && m.toUpperCase() !== method.toUpperCase()) continue;
+    const rest = scope.slice(colon + 1);
+    const slash = rest.indexOf('/');
+    const scopeHost = slash < 0 ? rest : rest.slice(0, slash);
+    const path = slash < 0 ? '/*' : stripSlash(rest.slice(slash));
+    if (!globToRegExp(scopeHost).test(host)) continue;
+    if (path.includes('*')) {
+      if (globToRegExp(path).test(wantPath)) return true;
+    } else if (wantPath === path || wantPath.startsWith(`${path}/`)) return true;
+  }
+  return false;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Routing
+
+interface CompiledRoute {
+  route: Route;
+  segments: string[];
+}
+
+function compile(routes: Route[]): CompiledRoute[] {
+  return routes.map((route) => ({ route, segments: route.pattern.split('/').filter(Boolean) }));
+}
+
+function decode(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
+}
+
+function matchRoute(compiled: CompiledRoute[], method: string, path: string): { route: Route; params: Record<string, string> } | 'method' | null {
+  const got = path.split('/').filter(Boolean);
+  let methodMismatch = false;
+  for (const c of compiled) {
+    if (c.segments.length !== got.length) continue;
+    const params: Record<string, string> = {};
+    let okMatch = true;
+    for (let i = 0; i < got.length; i++) {
+      const want = c.segments[i]!;
+      if (want.startsWith(':')) params[want.slice(1)] = decode(got[i]!);
+      else if (want !== got[i]) {
+        okMatch = false;
+        break;
+      }
+    }
+    if (!okMatch) continue;
+    if (c.route.method !== method) {
+      methodMismatch = true;
+      continue;
+    }
+    return { route: c.route, params };
+  }
+  return methodMismatch ? 'method' : null;
+}
+
+// ---------------------------------------------------------------------------------------------
+// HTTP helpers
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+class BodyTooLarge extends Error {}
+
+async function readBody(req: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    const buf = chunk as Buffer;
+    size += buf.length;
+    if (size > MAX_BODY_BYTES) throw new BodyTooLarge();
+    chunks.push(buf);
+  }
+  return Buffer.concat(chunks);
+}
+
+class BadJson extends Error {}
+
+function parseBody(raw: Buffer, contentType: string | undefined): unknown {
+  if (raw.length === 0) return undefined;
+  const type = (contentType ?? '').toLowerCase();
+  const text = raw.toString('utf8');
+  if (type.includes('application/x-www-form-urlencoded')) return Object.fromEntries(new URLSearchParams(text));
+  if (type.includes('json') || (!type && /^\s*[[{]/.test(text))) {
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      throw new BadJson();
+    }
+  }
+  return undefined;
+}
+
+function send(res: ServerResponse, answer: EmuResponse): void {
+  if (res.headersSent || res.destroyed) return;
+  const headers: Record<string, string> = { ...(answer.headers ?? {}) };
+  let payload: Buffer | string = '';
+  if (answer.status !== 204 && answer.status !== 304) {
+    if (answer.json !== undefined) {
+      payload = JSON.stringify(answer.json);
+      headers['content-type'] = answer.contentType ?? 'application/json; charset=utf-8';
+    } else if (answer.body !== undefined) {
+      payload = answer.body;
+      if (answer.contentType) headers['content-type'] = answer.contentType;
+    }
+  }
+  headers['content-length'] = String(Buffer.byteLength(payload));
+  res.writeHead(answer.status, headers);
+  res.end(payload);
+}
+
+const json = (status: number, body: unknown): EmuResponse => ({ status, json: body });
+const round6 = (n: number): number => Math.round(n * 1e6) / 1e6;
+const tail = (token: string): string => `…${token.slice(-4)}`;
+
+// ---------------------------------------------------------------------------------------------
+// The server
+
+export async function startEmulator(opts: EmulatorOptions = {}): Promise<RunningEmulator> {
+  const modules = opts.modules ?? (await import('./modules.ts')).defaultModules();
+  const byArea = new Map<Area, { module: AreaModule; compiled: CompiledRoute[] }>();
+  for (const m of modules) byArea.set(m.area, { module: m, compiled: compile(m.routes) });
+
+  const latency = new Map<Area, number>();
+  for (const [area, ms] of Object.entries(opts.latencyMs ?? {})) if (isArea(area) && typeof ms === 'number') latency.set(area, Math.max(0, ms));
+  let faults: Fault[] = [];
+  const calls: CallRecord[] = [];
+  const tokenStore = new Map<string, EmuToken>();
+  tokenStore.set(DEFAULT_TOKEN, { token: DEFAULT_TOKEN, scopes: allAreaScopes(), credit: DEFAULT_CREDIT, owner: 'emulator@example.com' });
+
+  const tokens: EmulatorTokens = {
+    defaultToken: DEFAULT_TOKEN,
+    create(init = {}) {
+      const value = init.token?.trim() || hexId() + hexId().slice(0, 16);
+      const t: EmuToken = {
+        token: value,
+        scopes: init.scopes ?? allAreaScopes(),
+        credit: typeof init.credit === 'number' && Number.isFinite(init.credit) ? init.credit : CREATED_TOKEN_CREDIT,
+        owner: init.owner?.trim() || `${value.slice(0, 8)}@example.com`,
+      };
+      tokenStore.set(value, t);
+      return t;
+    },
+    get: (token) => tokenStore.get(token),
+    setCredit(token, credit) {
+      const t = tokenStore.get(token);
+      if (!t) return false;
+      t.credit = credit;
+      return true;
+    },
+  };
+
+  const log = (rec: CallRecord): void => {
+    calls.push(rec);
+    if (calls.length > 100_000) calls.splice(0, calls.length - 100_000);
+  };
+
+  async function handleArea(req: IncomingMessage, res: ServerResponse, url: URL, area: Area, path: string, raw: Buffer): Promise<void> {
+    const started = Date.now();
+    const method = (req.method ?? 'GET').toUpperCase();
+    const bearer = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '')?.[1]?.trim() ?? null;
+    let charged = 0;
+    const finish = (answer: EmuResponse): void => {
+      send(res, answer);
+      log({
+        method,
+        path,
+        query: url.search,
+        area,
+        status: answer.status,
+        price: charged,
+        at: new Date(started).toISOString(),
+        ms: Date.now() - started,
+        token: bearer ? tail(bearer) : null,
+      });
+    };
+
+    const delay = latency.get(area) ?? 0;
+    if (delay > 0) await sleep(delay);
+
+    const faultIndex = faults.findIndex((f) => f.area === area && f.remaining > 0 && (!f.pathPrefix || path.startsWith(f.pathPrefix)));
+    if (faultIndex >= 0) {
+      const fault = faults[faultIndex]!;
+      fault.remaining--;
+      if (fault.remaining <= 0) faults = faults.filter((f) => f !== fault);
+      if (fault.hangMs) await sleep(fault.hangMs);
+      if (fault.status) {
+        const answer = fail(fault.status, fault.status, `emulated fault: HTTP ${fault.status}`);
+        if (fault.retryAfter !== undefined) answer.headers = { 'retry-after': String(fault.retryAfter) };
+        finish(answer);
+        return;
+      }
+    }
+
+    const entry = byArea.get(area);
+    if (!entry) {
+      finish(fail(404, 404, `area ${area} is not emulated`));
+      return;
+    }
+    const matched = matchRoute(entry.compiled, method, path);
+    if (matched === null) {
+      finish(fail(404, 404, `no such endpoint: ${method} ${path}`));
+      return;
+    }
+    if (matched === 'method') {
+      finish(fail(405, 405, `method ${method} not allowed on ${path}`));
+      return;
+    }
+    const { route, params } = matched;
+
+    const token = bearer ? tokenStore.get(bearer) : undefined;
+    const scopePath = route.scopePath ?? `/${path.split('/').filter(Boolean)[0] ?? ''}`;
+    if (!token || !scopeAllows(token.scopes, method, sandboxHost(area), scopePath)) {
+      finish(fail(401, WRONG_TOKEN_ERROR, 'Wrong Token'));
+      return;
+    }
+
+    let body: unknown;
+    try {
+      body = parseBody(raw, req.headers['content-type']);
+    } catch {
+      finish(fail(400, 400, 'Invalid JSON body'));
+      return;
+    }
+
+    const creditError = CREDIT_ERROR_611.has(`${area} ${method} ${scopePath.slice(1)}`) ? 611 : CREDIT_ERROR;
+    const insufficient = (price: number): EmuResponse =>
+      fail(402, creditError, `Billing error message: Insufficient Credit in Wallet: ${price} > ${round6(token.credit)} code 810`);
+    const listPrice = route.price ?? priceOf(area, method, path);
+    if (listPrice > token.credit + 1e-9) {
+      finish(insufficient(listPrice));
+      return;
+    }
+
+    const emuReq: EmuRequest = {
+      area,
+      method,
+      path,
+      query: url.searchParams,
+      headers: req.headers,
+      body,
+      rawBody: raw,
+      token,
+      baseUrl: `http://${req.headers.host ?? `${opts.host ?? '127.0.0.1'}`}/${area}`,
+    };
+    let answer: EmuResponse;
+    try {
+      answer = await route.handler(emuReq, params);
+    } catch (err) {
+      answer = fail(500, 500, `emulator error: ${(err as Error).message}`);
+    }
+    const price = answer.price ?? (answer.status >= 200 && answer.status < 300 ? listPrice : 0);
+    if (price > 0) {
+      if (price > token.credit + 1e-9) {
+        finish(insufficient(price));
+        return;
+      }
+      token.credit = round6(token.credit - price);
+      charged = price;
+    }
+    finish(answer);
+  }
+
+  async function handleControl(req: IncomingMessage, url: URL, segments: string[], raw: Buffer): Promise<EmuResponse> {
+    const method = (req.method ?? 'GET').toUpperCase();
+    let body: unknown;
+    try {
+      body = parseBody(raw, req.headers['content-type'] ?? 'application/json') ?? {};
+    } catch {
+      return json(400, { error: 'invalid JSON body' });
+    }
+    const obj = typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
+    const [first, second] = segments;
+
+    if (first === 'calls' && segments.length === 1) {
+      if (method === 'GET') {
+        const area = url.searchParams.get('area');
+        return json(200, area ? calls.filter((c) => c.area === area) : calls);
+      }
+      if (method === 'DELETE') {
+        calls.length = 0;
+        return json(200, { ok: true });
+      }
+    }
+    if (first === 'sandbox-companies' && method === 'GET') {
+      const hook = byArea.get('company')?.module.control?.sandboxCompanies;
+      return hook ? json(200, await hook(undefined)) : json(404, { error: 'the company area is not loaded' });
+    }
+    if (first === 'tokens') {
+      if (method === 'POST' && segments.length === 1) {
+        const scopes = obj.scopes;
+        if (scopes !== undefined && !(Array.isArray(scopes) && scopes.every((s) => typeof s === 'string'))) return json(400, { error: 'scopes must be an array of strings' });
+        if (obj.credit !== undefined && (typeof obj.credit !== 'number' || !Number.isFinite(obj.credit))) return json(400, { error: 'credit must be a number' });
+        const t = tokens.create({
+          scopes: scopes as string[] | undefined,
+          credit: obj.credit as number | undefined,
+          owner: typeof obj.owner === 'string' ? obj.owner : undefined,
+          token: typeof obj.token === 'string' ? obj.token : undefined,
+        });
+        return json(200, { ...t });
+      }
+      if (method === 'GET' && second) {
+        const t = tokens.get(decode(second));
+        return t ? json(200, { ...t }) : json(404, { error: 'unknown token' });
+      }
+    }
+    if (first === 'latency' && segments.length === 1) {
+      if (method === 'GET') return json(200, Object.fromEntries(latency));
+      if (method === 'POST') {
+        if (!isArea(obj.area)) return json(400, { error: `area must be one of ${AREAS.join(', ')}` });
+        const ms = typeof obj.ms === 'number' && Number.isFinite(obj.ms) ? Math.max(0, obj.ms) : 0;
+        latency.set(obj.area, ms);
+        return json(200, { area: obj.area, ms });
+      }
+    }
+    if (first === 'faults' && segments.length === 1) {
+      if (method === 'GET') return json(200, faults);
+      if (method === 'DELETE') {
+        faults = [];
+        return json(200, { ok: true });
+      }
+      if (method === 'POST') {
+        if (!isArea(obj.area)) return json(400, { error: `area must be one of ${AREAS.join(', ')}` });
+        const num = (k: string): number | undefined => (typeof obj[k] === 'number' && Number.isFinite(obj[k]) ? (obj[k] as number) : undefined);
+        const status = num('status');
+        const hangMs = num('hangMs');
+        if (status === undefined && hangMs === undefined) return json(400, { error: 'a fault needs a status or hangMs' });
+        if (status !== undefined && (status < 100 || status > 599)) return json(400, { error: 'status must be an HTTP status' });
+        const fault: Fault = { id: hexId(), area: obj.area, remaining: Math.max(1, Math.floor(num('count') ?? 1)) };
+        if (typeof obj.pathPrefix === 'string' && obj.pathPrefix !== '') fault.pathPrefix = obj.pathPrefix.startsWith('/') ? obj.pathPrefix : `/${obj.pathPrefix}`;
+        if (status !== undefined) fault.status = status;
+        const retryAfter = num('retryAfter');
+        if (retryAfter !== undefined) fault.retryAfter = retryAfter;
+        if (hangMs !== undefined) fault.hangMs = Math.max(0, hangMs);
+        faults.push(fault);
+        return json(200, fault);
+      }
+    }
+    if (first === 'callbacks' && segments.length === 1) {
+      if (method === 'GET') return json(200, callbackSettings.log());
+      if (method === 'DELETE') {
+        callbackSettings.clearLog();
+        return json(200, { ok: true });
+      }
+      if (method === 'POST') {
+        if (typeof obj.enabled === 'boolean') callbackSettings.setEnabled(obj.enabled);
+        if (typeof obj.backoffMs === 'number' && obj.backoffMs >= 0) callbackSettings.setBackoffMs(obj.backoffMs);
+        return json(200, { enabled: callbackSettings.isEnabled() });
+      }
+    }
+    if (isArea(first) && second && segments.length === 2 && method === 'POST') {
+      const hook = byArea.get(first)?.module.control?.[second];
+      if (!hook) return json(404, { error: `no control hook ${second} in area ${first}` });
+      try {
+        const result = await hook(body);
+        return json(200, result === undefined ? { ok: true } : result);
+      } catch (err) {
+        return json(400, { error: (err as Error).message });
+      }
+    }
+    return json(404, { error: `no such control endpoint: ${method} /_emulator/${segments.join('/')}` });
+  }
+
+  const server = createServer((req, res) => {
+    void (async () => {
+      const url = new URL(req.url ?? '/', 'http://emulator');
+      const segments = url.pathname.split('/').filter(Boolean).map(decode);
+      let raw: Buffer;
+      try {
+        raw = await readBody(req);
+      } catch (err) {
+        if (err instanceof BodyTooLarge) {
+          send(res, fail(413, 413, `body larger than ${MAX_BODY_BYTES} bytes`));
+          req.destroy();
+        }
+        return;
+      }
+      if (url.pathname === '/healthz') {
+        send(res, json(200, { ok: true, areas: [...byArea.keys()] }));
+        return;
+      }
+      if (segments[0] === '_emulator') {
+        send(res, await handleControl(req, url, segments.slice(1), raw));
+        return;
+      }
+      const area = segments[0];
+      if (!isArea(area)) {
+        send(res, fail(404, 404, `no such area: ${area ?? '/'}`));
+        const bearer = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '')?.[1]?.trim();
+        log({ method: (req.method ?? 'GET').toUpperCase(), path: url.pathname, query: url.search, area: null, status: 404, price: 0, at: new Date().toISOString(), ms: 0, token: bearer ? tail(bearer) : null });
+        return;
+      }
+      const rest = url.pathname.split('/').slice(2).join('/');
+      await handleArea(req, res, url, area, `/${rest}`, raw);
+    })().catch((err: unknown) => {
+      send(res, fail(500, 500, `emulator error: ${(err as Error).message}`));
+    });
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  const host = opts.host ?? '127.0.0.1';
+  let closed = false;
+
+  return {
+    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
+    port,
+    tokens,
+    calls: (area) => (area ? calls.filter((c) => c.area === area) : calls.slice()),
+    async close() {
+      if (closed) return;
+      closed = true;
+      for (const m of modules) m.close?.();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+    },
+  };
+}

@@ -1,0 +1,5 @@
+/** Every subgraph of the supergraph (their schemas are composed into supergraph.graphql). */
+import type { Subgraph } from './runtime/server.ts';
+import { companySubgraph } from './company/index.ts';
+
+export const SUBGRAPHS: Subgraph[] = [companySubgraph];
