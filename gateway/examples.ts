@@ -1,4 +1,4 @@
-/** Example operations GraphiQL opens with (one tab each). Valid against the supergraph: a test runs them. */
+/** Example operations GraphiQL opens with (one tab each). A test runs every one through the gateway. */
 export interface ExampleOperation {
   title: string;
   query: string;
@@ -7,20 +7,67 @@ export interface ExampleOperation {
 
 export const EXAMPLES: ExampleOperation[] = [
   {
-    title: 'Company overview',
-    query: `# One company, the sections a profile page needs: one upstream call (IT-aml), then none (cache).
-# extensions.cost in the response says what it cost.
-query CompanyOverview($vatCode: String!) {
+    title: 'Company profile',
+    query: `# One company, the sections a profile page needs: one upstream call (IT-aml, the cheapest tier
+# holding them all), then none (cache). extensions.cost in the response says what it cost.
+query CompanyProfile($vatCode: String!) {
   company(vatCode: $vatCode) {
     vatCode
     companyName
     address { streetName zipCode town province { code description } }
-    activityStatus { code description }
-    managers { __typename ... on ManagerPerson { name surname } roles { role { description } } }
-    shareholders { percentShare }
+    managers {
+      __typename
+      roles { role { code description } startDate }
+      ... on ManagerPerson { name surname taxCode }
+    }
+    shareholders { percentShare owners { __typename taxCode } }
     ecofin { turnover netWorth shareCapital }
   }
 }`,
     variables: { vatCode: '12485671007' },
+  },
+  {
+    title: 'Ownership walk',
+    query: `# Company shareholders are companies: walk up the group. One call per distinct company.
+query OwnershipWalk($vatCode: String!) {
+  company(vatCode: $vatCode) {
+    companyName
+    shareholders {
+      percentShare
+      owners {
+        ... on ShareholderCompany {
+          company {
+            companyName
+            shareholders { percentShare owners { ... on ShareholderCompany { company { companyName } } } }
+          }
+        }
+      }
+    }
+  }
+}`,
+    variables: { vatCode: '03456783053' },
+  },
+  {
+    title: 'Search',
+    query: `# IT-search with filters and paging; dryRun: true returns only the count and the price.
+query Search {
+  searchCompanies(filter: { province: "RM" }, limit: 5) {
+    total
+    items { vatCode companyName address { town } }
+  }
+}`,
+  },
+  {
+    title: 'Foreign company',
+    query: `query Foreign {
+  foreignCompany(country: "FR", id: "FR80851266429", level: START) {
+    companyName
+    country
+  }
+}`,
+  },
+  {
+    title: 'Legal forms',
+    query: `query LegalForms { legalForms { code description } }`,
   },
 ];

@@ -1,0 +1,56 @@
+/** The public edge: health, offline GraphiQL with its examples, SSE, cost aggregation. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { request } from 'undici';
+import { EXAMPLES } from '../gateway/examples.ts';
+import { startTestStack, type TestStack } from './support/stack.ts';
+
+let t: TestStack;
+beforeAll(async () => {
+  t = await startTestStack();
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+describe('gateway', () => {
+  it('answers /healthz', async () => {
+    const res = await request(`${t.url}/healthz`);
+    expect(res.statusCode).toBe(200);
+    expect(await res.body.json()).toEqual({ ok: true });
+  });
+
+  it('serves GraphiQL offline, preloaded with the example operations', async () => {
+    const res = await request(`${t.url}/graphql`, { headers: { accept: 'text/html' } });
+    expect(res.statusCode).toBe(200);
+    const html = await res.body.text();
+    expect(html).toContain('<html');
+    expect(html).not.toMatch(/unpkg\.com|jsdelivr|cdn\./);
+    expect(html).toContain('CompanyProfile');
+  });
+
+  it.each(EXAMPLES.map((e) => [e.title, e] as const))('runs the example "%s" without errors', async (_title, example) => {
+    const res = await t.gql(example.query, example.variables);
+    expect(res.errors).toBeUndefined();
+    expect(res.data).toBeTruthy();
+    expect(res.extensions?.cost).toBeDefined();
+  });
+
+  it('serves queries over SSE too', async () => {
+    const res = await request(`${t.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+      body: JSON.stringify({ query: '{ company(vatCode: "12485671007") { companyName } }' }),
+    });
+    expect(res.headers['content-type']).toMatch(/text\/event-stream/);
+    const text = await res.body.text();
+    expect(text).toContain('"companyName":"OPENAPI S.P.A."');
+  });
+
+  it('reports zero cost for an operation that needs no upstream data', async () => {
+    await t.clearCalls();
+    const res = await t.gql('{ company(vatCode: "12485671007") { vatCode } }');
+    expect(res.data).toEqual({ company: { vatCode: '12485671007' } });
+    expect(res.extensions?.cost).toMatchObject({ upstreamCalls: 0, euro: 0 });
+    expect(await t.calls()).toEqual([]);
+  });
+});
