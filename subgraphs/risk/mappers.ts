@@ -1,0 +1,22 @@
+/**
+ * Parent types of the risk schema's object types (GraphQL Code Generator maps `<Type>Parent` to the
+ * GraphQL type `<Type>`). Every request type is backed by the status store's snapshot; a company
+ * reference carries only its key.
+ */
+import type { TrackedRequest } from './store.ts';
+
+/** A `Company` entity reference: the key the company subgraph gives. */
+export interface CompanyParent {
+  vatCode?: string | null;
+}
+
+export type RiskRequestParent = TrackedRequest;
+export type PersonBureauRequestParent = TrackedRequest;
+export type PatrimonialRequestParent = TrackedRequest;
+export type PersonReportRequestParent = TrackedRequest;
+export type HeirsRequestParent = TrackedRequest;
+export type CompanyReportRequestParent = TrackedRequest;
+export type NegativeRecordsRequestParent = TrackedRequest;
+export type KycRequestParent = TrackedRequest;
+export type KycMonitorRequestParent = TrackedRequest;
+export type CreditScoreMonitorRequestParent = TrackedRequest;

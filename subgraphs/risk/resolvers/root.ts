@@ -1,0 +1,194 @@
+/**
+ * Root resolvers of the risk subgraph (queries, mutations, subscriptions) and the `Company`
+ * entity's credit score. Inputs are validated before any call; creation goes through the service,
+ * which sets the layer's signed callback.
+ */
+import { GraphQLError } from 'graphql';
+import type { SubgraphContext } from '../../runtime/context.ts';
+import { badUserInput, toClientError } from '../../runtime/errors.ts';
+import { UpstreamError } from '../../upstream/errors.ts';
+import type {
+  CompanyResolvers,
+  MutationResolvers,
+  QueryResolvers,
+  RiskFamily,
+  SubscriptionResolvers,
+} from '../__generated__/resolvers-types.ts';
+import { creditScores } from '../loaders.ts';
+import { isFinalState, isObj, toSeconds } from '../model.ts';
+import { requestTopic, tenantTopic, type RiskService } from '../service.ts';
+import type { TrackedRequest } from '../store.ts';
+import { RISK, type RiskFamilyName } from '../upstream.ts';
+import {
+  anyFiscalCode,
+  base64Pdf,
+  companySubjectBody,
+  creditScoreMonitorBody,
+  kycCheckBody,
+  kycMonitorBody,
+  negativeRecordsBody,
+  personBureauBody,
+  personSubjectBody,
+  relayTarget,
+  requestId,
+  vatNumber,
+} from '../validate.ts';
+
+/** Errors thrown while setting up a subscription take the same codes as query errors. */
+function clientError(err: unknown): unknown {
+  return toClientError(err) ?? err;
+}
+
+/** Maps a live stream of snapshots to subscription payloads, keeping `return()` for clean-up. */
+function payloads<K extends string>(key: K, source: AsyncIterableIterator<TrackedRequest>): AsyncIterableIterator<{ [k in K]: TrackedRequest }> {
+  const wrap = (r: IteratorResult<TrackedRequest>): IteratorResult<{ [k in K]: TrackedRequest }> =>
+    r.done ? { value: undefined, done: true } : { value: { [key]: r.value } as { [k in K]: TrackedRequest }, done: false };
+  const it: AsyncIterableIterator<{ [k in K]: TrackedRequest }> = {
+    [Symbol.asyncIterator]: () => it,
+    next: async () => wrap(await source.next()),
+    return: async () => wrap(source.return ? await source.return() : { value: undefined, done: true }),
+    throw: async (e?: unknown) => wrap(source.throw ? await source.throw(e) : { value: undefined, done: true }),
+  };
+  return it;
+}
+
+const PATRIMONIAL: Record<string, RiskFamilyName> = { STANDARD: 'PATRIMONIAL', TOP: 'PATRIMONIAL_TOP', TOP_SUPERVISED: 'PATRIMONIAL_TOP_SUPERVISED' };
+const PERSON_REPORT: Record<string, RiskFamilyName> = { STANDARD: 'PERSON_REPORT', TOP: 'PERSON_REPORT_TOP' };
+const COMPANY_REPORT: Record<string, RiskFamilyName> = { STANDARD: 'COMPANY_REPORT', TOP: 'COMPANY_REPORT_TOP' };
+const HEIRS: Record<string, RiskFamilyName> = { ACCEPTED: 'HEIRS_ACCEPTED', NOT_ACCEPTED: 'HEIRS_NOT_ACCEPTED' };
+const KYC: Record<string, RiskFamilyName> = { FULL: 'KYC_FULL', PEP: 'KYC_PEP', SANCTION_LIST: 'KYC_SANCTION_LIST', ADVERSE_MEDIA: 'KYC_ADVERSE_MEDIA' };
+
+function familyOf(table: Record<string, RiskFamilyName>, value: string, field: string): RiskFamilyName {
+  const f = table[value];
+  if (!f) throw badUserInput(`${field}: unknown value ${value}`, field);
+  return f;
+}
+
+export function rootResolvers(service: RiskService) {
+  const Query: QueryResolvers = {
+    creditScore: (_root, { vatCode, level }, ctx) => creditScores(ctx).load({ vat: vatNumber(vatCode, 'vatCode'), level }),
+
+    verifyFiscalCode: async (_root, { taxCode }, ctx) => {
+      const code = anyFiscalCode(taxCode, 'taxCode');
+      const data = await ctx.upstream.call<unknown>(ctx, RISK.verifyFiscalCode, { params: { code } });
+      return { taxCode: code, valid: isObj(data) && (data.validita === true || data.validita === 1 || data.validita === 'true') };
+    },
+
+    riskRequest: async (_root, { family, id }, ctx) => {
+      const rid = requestId(id);
+      try {
+        return await service.read(ctx, family, rid);
+      } catch (err) {
+        // A wrong id and someone else's id look the same: not found.
+        if (err instanceof UpstreamError && err.kind === 'http' && (err.status === 400 || err.status === 404)) return null;
+        throw err;
+      }
+    },
+
+    riskRequests: (_root, { family }, ctx) => service.list(ctx, family),
+  };
+
+  const Mutation: MutationResolvers = {
+    orderPersonBureauReport: (_root, { input }, ctx) => {
+      const body = personBureauBody(input);
+      return service.create(ctx, 'PERSON_BUREAU', body, relayTarget(input.callback, 'input.callback'));
+    },
+    uploadSignedDelegation: (_root, { id, signedDelegationFile }, ctx) => {
+      const rid = requestId(id);
+      const file = base64Pdf(signedDelegationFile, 'signedDelegationFile');
+      return service.uploadDelegation(ctx, rid, file);
+    },
+    orderPatrimonialReport: (_root, { level, input }, ctx) => {
+      const body = personSubjectBody(input);
+      return service.create(ctx, familyOf(PATRIMONIAL, level, 'level'), body, relayTarget(input.callback, 'input.callback'));
+    },
+    orderPersonReport: (_root, { level, input }, ctx) => {
+      const body = personSubjectBody(input);
+      return service.create(ctx, familyOf(PERSON_REPORT, level, 'level'), body, relayTarget(input.callback, 'input.callback'));
+    },
+    orderHeirsSearch: (_root, { acceptance, input }, ctx) => {
+      const body = personSubjectBody(input);
+      return service.create(ctx, familyOf(HEIRS, acceptance, 'acceptance'), body, relayTarget(input.callback, 'input.callback'));
+    },
+    orderCompanyReport: (_root, { level, input }, ctx) => {
+      const body = companySubjectBody(input);
+      return service.create(ctx, familyOf(COMPANY_REPORT, level, 'level'), body, relayTarget(input.callback, 'input.callback'));
+    },
+    orderNegativeRecordsCheck: (_root, { input }, ctx) => {
+      const body = negativeRecordsBody(input);
+      return service.create(ctx, 'NEGATIVE_RECORDS', body, relayTarget(input.callback, 'input.callback'));
+    },
+    orderKycCheck: (_root, { kind, input }, ctx) => {
+      const body = kycCheckBody(input);
+      return service.create(ctx, familyOf(KYC, kind, 'kind'), body, relayTarget(input.callback, 'input.callback'));
+    },
+    startCreditScoreMonitor: (_root, { input }, ctx) => {
+      const body = creditScoreMonitorBody(input);
+      return service.create(ctx, 'CREDIT_SCORE_MONITOR', body, relayTarget(input.callback, 'input.callback'));
+    },
+    stopCreditScoreMonitor: (_root, { id }, ctx) => service.remove(ctx, 'CREDIT_SCORE_MONITOR', requestId(id)),
+    startKycMonitor: (_root, { input }, ctx) => {
+      const body = kycMonitorBody(input);
+      return service.create(ctx, 'KYC_MONITOR', body, relayTarget(input.callback, 'input.callback'));
+    },
+    stopKycMonitor: (_root, { id }, ctx) => service.remove(ctx, 'KYC_MONITOR', requestId(id)),
+  };
+
+  const Subscription: SubscriptionResolvers = {
+    riskRequestUpdated: {
+      subscribe: async (_root, { id, family }, ctx: SubgraphContext) => {
+        let entry: TrackedRequest;
+        try {
+          entry = await service.findForSubscription(ctx, requestId(id), family ?? null);
+        } catch (err) {
+          if (err instanceof UpstreamError && err.kind === 'http' && (err.status === 400 || err.status === 404)) {
+            throw new GraphQLError(`no request ${id} of this account`, { extensions: { code: 'NOT_FOUND' } });
+          }
+          throw clientError(err);
+        }
+        const { tenant } = ctx.auth;
+        const source = service.bus.subscribe(requestTopic(tenant, entry.id), {
+          initial: async () => {
+            const latest = await service.store.get(tenant, entry.id);
+            return [latest ?? entry];
+          },
+          identity: (e) => e.id,
+          version: (e) => e.seq,
+          until: (e) => isFinalState(e.rawState),
+        });
+        return payloads('riskRequestUpdated', source);
+      },
+    },
+    riskRequestsUpdated: {
+      subscribe: (_root, { family, since }, ctx: SubgraphContext) => {
+        const { tenant } = ctx.auth;
+        const fam: RiskFamily | null = family ?? null;
+        let after: number | null = null;
+        if (since !== null && since !== undefined) {
+          after = toSeconds(since);
+          if (after === null) throw badUserInput('since must be an ISO 8601 date-time', 'since');
+        }
+        const source = service.bus.subscribe(tenantTopic(tenant), {
+          replayLatest: false,
+          initial: async () => (await service.store.list(tenant, fam ?? undefined)).filter((e) => after === null || (e.updatedAt ?? 0) > after),
+          filter: (e) => fam === null || e.family === fam,
+          identity: (e) => e.id,
+          version: (e) => e.seq,
+        });
+        return payloads('riskRequestsUpdated', source);
+      },
+    },
+  };
+
+  const Company: CompanyResolvers = {
+    __resolveReference: (ref) => ref,
+    creditScore: (company, { level }, ctx) => {
+      // Credit scores exist for Italian VAT numbers only: a company without one (e.g. foreign) has none.
+      const raw = (company.vatCode ?? '').replace(/\s+/g, '').toUpperCase().replace(/^IT/, '');
+      if (!/^\d{11}$/.test(raw)) return null;
+      return creditScores(ctx).load({ vat: vatNumber(raw, 'vatCode'), level });
+    },
+  };
+
+  return { Query, Mutation, Subscription, Company };
+}

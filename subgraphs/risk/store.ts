@@ -1,0 +1,251 @@
+/**
+ * The risk area's status store: what the layer knows about each asynchronous request, keyed by
+ * tenant, so a caller only ever finds its own requests. It is fed by the creating mutations, by
+ * reads, by upstream callbacks and by the poller; every change bumps a sequence number, which
+ * orders the states a subscriber sees.
+ *
+ * It also holds the callback reservations: before a paid creation the layer reserves a random key,
+ * signs it into the upstream callback URL, and binds the key to the request id once known (from
+ * the creation's answer or from the first callback, whichever comes first).
+ *
+ * `RequestStore` is the interface; `MemoryRequestStore` serves one process.
+ */
+import type { RiskFamilyName } from './upstream.ts';
+import { isFinalState, rawStateOf, timestampsOf } from './model.ts';
+
+/** A caller's own callback, to which the layer relays deliveries. */
+export interface RelayTarget {
+  url: string;
+  method: 'JSON' | 'POST';
+  field: string;
+  headers: Record<string, string>;
+  retry: number;
+}
+
+/** What the layer knows about one request (a snapshot: never mutated once handed out). */
+export interface TrackedRequest {
+  tenant: string;
+  family: RiskFamilyName;
+  id: string;
+  /** The upstream record, with the layer's own callback address replaced by the caller's (or null). */
+  record: Readonly<Record<string, unknown>>;
+  /** The upstream state as given (`processing`, `PENDING` …). */
+  rawState: string | null;
+  /** Upstream creation and last-change times, Unix seconds. */
+  createdAt: number | null;
+  updatedAt: number | null;
+  /** Bumped on every change of state or last-change time. */
+  seq: number;
+  /** Local clock (ms) of the last change. */
+  changedAt: number;
+  /** Local clock (ms) of the last time the state was confirmed (read, callback, poll). */
+  checkedAt: number;
+  relay: RelayTarget | null;
+}
+
+/** A reserved callback key. */
+export interface Reservation {
+  key: string;
+  tenant: string;
+  family: RiskFamilyName;
+  /** Request id, once known. */
+  id: string | null;
+  relay: RelayTarget | null;
+  /** Unix seconds after which the callback token no longer verifies. */
+  expiresAt: number;
+  /** The upstream token the request is created with (server side only; used to poll it). */
+  token: string;
+}
+
+/** Result of applying an observed record. */
+export interface Observation {
+  entry: TrackedRequest;
+  /** True when the state or last-change time moved forward (subscribers must hear of it). */
+  changed: boolean;
+}
+
+export interface RequestStore {
+  reserve(r: Reservation): Promise<void>;
+  reservation(key: string): Promise<Reservation | undefined>;
+  bindKey(key: string, id: string): Promise<void>;
+  dropReservation(key: string): Promise<void>;
+  get(tenant: string, id: string): Promise<TrackedRequest | undefined>;
+  /**
+   * Applies a record seen upstream. A record older than the known one, or a move away from a final
+   * state, is ignored; a record with the same state and time refreshes the stored copy silently.
+   */
+  observe(tenant: string, family: RiskFamilyName, record: Record<string, unknown>, opts?: { relay?: RelayTarget | null; token?: string }): Promise<Observation>;
+  /** The caller's known requests, optionally of one family, oldest change first. */
+  list(tenant: string, family?: RiskFamilyName): Promise<TrackedRequest[]>;
+  /** Every request not in a final state, across tenants (for the poller). */
+  unfinished(): Promise<TrackedRequest[]>;
+  /** Notes that the state was confirmed now (no change). */
+  markChecked(tenant: string, id: string, at: number): Promise<void>;
+  /** The upstream token the request was created or last read with (server side only). */
+  tokenOf(tenant: string, id: string): Promise<string | undefined>;
+  /** Remembers that the delivery `nonce` was relayed to the caller's callback; false if it already was. */
+  markRelayed(tenant: string, id: string, nonce: string): Promise<boolean>;
+}
+
+export interface MemoryRequestStoreOptions {
+  /** Requests kept at most; finished ones are dropped first, oldest change first. @default 50000 */
+  maxEntries?: number;
+  /** Reservations kept at most; the soonest-expiring are dropped first. @default 50000 */
+  maxReservations?: number;
+  /** Clock in ms. @default Date.now */
+  now?: () => number;
+}
+
+interface Slot {
+  entry: TrackedRequest;
+  token: string;
+  relayed: Set<string>;
+}
+
+export class MemoryRequestStore implements RequestStore {
+  private readonly entries = new Map<string, Slot>();
+  private readonly reservations = new Map<string, Reservation>();
+  private readonly maxEntries: number;
+  private readonly maxReservations: number;
+  private readonly now: () => number;
+
+  constructor(opts: MemoryRequestStoreOptions = {}) {
+    this.maxEntries = opts.maxEntries ?? 50_000;
+    this.maxReservations = opts.maxReservations ?? 50_000;
+    this.now = opts.now ?? Date.now;
+  }
+
+  async reserve(r: Reservation): Promise<void> {
+    if (this.reservations.size >= this.maxReservations) this.evictReservation();
+    this.reservations.set(r.key, { ...r });
+  }
+
+  async reservation(key: string): Promise<Reservation | undefined> {
+    const r = this.reservations.get(key);
+    if (!r) return undefined;
+    if (r.expiresAt * 1000 <= this.now()) {
+      this.reservations.delete(key);
+      return undefined;
+    }
+    return { ...r };
+  }
+
+  async bindKey(key: string, id: string): Promise<void> {
+    const r = this.reservations.get(key);
+    if (r && r.id === null) r.id = id;
+  }
+
+  async dropReservation(key: string): Promise<void> {
+    this.reservations.delete(key);
+  }
+
+  async get(tenant: string, id: string): Promise<TrackedRequest | undefined> {
+    return this.entries.get(slotKey(tenant, id))?.entry;
+  }
+
+  async observe(tenant: string, family: RiskFamilyName, record: Record<string, unknown>, opts: { relay?: RelayTarget | null; token?: string } = {}): Promise<Observation> {
+    const id = String(record.id);
+    const k = slotKey(tenant, id);
+    const slot = this.entries.get(k);
+    const now = this.now();
+    const rawState = rawStateOf(record);
+    const { createdAt, updatedAt } = timestampsOf(record);
+    if (!slot) {
+      const entry: TrackedRequest = {
+        tenant,
+        family,
+        id,
+        record: Object.freeze({ ...record }),
+        rawState,
+        createdAt,
+        updatedAt,
+        seq: 1,
+        changedAt: now,
+        checkedAt: now,
+        relay: opts.relay ?? null,
+      };
+      if (this.entries.size >= this.maxEntries) this.evictEntry();
+      this.entries.set(k, { entry, token: opts.token ?? '', relayed: new Set() });
+      return { entry, changed: true };
+    }
+    const cur = slot.entry;
+    if (opts.token) slot.token = opts.token;
+    const relay = opts.relay !== undefined && opts.relay !== null ? opts.relay : cur.relay;
+    const older = updatedAt !== null && cur.updatedAt !== null && updatedAt < cur.updatedAt;
+    const leavesFinal = isFinalState(cur.rawState) && !isFinalState(rawState) && rawState !== cur.rawState;
+    if (older || leavesFinal) {
+      slot.entry = { ...cur, checkedAt: now, relay };
+      return { entry: slot.entry, changed: false };
+    }
+    const moved = rawState !== cur.rawState || (updatedAt !== null && updatedAt !== cur.updatedAt);
+    // Keep what an earlier, richer answer said (e.g. a record read after the creation's answer).
+    const merged = Object.freeze({ ...cur.record, ...record });
+    slot.entry = {
+      ...cur,
+      family: cur.family,
+      record: merged,
+      rawState,
+      createdAt: createdAt ?? cur.createdAt,
+      updatedAt: updatedAt ?? cur.updatedAt,
+      seq: moved ? cur.seq + 1 : cur.seq,
+      changedAt: moved ? now : cur.changedAt,
+      checkedAt: now,
+      relay,
+    };
+    // Refresh recency for eviction.
+    this.entries.delete(k);
+    this.entries.set(k, slot);
+    return { entry: slot.entry, changed: moved };
+  }
+
+  async list(tenant: string, family?: RiskFamilyName): Promise<TrackedRequest[]> {
+    const out: TrackedRequest[] = [];
+    for (const { entry } of this.entries.values()) if (entry.tenant === tenant && (!family || entry.family === family)) out.push(entry);
+    return out.sort((a, b) => a.changedAt - b.changedAt);
+  }
+
+  async unfinished(): Promise<TrackedRequest[]> {
+    const out: TrackedRequest[] = [];
+    for (const { entry } of this.entries.values()) if (!isFinalState(entry.rawState)) out.push(entry);
+    return out;
+  }
+
+  async markChecked(tenant: string, id: string, at: number): Promise<void> {
+    const slot = this.entries.get(slotKey(tenant, id));
+    if (slot) slot.entry = { ...slot.entry, checkedAt: at };
+  }
+
+  async tokenOf(tenant: string, id: string): Promise<string | undefined> {
+    const t = this.entries.get(slotKey(tenant, id))?.token;
+    return t ? t : undefined;
+  }
+
+  async markRelayed(tenant: string, id: string, nonce: string): Promise<boolean> {
+    const slot = this.entries.get(slotKey(tenant, id));
+    if (!slot) return false;
+    if (slot.relayed.has(nonce)) return false;
+    slot.relayed.add(nonce);
+    return true;
+  }
+
+  private evictEntry(): void {
+    for (const [k, s] of this.entries) {
+      if (isFinalState(s.entry.rawState)) {
+        this.entries.delete(k);
+        return;
+      }
+    }
+    const oldest = this.entries.keys().next().value;
+    if (oldest !== undefined) this.entries.delete(oldest);
+  }
+
+  private evictReservation(): void {
+    const nowS = this.now() / 1000;
+    for (const [k, r] of this.reservations) if (r.expiresAt <= nowS) this.reservations.delete(k);
+    if (this.reservations.size < this.maxReservations) return;
+    const oldest = this.reservations.keys().next().value;
+    if (oldest !== undefined) this.reservations.delete(oldest);
+  }
+}
+
+const slotKey = (tenant: string, id: string): string => `${tenant}\u0000${id.toLowerCase()}`;

@@ -1,0 +1,166 @@
+/**
+ * The risk area's REST endpoints: the one table of paths (a deployment changes a path here, or the
+ * bureau path with `RISK_BUREAU_PATH`), and per request family which endpoints create, read, list,
+ * download and delete its records.
+ *
+ * The contract names the person bureau request `IT-bureau-persona`; the vendor spec calls the same
+ * operation `IT-crif-persona`. The contract's name is the default.
+ */
+import { defineEndpoints, type Endpoint } from '../upstream/endpoint.ts';
+
+/** Where the person bureau request lives: `RISK_BUREAU_PATH` (e.g. `/IT-crif-persona`) or the contract's path. */
+export const BUREAU_PATH = normalisePath(process.env.RISK_BUREAU_PATH) ?? '/IT-bureau-persona';
+
+function normalisePath(p: string | undefined): string | null {
+  const v = p?.trim();
+  if (!v) return null;
+  return `/${v.replace(/^\/+|\/+$/g, '')}`;
+}
+
+/** Credit scores are cached per tenant for this long (seconds): a score changes at most monthly. */
+const SCORE_TTL = 6 * 3600;
+/** Paid creations get a longer timeout (they are never retried). */
+const CREATE_TIMEOUT = 30_000;
+
+const get = (path: string, ttl = 0): Endpoint => ({ area: 'risk', method: 'GET', path, ttl });
+const post = (path: string): Endpoint => ({ area: 'risk', method: 'POST', path, timeoutMs: CREATE_TIMEOUT });
+const download = (path: string): Endpoint => ({ area: 'risk', method: 'GET', path, timeoutMs: 60_000 });
+
+/** Every risk endpoint the layer calls. */
+export const RISK = defineEndpoints({
+  creditScoreStart: get('/IT-creditscore-start/{id}', SCORE_TTL),
+  creditScoreAdvanced: get('/IT-creditscore-advanced/{id}', SCORE_TTL),
+  creditScoreTop: get('/IT-creditscore-top/{id}', SCORE_TTL),
+  verifyFiscalCode: get('/IT-verifica_cf/{code}', 24 * 3600),
+
+  bureauList: get(BUREAU_PATH),
+  bureauCreate: post(BUREAU_PATH),
+  bureauGet: get(`${BUREAU_PATH}/{id}`),
+  bureauUpload: { area: 'risk', method: 'PATCH', path: `${BUREAU_PATH}/{id}`, timeoutMs: CREATE_TIMEOUT },
+  bureauDelegation: download(`${BUREAU_PATH}/{id}/delega`),
+
+  negativityCreate: post('/IT-negativita'),
+  negativityList: get('/IT-richiesta'),
+  negativityGet: get('/IT-richiesta/{id}'),
+  negativityDetail: get('/IT-negativita/{id}/dettaglio'),
+  negativityDownload: download('/IT-richiesta/{id}/download'),
+
+  kycList: get('/WW-kyc-evidences'),
+  kycGet: get('/WW-kyc-evidences/{id}'),
+
+  kycMonitorCreate: post('/WW-kyc-full-monitor'),
+  kycMonitorList: get('/WW-kyc-full-monitor'),
+  kycMonitorGet: get('/WW-kyc-full-monitor/{id}'),
+  kycMonitorDelete: { area: 'risk', method: 'DELETE', path: '/WW-kyc-full-monitor/{id}', timeoutMs: CREATE_TIMEOUT },
+
+  scoreMonitorCreate: post('/IT-creditscore-top-monitor'),
+  scoreMonitorList: get('/IT-creditscore-top-monitor'),
+  scoreMonitorGet: get('/IT-creditscore-top-monitor/{id}'),
+  scoreMonitorDelete: { area: 'risk', method: 'DELETE', path: '/IT-creditscore-top-monitor/{id}', timeoutMs: CREATE_TIMEOUT },
+});
+
+/** The request families, named as the GraphQL enum `RiskFamily` names them. */
+export type RiskFamilyName =
+  | 'PERSON_BUREAU'
+  | 'PATRIMONIAL'
+  | 'PATRIMONIAL_TOP'
+  | 'PATRIMONIAL_TOP_SUPERVISED'
+  | 'PERSON_REPORT'
+  | 'PERSON_REPORT_TOP'
+  | 'HEIRS_ACCEPTED'
+  | 'HEIRS_NOT_ACCEPTED'
+  | 'COMPANY_REPORT'
+  | 'COMPANY_REPORT_TOP'
+  | 'NEGATIVE_RECORDS'
+  | 'KYC_FULL'
+  | 'KYC_PEP'
+  | 'KYC_SANCTION_LIST'
+  | 'KYC_ADVERSE_MEDIA'
+  | 'CREDIT_SCORE_MONITOR'
+  | 'KYC_MONITOR';
+
+/** Which GraphQL type a family's records are. */
+export type RiskRecordKind =
+  | 'PersonBureauRequest'
+  | 'PatrimonialRequest'
+  | 'PersonReportRequest'
+  | 'HeirsRequest'
+  | 'CompanyReportRequest'
+  | 'NegativeRecordsRequest'
+  | 'KycRequest'
+  | 'CreditScoreMonitorRequest'
+  | 'KycMonitorRequest';
+
+export interface FamilyEndpoints {
+  family: RiskFamilyName;
+  kind: RiskRecordKind;
+  create: Endpoint;
+  get: Endpoint;
+  list: Endpoint;
+  /** The finished document (report PDF). */
+  download?: Endpoint;
+  /** Stops the work (monitors). */
+  remove?: Endpoint;
+  /** For families that share a list endpoint: the value of the list items' `type`. */
+  listType?: string;
+}
+
+/** The patrimonial / report / heirs / company report families share four operations on one path. */
+function reportFamily(family: RiskFamilyName, kind: RiskRecordKind, path: string): FamilyEndpoints {
+  return { family, kind, create: post(path), get: get(`${path}/{id}`), list: get(path), download: download(`${path}/{id}/download`) };
+}
+
+function kycFamily(family: RiskFamilyName, type: string): FamilyEndpoints {
+  return { family, kind: 'KycRequest', create: post(`/WW-kyc-${type}`), get: RISK.kycGet, list: RISK.kycList, listType: type };
+}
+
+/** Every request family: how to create, read, list, download and stop its records. */
+export const FAMILIES: Record<RiskFamilyName, FamilyEndpoints> = {
+  PERSON_BUREAU: { family: 'PERSON_BUREAU', kind: 'PersonBureauRequest', create: RISK.bureauCreate, get: RISK.bureauGet, list: RISK.bureauList },
+  PATRIMONIAL: reportFamily('PATRIMONIAL', 'PatrimonialRequest', '/IT-patrimoniale-persona'),
+  PATRIMONIAL_TOP: reportFamily('PATRIMONIAL_TOP', 'PatrimonialRequest', '/IT-patrimoniale-persona-top'),
+  PATRIMONIAL_TOP_SUPERVISED: reportFamily('PATRIMONIAL_TOP_SUPERVISED', 'PatrimonialRequest', '/IT-patrimoniale-persona-top-supervisionato'),
+  PERSON_REPORT: reportFamily('PERSON_REPORT', 'PersonReportRequest', '/IT-report-persona'),
+  PERSON_REPORT_TOP: reportFamily('PERSON_REPORT_TOP', 'PersonReportRequest', '/IT-report-persona-top'),
+  HEIRS_ACCEPTED: reportFamily('HEIRS_ACCEPTED', 'HeirsRequest', '/IT-eredi-con-accettazione'),
+  HEIRS_NOT_ACCEPTED: reportFamily('HEIRS_NOT_ACCEPTED', 'HeirsRequest', '/IT-eredi-senza-accettazione'),
+  COMPANY_REPORT: reportFamily('COMPANY_REPORT', 'CompanyReportRequest', '/IT-report-azienda'),
+  COMPANY_REPORT_TOP: reportFamily('COMPANY_REPORT_TOP', 'CompanyReportRequest', '/IT-report-azienda-top'),
+  NEGATIVE_RECORDS: {
+    family: 'NEGATIVE_RECORDS',
+    kind: 'NegativeRecordsRequest',
+    create: RISK.negativityCreate,
+    get: RISK.negativityGet,
+    list: RISK.negativityList,
+    download: RISK.negativityDownload,
+  },
+  KYC_FULL: kycFamily('KYC_FULL', 'full'),
+  KYC_PEP: kycFamily('KYC_PEP', 'pep'),
+  KYC_SANCTION_LIST: kycFamily('KYC_SANCTION_LIST', 'sanction_list'),
+  KYC_ADVERSE_MEDIA: kycFamily('KYC_ADVERSE_MEDIA', 'adverse_media'),
+  CREDIT_SCORE_MONITOR: {
+    family: 'CREDIT_SCORE_MONITOR',
+    kind: 'CreditScoreMonitorRequest',
+    create: RISK.scoreMonitorCreate,
+    get: RISK.scoreMonitorGet,
+    list: RISK.scoreMonitorList,
+    remove: RISK.scoreMonitorDelete,
+  },
+  KYC_MONITOR: {
+    family: 'KYC_MONITOR',
+    kind: 'KycMonitorRequest',
+    create: RISK.kycMonitorCreate,
+    get: RISK.kycMonitorGet,
+    list: RISK.kycMonitorList,
+    remove: RISK.kycMonitorDelete,
+  },
+};
+
+export const FAMILY_NAMES = Object.keys(FAMILIES) as RiskFamilyName[];
+
+/** The credit-score endpoint of each level. */
+export const SCORE_ENDPOINTS = {
+  START: RISK.creditScoreStart,
+  ADVANCED: RISK.creditScoreAdvanced,
+  TOP: RISK.creditScoreTop,
+} as const;
