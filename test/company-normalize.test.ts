@@ -521,7 +521,7 @@ describe('companies outside Italy', () => {
       level: 'VAT_REGISTRY',
       country: 'IE',
       companyName: 'GOOGLE IRELAND LIMITED',
-      vatCode: '6388047V',
+      vatCode: 'IE6388047V',
       address: { streetName: '3RD FLOOR, GORDON HOUSE, BARROW STREET, DUBLIN 4', country: 'IE', isBranchOffice: false },
       vatRegistration: { valid: true, formatValid: true },
     });

@@ -741,11 +741,15 @@ export function normalizeForeign(v: VForeign, level: ForeignLevel, country: stri
 
 export function normalizeEuStart(v: VEuStart): ForeignCompanyModel {
   const country = str(v.countryCode);
+  // VIES answers the number without its country prefix; the schema promises it with the prefix,
+  // as every other foreign endpoint gives it.
+  const vat = str(v.vatCode);
+  const vatCode = vat && country && !vat.toUpperCase().startsWith(country.toUpperCase()) ? `${country.toUpperCase()}${vat}` : vat;
   return {
     level: 'VAT_REGISTRY',
     country,
     companyName: str(v.companyName),
-    vatCode: str(v.vatCode),
+    vatCode,
     address: { streetName: str(v.companyAddress), country, isBranchOffice: false },
     vatRegistration: { valid: bool(v.valid), formatValid: bool(v.formatValid) },
   };
