@@ -5,7 +5,7 @@
 import { startEmulator, DEFAULT_TOKEN } from './emulator/server.ts';
 import { startGateway, type RunningGateway } from './gateway/index.ts';
 import { subgraphRoute } from './gateway/proxy.ts';
-import { SUBGRAPHS } from './subgraphs/index.ts';
+import { createSubgraphs } from './subgraphs/index.ts';
 import { startSubgraphServer, type RunningSubgraphs } from './subgraphs/runtime/server.ts';
 import { UpstreamClient } from './subgraphs/upstream/client.ts';
 import { loadUpstreamConfig, type UpstreamConfig } from './subgraphs/upstream/config.ts';
@@ -44,12 +44,13 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     const upstream = new UpstreamClient(config);
     closers.push(() => upstream.close());
     let publicUrl = env.PUBLIC_URL?.replace(/\/+$/, '') ?? '';
-    const subgraphs = await startSubgraphServer({ subgraphs: SUBGRAPHS, upstream, serviceToken: config.serviceToken, host: '127.0.0.1', publicUrl: () => publicUrl });
+    const list = createSubgraphs(env);
+    const subgraphs = await startSubgraphServer({ subgraphs: list, upstream, serviceToken: config.serviceToken, host: '127.0.0.1', publicUrl: () => publicUrl });
     closers.push(() => subgraphs.close());
-    const areaBases = Object.fromEntries(SUBGRAPHS.map((s) => [s.name, subgraphs.url]));
+    const areaBases = Object.fromEntries(list.map((s) => [s.name, subgraphs.url]));
     const gateway = await startGateway({
-      subgraphUrls: Object.fromEntries(SUBGRAPHS.map((s) => [s.name, subgraphs.graphqlUrl(s.name)])),
-      subscriptionSubgraphs: SUBGRAPHS.map((s) => s.name),
+      subgraphUrls: Object.fromEntries(list.map((s) => [s.name, subgraphs.graphqlUrl(s.name)])),
+      subscriptionSubgraphs: list.map((s) => s.name),
       port: opts.port ?? Number(env.PORT ?? 4000),
       host: opts.host ?? env.HOST ?? '127.0.0.1',
       routes: [subgraphRoute('callbacks', areaBases), subgraphRoute('files', areaBases)],

@@ -17,12 +17,9 @@ import { makeFiscalCode } from '../subgraphs/upstream/checksums.ts';
 import { Signer } from '../subgraphs/runtime/signing.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
 
-// Read by the risk subgraph when the stack starts.
+// The stack's configuration: a known signing secret (to forge and tamper in tests) and a fast poller.
 const LAYER_SECRET = 'risk-e2e-test-secret-0123456789';
-process.env.LAYER_SECRET = LAYER_SECRET;
-process.env.RISK_POLL_INTERVAL_MS = '100';
-process.env.RISK_POLL_LATE_AFTER_MS = '1500';
-process.env.RISK_POLL_MAX_CALLS_PER_MIN = '600';
+const ENV = { LAYER_SECRET, RISK_POLL_INTERVAL_MS: '100', RISK_POLL_LATE_AFTER_MS: '1500', RISK_POLL_MAX_CALLS_PER_MIN: '600' };
 
 type Obj = Record<string, unknown>;
 type Result = FormattedExecutionResult<Obj, unknown>;
@@ -205,7 +202,7 @@ const ORDER_PATRIMONIAL = `mutation($input: PersonSubjectInput!) { orderPatrimon
 const REPORT = `query($id: ID!) { riskRequest(family: PATRIMONIAL, id: $id) { ${STATUS} ... on PatrimonialRequest { report { url fileName contentType expiresAt } } } }`;
 
 beforeAll(async () => {
-  t = await startTestStack();
+  t = await startTestStack(ENV);
   receiver = await startReceiver();
   // Requests complete only when the test says so.
   await t.control('risk/timing', { completeAfterMs: 0 });

@@ -11,9 +11,6 @@ import { makeFiscalCode } from '../subgraphs/upstream/checksums.ts';
 import { json, startStub, type Stub } from './support/stub.ts';
 import { startTestStack, type GraphQLResponse, type TestStack } from './support/stack.ts';
 
-// The poller would add its own reads to the stub's log; these rows drive every call themselves.
-process.env.RISK_POLL_MAX_CALLS_PER_MIN = '0';
-
 type Obj = Record<string, unknown>;
 const examples = JSON.parse(readFileSync(new URL('../subgraphs/risk/fixtures/vendor-examples.json', import.meta.url), 'utf8')) as Record<string, Obj>;
 const dataOf = (key: string): Obj => {
@@ -122,7 +119,9 @@ beforeAll(async () => {
     else json(res, 404, { success: false, message: `no example for ${req.method} ${path}`, error: 999, data: null });
   });
   // No service token: every row passes its own bearer token through (its own tenant).
-  t = await startTestStack({ OPENAPI_ENV: 'sandbox', OPENAPI_RISK_URL: stub.url, OPENAPI_TOKEN: '', OPENAPI_MAX_RETRIES: '0' });
+  t = await startTestStack({ OPENAPI_ENV: 'sandbox', OPENAPI_RISK_URL: stub.url, OPENAPI_TOKEN: '', OPENAPI_MAX_RETRIES: '0',
+    // the poller would add its own reads to the stub's log; these rows drive every call themselves
+    RISK_POLL_MAX_CALLS_PER_MIN: '0' });
 });
 
 afterAll(async () => {

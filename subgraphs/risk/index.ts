@@ -24,5 +24,3 @@ export function createRiskSubgraph(opts: RiskServiceOptions = {}): Subgraph & { 
     service,
   };
 }
-
-export const riskSubgraph = createRiskSubgraph();

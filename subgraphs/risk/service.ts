@@ -30,11 +30,13 @@ export interface RiskServiceOptions {
   callbackTtlSeconds?: number;
   /** Lifetime of a file URL. `RISK_FILE_URL_TTL_S`. @default 300 */
   fileTtlSeconds?: number;
+  /** Where the `RISK_*`, `LAYER_SECRET` and `PUBLIC_URL` settings are read. @default process.env */
+  env?: NodeJS.ProcessEnv;
 }
 
-const envNumber = (name: string, dflt: number): number => {
-  const v = Number(process.env[name]);
-  return process.env[name] !== undefined && process.env[name] !== '' && Number.isFinite(v) && v > 0 ? v : dflt;
+const envNumber = (env: NodeJS.ProcessEnv, name: string, dflt: number): number => {
+  const v = Number(env[name]);
+  return env[name] !== undefined && env[name] !== '' && Number.isFinite(v) && v > 0 ? v : dflt;
 };
 
 /** Topic of one request's changes. */
@@ -48,6 +50,7 @@ export class RiskService {
   readonly replay: ReplayGuard;
   readonly callbackTtlSeconds: number;
   private readonly fileTtlSeconds: number;
+  private readonly env: NodeJS.ProcessEnv;
   private signerValue: Signer | null;
   private filesValue: FileGrants | null = null;
   private deps: SubgraphDeps | null = null;
@@ -59,13 +62,14 @@ export class RiskService {
     this.bus = opts.bus ?? new MemoryEventBus<TrackedRequest>();
     this.signerValue = opts.signer ?? null;
     this.replay = opts.replay ?? new MemoryReplayGuard();
-    this.callbackTtlSeconds = opts.callbackTtlSeconds ?? envNumber('RISK_CALLBACK_TTL_S', 30 * 24 * 3600);
-    this.fileTtlSeconds = opts.fileTtlSeconds ?? envNumber('RISK_FILE_URL_TTL_S', 300);
+    this.env = opts.env ?? process.env;
+    this.callbackTtlSeconds = opts.callbackTtlSeconds ?? envNumber(this.env, 'RISK_CALLBACK_TTL_S', 30 * 24 * 3600);
+    this.fileTtlSeconds = opts.fileTtlSeconds ?? envNumber(this.env, 'RISK_FILE_URL_TTL_S', 300);
   }
 
   /** The signer of callback and file URLs; over `LAYER_SECRET` unless one was given (read on first use, not at import). */
   get signer(): Signer {
-    this.signerValue ??= layerSigner();
+    this.signerValue ??= layerSigner(this.env);
     return this.signerValue;
   }
 
@@ -84,7 +88,7 @@ export class RiskService {
         refresh: (entry) => this.refresh(entry),
         markChecked: (entry, at) => this.store.markChecked(entry.tenant, entry.id, at),
       },
-      pollerOptionsFromEnv(),
+      pollerOptionsFromEnv(this.env),
     );
     this.poller = poller;
     poller.start();
@@ -98,7 +102,7 @@ export class RiskService {
 
   /** The gateway's public URL (for callback and file URLs): from the server, else `PUBLIC_URL`. */
   publicUrl(): string {
-    return (this.deps?.publicUrl() || process.env.PUBLIC_URL || '').replace(/\/+$/, '');
+    return (this.deps?.publicUrl() || this.env.PUBLIC_URL || '').replace(/\/+$/, '');
   }
 
   /** Runs one poller round now (tests, operations). */
