@@ -1,4 +1,7 @@
-/** Example operations GraphiQL opens with (one tab each). A test runs every one through the gateway. */
+/**
+ * Example operations GraphiQL opens with (one tab each). A test runs every query through the
+ * gateway; mutations and subscriptions are covered by the risk end-to-end tests.
+ */
 export interface ExampleOperation {
   title: string;
   query: string;
@@ -69,5 +72,46 @@ query Search {
   {
     title: 'Legal forms',
     query: `query LegalForms { legalForms { code description } }`,
+  },
+  {
+    title: 'Credit scores across a group',
+    query: `# The company's credit score and its company shareholders' ones: one call per distinct company.
+query GroupCreditScores($vatCode: String!) {
+  company(vatCode: $vatCode) {
+    companyName
+    creditScore(level: ADVANCED) { score rawScore rating severity creditLimit }
+    shareholders {
+      percentShare
+      owners { ... on ShareholderCompany { company { companyName creditScore(level: START) { score } } } }
+    }
+  }
+}`,
+    variables: { vatCode: '03456783053' },
+  },
+  {
+    title: 'Order a patrimonial report',
+    query: `# Paid: orders an assets report on a person. Follow it with the "Watch a request" tab.
+mutation OrderPatrimonialReport {
+  orderPatrimonialReport(level: STANDARD, input: { name: "MARIO", surname: "ROSSI", taxCode: "RSSMRA80A01H501U" }) {
+    id
+    state
+    createdAt
+  }
+}`,
+  },
+  {
+    title: 'Watch a request',
+    query: `# Live status: the latest known state first, then every change until it is complete.
+# Paste the id returned by "Order a patrimonial report".
+subscription WatchRequest($id: ID!) {
+  riskRequestUpdated(id: $id) {
+    id
+    family
+    state
+    updatedAt
+    ... on PatrimonialRequest { report { url expiresAt } }
+  }
+}`,
+    variables: { id: '<request id>' },
   },
 ];

@@ -1,6 +1,7 @@
 /** The public edge: health, offline GraphiQL with its examples, SSE, cost aggregation. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
+import { parse, validate, type GraphQLSchema } from 'graphql';
 import { EXAMPLES } from '../gateway/examples.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
 
@@ -28,7 +29,20 @@ describe('gateway', () => {
     expect(html).toContain('CompanyProfile');
   });
 
-  it.each(EXAMPLES.map((e) => [e.title, e] as const))('runs the example "%s" without errors', async (_title, example) => {
+  const queries = EXAMPLES.filter((e) => /^\s*(#[^\n]*\n\s*)*query\b/.test(e.query));
+
+  it('has only examples valid against the supergraph', async () => {
+    const schema = (await t.stack.gateway.runtime.getSchema()) as GraphQLSchema;
+    for (const e of EXAMPLES) expect(validate(schema, parse(e.query)).map((err) => `${e.title}: ${err.message}`)).toEqual([]);
+  });
+
+  it('has query, mutation and subscription examples', () => {
+    expect(queries.length).toBeGreaterThanOrEqual(5);
+    expect(EXAMPLES.some((e) => /\bmutation\b/.test(e.query))).toBe(true);
+    expect(EXAMPLES.some((e) => /\bsubscription\b/.test(e.query))).toBe(true);
+  });
+
+  it.each(queries.map((e) => [e.title, e] as const))('runs the example "%s" without errors', async (_title, example) => {
     const res = await t.gql(example.query, example.variables);
     expect(res.errors).toBeUndefined();
     expect(res.data).toBeTruthy();
