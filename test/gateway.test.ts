@@ -1,7 +1,8 @@
 /** The public edge: health, offline GraphiQL with its examples, SSE, cost aggregation. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
-import { parse, validate, type GraphQLSchema } from 'graphql';
+import { readFileSync } from 'node:fs';
+import { Kind, parse, validate, type GraphQLSchema } from 'graphql';
 import { EXAMPLES } from '../gateway/examples.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
 
@@ -34,6 +35,19 @@ describe('gateway', () => {
   it('has only examples valid against the supergraph', async () => {
     const schema = (await t.stack.gateway.runtime.getSchema()) as GraphQLSchema;
     for (const e of EXAMPLES) expect(validate(schema, parse(e.query)).map((err) => `${e.title}: ${err.message}`)).toEqual([]);
+  });
+
+  it('documents only operations valid against the supergraph in the README', async () => {
+    const schema = (await t.stack.gateway.runtime.getSchema()) as GraphQLSchema;
+    const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+    const blocks = [...readme.matchAll(/```graphql\n([\s\S]*?)```/g)].map((m) => m[1]!);
+    expect(blocks.length).toBeGreaterThanOrEqual(3);
+    for (const block of blocks) {
+      for (const definition of parse(block).definitions) {
+        expect(definition.kind).toBe(Kind.OPERATION_DEFINITION);
+        expect(validate(schema, { kind: Kind.DOCUMENT, definitions: [definition] }).map((e) => e.message)).toEqual([]);
+      }
+    }
   });
 
   it('has query, mutation and subscription examples', () => {
