@@ -1,11 +1,8 @@
 /**
- * Callback delivery as the vendor describes it (REFERENCE §1.4): `method` "JSON" posts the JSON
- * body; "POST" posts `application/x-www-form-urlencoded` with the JSON in the form field named by
- * `field` (default `data`). The given `headers` are added; `retry` (default 0) retries temporary
- * and network failures with growing back-off. Every delivery is logged for the control API, and
- * delivery can be switched off (to test pollers).
+ * The emulator's callbacks, delivered as the vendor does (`deliverCallbackPayload`): every attempt
+ * is logged for the control API, and delivery can be switched off (to test pollers).
  */
-import { request } from 'undici';
+import { deliverCallbackPayload } from '../subgraphs/upstream/callback-delivery.ts';
 
 export interface VendorCallback {
   url: string;
@@ -55,30 +52,10 @@ export function isCallback(value: unknown): value is VendorCallback {
 export async function deliverCallback(cb: VendorCallback, payload: unknown): Promise<number | null> {
   if (!state.enabled) return null;
   const method = (cb.method ?? 'JSON').toUpperCase();
-  const json = JSON.stringify(payload);
-  const headers: Record<string, string> = { ...(cb.headers ?? {}) };
-  let body: string;
-  if (method === 'POST') {
-    headers['content-type'] = 'application/x-www-form-urlencoded';
-    body = new URLSearchParams({ [cb.field || 'data']: json }).toString();
-  } else {
-    headers['content-type'] = 'application/json';
-    body = json;
-  }
-  const attempts = 1 + Math.max(0, Math.min(10, cb.retry ?? 0));
-  let last: number | null = null;
-  for (let attempt = 1; attempt <= attempts; attempt++) {
-    const at = new Date().toISOString();
-    try {
-      const res = await request(cb.url, { method: 'POST', headers, body, headersTimeout: 30_000, bodyTimeout: 30_000 });
-      await res.body.dump();
-      last = res.statusCode;
-      state.log.push({ url: cb.url, method, status: res.statusCode, attempt, at });
-      if (res.statusCode < 500 && res.statusCode !== 429) return res.statusCode;
-    } catch (err) {
-      state.log.push({ url: cb.url, method, status: null, attempt, at, error: (err as Error).message });
-    }
-    if (attempt < attempts) await new Promise((r) => setTimeout(r, state.backoffMs * 2 ** (attempt - 1)));
-  }
-  return last;
+  return deliverCallbackPayload(cb, payload, {
+    backoffMs: state.backoffMs,
+    onAttempt: (attempt, status, error) => {
+      state.log.push({ url: cb.url, method, status, attempt, at: new Date().toISOString(), ...(error ? { error } : {}) });
+    },
+  });
 }

@@ -12,7 +12,7 @@
  * `data`) holds the JSON; the record is the body's `data` (a full envelope, `{data}`, or nested).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { request } from 'undici';
+import { deliverCallbackPayload, type DeliveryOptions } from '../upstream/callback-delivery.ts';
 import type { ReplayGuard, Signer } from '../runtime/signing.ts';
 import { sendJson } from './files.ts';
 import { isObj, rawStateOf, timestampsOf, type Obj } from './model.ts';
@@ -77,44 +77,12 @@ export function deliveryNonce(record: Obj): string {
 /** The callback object of a relayed record, in the vendor's stored form. */
 export const vendorCallback = (t: RelayTarget): Obj => ({ url: t.url, method: t.method, field: t.field, headers: { ...t.headers }, retry: t.retry });
 
-export interface RelayOptions {
-  /** First back-off between retries (doubles). @default 500 */
-  backoffMs?: number;
-  /** Per-attempt timeout. @default 30000 (the vendor's) */
-  timeoutMs?: number;
-}
-
 /**
- * Delivers `payload` to the caller's callback as the vendor would: JSON, or a form with the JSON in
- * `field`; the caller's headers added; retries on network errors, 429 and 5xx. Resolves to the final
- * status (null when no answer came). Never throws.
+ * Relays `payload` to the caller's own callback as the vendor would deliver it (JSON or form with
+ * the JSON in `field`, the caller's headers, its retries). Resolves to the final status. Never throws.
  */
-export async function relay(target: RelayTarget, payload: unknown, opts: RelayOptions = {}): Promise<number | null> {
-  const json = JSON.stringify(payload);
-  const headers: Record<string, string> = { ...target.headers, 'user-agent': 'openapi-supergraph-callback-relay' };
-  let body: string;
-  if (target.method === 'POST') {
-    headers['content-type'] = 'application/x-www-form-urlencoded';
-    body = new URLSearchParams({ [target.field]: json }).toString();
-  } else {
-    headers['content-type'] = 'application/json';
-    body = json;
-  }
-  const timeout = opts.timeoutMs ?? 30_000;
-  let last: number | null = null;
-  for (let attempt = 0; attempt <= target.retry; attempt++) {
-    try {
-      const res = await request(target.url, { method: 'POST', headers, body, headersTimeout: timeout, bodyTimeout: timeout });
-      await res.body.dump();
-      last = res.statusCode;
-      if (res.statusCode < 500 && res.statusCode !== 429) return last;
-    } catch {
-      last = null;
-    }
-    if (attempt < target.retry) await new Promise((r) => setTimeout(r, (opts.backoffMs ?? 500) * 2 ** attempt));
-  }
-  return last;
-}
+export const relay = (target: RelayTarget, payload: unknown, opts: DeliveryOptions = {}): Promise<number | null> =>
+  deliverCallbackPayload(target, payload, { headers: { 'user-agent': 'openapi-supergraph-callback-relay' }, ...opts });
 
 /** Why a callback was refused (logged, never told to the sender beyond the status). */
 export type Refusal = 'method' | 'signature' | 'unknown-key' | 'payload' | 'wrong-request' | 'replay';
