@@ -1,9 +1,10 @@
 /**
  * Gateway plugin: adds up the `extensions.cost` of every subgraph call made for an operation and
- * returns the total to the client in `extensions.cost`.
+ * returns the total to the client in `extensions.cost` (zero for operations refused before
+ * execution).
  */
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
-import { mergeSummaries, type CostSummary } from '../subgraphs/upstream/cost.ts';
+import { mergeSummaries, summarize, type CostSummary } from '../subgraphs/upstream/cost.ts';
 
 const isSummary = (v: unknown): v is CostSummary =>
   typeof v === 'object' && v !== null && Array.isArray((v as { calls?: unknown }).calls);
@@ -33,6 +34,11 @@ export function useCostAggregation(): GatewayPlugin {
           setResult({ ...result, extensions: { ...(result.extensions ?? {}), cost: mergeSummaries(parts.get(ctx) ?? []) } });
         },
       };
+    },
+    // Operations refused before execution (parse or validation errors) cost nothing: say so too.
+    onResultProcess({ result, setResult }) {
+      if (Array.isArray(result) || Symbol.asyncIterator in result) return;
+      if (result.extensions?.cost === undefined) setResult({ ...result, extensions: { ...(result.extensions ?? {}), cost: summarize([]) } });
     },
   };
 }

@@ -74,6 +74,12 @@ describe('gateway', () => {
     expect(text).toContain('"companyName":"OPENAPI S.P.A."');
   });
 
+  it('reports zero cost for an operation refused before execution', async () => {
+    const res = await t.gql('{ company(vatCode: "12485671007") { noSuchField } }');
+    expect(res.errors?.[0]?.extensions?.code).toBe('GRAPHQL_VALIDATION_FAILED');
+    expect(res.extensions?.cost).toMatchObject({ upstreamCalls: 0, cacheHits: 0, dedupHits: 0, euro: 0 });
+  });
+
   it('reports zero cost for an operation that needs no upstream data', async () => {
     await t.clearCalls();
     const res = await t.gql('{ company(vatCode: "12485671007") { vatCode } }');
