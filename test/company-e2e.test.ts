@@ -21,7 +21,7 @@ const NOT_REGISTERED = (() => {
 })();
 
 beforeAll(async () => {
-  t = await startTestStack({ OPENAPI_RETRY_BASE_MS: '5', OPENAPI_POLL_MIN_MS: '50', OPENAPI_TIMEOUT_MS: '800' });
+  t = await startTestStack({ OPENAPI_RETRY_BASE_MS: '5', OPENAPI_POLL_MIN_MS: '50', OPENAPI_TIMEOUT_MS: '800', OPENAPI_MAX_EURO_PER_OPERATION: '2' });
 });
 afterAll(async () => {
   await t?.close();
@@ -202,6 +202,19 @@ describe('bad input and upstream failures', () => {
     expect(res.data?.a?.companyName).toBe('OPENAPI S.P.A.');
     expect(res.data?.b).toBeNull();
     expect(res.errors?.map((e) => e.extensions?.code)).toEqual(['UPSTREAM_NOT_FOUND']);
+  });
+});
+
+describe('cost limit', () => {
+  it('refuses the paid calls that would take an operation past its budget, keeping the rest', async () => {
+    const vats = ['03456780158', '03456781057', '03456782055'];
+    const q = `{ ${vats.map((v, i) => `c${i}: company(vatCode: "${v}") { companyName managers { roles { role { code } } } ecofin { turnover } }`).join(' ')} }`;
+    const res = await t.gql<Record<string, { companyName: string } | null>>(q);
+    // three IT-aml purchases at €0.90 against a budget of €2: two are bought, the third is refused
+    expect(res.errors?.map((e) => e.extensions?.code)).toEqual(['COST_LIMIT_EXCEEDED']);
+    expect(Object.values(res.data ?? {}).filter(Boolean)).toHaveLength(2);
+    expect(await t.calls('company')).toHaveLength(2);
+    expect(res.extensions?.cost).toMatchObject({ upstreamCalls: 2, euro: 1.8 });
   });
 });
 

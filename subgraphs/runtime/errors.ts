@@ -4,6 +4,7 @@
  * server turns them into GraphQL errors here, keeping the upstream error number and never the token.
  */
 import { GraphQLError } from 'graphql';
+import { CostLimitError } from '../upstream/cost.ts';
 import { UpstreamError } from '../upstream/errors.ts';
 
 /** Bad input: refused before any upstream call. `field` names the argument or input path. */
@@ -62,5 +63,8 @@ function upstreamMessage(err: UpstreamError): string {
 export function toClientError(err: unknown, path?: ReadonlyArray<string | number>): GraphQLError | undefined {
   const original = err instanceof GraphQLError ? (err.originalError ?? err) : err;
   if (original instanceof UpstreamError) return upstreamToGraphQL(original, path);
+  if (original instanceof CostLimitError) {
+    return new GraphQLError(original.message, { path, extensions: { code: 'COST_LIMIT_EXCEEDED', budget: original.budget, committed: original.committed, price: original.price } });
+  }
   return undefined;
 }

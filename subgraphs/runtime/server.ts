@@ -72,7 +72,7 @@ export function createContext(auth: UpstreamAuth, upstream: UpstreamClient): Sub
   const memo = new Map<string, unknown>();
   return {
     auth,
-    meter: new CostMeter(),
+    meter: new CostMeter(upstream.config.maxEuroPerOperation),
     upstream,
     once<T>(key: string, make: () => T): T {
       if (!memo.has(key)) memo.set(key, make());

@@ -166,6 +166,8 @@ export class UpstreamClient {
 
   /** One attempt: send, read, meter. */
   private async attempt(ctx: CallContext, ep: Endpoint, path: string, qs: string, body: unknown): Promise<Answer> {
+    const price = priceOf(ep.area, ep.method, path);
+    ctx.meter.reserve(price, `${ep.method} ${endpointOf(path)}`);
     const started = Date.now();
     let answer: Answer;
     try {
@@ -181,11 +183,13 @@ export class UpstreamClient {
       };
     } catch (err) {
       const ue = err instanceof UpstreamError ? err : this.transportError(err, ep, path, this.timeoutOf(ep));
+      ctx.meter.release(price);
       ctx.meter.record({ area: ep.area, method: ep.method, path, status: 0, euro: 0, ms: Date.now() - started, source: 'upstream' });
       throw ue;
     }
     const paid = (answer.status >= 200 && answer.status < 300) || answer.status === 302;
-    ctx.meter.record({ area: ep.area, method: ep.method, path, status: answer.status, euro: paid ? priceOf(ep.area, ep.method, path) : 0, ms: Date.now() - started, source: 'upstream' });
+    if (!paid) ctx.meter.release(price);
+    ctx.meter.record({ area: ep.area, method: ep.method, path, status: answer.status, euro: paid ? price : 0, ms: Date.now() - started, source: 'upstream' });
     return answer;
   }
 

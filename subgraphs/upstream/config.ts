@@ -36,6 +36,11 @@ export interface UpstreamConfig {
   pollMaxMs: number;
   /** Entries the in-memory cache keeps before evicting the oldest. @default 10000 */
   cacheMaxEntries: number;
+  /**
+   * Euro one GraphQL operation may spend upstream (per subgraph); a paid call past it is refused
+   * with `COST_LIMIT_EXCEEDED`. `OPENAPI_MAX_EURO_PER_OPERATION`; 0 means no limit. @default 50
+   */
+  maxEuroPerOperation: number | null;
 }
 
 export function parseEnv(value: string | undefined): OpenapiEnv {
@@ -85,5 +90,6 @@ export function loadUpstreamConfig(env: NodeJS.ProcessEnv = process.env, emulato
     pollMinMs: int(env.OPENAPI_POLL_MIN_MS, 200),
     pollMaxMs: int(env.OPENAPI_POLL_MAX_MS, 5_000),
     cacheMaxEntries: int(env.OPENAPI_CACHE_MAX_ENTRIES, 10_000),
+    maxEuroPerOperation: int(env.OPENAPI_MAX_EURO_PER_OPERATION, 50) || null,
   };
 }

@@ -31,11 +31,40 @@ export interface CostSummary {
   calls: CostCall[];
 }
 
+/** A paid call refused because it would take the operation past its euro budget. */
+export class CostLimitError extends Error {
+  override readonly name = 'CostLimitError';
+  constructor(
+    readonly budget: number,
+    readonly committed: number,
+    readonly price: number,
+    readonly endpoint: string,
+  ) {
+    super(`this operation would spend more than its budget of €${budget} (€${round4(committed)} committed, ${endpoint} costs €${price})`);
+  }
+}
+
 export class CostMeter {
   readonly calls: CostCall[] = [];
+  private committed = 0;
+
+  /** @param budget euro this operation may spend upstream; null for no limit. */
+  constructor(readonly budget: number | null = null) {}
 
   record(call: CostCall): void {
     this.calls.push(call);
+  }
+
+  /** Commits `price` before a call is sent; throws `CostLimitError` when it would pass the budget. */
+  reserve(price: number, endpoint: string): void {
+    if (price <= 0) return;
+    if (this.budget !== null && this.committed + price > this.budget + 1e-9) throw new CostLimitError(this.budget, this.committed, price, endpoint);
+    this.committed += price;
+  }
+
+  /** Gives back a reservation whose call was not charged (an error answer, no answer). */
+  release(price: number): void {
+    if (price > 0) this.committed = Math.max(0, this.committed - price);
   }
 
   summary(): CostSummary {
