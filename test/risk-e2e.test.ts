@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, type Client, type FormattedExecutionResult } from 'graphql-ws';
 import WebSocket from 'ws';
 import { request } from 'undici';
-import { makeFiscalCode } from '../subgraphs/upstream/checksums.ts';
+import { bureauInput, CF, CF2 } from './support/risk.ts';
 import { Signer } from '../subgraphs/runtime/signing.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
 
@@ -26,9 +26,6 @@ type Result = FormattedExecutionResult<Obj, unknown>;
 
 const SAFETY_MS = 20_000;
 const TENANT_B = 'risk-e2e-tenant-b-token';
-const CF = makeFiscalCode({ surname: 'Rossi', name: 'Mario', birthDate: '1990-04-28', gender: 'M', cadastralCode: 'L117' });
-const CF2 = makeFiscalCode({ surname: 'Bianchi', name: 'Anna', birthDate: '1985-11-02', gender: 'F', cadastralCode: 'H501' });
-const PDF = Buffer.from('%PDF-1.4\n1 0 obj\n<< /Type /Catalog >>\nendobj\ntrailer\n<< /Root 1 0 R >>\n%%EOF\n').toString('base64');
 
 let t: TestStack;
 const clients: Client[] = [];
@@ -178,22 +175,6 @@ async function download(url: string): Promise<{ status: number; bytes: Buffer; t
   const res = await request(url);
   const bytes = Buffer.from(await res.body.arrayBuffer());
   return { status: res.statusCode, bytes, type: String(res.headers['content-type'] ?? '') };
-}
-
-function bureauInput(): Obj {
-  const year = new Date().getUTCFullYear();
-  return {
-    firstName: 'Mario',
-    lastName: 'Rossi',
-    email: 'm.rossi@example.com',
-    birthDate: '1990-04-28',
-    gender: 'MALE',
-    taxCode: CF,
-    birthPlace: { city: 'Terni', province: 'TR', country: 'Italia' },
-    residence: { address: 'Via Rossini', streetNumber: '2', city: 'Terni', postalCode: '05100', province: 'TR', country: 'Italia' },
-    document: { type: 'IDENTITY_CARD', number: 'CA00000AA', releaseDate: '2020-12-01', expirationDate: `${year + 5}-12-01`, releasePlace: { city: 'Terni', province: 'TR' }, authority: 'Comune', file: PDF },
-    healthInsuranceCardFile: PDF,
-  };
 }
 
 const ORDER_BUREAU = `mutation($input: PersonBureauInput!) { orderPersonBureauReport(input: $input) { ${STATUS} delegationForm { url expiresAt fileName contentType } } }`;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { GraphQLError } from 'graphql';
-import { makeFiscalCode, makeItalianVat } from '../subgraphs/upstream/checksums.ts';
+import { makeItalianVat } from '../subgraphs/upstream/checksums.ts';
 import {
   anyFiscalCode,
   base64Pdf,
@@ -20,10 +20,9 @@ import { deliveryNonce, recordOfPayload } from '../subgraphs/risk/callbacks.ts';
 import { MemoryRequestStore } from '../subgraphs/risk/store.ts';
 import { RiskPoller } from '../subgraphs/risk/poller.ts';
 import type { PersonBureauInput } from '../subgraphs/risk/__generated__/resolvers-types.ts';
+import { bureauInput, CF, PDF } from './support/risk.ts';
 
-const CF = makeFiscalCode({ surname: 'Rossi', name: 'Mario', birthDate: '1990-04-28', gender: 'M', cadastralCode: 'L117' });
 const VAT = '12485671007';
-const PDF = Buffer.from('%PDF-1.4\n1 0 obj\n<<>>\nendobj\ntrailer\n<<>>\n%%EOF\n').toString('base64');
 
 /** The code and field of the BAD_USER_INPUT error `fn` throws. */
 function badInput(fn: () => unknown): { code: unknown; field: unknown; message: string } {
@@ -37,30 +36,6 @@ function badInput(fn: () => unknown): { code: unknown; field: unknown; message: 
 }
 
 const future = (years: number): string => `${new Date().getUTCFullYear() + years}-01-31`;
-
-function bureauInput(over: Partial<PersonBureauInput> = {}): PersonBureauInput {
-  return {
-    firstName: 'Mario',
-    lastName: 'Rossi',
-    email: 'm.rossi@example.com',
-    birthDate: '1990-04-28',
-    gender: 'MALE',
-    taxCode: CF,
-    birthPlace: { city: 'Terni', province: 'TR', country: 'Italia' },
-    residence: { address: 'Via Rossini', streetNumber: '2', city: 'Terni', postalCode: '05100', province: 'TR', country: 'Italia' },
-    document: {
-      type: 'IDENTITY_CARD',
-      number: 'CA12345AB',
-      releaseDate: '2020-01-31',
-      expirationDate: future(5),
-      releasePlace: { city: 'Terni', province: 'TR' },
-      authority: 'Comune',
-      file: PDF,
-    },
-    healthInsuranceCardFile: PDF,
-    ...over,
-  };
-}
 
 describe('identifier validation', () => {
   it('accepts valid fiscal codes and VAT numbers, normalised', () => {
