@@ -38,14 +38,16 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   try {
     if (emulator) closers.push(() => emulator.close());
     const config = loadUpstreamConfig(env, emulator?.url);
-    // With the emulator and no token configured, use the emulator's built-in account so that
-    // `npm start` works with no account at all.
-    if (!config.serviceToken && emulator) config.serviceToken = DEFAULT_TOKEN;
     const upstream = new UpstreamClient(config);
     closers.push(() => upstream.close());
     let publicUrl = env.PUBLIC_URL?.replace(/\/+$/, '') ?? '';
     const list = createSubgraphs(env);
-    const subgraphs = await startSubgraphServer({ subgraphs: list, upstream, serviceToken: config.serviceToken, host: '127.0.0.1', publicUrl: () => publicUrl });
+    const subgraphs = await startSubgraphServer({ subgraphs: list,
+      upstream,
+      // With the embedded emulator, callers without a token use its built-in account, so that
+      // `npm start` works with no account at all.
+      auth: { serviceToken: config.serviceToken, fallbackToken: emulator ? DEFAULT_TOKEN : null },
+      host: '127.0.0.1', publicUrl: () => publicUrl });
     closers.push(() => subgraphs.close());
     const areaBases = Object.fromEntries(list.map((s) => [s.name, subgraphs.url]));
     const gateway = await startGateway({

@@ -35,7 +35,6 @@ export interface Subgraph {
 /** What a subgraph's `start` receives. */
 export interface SubgraphDeps {
   upstream: UpstreamClient;
-  serviceToken: string | null;
   /** The gateway's public URL (for callback and download URLs), known once the gateway listens. */
   publicUrl: () => string;
 }
@@ -43,8 +42,8 @@ export interface SubgraphDeps {
 export interface SubgraphServerOptions {
   subgraphs: Subgraph[];
   upstream: UpstreamClient;
-  /** Used when the caller sends no `Authorization: Bearer`. */
-  serviceToken: string | null;
+  /** How the upstream token of a request is chosen. */
+  auth: AuthPolicy;
   /** @see SubgraphDeps.publicUrl */
   publicUrl: () => string;
   port?: number;
@@ -61,10 +60,20 @@ export interface RunningSubgraphs {
 
 const BEARER = /^\s*Bearer\s+(\S+)\s*$/i;
 
-/** The caller's bearer token wins (pass-through); otherwise the service token; otherwise none. */
-export function resolveAuth(authorization: string | null | undefined, serviceToken: string | null): UpstreamAuth {
+/**
+ * Which token pays upstream. With a service token (`OPENAPI_TOKEN`) every call uses it, whatever
+ * the caller sends (its `Authorization` may be meant for the gateway). Without one, the caller's
+ * `Authorization: Bearer` is passed through; a caller that sends none gets `fallbackToken` (the
+ * embedded emulator's account), or no token and so `UNAUTHENTICATED`.
+ */
+export interface AuthPolicy {
+  serviceToken: string | null;
+  fallbackToken?: string | null;
+}
+
+export function resolveAuth(authorization: string | null | undefined, policy: AuthPolicy): UpstreamAuth {
   const m = authorization ? BEARER.exec(authorization) : null;
-  const token = m?.[1] ?? serviceToken ?? '';
+  const token = policy.serviceToken ?? m?.[1] ?? policy.fallbackToken ?? '';
   return { token, tenant: token ? tenantOf(token) : 'anonymous' };
 }
 
@@ -123,7 +132,7 @@ function authorizationOf(params: ConnectionParams | undefined, req: IncomingMess
 }
 
 export async function startSubgraphServer(opts: SubgraphServerOptions): Promise<RunningSubgraphs> {
-  const { upstream, serviceToken } = opts;
+  const { upstream, auth } = opts;
   const schemas = new Map<string, GraphQLSchema>();
   const yogas = new Map<string, ReturnType<typeof createYoga<Record<string, unknown>, SubgraphContext>>>();
   const sockets = new Map<string, WebSocketServer>();
@@ -141,7 +150,7 @@ export async function startSubgraphServer(opts: SubgraphServerOptions): Promise<
         landingPage: false,
         logging: false,
         maskedErrors: { maskError },
-        context: ({ request }) => createContext(resolveAuth(request.headers.get('authorization'), serviceToken), upstream),
+        context: ({ request }) => createContext(resolveAuth(request.headers.get('authorization'), auth), upstream),
         plugins: [useCostExtension()],
       }),
     );
@@ -150,7 +159,7 @@ export async function startSubgraphServer(opts: SubgraphServerOptions): Promise<
     const ws = useServer<ConnectionParams>(
       {
         schema,
-        context: (ctx) => createContext(resolveAuth(authorizationOf(ctx.connectionParams, ctx.extra.request), serviceToken), upstream),
+        context: (ctx) => createContext(resolveAuth(authorizationOf(ctx.connectionParams, ctx.extra.request), auth), upstream),
         onError: (_ctx, _id, _payload, errors) => {
           for (const e of errors) console.error('[subgraph ws]', e.message);
         },
@@ -199,7 +208,7 @@ export async function startSubgraphServer(opts: SubgraphServerOptions): Promise<
   const url = `http://${opts.host ?? '127.0.0.1'}:${port}`;
 
   for (const sg of opts.subgraphs) {
-    const stop = await sg.start?.({ upstream, serviceToken, publicUrl: opts.publicUrl });
+    const stop = await sg.start?.({ upstream, publicUrl: opts.publicUrl });
     if (stop) disposers.push(stop);
   }
 
