@@ -8,8 +8,9 @@
  * callback to the gateway at once (`/callbacks/risk/…` → risk subgraph → status store → event bus),
  * and the bus fans the change out through the subgraph's graphql-ws to the gateway and on to every
  * client. Each subscriber's arrival of the COMPLETE state is timed from the moment `advance` is
- * called, and the last arrival also from the callback's send time in the emulator's delivery log
- * (millisecond resolution).
+ * called, and from the moment the callback reached the gateway: the stack runs in this process, so
+ * the gateway's HTTP server reports the callback request (`http.server.request.start` on
+ * `node:diagnostics_channel`, headers parsed) and its answer (`http.server.response.finish`).
  *
  * Each subscriber is a user app of its own: one graphql-ws connection (WebSocket) per subscriber.
  * The clients live in a worker thread with their own event loop, so their decoding does not compete
@@ -20,6 +21,8 @@
  * (rounds per N; default 20 up to 10 subscribers, 10 up to 100, 6 above), `BENCH_UPSTREAM_LATENCY_MS`.
  * The first round of every N is a warm-up and is not counted.
  */
+import dc from 'node:diagnostics_channel';
+import type { IncomingMessage } from 'node:http';
 import { Worker, isMainThread, parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { createClient, type Client, type FormattedExecutionResult } from 'graphql-ws';
 import WebSocket from 'ws';
@@ -37,8 +40,8 @@ const ORDER = `mutation($input: PersonSubjectInput!) { orderPatrimonialReport(le
 /**
  * Wall-clock milliseconds with sub-millisecond resolution. `performance.timeOrigin` is off by up to
  * a couple of milliseconds and differs between threads, so each thread pins the monotonic clock to
- * `Date.now()` at the instant it ticks (`calibrate`, before every round): times taken in the worker,
- * on the main thread and in the emulator's log are then comparable within a fraction of a millisecond.
+ * `Date.now()` at the instant it ticks (`calibrate`, before every round): times taken in the worker
+ * and on the main thread are then comparable within a fraction of a millisecond.
  */
 let clockOffset = Date.now() - performance.now();
 const now = (): number => performance.now() + clockOffset;
@@ -326,12 +329,14 @@ interface Row {
   subscribeP50: number;
   eachP50: number;
   eachP99: number;
-  firstP50: number;
+  cbEachP50: number;
+  cbEachP99: number;
   lastP50: number;
   lastP99: number;
   cbLastP50: number;
   cbLastP99: number;
-  advanceP50: number;
+  cbInP50: number;
+  cbAnsweredP50: number;
   calls: number;
   euro: number;
   emulatorCalls: number;
@@ -390,6 +395,24 @@ export async function runSubscriptionBench(): Promise<void> {
     return { id: body.data.orderPatrimonialReport.id, cost: body.extensions?.cost ?? { upstreamCalls: Number.NaN, euro: Number.NaN } };
   };
 
+  // The callback's arrival at the gateway and the gateway's answer to it (its `/callbacks/` route
+  // proxies to the risk subgraph, which verifies, stores and publishes before answering 200).
+  const ingress: Array<{ arrived: number; answered: number }> = [];
+  const open = new WeakMap<IncomingMessage, { arrived: number; answered: number }>();
+  const onStart = (message: unknown): void => {
+    const req = (message as { request: IncomingMessage }).request;
+    if (!req.url?.startsWith('/callbacks/risk/')) return;
+    const entry = { arrived: now(), answered: Number.NaN };
+    open.set(req, entry);
+    ingress.push(entry);
+  };
+  const onFinish = (message: unknown): void => {
+    const entry = open.get((message as { request: IncomingMessage }).request);
+    if (entry) entry.answered = now();
+  };
+  dc.subscribe('http.server.request.start', onStart);
+  dc.subscribe('http.server.response.finish', onFinish);
+
   const rows: Row[] = [];
   let pool: SubscriberPool | null = null;
   try {
@@ -399,11 +422,12 @@ export async function runSubscriptionBench(): Promise<void> {
       const rounds = roundsFor(n);
       pool = inProcess ? new LocalPool(stack.gateway.wsUrl, DEFAULT_TOKEN) : new WorkerPool(stack.gateway.wsUrl, DEFAULT_TOKEN);
       await pool.open(n);
-      const acc = { subscribe: [] as number[], each: [] as number[], first: [] as number[], last: [] as number[], cbLast: [] as number[], advance: [] as number[], calls: 0, euro: 0, emulatorCalls: 0, lost: 0, problems: new Set<string>() };
+      const acc = { subscribe: [] as number[], each: [] as number[], last: [] as number[], cbEach: [] as number[], cbLast: [] as number[], cbIn: [] as number[], cbAnswered: [] as number[], calls: 0, euro: 0, emulatorCalls: 0, lost: 0, problems: new Set<string>() };
       for (let round = 0; round <= rounds; round++) {
         const counted = round > 0; // round 0 warms up
         await emu('DELETE', 'calls');
         await emu('DELETE', 'callbacks');
+        ingress.length = 0;
         calibrate();
         const { id, cost } = await order();
 
@@ -413,15 +437,15 @@ export async function runSubscriptionBench(): Promise<void> {
 
         const t0 = now();
         const adv = (await emu('POST', 'risk/advance', { id })) as { advanced?: string[] };
-        const advanced = now() - t0;
         if (!adv.advanced?.includes(id)) acc.problems.add(`advance did not complete ${id}`);
         const result = await pool.collect(SAFETY_MS);
 
         const log = (await emu('GET', 'callbacks')) as Array<{ status: number | null; at: string }>;
         const calls = (await emu('GET', 'calls?area=risk')) as Array<{ price: number }>;
         if (log.length !== 1 || log[0]!.status !== 200) acc.problems.add(`callback log: ${JSON.stringify(log.map((l) => l.status))}`);
-        // The log's time is the millisecond the POST started (floored): take the middle of it.
-        const cbAt = log[0] ? Date.parse(log[0].at) + 0.5 : Number.NaN;
+        if (ingress.length !== 1) acc.problems.add(`${ingress.length} callback requests at the gateway in a round`);
+        const cbAt = ingress[0]?.arrived ?? Number.NaN;
+        const cbAnswered = ingress[0]?.answered ?? Number.NaN;
         const got = result.delivered.filter((t) => !Number.isNaN(t));
         const lost = n - got.length;
         if (result.errors.length > 0) acc.problems.add(`errors: ${result.errors.slice(0, 2).join(' | ')}`);
@@ -430,12 +454,13 @@ export async function runSubscriptionBench(): Promise<void> {
         if (!counted) continue;
 
         acc.subscribe.push(subscribed);
-        acc.advance.push(advanced);
         acc.each.push(...got.map((t) => t - t0));
-        if (got.length > 0) {
-          acc.first.push(Math.min(...got) - t0);
-          acc.last.push(Math.max(...got) - t0);
-          if (!Number.isNaN(cbAt)) acc.cbLast.push(Math.max(...got) - cbAt);
+        if (got.length > 0) acc.last.push(Math.max(...got) - t0);
+        if (!Number.isNaN(cbAt)) {
+          acc.cbIn.push(cbAt - t0);
+          acc.cbAnswered.push(cbAnswered - cbAt);
+          acc.cbEach.push(...got.map((t) => t - cbAt));
+          if (got.length > 0) acc.cbLast.push(Math.max(...got) - cbAt);
         }
         acc.lost += lost;
         acc.calls += cost.upstreamCalls;
@@ -450,12 +475,14 @@ export async function runSubscriptionBench(): Promise<void> {
         subscribeP50: pct(acc.subscribe, 50),
         eachP50: pct(acc.each, 50),
         eachP99: pct(acc.each, 99),
-        firstP50: pct(acc.first, 50),
+        cbEachP50: pct(acc.cbEach, 50),
+        cbEachP99: pct(acc.cbEach, 99),
         lastP50: pct(acc.last, 50),
         lastP99: pct(acc.last, 99),
         cbLastP50: pct(acc.cbLast, 50),
         cbLastP99: pct(acc.cbLast, 99),
-        advanceP50: pct(acc.advance, 50),
+        cbInP50: pct(acc.cbIn, 50),
+        cbAnsweredP50: pct(acc.cbAnswered, 50),
         calls: acc.calls / rounds,
         euro: acc.euro / rounds,
         emulatorCalls: acc.emulatorCalls / rounds,
@@ -464,6 +491,8 @@ export async function runSubscriptionBench(): Promise<void> {
       });
     }
   } finally {
+    dc.unsubscribe('http.server.request.start', onStart);
+    dc.unsubscribe('http.server.response.finish', onFinish);
     await pool?.close().catch(() => undefined);
     await stack.close();
   }
@@ -471,14 +500,16 @@ export async function runSubscriptionBench(): Promise<void> {
   console.log(
     `\nSubscription fan-out: one request, N graphql-ws subscribers (one connection each, ${inProcess ? 'on the main thread with the stack' : 'in a worker thread'}), ` +
       `completed by the emulator's \`advance\`, which POSTs the upstream callback to the gateway at once. ` +
-      `Times from the \`advance\` call; "callback sent" from the emulator's delivery-log timestamp (1 ms resolution). ` +
+      `"callback in": the callback request reached the gateway's HTTP server; "answered": the gateway's 200 to it. ` +
       `Upstream latency ${latencyMs} ms per call; first round of each N not counted.\n`,
   );
-  console.log('| subscribers | rounds | subscribe all (initial state) p50 | advance → each delivery p50 | p99 | advance → first p50 | advance → last p50 | p99 | callback sent → last p50 | p99 | advance answered p50 | upstream calls/round | euro/round | emulator calls/round | lost |');
-  console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
+  console.log(
+    '| subscribers | rounds | subscribe all (initial state) p50 | advance → each delivery p50 | p99 | advance → last delivery p50 | p99 | advance → callback in p50 | callback in → each delivery p50 | p99 | callback in → last delivery p50 | p99 | callback answered p50 | upstream calls/round | euro/round | emulator calls/round | lost |',
+  );
+  console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
   for (const r of rows) {
     console.log(
-      `| ${r.subscribers} | ${r.rounds} | ${ms(r.subscribeP50)} | ${ms(r.eachP50)} | ${ms(r.eachP99)} | ${ms(r.firstP50)} | ${ms(r.lastP50)} | ${ms(r.lastP99)} | ${ms(r.cbLastP50)} | ${ms(r.cbLastP99)} | ${ms(r.advanceP50)} | ${r.calls.toFixed(2)} | ${r.euro.toFixed(4)} | ${r.emulatorCalls.toFixed(2)} | ${r.lost} |`,
+      `| ${r.subscribers} | ${r.rounds} | ${ms(r.subscribeP50)} | ${ms(r.eachP50)} | ${ms(r.eachP99)} | ${ms(r.lastP50)} | ${ms(r.lastP99)} | ${ms(r.cbInP50)} | ${ms(r.cbEachP50)} | ${ms(r.cbEachP99)} | ${ms(r.cbLastP50)} | ${ms(r.cbLastP99)} | ${ms(r.cbAnsweredP50)} | ${r.calls.toFixed(2)} | ${r.euro.toFixed(4)} | ${r.emulatorCalls.toFixed(2)} | ${r.lost} |`,
     );
   }
   const problems = rows.flatMap((r) => r.problems.map((p) => `- ${r.subscribers} subscribers: ${p}`));
