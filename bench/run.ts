@@ -12,6 +12,7 @@ import { isRegistered } from '../emulator/company/index.ts';
 import { makeItalianVat } from '../subgraphs/upstream/checksums.ts';
 import { priceOf } from '../subgraphs/upstream/prices.ts';
 import { startStack } from '../stack.ts';
+import { runSubscriptionBench } from './subscriptions.ts';
 
 const LATENCY_MS = Number(process.env.BENCH_UPSTREAM_LATENCY_MS ?? 40);
 const N = Number(process.env.BENCH_OPERATIONS ?? 40);
@@ -167,6 +168,8 @@ async function main(): Promise<void> {
   console.log('| scenario | mode | upstream calls/op | euro/op | p50 | p99 | ops/s |');
   console.log('|---|---|---|---|---|---|---|');
   for (const r of rows) console.log(`| ${r.scenario} | ${r.mode} | ${r.calls.toFixed(2)} | ${r.euro.toFixed(4)} | ${ms(r.p50)} | ${ms(r.p99)} | ${r.rps.toFixed(0)} |`);
+
+  await runSubscriptionBench();
 }
 
 await main();

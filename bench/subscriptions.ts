@@ -12,13 +12,15 @@
  * the gateway's HTTP server reports the callback request (`http.server.request.start` on
  * `node:diagnostics_channel`, headers parsed) and its answer (`http.server.response.finish`).
  *
- * Each subscriber is a user app of its own: one graphql-ws connection (WebSocket) per subscriber.
+ * Each subscriber is a user app of its own: one graphql-ws connection (WebSocket) per subscriber,
+ * all with the same token (one tenant; the gateway then carries the N subscriptions to the risk
+ * subgraph over one shared graphql-ws connection, one upstream subscription each).
  * The clients live in a worker thread with their own event loop, so their decoding does not compete
  * with the stack (emulator, subgraphs and gateway share the main thread);
  * `BENCH_SUBSCRIBERS_IN_PROCESS=1` runs them on the main thread instead.
  *
  * Environment: `BENCH_SUBSCRIBERS` (comma list, default 1,10,100,500), `BENCH_SUBSCRIPTION_ROUNDS`
- * (rounds per N; default 20 up to 10 subscribers, 10 up to 100, 6 above), `BENCH_UPSTREAM_LATENCY_MS`.
+ * (rounds per N; default 50 up to 10 subscribers, 20 up to 100, 10 above), `BENCH_UPSTREAM_LATENCY_MS`.
  * The first round of every N is a warm-up and is not counted.
  */
 import dc from 'node:diagnostics_channel';
@@ -109,7 +111,7 @@ function whenConnected(client: Client): Promise<void> {
 
 class LocalPool implements SubscriberPool {
   private clients: Client[] = [];
-  private round: { result: RoundResult; unsubscribe: Array<() => void> } | null = null;
+  private round: { result: RoundResult; unsubscribe: Array<() => void>; initialCount: number; settled: number } | null = null;
   private waiters: Array<{ ready: () => boolean; resolve: () => void }> = [];
 
   constructor(
@@ -139,7 +141,8 @@ class LocalPool implements SubscriberPool {
     calibrate();
     const n = this.clients.length;
     const result: RoundResult = { initial: new Array<number>(n).fill(Number.NaN), delivered: new Array<number>(n).fill(Number.NaN), ended: 0, unexpected: 0, errors: [] };
-    const round = { result, unsubscribe: [] as Array<() => void> };
+    // Counters, so that the check after every event stays O(1) (timestamps come first anyway).
+    const round = { result, unsubscribe: [] as Array<() => void>, initialCount: 0, settled: 0 };
     this.round = round;
     this.clients.forEach((client, i) => {
       round.unsubscribe.push(
@@ -151,23 +154,27 @@ class LocalPool implements SubscriberPool {
               const ev = r.data?.riskRequestUpdated;
               if (r.errors?.length || !ev) result.errors.push(errorText(r.errors ?? 'event without data'));
               else if (ev.done) result.delivered[i] = t;
-              else if (Number.isNaN(result.initial[i]!) && ev.state === 'PROCESSING') result.initial[i] = t;
-              else result.unexpected++;
+              else if (Number.isNaN(result.initial[i]!) && ev.state === 'PROCESSING') {
+                result.initial[i] = t;
+                round.initialCount++;
+              } else result.unexpected++;
               this.wake();
             },
             error: (err: unknown) => {
               result.errors.push(errorText(err));
+              round.settled++;
               this.wake();
             },
             complete: () => {
               result.ended++;
+              round.settled++;
               this.wake();
             },
           },
         ),
       );
     });
-    const ok = await this.waitFor(() => result.errors.length > 0 || result.initial.every((t) => !Number.isNaN(t)), SAFETY_MS);
+    const ok = await this.waitFor(() => result.errors.length > 0 || round.initialCount === n, SAFETY_MS);
     if (!ok || result.errors.length > 0) {
       const missing = result.initial.filter((t) => Number.isNaN(t)).length;
       this.endRound();
@@ -178,11 +185,11 @@ class LocalPool implements SubscriberPool {
   async collect(timeoutMs: number): Promise<RoundResult> {
     const round = this.round;
     if (!round) throw new Error('no round running');
-    const { result } = round;
-    const n = this.clients.length;
-    await this.waitFor(() => result.ended + result.errors.length >= n && result.delivered.every((t) => !Number.isNaN(t)), timeoutMs);
+    // Every stream ends, by `complete` after the final state or by an error; a subscriber whose
+    // stream ended without the final state, or that has neither by the time limit, lost it.
+    await this.waitFor(() => round.settled >= this.clients.length, timeoutMs);
     this.endRound();
-    return result;
+    return round.result;
   }
 
   async close(): Promise<void> {
@@ -266,6 +273,7 @@ function serveInWorker(port: MessagePort, init: WorkerInit): void {
 class WorkerPool implements SubscriberPool {
   private readonly worker: Worker;
   private seq = 0;
+  private dead: Error | null = null;
   private readonly pending = new Map<number, { resolve: (v: RoundResult | null) => void; reject: (e: Error) => void }>();
 
   constructor(url: string, token: string) {
@@ -285,6 +293,7 @@ class WorkerPool implements SubscriberPool {
       else p.reject(new Error(a.error));
     });
     const failAll = (err: Error): void => {
+      this.dead ??= err;
       for (const p of this.pending.values()) p.reject(err);
       this.pending.clear();
     };
@@ -295,6 +304,7 @@ class WorkerPool implements SubscriberPool {
   private call(msg: DistributiveOmit<Call, 'seq'>): Promise<RoundResult | null> {
     const seq = ++this.seq;
     return new Promise<RoundResult | null>((resolve, reject) => {
+      if (this.dead) return reject(this.dead);
       this.pending.set(seq, { resolve, reject });
       this.worker.postMessage({ ...msg, seq });
     });
@@ -355,7 +365,7 @@ const subscriberCounts = (): number[] => {
 const roundsFor = (n: number): number => {
   const override = Number(process.env.BENCH_SUBSCRIPTION_ROUNDS);
   if (Number.isInteger(override) && override > 0) return override;
-  return n <= 10 ? 20 : n <= 100 ? 10 : 6;
+  return n <= 10 ? 50 : n <= 100 ? 20 : 10;
 };
 
 interface Cost {
@@ -501,7 +511,8 @@ export async function runSubscriptionBench(): Promise<void> {
     `\nSubscription fan-out: one request, N graphql-ws subscribers (one connection each, ${inProcess ? 'on the main thread with the stack' : 'in a worker thread'}), ` +
       `completed by the emulator's \`advance\`, which POSTs the upstream callback to the gateway at once. ` +
       `"callback in": the callback request reached the gateway's HTTP server; "answered": the gateway's 200 to it. ` +
-      `Upstream latency ${latencyMs} ms per call; first round of each N not counted.\n`,
+      `Upstream calls and euro per round from the order's \`extensions.cost\`; "emulator calls" = what the emulator's risk area received in the round. ` +
+      `Upstream latency ${latencyMs} ms per call; first round of each N not counted; the "last delivery" p99 is over rounds (few: close to the maximum).\n`,
   );
   console.log(
     '| subscribers | rounds | subscribe all (initial state) p50 | advance → each delivery p50 | p99 | advance → last delivery p50 | p99 | advance → callback in p50 | callback in → each delivery p50 | p99 | callback in → last delivery p50 | p99 | callback answered p50 | upstream calls/round | euro/round | emulator calls/round | lost |',
