@@ -7,33 +7,14 @@
 import { createServer, type IncomingMessage, type ServerResponse, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readFileSync } from 'node:fs';
-import { createGatewayRuntime, getGraphQLWSOptions, type GatewayPlugin, type GatewayRuntime } from '@graphql-hive/gateway-runtime';
-import { GraphQLError } from 'graphql';
+import { createGatewayRuntime, getGraphQLWSOptions, type GatewayRuntime } from '@graphql-hive/gateway-runtime';
 import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import { WebSocketServer } from 'ws';
 import { useServer, type Extra } from 'graphql-ws/use/ws';
 import { SUPERGRAPH_FILE } from './compose.ts';
 import { useCostAggregation } from './cost.ts';
+import { useInputErrorCodes } from './input-errors.ts';
 import { EXAMPLES } from './examples.ts';
-
-/**
- * Variables that do not fit their declared types (e.g. a required input field left out) are refused
- * before any subgraph is called; give those errors the stable `BAD_USER_INPUT` code.
- */
-function useBadVariablesCode(): GatewayPlugin {
-  return {
-    onExecute: () => ({
-      onExecuteDone({ result, setResult }) {
-        if (Symbol.asyncIterator in result || result.data !== undefined || !result.errors?.length) return;
-        if (!result.errors.every((e) => e.message.startsWith('Variable "$') && !e.extensions?.code)) return;
-        setResult({
-          ...result,
-          errors: result.errors.map((e) => new GraphQLError(e.message, { nodes: e.nodes, source: e.source, positions: e.positions, originalError: e.originalError, extensions: { ...e.extensions, code: 'BAD_USER_INPUT' } })),
-        });
-      },
-    }),
-  };
-}
 
 /** An extra HTTP route of the gateway; answers true when it handled the request. */
 export type GatewayRoute = (req: IncomingMessage, res: ServerResponse, path: string) => Promise<boolean>;
@@ -102,7 +83,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     propagateHeaders: {
       fromClientToSubgraphs: ({ request }) => ({ authorization: request.headers.get('authorization') }),
     },
-    plugins: () => [useCostAggregation(), useBadVariablesCode()],
+    plugins: () => [useCostAggregation(), useInputErrorCodes()],
   });
 
   // The runtime loads the supergraph lazily; graphql-ws subscriptions need it loaded first.

@@ -74,6 +74,26 @@ describe('gateway', () => {
     expect(text).toContain('"companyName":"OPENAPI S.P.A."');
   });
 
+  it.each([
+    ['a missing required argument', '{ company { companyName } }'],
+    ['an argument of the wrong type', '{ company(vatCode: 12485671007) { companyName } }'],
+    ['an unknown enum value', '{ foreignCompany(country: "FR", id: "x", level: PLATINUM) { companyName } }'],
+    ['a missing input field', '{ searchCompanies(filter: { noSuchFilter: 1 }) { total } }'],
+  ])('gives BAD_USER_INPUT for %s written in the document, with no upstream call', async (_what, query) => {
+    await t.clearCalls();
+    const res = await t.gql(query);
+    expect(res.errors?.map((e) => e.extensions?.code)).toEqual(res.errors?.map(() => 'BAD_USER_INPUT'));
+    expect(res.errors?.length).toBeGreaterThan(0);
+    expect(await t.calls()).toEqual([]);
+  });
+
+  it('gives BAD_USER_INPUT for variables of the wrong type', async () => {
+    const res = await t.gql('query($v: String!) { company(vatCode: $v) { companyName } }', { v: 42 });
+    expect(res.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    const missing = await t.gql('query($v: String!) { company(vatCode: $v) { companyName } }', {});
+    expect(missing.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+  });
+
   it('reports zero cost for an operation refused before execution', async () => {
     const res = await t.gql('{ company(vatCode: "12485671007") { noSuchField } }');
     expect(res.errors?.[0]?.extensions?.code).toBe('GRAPHQL_VALIDATION_FAILED');
