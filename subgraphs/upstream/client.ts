@@ -72,7 +72,7 @@ export class UpstreamClient {
     this.requireToken(ctx, ep, path);
     if (ep.method !== 'GET') return (await this.fetchDecoded(ctx, ep, path, qs, opts.body)) as T;
 
-    const key = `${ctx.auth.tenant}|${ep.area}|${ep.decode ?? 'envelope'}|${path}${qs}`;
+    const key = this.cacheKey(ctx, ep, path, qs);
     const ttl = ep.ttl ?? 0;
     if (ttl > 0) {
       const hit = await this.cache.get(key);
@@ -88,6 +88,19 @@ export class UpstreamClient {
     });
     if (joined) ctx.meter.record({ area: ep.area, method: ep.method, path, status: 200, euro: 0, ms: 0, source: 'dedup' });
     return (await promise) as T;
+  }
+
+  /**
+   * Whether a call would be answered by the cache right now (same tenant, endpoint, path and
+   * query), without calling or metering anything: loaders use it to prefer data already paid for.
+   */
+  async isCached(ctx: CallContext, ep: Endpoint, opts: CallOptions = {}): Promise<boolean> {
+    if (ep.method !== 'GET' || (ep.ttl ?? 0) <= 0) return false;
+    return (await this.cache.get(this.cacheKey(ctx, ep, fillPath(ep.path, opts.params), queryString(opts.query)))) !== undefined;
+  }
+
+  private cacheKey(ctx: CallContext, ep: Endpoint, path: string, qs: string): string {
+    return `${ctx.auth.tenant}|${ep.area}|${ep.decode ?? 'envelope'}|${path}${qs}`;
   }
 
   /** Streams a document (PDF, XML); an error answer is decoded into an `UpstreamError`. */
