@@ -19,11 +19,22 @@ function forwardHeaders(headers: IncomingMessage['headers']): Record<string, str
   return out;
 }
 
+/**
+ * The part after `/<prefix>/<area>`: segments of URL-safe characters only (signed tokens, file
+ * names), so nothing can climb out of the area's route (`..`, `%2e%2e`, `%2f`, backslashes).
+ */
+const SAFE_REST = /^(\/[A-Za-z0-9_~-][A-Za-z0-9._~-]*)*\/?$/;
+
 /** Routes `/<prefix>/<area>/rest` to `<subgraph base of area>/<area>/<prefix>/rest`. */
 export function subgraphRoute(prefix: 'callbacks' | 'files', subgraphBaseUrls: Record<string, string>): GatewayRoute {
   return async (req: IncomingMessage, res: ServerResponse, path: string) => {
     const m = new RegExp(`^/${prefix}/([a-z]+)(/.*)?$`).exec(path);
     if (!m) return false;
+    if (!SAFE_REST.test(m[2] ?? '') || /(^|\/)\.{1,2}(\/|$)/.test(m[2] ?? '')) {
+      req.resume();
+      res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"not found"}');
+      return true;
+    }
     const area = m[1]!;
     const base = subgraphBaseUrls[area];
     if (!base) {
@@ -32,7 +43,13 @@ export function subgraphRoute(prefix: 'callbacks' | 'files', subgraphBaseUrls: R
     }
     const query = (req.url ?? '').includes('?') ? (req.url ?? '').slice((req.url ?? '').indexOf('?')) : '';
     const hasBody = req.method !== 'GET' && req.method !== 'HEAD';
-    const upstream = await request(`${base}/${area}/${prefix}${m[2] ?? ''}${query}`, {
+    const target = new URL(`${base}/${area}/${prefix}${m[2] ?? ''}${query}`);
+    if (!target.pathname.startsWith(`/${area}/${prefix}`)) {
+      req.resume();
+      res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"not found"}');
+      return true;
+    }
+    const upstream = await request(target, {
       method: (req.method ?? 'GET') as 'GET',
       headers: { ...forwardHeaders(req.headers), 'x-forwarded-for': req.socket.remoteAddress ?? '' },
       body: hasBody ? req : undefined,

@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { readFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { Kind, parse, validate, type GraphQLSchema } from 'graphql';
 import { EXAMPLES } from '../gateway/examples.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
@@ -106,5 +107,29 @@ describe('gateway', () => {
     expect(res.data).toEqual({ company: { vatCode: '12485671007' } });
     expect(res.extensions?.cost).toMatchObject({ upstreamCalls: 0, euro: 0 });
     expect(await t.calls()).toEqual([]);
+  });
+});
+
+describe('callback and file routes', () => {
+  it.each([
+    '/callbacks/risk/../../risk/graphql',
+    '/callbacks/risk/%2e%2e/%2e%2e/risk/graphql',
+    '/files/risk/..%2f..%2fcompany/graphql',
+    '/files/risk/x/../../../company/graphql',
+    '/callbacks/risk/.%2e/graphql',
+  ])('cannot reach a subgraph behind the gateway through %s', async (path) => {
+    // node:http sends the path as written (fetch and undici would normalise the dots away)
+    const { status, text } = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+      const { hostname, port } = new URL(t.url);
+      const req = httpRequest({ hostname, port, path, method: 'POST', headers: { 'content-type': 'application/json' } }, (res) => {
+        let text = '';
+        res.on('data', (c: Buffer) => (text += c.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      });
+      req.on('error', reject);
+      req.end(JSON.stringify({ query: '{ _service { sdl } }' }));
+    });
+    expect(text).not.toContain('sdl');
+    expect([403, 404]).toContain(status);
   });
 });
