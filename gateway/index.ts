@@ -12,6 +12,7 @@ import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import { WebSocketServer } from 'ws';
 import { useServer, type Extra } from 'graphql-ws/use/ws';
 import { SUPERGRAPH_FILE } from './compose.ts';
+import { normaliseAuthorization, useForwardAuthorization } from './authorization.ts';
 import { useCostAggregation } from './cost.ts';
 import { useInputErrorCodes } from './input-errors.ts';
 import { EXAMPLES } from './examples.ts';
@@ -80,10 +81,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
       subscriptionsProtocol: 'WS',
     },
     renderGraphiQL,
-    propagateHeaders: {
-      fromClientToSubgraphs: ({ request }) => ({ authorization: request.headers.get('authorization') }),
-    },
-    plugins: () => [useCostAggregation(), useInputErrorCodes()],
+    plugins: () => [useForwardAuthorization(), useCostAggregation(), useInputErrorCodes()],
   });
 
   // The runtime loads the supergraph lazily; graphql-ws subscriptions need it loaded first.
@@ -113,13 +111,20 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
   }
 
   const wss = new WebSocketServer({ server, path: '/graphql' });
+  // The runtime puts the subscribe payload in the context's `params` and the connection params in
+  // `connectionParams` (merged into `headers`); returning `params` here would replace the payload.
+  const wsOptions = getGraphQLWSOptions<Record<string, unknown>, Extra>(runtime, (ctx) => ({
+    req: ctx.extra.request,
+    socket: ctx.extra.socket,
+  }));
   const ws = useServer(
-    // The runtime puts the subscribe payload in the context's `params` and the connection params in
-    // `connectionParams` (merged into `headers`); returning `params` here would replace the payload.
-    getGraphQLWSOptions<Record<string, unknown>, Extra>(runtime, (ctx) => ({
-      req: ctx.extra.request,
-      socket: ctx.extra.socket,
-    })),
+    {
+      ...wsOptions,
+      onConnect: (ctx) => {
+        if (ctx.connectionParams) normaliseAuthorization(ctx.connectionParams);
+        return wsOptions.onConnect ? wsOptions.onConnect(ctx) : true;
+      },
+    },
     wss,
   );
 

@@ -1,6 +1,8 @@
 /** The public edge: health, offline GraphiQL with its examples, SSE, cost aggregation. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
+import { createClient } from 'graphql-ws';
+import WebSocket from 'ws';
 import { readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { Kind, parse, validate, type GraphQLSchema } from 'graphql';
@@ -131,5 +133,23 @@ describe('callback and file routes', () => {
     });
     expect(text).not.toContain('sdl');
     expect([403, 404]).toContain(status);
+  });
+});
+
+describe('graphql-ws credentials', () => {
+  it.each([
+    ['authorization', { authorization: 'Bearer not-a-real-token-ws' }],
+    ['Authorization', { Authorization: 'Bearer not-a-real-token-ws' }],
+    ['headers.authorization', { headers: { authorization: 'Bearer not-a-real-token-ws' } }],
+  ])('uses the caller\'s token sent as %s', async (_shape, connectionParams) => {
+    const client = createClient({ url: t.stack.gateway.wsUrl, webSocketImpl: WebSocket, connectionParams, retryAttempts: 0, lazy: true });
+    try {
+      const results = client.iterate({ query: '{ company(vatCode: "12485671007") { companyName } }' });
+      const first = await results.next();
+      const value = first.value as { errors?: Array<{ extensions?: { code?: string } }> } | undefined;
+      expect(value?.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
+    } finally {
+      await client.dispose();
+    }
   });
 });
