@@ -1,4 +1,7 @@
-/** `npm start`: the whole layer in one process; prints the GraphiQL URL; stops cleanly on SIGINT/SIGTERM. */
+/**
+ * `npm start`: the whole layer in one process; prints the GraphiQL URL; stops cleanly on SIGINT/SIGTERM
+ * (a second signal exits at once).
+ */
 import { startStack } from './stack.ts';
 
 const stack = await startStack();
@@ -11,7 +14,10 @@ console.log(`  upstream: ${config.env}${emulatorUrl ? ` (embedded emulator at ${
 let stopping = false;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, () => {
-    if (stopping) return;
+    if (stopping) {
+      console.log(`\n${signal} again: exiting now`);
+      process.exit(1);
+    }
     stopping = true;
     console.log(`\n${signal}: shutting down`);
     stack.close().then(

@@ -185,6 +185,69 @@ describe('UpstreamClient', () => {
     expect(ctx.meter.summary()).toMatchObject({ upstreamCalls: 3, euro: 1.5 });
   });
 
+  it('retries a failed poll on its own and never buys the slow dataset twice', async () => {
+    let polls = 0;
+    stub = await startStub((req, res) => {
+      if (req.path.startsWith('/IT-stakeholders/')) json(res, 302, ok({ state: 'PENDING', id: 'q1' }), { 'retry-after': '0' });
+      else if (++polls === 1) json(res, 503, { success: false, message: 'busy', error: 1, data: null });
+      else json(res, 200, ok({ managers: [] }));
+    });
+    client = make(stub.url);
+    const ctx = ctxFor();
+    expect(await client.call(ctx, { area: 'company', method: 'GET', path: '/IT-stakeholders/{id}', slow: true }, { params: { id: '1' } })).toEqual({ managers: [] });
+    expect(stub.requests.map((r) => r.path)).toEqual(['/IT-stakeholders/1', '/IT-check_id/q1', '/IT-check_id/q1']);
+    expect(ctx.meter.summary().euro).toBe(0.5);
+  });
+
+  it('resumes a dataset still pending on the next call instead of buying it again', async () => {
+    let ready = false;
+    stub = await startStub((req, res) => {
+      if (req.path.startsWith('/IT-aml/')) json(res, 302, ok({ state: 'PENDING', id: 'r1' }), { 'retry-after': '0' });
+      else json(res, 200, ready ? ok({ rae: 'x' }) : ok({ state: 'PENDING', id: 'r1' }));
+    });
+    client = make(stub.url, { OPENAPI_SLOW_BUDGET_MS: '100' });
+    const aml: Endpoint = { area: 'company', method: 'GET', path: '/IT-aml/{id}', slow: true, ttl: 60 };
+    const first = ctxFor();
+    await expect(client.call(first, aml, { params: { id: '1' } })).rejects.toMatchObject({ graphqlCode: 'UPSTREAM_PENDING' });
+    expect(first.meter.summary().euro).toBe(0.9);
+    ready = true;
+    const second = ctxFor();
+    expect(await client.call(second, aml, { params: { id: '1' } })).toEqual({ rae: 'x' });
+    expect(second.meter.summary().euro).toBe(0);
+    expect(stub.requests.filter((r) => r.path.startsWith('/IT-aml/'))).toHaveLength(1);
+  });
+
+  it('ends waits and requests in flight at once when closed', async () => {
+    stub = await startStub((req, res) => {
+      if (req.path.startsWith('/IT-full/')) json(res, 302, ok({ state: 'PENDING', id: 'c1' }), { 'retry-after': '30' });
+      else json(res, 200, ok({ state: 'PENDING', id: 'c1' }));
+    });
+    client = make(stub.url, { OPENAPI_POLL_MAX_MS: '30000' });
+    const pending = client.call(ctxFor(), { area: 'company', method: 'GET', path: '/IT-full/{id}', slow: true }, { params: { id: '1' } }).catch((e: unknown) => e);
+    await new Promise((r) => setTimeout(r, 100));
+    const t0 = Date.now();
+    await client.close();
+    expect(await pending).toBeInstanceOf(UpstreamError);
+    expect(Date.now() - t0).toBeLessThan(5000);
+    client = undefined;
+  });
+
+  it('streams a slow document past the endpoint timeout (only idle time counts)', async () => {
+    stub = await startStub(async (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/pdf' });
+      for (let i = 0; i < 6; i++) {
+        res.write('%PDF-chunk\n');
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      res.end();
+    });
+    client = make(stub.url, { OPENAPI_RISK_URL: stub.url });
+    const doc = await client.download(ctxFor(), { area: 'risk', method: 'GET', path: '/IT-report-persona/{id}/download', timeoutMs: 120 }, { params: { id: 'x' } });
+    let bytes = 0;
+    for await (const chunk of doc.body) bytes += (chunk as Buffer).length;
+    expect(bytes).toBe(6 * '%PDF-chunk\n'.length);
+  });
+
   it('gives up the slow flow after its budget with UPSTREAM_PENDING', async () => {
     stub = await startStub((req, res) => {
       if (req.path.startsWith('/IT-aml/')) json(res, 302, ok({ state: 'PENDING', id: 'p1' }), { 'retry-after': '0' });
@@ -218,5 +281,7 @@ describe('configuration', () => {
     expect(prod.baseUrls.risk).toBe('http://proxy/risk');
     expect(loadUpstreamConfig({}, 'http://127.0.0.1:9').baseUrls.cap).toBe('http://127.0.0.1:9/cap');
     expect(() => loadUpstreamConfig({ OPENAPI_ENV: 'staging' })).toThrow(/OPENAPI_ENV/);
+    expect(loadUpstreamConfig({ OPENAPI_ENV: 'sandbox', OPENAPI_TIMEOUT_MS: '0' }).forcedTimeoutMs).toBeNull();
+    expect(loadUpstreamConfig({ OPENAPI_ENV: 'sandbox', OPENAPI_TIMEOUT_MS: '1500' }).forcedTimeoutMs).toBe(1500);
   });
 });

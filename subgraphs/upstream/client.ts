@@ -41,7 +41,25 @@ interface Answer extends RawAnswer {
   location: string | null;
 }
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+/** Waits `ms`, or rejects as soon as `signal` aborts (client closing). */
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason as Error);
+    const done = (): void => {
+      signal.removeEventListener('abort', abort);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    const abort = (): void => {
+      clearTimeout(timer);
+      reject(signal.reason as Error);
+    };
+    signal.addEventListener('abort', abort, { once: true });
+  });
+}
+
+/** How long a dataset the upstream is still preparing can be resumed by id instead of bought again. */
+const PENDING_RESUME_MS = 10 * 60_000;
 
 export function queryString(query: Record<string, QueryValue> | undefined): string {
   if (!query) return '';
@@ -57,6 +75,10 @@ export function queryString(query: Record<string, QueryValue> | undefined): stri
 export class UpstreamClient {
   private readonly agent: Agent;
   private readonly inflight = new InFlight();
+  /** Aborted by `close()`: ends waits, polls and requests in flight. */
+  private readonly closing = new AbortController();
+  /** Slow datasets paid for and still pending upstream, by cache key: resumed, never bought twice. */
+  private readonly pending = new Map<string, { id: string; expires: number }>();
 
   constructor(
     readonly config: UpstreamConfig,
@@ -82,7 +104,7 @@ export class UpstreamClient {
       }
     }
     const { promise, joined } = this.inflight.run(key, async () => {
-      const data = await this.fetchDecoded(ctx, ep, path, qs, undefined);
+      const data = await this.fetchDecoded(ctx, ep, path, qs, undefined, key);
       if (ttl > 0) await this.cache.set(key, data, ttl);
       return data;
     });
@@ -109,7 +131,8 @@ export class UpstreamClient {
     const qs = queryString(opts.query);
     this.requireToken(ctx, ep, path);
     const started = Date.now();
-    const res = await this.send(ctx, ep, path, qs, undefined, false);
+    // No overall deadline on a document: it may stream for long; the idle body timeout still holds.
+    const res = await this.send(ctx, ep, path, qs, undefined, false, false);
     const status = res.statusCode;
     const contentType = String(res.headers['content-type'] ?? 'application/octet-stream');
     ctx.meter.record({ area: ep.area, method: ep.method, path, status, euro: status < 300 ? priceOf(ep.area, ep.method, path) : 0, ms: Date.now() - started, source: 'upstream' });
@@ -125,8 +148,10 @@ export class UpstreamClient {
     return { contentType, disposition: typeof disposition === 'string' ? disposition : null, length: Number.isFinite(len) ? len : null, body: res.body };
   }
 
+  /** Stops: waits and polls end at once, requests in flight are aborted, connections closed. */
   async close(): Promise<void> {
-    await this.agent.close();
+    this.closing.abort(new UpstreamError('network', 'the upstream client is shutting down', 'company', 'close', 0));
+    await this.agent.destroy();
   }
 
   /** Drops every cached answer (all tenants). */
@@ -145,7 +170,7 @@ export class UpstreamClient {
   }
 
   /** One HTTP exchange; network failures and timeouts become `UpstreamError`s. */
-  private async send(ctx: CallContext, ep: Endpoint, path: string, qs: string, body: unknown, hasBody: boolean) {
+  private async send(ctx: CallContext, ep: Endpoint, path: string, qs: string, body: unknown, hasBody: boolean, deadline = true) {
     const timeout = this.timeoutOf(ep);
     const headers: Record<string, string> = { authorization: `Bearer ${ctx.auth.token}`, accept: 'application/json, application/pdf;q=0.9, */*;q=0.5' };
     if (hasBody) headers['content-type'] = 'application/json';
@@ -157,7 +182,7 @@ export class UpstreamClient {
         body: hasBody ? JSON.stringify(body ?? {}) : undefined,
         headersTimeout: timeout,
         bodyTimeout: timeout,
-        signal: AbortSignal.timeout(timeout),
+        signal: deadline ? AbortSignal.any([AbortSignal.timeout(timeout), this.closing.signal]) : this.closing.signal,
       });
     } catch (err) {
       throw this.transportError(err, ep, path, timeout);
@@ -206,45 +231,71 @@ export class UpstreamClient {
     return answer;
   }
 
-  /** Attempts with retries (GET only), then decoding, then the slow flow when the answer is a 302. */
-  private async fetchDecoded(ctx: CallContext, ep: Endpoint, path: string, qs: string, body: unknown): Promise<unknown> {
-    const retries = ep.method === 'GET' ? this.config.maxRetries : 0;
+  /** Runs `fn`, again on retryable failures (`retries` times at most), with back-off and `Retry-After`. */
+  private async withRetries<T>(retries: number, fn: () => Promise<T>): Promise<T> {
     for (let i = 0; ; i++) {
       try {
-        const answer = await this.attempt(ctx, ep, path, qs, body);
-        if (answer.status === 302 && ep.slow) return await this.followSlow(ctx, ep, path, answer);
-        const decoded = decodeEnvelope(ep.area, endpointOf(path), answer);
-        return ep.decode === 'raw' ? decoded.body : decoded.data;
+        return await fn();
       } catch (err) {
-        if (!(err instanceof UpstreamError) || !err.retryable || i >= retries) throw err;
+        if (!(err instanceof UpstreamError) || !err.retryable || i >= retries || this.closing.signal.aborted) throw err;
         if (err.retryAfter !== null && err.retryAfter > this.config.maxRetryAfterSeconds) throw err;
         const backoff = this.config.retryBaseMs * 2 ** i * (0.75 + Math.random() * 0.5);
-        await sleep(Math.max(backoff, (err.retryAfter ?? 0) * 1000));
+        await sleep(Math.max(backoff, (err.retryAfter ?? 0) * 1000), this.closing.signal);
       }
     }
   }
 
   /**
-   * 302 + `Location` + `Retry-After` with a PENDING body: poll `IT-check_id/{id}` on our own base URL
-   * (the token never goes to a host taken from a response) until the dataset arrives or the budget ends.
+   * The call with retries (GET only) and decoding; a 302 of a slow endpoint continues with the slow
+   * flow. `pendingKey` (the cache key) remembers a dataset still pending upstream, so that a later
+   * call resumes polling it instead of buying it again.
    */
-  private async followSlow(ctx: CallContext, ep: Endpoint, path: string, first: Answer): Promise<unknown> {
-    const pendingId = slowRequestId(first);
+  private async fetchDecoded(ctx: CallContext, ep: Endpoint, path: string, qs: string, body: unknown, pendingKey?: string): Promise<unknown> {
+    if (pendingKey && ep.slow) {
+      const resumed = this.pending.get(pendingKey);
+      if (resumed && resumed.expires > Date.now()) return this.followSlow(ctx, ep, path, resumed.id, 0, pendingKey);
+      this.pending.delete(pendingKey);
+    }
+    const retries = ep.method === 'GET' ? this.config.maxRetries : 0;
+    const outcome = await this.withRetries(retries, async (): Promise<{ slow: Answer } | { data: unknown }> => {
+      const answer = await this.attempt(ctx, ep, path, qs, body);
+      if (answer.status === 302 && ep.slow) return { slow: answer };
+      const decoded = decodeEnvelope(ep.area, endpointOf(path), answer);
+      return { data: ep.decode === 'raw' ? decoded.body : decoded.data };
+    });
+    if ('data' in outcome) return outcome.data;
+    // Paid: from here on the original GET is never repeated, only the (free) polls are.
+    const pendingId = slowRequestId(outcome.slow);
     if (!pendingId) throw new UpstreamError('decode', '302 without a request id', ep.area, endpointOf(path), 302);
+    return this.followSlow(ctx, ep, path, pendingId, outcome.slow.retryAfter, pendingKey);
+  }
+
+  /**
+   * 302 + `Location` + `Retry-After` with a PENDING body: poll `IT-check_id/{id}` on our own base URL
+   * (the token never goes to a host taken from a response) until the dataset arrives or the budget
+   * ends; each poll is retried on its own. A dataset still pending is remembered for resumption.
+   */
+  private async followSlow(ctx: CallContext, ep: Endpoint, path: string, pendingId: string, firstRetryAfter: number | null, pendingKey?: string): Promise<unknown> {
     const check: Endpoint = { area: ep.area, method: 'GET', path: '/IT-check_id/{id}', timeoutMs: ep.timeoutMs };
     const checkPath = fillPath(check.path, { id: pendingId });
     const deadline = Date.now() + this.config.slowBudgetMs;
-    let retryAfter = first.retryAfter;
+    let retryAfter = firstRetryAfter;
     for (;;) {
       const wait = Math.min(this.config.pollMaxMs, Math.max(this.config.pollMinMs, (retryAfter ?? 1) * 1000));
       if (Date.now() + wait > deadline) {
+        if (pendingKey) this.pending.set(pendingKey, { id: pendingId, expires: Date.now() + PENDING_RESUME_MS });
         throw new UpstreamError('pending', `dataset ${pendingId} still pending`, ep.area, endpointOf(path), 302, null, retryAfter ?? 1);
       }
-      await sleep(wait);
-      const answer = await this.attempt(ctx, check, checkPath, '', undefined);
-      const decoded = decodeEnvelope(ep.area, 'IT-check_id', answer);
-      if (!isPending(decoded.data)) return decoded.data;
-      retryAfter = answer.retryAfter;
+      await sleep(wait, this.closing.signal);
+      const answer = await this.withRetries(this.config.maxRetries, async () => {
+        const a = await this.attempt(ctx, check, checkPath, '', undefined);
+        return { answer: a, decoded: decodeEnvelope(ep.area, 'IT-check_id', a) };
+      });
+      if (!isPending(answer.decoded.data)) {
+        if (pendingKey) this.pending.delete(pendingKey);
+        return answer.decoded.data;
+      }
+      retryAfter = answer.answer.retryAfter;
     }
   }
 }

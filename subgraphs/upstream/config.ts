@@ -76,7 +76,8 @@ export function loadUpstreamConfig(env: NodeJS.ProcessEnv = process.env, emulato
       baseUrls[area] = `${emulatorUrl.replace(/\/+$/, '')}/${area}`;
     } else baseUrls[area] = realBaseUrl(area, openapiEnv);
   }
-  const forced = env.OPENAPI_TIMEOUT_MS ? int(env.OPENAPI_TIMEOUT_MS, 0) : null;
+  // 0 (or unset) means "per endpoint", never "time out at once".
+  const forced = int(env.OPENAPI_TIMEOUT_MS, 0) || null;
   return {
     env: openapiEnv,
     baseUrls,
