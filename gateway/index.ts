@@ -16,6 +16,7 @@ import { normaliseAuthorization, useForwardAuthorization } from './authorization
 import { useCostAggregation } from './cost.ts';
 import { useInputErrorCodes } from './input-errors.ts';
 import { EXAMPLES } from './examples.ts';
+import { useDocumentLimits } from './limits.ts';
 
 /** An extra HTTP route of the gateway; answers true when it handled the request. */
 export type GatewayRoute = (req: IncomingMessage, res: ServerResponse, path: string) => Promise<boolean>;
@@ -81,7 +82,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
       subscriptionsProtocol: 'WS',
     },
     renderGraphiQL,
-    plugins: () => [useForwardAuthorization(), useCostAggregation(), useInputErrorCodes()],
+    plugins: () => [useDocumentLimits(), useForwardAuthorization(), useCostAggregation(), useInputErrorCodes()],
   });
 
   // The runtime loads the supergraph lazily; graphql-ws subscriptions need it loaded first.

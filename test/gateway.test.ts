@@ -153,3 +153,26 @@ describe('graphql-ws credentials', () => {
     }
   });
 });
+
+describe('document limits', () => {
+  const nested = (levels: number): string => `{ company(vatCode: "12485671007") { ${'managers { ... on ManagerCompany { company { '.repeat(levels)}companyName${' } } }'.repeat(levels)} } }`;
+
+  it('refuses a document nested too deep, with no upstream call', async () => {
+    await t.clearCalls();
+    const res = await t.gql(nested(30));
+    expect(res.errors?.[0]?.message).toMatch(/deeper than 25/);
+    expect(res.errors?.[0]?.extensions?.code).toBe('GRAPHQL_VALIDATION_FAILED');
+    expect(await t.calls()).toEqual([]);
+  });
+
+  it('refuses a huge document without exhausting the stack', async () => {
+    const res = await t.gql(nested(2000));
+    expect(res.errors?.[0]?.extensions?.code).toBe('GRAPHQL_PARSE_FAILED');
+    expect(res.errors?.[0]?.message).toMatch(/tokens/);
+  });
+
+  it('accepts a reasonable ownership walk', async () => {
+    const res = await t.gql(nested(3));
+    expect(res.errors).toBeUndefined();
+  });
+});
