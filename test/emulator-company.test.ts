@@ -390,11 +390,13 @@ describe('slow requests and callbacks', () => {
     const poll = await get(location.slice(emu.url.length));
     expect(poll.status).toBe(200);
     expect(poll.body.data).toEqual({ state: 'PENDING', id: pending.id });
+    const other = (await control('POST', 'tokens', { owner: 'someone-else@example.com' })) as { token: string };
+    expect((await get(location.slice(emu.url.length), other.token)).body).toMatchObject({ success: false, error: 244 });
     await new Promise((r) => setTimeout(r, 350));
     const done = await get(location.slice(emu.url.length));
     expect(done.body.data).toEqual(direct);
     const calls = (await control('GET', 'calls')) as CallRecord[];
-    expect(calls.map((c) => [c.status, c.price])).toEqual([[302, 0.9], [200, 0], [200, 0]]);
+    expect(calls.map((c) => [c.status, c.price])).toEqual([[302, 0.9], [200, 0], [404, 0], [200, 0]]);
   });
 
   it('moves pending requests forward with the control API', async () => {

@@ -12,6 +12,8 @@ export interface AsyncRequest {
   /** Endpoint that created it (`IT-full`, …). */
   endpoint: string;
   vat: string;
+  /** Owner of the token that asked: only that account can read it through IT-check_id. */
+  owner: string;
   createdAt: number;
   dueAt: number;
   state: 'PENDING' | 'DONE';
@@ -32,12 +34,13 @@ export class AsyncRequests {
     return Date.now() + this.offsetMs;
   }
 
-  create(init: { endpoint: string; vat: string; delayMs: number; callback: VendorCallback | null; dataset: () => unknown }): AsyncRequest {
+  create(init: { endpoint: string; vat: string; owner: string; delayMs: number; callback: VendorCallback | null; dataset: () => unknown }): AsyncRequest {
     const now = this.now();
     const req: AsyncRequest = {
       id: hexId(),
       endpoint: init.endpoint,
       vat: init.vat,
+      owner: init.owner,
       createdAt: now,
       dueAt: now + Math.max(0, init.delayMs),
       state: 'PENDING',

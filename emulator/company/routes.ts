@@ -159,7 +159,7 @@ function compositeRoutes(state: CompanyState): Route[] {
       const p = r.profile;
       const slow = state.slowMs();
       if (slow <= 0) return ok(compositeRecord(p, shape));
-      const pending = state.requests.create({ endpoint: name, vat: p.vat, delayMs: slow, callback: null, dataset: () => compositeRecord(profileOf(p.vat), shape) });
+      const pending = state.requests.create({ endpoint: name, vat: p.vat, owner: req.token.owner, delayMs: slow, callback: null, dataset: () => compositeRecord(profileOf(p.vat), shape) });
       return {
         status: 302,
         headers: { location: `${req.baseUrl}/IT-check_id/${pending.id}`, 'retry-after': String(Math.max(1, Math.ceil(slow / 1000))) },
@@ -180,6 +180,7 @@ function compositeRoutes(state: CompanyState): Route[] {
       const pending = state.requests.create({
         endpoint: name,
         vat,
+        owner: req.token.owner,
         delayMs: state.slowMs() > 0 ? state.slowMs() : state.asyncMs(),
         callback: cb.callback,
         dataset: () => compositeRecord(profileOf(vat), shape),
@@ -197,17 +198,18 @@ function compositeRoutes(state: CompanyState): Route[] {
 }
 
 function checkIdRoutes(state: CompanyState): Route[] {
-  const handle = (id: string | undefined): EmuResponse => {
+  const handle = (req: EmuRequest, id: string | undefined): EmuResponse => {
     if (!id) return fail(400, 242, 'id required');
     if (!HEX24.test(id)) return fail(406, 243, 'id not valid');
     const r = state.requests.get(id);
-    if (!r) return fail(404, 244, `no request matches this id: ${id}`);
+    // Another account's request does not exist for this token.
+    if (!r || r.owner !== req.token.owner) return fail(404, 244, `no request matches this id: ${id}`);
     if (r.state === 'PENDING') return ok({ state: 'PENDING', id: r.id });
     return ok(r.result);
   };
   return [
-    { method: 'GET', pattern: '/IT-check_id', price: 0, handler: () => handle(undefined) },
-    { method: 'GET', pattern: '/IT-check_id/:id', price: 0, handler: (_req, params) => handle(params.id) },
+    { method: 'GET', pattern: '/IT-check_id', price: 0, handler: (req) => handle(req, undefined) },
+    { method: 'GET', pattern: '/IT-check_id/:id', price: 0, handler: (req, params) => handle(req, params.id) },
   ];
 }
 
