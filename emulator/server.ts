@@ -6,7 +6,8 @@
  * For every area call, in this order: latency of the area → injected fault (if one matches) →
  * route match (404/405) → bearer token and scope (401 "Wrong Token", error 125) → body parsing
  * (400 on bad JSON, 413 above 20 MB) → wallet check (402, error 610; 611 for the GET of the slow
- * company datasets, as the vendor spec shows) → handler → charge → answer → call log.
+ * company datasets, as the vendor spec shows) → handler → charge → (a fault's `delayAfterMs`) →
+ * answer → call log.
  *
  * Scopes are checked in the vendor form `METHOD:test.<host><scopePath>` (the emulator behaves as the
  * sandbox), where `scopePath` is `Route.scopePath` or `/` + the first path segment; a token scope
@@ -19,8 +20,11 @@
  * - `POST /_emulator/tokens {scopes?, credit?, owner?, token?}` → `{token, scopes, credit, owner}`;
  *   `GET /_emulator/tokens/<token>` → the same (remaining credit)
  * - `POST /_emulator/latency {area, ms}`, `GET /_emulator/latency`
- * - `POST /_emulator/faults {area, pathPrefix?, status?, retryAfter?, hangMs?, count?}`,
- *   `GET /_emulator/faults`, `DELETE /_emulator/faults`
+ * - `POST /_emulator/faults {area, pathPrefix?, status?, retryAfter?, hangMs?, delayAfterMs?, count?}`,
+ *   `GET /_emulator/faults`, `DELETE /_emulator/faults`. `status` answers instead of the handler
+ *   (after `hangMs`); `delayAfterMs` lets the handler run (its records, charges and timers happen)
+ *   and sends its answer that much later: a client that gives up meanwhile never learns what was
+ *   created and paid for ("created upstream, answer lost").
  * - `POST /_emulator/callbacks {enabled?, backoffMs?}`, `GET /_emulator/callbacks` (delivery log),
  *   `DELETE /_emulator/callbacks` (clears the log)
  * - `POST /_emulator/<area>/<name>` → the area module's control hook
@@ -65,7 +69,7 @@ export interface CallRecord {
   /** ISO timestamp of arrival. */
   at: string;
   ms: number;
-  /** Last characters of the bearer token only. */
+  /** `…` and the last 4 characters of a bearer token of 12 characters or more; only `…` for a shorter one. */
   token: string | null;
 }
 
@@ -76,6 +80,8 @@ export interface Fault {
   status?: number;
   retryAfter?: number;
   hangMs?: number;
+  /** The handler runs as usual; its answer is sent this many milliseconds later. */
+  delayAfterMs?: number;
   /** Calls still to be hit. */
   remaining: number;
 }
@@ -248,7 +254,8 @@ function send(res: ServerResponse, answer: EmuResponse): void {
 
 const json = (status: number, body: unknown): EmuResponse => ({ status, json: body });
 const round6 = (n: number): number => Math.round(n * 1e6) / 1e6;
-const tail = (token: string): string => `…${token.slice(-4)}`;
+/** What the call log keeps of a token: never enough to tell a short token whole. */
+const tail = (token: string): string => (token.length >= 12 ? `…${token.slice(-4)}` : '…');
 
 // ---------------------------------------------------------------------------------------------
 // The server
@@ -316,9 +323,11 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
     if (delay > 0) await sleep(delay);
 
     const faultIndex = faults.findIndex((f) => f.area === area && f.remaining > 0 && (!f.pathPrefix || path.startsWith(f.pathPrefix)));
+    let answerDelay = 0;
     if (faultIndex >= 0) {
       const fault = faults[faultIndex]!;
       fault.remaining--;
+      answerDelay = fault.delayAfterMs ?? 0;
       if (fault.remaining <= 0) faults = faults.filter((f) => f !== fault);
       if (fault.hangMs) await sleep(fault.hangMs);
       if (fault.status) {
@@ -395,6 +404,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
       token.credit = round6(token.credit - price);
       charged = price;
     }
+    if (answerDelay > 0) await sleep(answerDelay);
     finish(answer);
   }
 
@@ -461,7 +471,8 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
         const num = (k: string): number | undefined => (typeof obj[k] === 'number' && Number.isFinite(obj[k]) ? (obj[k] as number) : undefined);
         const status = num('status');
         const hangMs = num('hangMs');
-        if (status === undefined && hangMs === undefined) return json(400, { error: 'a fault needs a status or hangMs' });
+        const delayAfterMs = num('delayAfterMs');
+        if (status === undefined && hangMs === undefined && delayAfterMs === undefined) return json(400, { error: 'a fault needs a status, hangMs or delayAfterMs' });
         if (status !== undefined && (status < 100 || status > 599)) return json(400, { error: 'status must be an HTTP status' });
         const fault: Fault = { id: hexId(), area: obj.area, remaining: Math.max(1, Math.floor(num('count') ?? 1)) };
         if (typeof obj.pathPrefix === 'string' && obj.pathPrefix !== '') fault.pathPrefix = obj.pathPrefix.startsWith('/') ? obj.pathPrefix : `/${obj.pathPrefix}`;
@@ -469,6 +480,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
         const retryAfter = num('retryAfter');
         if (retryAfter !== undefined) fault.retryAfter = retryAfter;
         if (hangMs !== undefined) fault.hangMs = Math.max(0, hangMs);
+        if (delayAfterMs !== undefined) fault.delayAfterMs = Math.max(0, delayAfterMs);
         faults.push(fault);
         return json(200, fault);
       }

@@ -80,6 +80,11 @@ class FakeUpstream {
     const data = vendorData(key);
     return rekey(data, ident) as T;
   }
+
+  /** The fake has no cache: every tier is bought. */
+  async isCached(): Promise<boolean> {
+    return false;
+  }
 }
 
 /** The example made to describe the company asked for (VAT/tax code, or id). */

@@ -184,6 +184,23 @@ export const TIER_ENDPOINT: Readonly<Record<Tier, Endpoint>> = {
   'IT-full': COMPANY_ENDPOINTS.itFull,
 };
 
+/**
+ * Which answer wins when two hold the same field: the fuller tier, whatever order the answers
+ * arrive in (IT-start < IT-advanced < marketing, stakeholders, aml < IT-full). A lower tier only
+ * fills what the higher one lacks. Search results (`SEED_RANK`) rank below every tier.
+ */
+export const TIER_RANK: Readonly<Record<Tier, number>> = {
+  'IT-start': 1,
+  'IT-advanced': 2,
+  'IT-marketing': 3,
+  'IT-stakeholders': 3,
+  'IT-aml': 3,
+  'IT-full': 4,
+};
+
+/** The rank of data that came with search results (IT-search enrichment). */
+export const SEED_RANK = 0;
+
 /** Tiers whose path accepts an Openapi company id (the composite tiers take only a VAT or tax code). */
 export const TIERS_ACCEPTING_ID: ReadonlySet<Tier> = new Set<Tier>(['IT-start', 'IT-advanced']);
 

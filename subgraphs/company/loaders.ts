@@ -4,16 +4,35 @@
  *
  * The batch function groups the keys per company (same VAT number, tax code or id), unions their
  * facets, and buys the single cheapest tier covering them (`planPurchase`); every key of that
- * company is answered from it. A per-request record of what each company was already bought with
- * (`CompanyPurchases`) answers later keys whose facets are covered without another call, so an
- * operation makes one upstream call per distinct company. Repeated operations are answered by the
- * upstream client's cache: the same tier and identifier make the same cache key, which is why the
- * VAT number is used whenever it is known.
+ * company is answered from what is then known. A per-request record of what each company was
+ * already bought with (`CompanyPurchases`) answers later keys whose facets are covered without
+ * another call, so an operation makes one upstream call per distinct company. Repeated operations
+ * are answered by the upstream client's cache: the same tier and identifier make the same cache
+ * key, which is why the VAT number is used whenever it is known, and before planning a purchase
+ * the loader asks which tiers are cached for the company, and uses them when they cover the need.
+ *
+ * Failures stay with the keys they concern: after a purchase fails, a key whose facets are covered
+ * (by what was bought before or beside the failed tier) is answered, and only the others get the
+ * error. A purchase refused by the operation's euro budget is retried key by key, cheapest first,
+ * so the keys that fit are still answered.
  */
 import DataLoader from 'dataloader';
 import type { SubgraphContext } from '../runtime/context.ts';
+import { CostLimitError } from '../upstream/cost.ts';
 import { UpstreamError } from '../upstream/errors.ts';
-import { covers, planPurchase, TIER_COVERAGE, TIER_ENDPOINT, TIERS_ACCEPTING_ID, type Facet, type Tier } from './facets.ts';
+import {
+  covers,
+  planPurchase,
+  SEED_RANK,
+  TIER_COVERAGE,
+  TIER_ENDPOINT,
+  TIER_RANK,
+  TIERS,
+  TIERS_ACCEPTING_ID,
+  tierPrice,
+  type Facet,
+  type Tier,
+} from './facets.ts';
 import type { CompanyModel } from './model.ts';
 import { mergeModels, normalizeComposite, normalizeItAdvanced, normalizeItStart } from './normalize.ts';
 import type { VComposite, VItAdvanced } from './upstream.ts';
@@ -37,29 +56,50 @@ export interface CompanyLoadResult {
   covered: ReadonlySet<Facet>;
 }
 
+/** Where a piece of data came from: a tier, or search results. */
+export type CompanySource = Tier | 'search';
+
 const aliasOf = (v: string | null | undefined): string | null => {
   const s = typeof v === 'string' ? v.trim().toUpperCase() : '';
   return s === '' ? null : s;
 };
 
+/** One answer recorded for a company, with what decides its precedence. */
+interface Part {
+  model: CompanyModel;
+  rank: number;
+  /** Between tiers of the same rank: the later one in the tier table. */
+  tie: number;
+  /** Between answers of the same source: the newer one. */
+  seq: number;
+}
+
 interface Entry {
   vatCode: string | null;
   taxCode: string | null;
   id: string | null;
+  /** Every answer recorded, highest precedence first; `model` is their merge. */
+  parts: Part[];
   model: CompanyModel;
   covered: Set<Facet>;
   /** Purchases for one company run one after the other, so a later one sees what an earlier bought. */
   tail: Promise<void>;
   /**
-   * The failure of a purchase in this request: a later need of the same company fails the same way
-   * without another call (a company that is not found is not found by any tier).
+   * A not-found failure of a purchase in this request: a later need of the same company fails the
+   * same way without another call (a company that is not found is not found by any tier). Other
+   * failures (timeouts, unavailability, the euro budget) are not remembered: a later need retries.
    */
   failure: Error | null;
 }
 
+const isNotFound = (err: Error): boolean => err instanceof UpstreamError && err.graphqlCode === 'UPSTREAM_NOT_FOUND';
+
+const asError = (err: unknown): Error => (err instanceof Error ? err : new Error(String(err)));
+
 /** Per-request record of the companies bought and what with. */
 export class CompanyPurchases {
   private readonly byAlias = new Map<string, Entry>();
+  private seq = 0;
 
   /** The entry of a company, created when none of its keys is known yet. */
   entryFor(ref: CompanyRef): Entry {
@@ -69,7 +109,7 @@ export class CompanyPurchases {
       if (a && (entry = this.byAlias.get(a))) break;
     }
     if (!entry) {
-      entry = { vatCode: null, taxCode: null, id: null, model: {}, covered: new Set(), tail: Promise.resolve(), failure: null };
+      entry = { vatCode: null, taxCode: null, id: null, parts: [], model: {}, covered: new Set(), tail: Promise.resolve(), failure: null };
     }
     this.learn(entry, ref);
     return entry;
@@ -86,18 +126,27 @@ export class CompanyPurchases {
     }
   }
 
-  /** Records data bought (or received, e.g. search results) for a company. */
-  record(entry: Entry, model: CompanyModel, covered: Iterable<Facet>, primary: boolean): void {
-    entry.model = primary ? mergeModels(model, entry.model) : mergeModels(entry.model, model);
+  /**
+   * Records data bought (or received, e.g. search results) for a company. Precedence goes by the
+   * source's rank (`TIER_RANK`), not by arrival: a lower-ranked answer only fills what the
+   * higher-ranked ones lack, leaf by leaf.
+   */
+  record(entry: Entry, model: CompanyModel, covered: Iterable<Facet>, source: CompanySource): void {
+    const part: Part =
+      source === 'search'
+        ? { model, rank: SEED_RANK, tie: -1, seq: this.seq++ }
+        : { model, rank: TIER_RANK[source], tie: TIERS.indexOf(source), seq: this.seq++ };
+    entry.parts.push(part);
+    entry.parts.sort((a, b) => b.rank - a.rank || b.tie - a.tie || b.seq - a.seq);
+    entry.model = entry.parts.reduce<CompanyModel>((merged, p) => mergeModels(merged, p.model), {});
     for (const f of covered) entry.covered.add(f);
     this.learn(entry, { vatCode: model.vatCode, taxCode: model.taxCode, id: model.id });
   }
 
   /** Seeds the record with data obtained outside the loader (search results). */
   seed(model: CompanyModel, covered: Iterable<Facet>): void {
-    this.record(this.entryFor({ vatCode: model.vatCode, taxCode: model.taxCode, id: model.id }), model, covered, false);
+    this.record(this.entryFor({ vatCode: model.vatCode, taxCode: model.taxCode, id: model.id }), model, covered, 'search');
   }
-
 }
 
 /** The identifier a tier is called with: the VAT number when known (one cache key per company and tier). */
@@ -130,58 +179,135 @@ export function normalizeTier(tier: Tier, data: unknown, identifier: string): Co
 async function buyTier(ctx: SubgraphContext, record: CompanyPurchases, entry: Entry, tier: Tier): Promise<void> {
   const identifier = identifierFor(entry, tier);
   const data = await ctx.upstream.call<unknown>(ctx, TIER_ENDPOINT[tier], { params: { id: identifier } });
-  record.record(entry, normalizeTier(tier, data, identifier), TIER_COVERAGE[tier], true);
+  record.record(entry, normalizeTier(tier, data, identifier), TIER_COVERAGE[tier], tier);
 }
 
-/** Buys what `entry` lacks of `need`: the cheapest plan, id-accepting tiers first. */
-async function complete(ctx: SubgraphContext, record: CompanyPurchases, entry: Entry, need: ReadonlySet<Facet>): Promise<void> {
-  const missing = [...need].filter((f) => !entry.covered.has(f));
-  if (missing.length === 0) return;
-  if (entry.failure) throw entry.failure;
-  const plan = planPurchase(missing, { byIdOnly: !entry.vatCode && !entry.taxCode });
-  try {
-    const [first, ...rest] = plan;
-    if (first === undefined) return;
-    if (!entry.vatCode && !entry.taxCode) {
-      // Known by id only: the first tier (start/advanced) tells the VAT number the others need.
-      await buyTier(ctx, record, entry, first);
-      await Promise.all(rest.map((t) => buyTier(ctx, record, entry, t)));
-    } else {
-      await Promise.all(plan.map((t) => buyTier(ctx, record, entry, t)));
-    }
-  } catch (err) {
-    entry.failure = err instanceof Error ? err : new Error(String(err));
-    throw entry.failure;
+/**
+ * The fewest tiers already in the upstream client's cache for this company that together cover
+ * `missing` (on a tie, the fuller ones), or null when the cached tiers do not cover it. Only for a
+ * company known by VAT number or tax code: that is the identifier tiers are called with.
+ */
+async function cachedPlan(ctx: SubgraphContext, entry: Entry, missing: readonly Facet[]): Promise<Tier[] | null> {
+  if (!entry.vatCode && !entry.taxCode) return null;
+  const cached: Tier[] = [];
+  await Promise.all(
+    TIERS.map(async (tier) => {
+      const hit = await ctx.upstream.isCached(ctx, TIER_ENDPOINT[tier], { params: { id: identifierFor(entry, tier) } }).catch(() => false);
+      if (hit) cached.push(tier);
+    }),
+  );
+  let best: { tiers: Tier[]; rank: number } | null = null;
+  for (let mask = 1; mask < 1 << cached.length; mask++) {
+    const tiers = cached.filter((_, i) => mask & (1 << i));
+    if (!covers(new Set(tiers.flatMap((t) => [...TIER_COVERAGE[t]])), missing)) continue;
+    const rank = tiers.reduce((sum, t) => sum + TIER_RANK[t], 0);
+    if (!best || tiers.length < best.tiers.length || (tiers.length === best.tiers.length && rank > best.rank)) best = { tiers, rank };
   }
+  return best ? best.tiers.sort((a, b) => TIERS.indexOf(a) - TIERS.indexOf(b)) : null;
+}
+
+/** Calls the tiers of a plan; resolves, once every call has settled, to the first failure or null. */
+async function buyPlan(ctx: SubgraphContext, record: CompanyPurchases, entry: Entry, plan: readonly Tier[]): Promise<Error | null> {
+  let rest = plan;
+  if (!entry.vatCode && !entry.taxCode) {
+    // Known by id only: the first tier (start/advanced) tells the VAT number the others need.
+    const [first, ...others] = plan;
+    if (first === undefined) return null;
+    try {
+      await buyTier(ctx, record, entry, first);
+    } catch (err) {
+      return asError(err);
+    }
+    rest = others;
+  }
+  const settled = await Promise.allSettled(rest.map((t) => buyTier(ctx, record, entry, t)));
+  const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+  return failed ? asError(failed.reason) : null;
+}
+
+const missingOf = (entry: Entry, need: Iterable<Facet>): Facet[] => [...need].filter((f) => !entry.covered.has(f));
+
+/**
+ * Buys what `entry` lacks of `need`: the cached tiers when they cover it, else the cheapest plan,
+ * id-accepting tiers first. Resolves to the failure, if any (what was bought is recorded anyway).
+ */
+async function complete(ctx: SubgraphContext, record: CompanyPurchases, entry: Entry, need: Iterable<Facet>): Promise<Error | null> {
+  const missing = missingOf(entry, need);
+  if (missing.length === 0) return null;
+  if (entry.failure) return entry.failure;
+  let plan: Tier[];
+  try {
+    plan = (await cachedPlan(ctx, entry, missing)) ?? planPurchase(missing, { byIdOnly: !entry.vatCode && !entry.taxCode });
+  } catch (err) {
+    return asError(err);
+  }
+  const failure = await buyPlan(ctx, record, entry, plan);
+  if (failure && isNotFound(failure)) entry.failure = failure;
+  return failure;
+}
+
+/** Euro the cheapest plan for what `entry` lacks of `need` would cost. */
+function priceOfNeed(entry: Entry, need: Iterable<Facet>): number {
+  try {
+    return planPurchase(missingOf(entry, need), { byIdOnly: !entry.vatCode && !entry.taxCode }).reduce((sum, t) => sum + tierPrice(t), 0);
+  } catch {
+    return Number.POSITIVE_INFINITY;
+  }
+}
+
+/** Answers the keys of one company: one purchase for their union, key by key when it is over budget. */
+async function serveCompany(ctx: SubgraphContext, record: CompanyPurchases, entry: Entry, keys: readonly CompanyLoadKey[]): Promise<(CompanyLoadResult | Error)[]> {
+  const need = new Set<Facet>();
+  for (const key of keys) for (const f of key.facets) need.add(f);
+  const failure = await complete(ctx, record, entry, need);
+  const perKey = new Map<CompanyLoadKey, Error>();
+  if (failure instanceof CostLimitError && keys.length > 1) {
+    // The union is over budget: the keys one by one, cheapest first, so those that fit are answered.
+    const pending = new Set(keys.filter((k) => !covers(entry.covered, k.facets)));
+    while (pending.size > 0) {
+      let next: CompanyLoadKey | null = null;
+      let nextPrice = Number.POSITIVE_INFINITY;
+      for (const k of pending) {
+        const price = priceOfNeed(entry, k.facets);
+        if (next === null || price < nextPrice) [next, nextPrice] = [k, price];
+      }
+      if (next === null) break;
+      pending.delete(next);
+      const err = await complete(ctx, record, entry, next.facets);
+      if (err) perKey.set(next, err);
+      for (const k of pending) if (covers(entry.covered, k.facets)) pending.delete(k);
+    }
+  }
+  return keys.map((key) => {
+    if (covers(entry.covered, key.facets)) return { model: entry.model, covered: new Set(entry.covered) };
+    return perKey.get(key) ?? failure ?? new Error(`company loader: facets ${missingOf(entry, key.facets).join(', ')} not bought`);
+  });
 }
 
 function createCompanyLoader(ctx: SubgraphContext, record: CompanyPurchases): DataLoader<CompanyLoadKey, CompanyLoadResult, string> {
   return new DataLoader<CompanyLoadKey, CompanyLoadResult, string>(
     async (keys) => {
-      // Group keys per company and union their facets.
-      const groups = new Map<Entry, { need: Set<Facet>; indexes: number[] }>();
+      // Group keys per company.
+      const groups = new Map<Entry, number[]>();
       keys.forEach((key, i) => {
         const entry = record.entryFor(key.ref);
-        let g = groups.get(entry);
-        if (!g) groups.set(entry, (g = { need: new Set(), indexes: [] }));
-        for (const f of key.facets) g.need.add(f);
-        g.indexes.push(i);
+        const g = groups.get(entry);
+        if (g) g.push(i);
+        else groups.set(entry, [i]);
       });
       const results: (CompanyLoadResult | Error)[] = new Array(keys.length);
       await Promise.all(
-        [...groups].map(async ([entry, g]) => {
-          const run = entry.tail.then(() => complete(ctx, record, entry, g.need));
-          entry.tail = run.catch(() => undefined);
+        [...groups].map(async ([entry, indexes]) => {
+          const run = entry.tail.then(() => serveCompany(ctx, record, entry, indexes.map((i) => keys[i] as CompanyLoadKey)));
+          entry.tail = run.then(
+            () => undefined,
+            () => undefined,
+          );
           try {
-            await run;
-            for (const i of g.indexes) {
-              const key = keys[i] as CompanyLoadKey;
-              results[i] = covers(entry.covered, key.facets)
-                ? { model: entry.model, covered: new Set(entry.covered) }
-                : new Error(`company loader: facets ${[...key.facets].filter((f) => !entry.covered.has(f)).join(', ')} not bought`);
-            }
+            const answers = await run;
+            indexes.forEach((i, j) => (results[i] = answers[j] ?? new Error('company loader: no answer')));
           } catch (err) {
-            for (const i of g.indexes) results[i] = err instanceof Error ? err : new Error(String(err));
+            for (const i of indexes) results[i] = asError(err);
           }
         }),
       );
@@ -200,7 +326,17 @@ export const companyPurchases = (ctx: SubgraphContext): CompanyPurchases => ctx.
 export const companyLoader = (ctx: SubgraphContext): DataLoader<CompanyLoadKey, CompanyLoadResult, string> =>
   ctx.once('company:loader', () => createCompanyLoader(ctx, companyPurchases(ctx)));
 
-/** Loads what a company lacks of `facets` (nothing when the request already bought it). */
-export function loadCompany(ctx: SubgraphContext, ref: CompanyRef, facets: ReadonlySet<Facet>): Promise<CompanyLoadResult> {
-  return companyLoader(ctx).load({ ref, facets });
+/**
+ * Loads what a company lacks of `facets` (nothing when the request already bought it). A failure
+ * other than not-found is not memoized by the loader: a later need in the request tries again.
+ */
+export async function loadCompany(ctx: SubgraphContext, ref: CompanyRef, facets: ReadonlySet<Facet>): Promise<CompanyLoadResult> {
+  const loader = companyLoader(ctx);
+  const key: CompanyLoadKey = { ref, facets };
+  try {
+    return await loader.load(key);
+  } catch (err) {
+    if (!(err instanceof Error && isNotFound(err))) loader.clear(key);
+    throw err;
+  }
 }

@@ -605,28 +605,40 @@ function officeOf(o: NonNullable<VComposite['allOffices']>[number]): OfficeModel
   };
 }
 
+type Plain = Record<string, unknown>;
+
+const isPlain = (v: unknown): v is Plain => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Two objects that name different things (coded values with different codes, a person and a company). */
+const distinct = (a: Plain, b: Plain): boolean =>
+  (['code', 'kind'] as const).some((k) => a[k] !== undefined && a[k] !== null && b[k] !== undefined && b[k] !== null && a[k] !== b[k]);
+
 /**
- * Two models of the same company (from two tiers) as one: `primary` wins section by section, and
- * `secondary` fills the sections `primary` lacks. The address is merged field by field (IT-start
- * holds the street number and coordinates, the composite tiers the province name and country).
+ * One value from two answers, `primary` first: a value `primary` lacks (absent or null) is taken
+ * from `secondary`; objects are merged key by key down to their leaves, except objects naming
+ * different things (different codes), where `primary` is kept whole; a list is taken whole, from
+ * `primary` unless it is empty and `secondary`'s is not.
+ */
+function mergeValue(primary: unknown, secondary: unknown): unknown {
+  if (primary === undefined || primary === null) return secondary === undefined ? primary : secondary;
+  if (secondary === undefined || secondary === null) return primary;
+  if (Array.isArray(primary)) return primary.length === 0 && Array.isArray(secondary) && secondary.length > 0 ? secondary : primary;
+  if (!isPlain(primary) || !isPlain(secondary) || distinct(primary, secondary)) return primary;
+  const out: Plain = { ...secondary };
+  for (const [k, v] of Object.entries(primary)) out[k] = mergeValue(v, secondary[k]);
+  return out;
+}
+
+/**
+ * Two models of the same company (from two tiers) as one, leaf by leaf: `primary` wins wherever it
+ * has a value, and `secondary` fills only what `primary` lacks, at any depth (IT-start holds the
+ * street number and coordinates, the composite tiers the province name and country; IT-advanced
+ * the turnover of its last balance sheet, the composite tiers the turnover range). Lists are not
+ * mixed: `primary`'s when it has one that is not empty. The loader calls it with the higher-ranked
+ * tier as `primary` (`TIER_RANK`), whatever order the answers arrived in.
  */
 export function mergeModels(primary: CompanyModel, secondary: CompanyModel): CompanyModel {
-  const out: CompanyModel = { ...secondary };
-  for (const [k, v] of Object.entries(primary) as [keyof CompanyModel, unknown][]) {
-    if (v !== undefined && v !== null) (out as Record<string, unknown>)[k] = v;
-    else if (!(k in out) || out[k] === undefined) (out as Record<string, unknown>)[k] = v;
-  }
-  if (primary.address && secondary.address) {
-    const a: AddressModel = { ...secondary.address };
-    for (const [k, v] of Object.entries(primary.address) as [keyof AddressModel, unknown][]) {
-      if (v !== undefined && v !== null) (a as Record<string, unknown>)[k] = v;
-    }
-    if (primary.address.province && secondary.address.province && primary.address.province.code === secondary.address.province.code) {
-      a.province = { code: primary.address.province.code, description: primary.address.province.description ?? secondary.address.province.description };
-    }
-    out.address = a;
-  }
-  return out;
+  return mergeValue(primary, secondary) as CompanyModel;
 }
 
 // ---------------------------------------------------------------------------------------------

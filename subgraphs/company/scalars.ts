@@ -3,11 +3,12 @@
  */
 import { GraphQLError, GraphQLScalarType, Kind, valueFromASTUntyped } from 'graphql';
 import { isoDateTime } from './normalize.ts';
+import { echo } from './validate.ts';
 
 function toDateTime(value: unknown, where: string): string {
   const iso = value instanceof Date ? (Number.isNaN(value.getTime()) ? null : value.toISOString()) : isoDateTime(value);
   if (iso === null) {
-    throw new GraphQLError(`DateTime ${where} must be an ISO 8601 date or date-time (got ${JSON.stringify(value)})`, { extensions: { code: 'BAD_USER_INPUT' } });
+    throw new GraphQLError(`DateTime ${where} must be an ISO 8601 date or date-time (got ${echo(typeof value === 'string' ? JSON.stringify(value) : String(value))})`, { extensions: { code: 'BAD_USER_INPUT' } });
   }
   return iso;
 }

@@ -8,11 +8,21 @@ import { isValidFiscalCode, isValidItalianVat } from '../upstream/checksums.ts';
 /** Most records one IT-search / FR-search returns. */
 export const MAX_SEARCH_LIMIT = 1000;
 
+/** Most characters of a bad value repeated in an error message. */
+export const MAX_ECHO_CHARS = 40;
+
+/** A bad value as an error message repeats it: at most `MAX_ECHO_CHARS` characters, then `…`. */
+export function echo(value: string): string {
+  // Code points, not UTF-16 units, so a surrogate pair is not cut; 2n + 1 units hold more than n.
+  const head = [...value.slice(0, 2 * MAX_ECHO_CHARS + 1)];
+  return head.length > MAX_ECHO_CHARS ? `${head.slice(0, MAX_ECHO_CHARS).join('')}…` : value;
+}
+
 /** An Italian VAT number: spaces, dots and an `IT` prefix removed; 11 digits with a valid check digit. */
 export function vatCodeArg(value: string, field = 'vatCode'): string {
   const v = value.replace(/[\s.]/g, '').replace(/^IT/i, '');
-  if (!/^\d{11}$/.test(v)) throw badUserInput(`${field} must be an Italian VAT number of 11 digits (got "${value}")`, field);
-  if (!isValidItalianVat(v)) throw badUserInput(`${field} "${value}" has a wrong check digit: not a valid Italian VAT number`, field);
+  if (!/^\d{11}$/.test(v)) throw badUserInput(`${field} must be an Italian VAT number of 11 digits (got "${echo(value)}")`, field);
+  if (!isValidItalianVat(v)) throw badUserInput(`${field} "${echo(value)}" has a wrong check digit: not a valid Italian VAT number`, field);
   return v;
 }
 
@@ -20,18 +30,18 @@ export function vatCodeArg(value: string, field = 'vatCode'): string {
 export function taxCodeArg(value: string, field = 'taxCode'): string {
   const v = value.replace(/\s/g, '').toUpperCase();
   if (/^\d{11}$/.test(v)) {
-    if (!isValidItalianVat(v)) throw badUserInput(`${field} "${value}" has a wrong check digit: not a valid company tax code`, field);
+    if (!isValidItalianVat(v)) throw badUserInput(`${field} "${echo(value)}" has a wrong check digit: not a valid company tax code`, field);
     return v;
   }
-  if (!/^[A-Z0-9]{16}$/.test(v)) throw badUserInput(`${field} must be a tax code of 11 digits (company) or 16 characters (person) (got "${value}")`, field);
-  if (!isValidFiscalCode(v)) throw badUserInput(`${field} "${value}" is not a valid fiscal code (structure or check letter)`, field);
+  if (!/^[A-Z0-9]{16}$/.test(v)) throw badUserInput(`${field} must be a tax code of 11 digits (company) or 16 characters (person) (got "${echo(value)}")`, field);
+  if (!isValidFiscalCode(v)) throw badUserInput(`${field} "${echo(value)}" is not a valid fiscal code (structure or check letter)`, field);
   return v;
 }
 
 /** An Openapi id: 24 hexadecimal characters (lower-cased). */
 export function openapiIdArg(value: string, field = 'id'): string {
   const v = value.trim();
-  if (!/^[0-9a-fA-F]{24}$/.test(v)) throw badUserInput(`${field} must be an Openapi id of 24 hexadecimal characters (got "${value}")`, field);
+  if (!/^[0-9a-fA-F]{24}$/.test(v)) throw badUserInput(`${field} must be an Openapi id of 24 hexadecimal characters (got "${echo(value)}")`, field);
   return v.toLowerCase();
 }
 
@@ -44,7 +54,7 @@ export function companyCodeArg(value: string, field: string): CompanyCode {
   const compact = v.replace(/[\s.]/g, '').replace(/^IT(?=\d{11}$)/i, '');
   if (/^\d{11}$/.test(compact)) return { vatCode: vatCodeArg(compact, field) };
   if (/^[A-Za-z0-9]{16}$/.test(compact)) return { taxCode: taxCodeArg(compact, field) };
-  throw badUserInput(`${field} must be an Italian VAT number, a tax code or an Openapi id (got "${value}")`, field);
+  throw badUserInput(`${field} must be an Italian VAT number, a tax code or an Openapi id (got "${echo(value)}")`, field);
 }
 
 /** An identifier of a foreign company (used as a path segment). */
@@ -58,7 +68,7 @@ export function foreignIdArg(value: string, field = 'id'): string {
 /** An ISO 3166-1 alpha-2 country code (upper-cased). */
 export function countryArg(value: string, field = 'country'): string {
   const v = value.trim().toUpperCase();
-  if (!/^[A-Z]{2}$/.test(v)) throw badUserInput(`${field} must be an ISO 3166-1 alpha-2 country code such as FR or DE (got "${value}")`, field);
+  if (!/^[A-Z]{2}$/.test(v)) throw badUserInput(`${field} must be an ISO 3166-1 alpha-2 country code such as FR or DE (got "${echo(value)}")`, field);
   return v;
 }
 
@@ -82,7 +92,7 @@ export function textArg(value: string | null | undefined, field: string, min = 1
 export function codeArg(value: string | null | undefined, field: string, re: RegExp, what: string): string | undefined {
   if (value === null || value === undefined) return undefined;
   const v = value.trim().toUpperCase();
-  if (!re.test(v)) throw badUserInput(`${field} must be ${what} (got "${value}")`, field);
+  if (!re.test(v)) throw badUserInput(`${field} must be ${what} (got "${echo(value)}")`, field);
   return v;
 }
 

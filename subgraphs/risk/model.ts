@@ -110,6 +110,12 @@ export function awaitsUpstream(kind: RiskRecordKind, raw: string | null): boolea
   return s === 'processing' || s === 'pending' || s === 'in_progress';
 }
 
+/** Whether the request is a running monitor (worth an occasional read, in case a callback was lost). */
+export function isActiveMonitor(kind: RiskRecordKind, raw: string | null): boolean {
+  const s = (raw ?? '').toLowerCase();
+  return (kind === 'CreditScoreMonitorRequest' || kind === 'KycMonitorRequest') && (s === 'activated' || s === 'active');
+}
+
 const joinName = (...parts: Array<string | null>): string | null => {
   const s = parts.filter((p): p is string => p !== null && p.trim() !== '').join(' ');
   return s === '' ? null : s;

@@ -6,7 +6,10 @@
  *
  * It also holds the callback reservations: before a paid creation the layer reserves a random key,
  * signs it into the upstream callback URL, and binds the key to the request id once known (from
- * the creation's answer or from the first callback, whichever comes first).
+ * the creation's answer or from the first callback, whichever comes first). A reservation lives
+ * until its request reaches a final state (nothing more will be delivered) or its URL expires;
+ * when the store is full, expired and finished ones go first, then the soonest-expiring (so a
+ * monitor's long-lived key outlives the short-lived keys of one-off requests).
  *
  * `RequestStore` is the interface; `MemoryRequestStore` serves one process.
  */
@@ -73,6 +76,8 @@ export interface RequestStore {
   /**
    * Applies a record seen upstream. A record older than the known one, or a move away from a final
    * state, is ignored; a record with the same state and time refreshes the stored copy silently.
+   * `family` is the caller's word for what the record is (it replaces the stored one). Once the
+   * request is in a final state, its callback reservations are dropped.
    */
   observe(tenant: string, family: RiskFamilyName, record: Record<string, unknown>, opts?: { relay?: RelayTarget | null; token?: string }): Promise<Observation>;
   /** The caller's known requests, optionally of one family, oldest change first. */
@@ -90,7 +95,7 @@ export interface RequestStore {
 export interface MemoryRequestStoreOptions {
   /** Requests kept at most; finished ones are dropped first, oldest change first. @default 50000 */
   maxEntries?: number;
-  /** Reservations kept at most; the soonest-expiring are dropped first. @default 50000 */
+  /** Reservations kept at most; past it, expired and finished ones go first, then the soonest-expiring. @default 50000 */
   maxReservations?: number;
   /** Clock in ms. @default Date.now */
   now?: () => number;
@@ -105,6 +110,8 @@ interface Slot {
 export class MemoryRequestStore implements RequestStore {
   private readonly entries = new Map<string, Slot>();
   private readonly reservations = new Map<string, Reservation>();
+  /** Reservation keys bound to each request (slot key). */
+  private readonly keysOf = new Map<string, Set<string>>();
   private readonly maxEntries: number;
   private readonly maxReservations: number;
   private readonly now: () => number;
@@ -124,7 +131,7 @@ export class MemoryRequestStore implements RequestStore {
     const r = this.reservations.get(key);
     if (!r) return undefined;
     if (r.expiresAt * 1000 <= this.now()) {
-      this.reservations.delete(key);
+      this.forgetReservation(key);
       return undefined;
     }
     return { ...r };
@@ -132,11 +139,21 @@ export class MemoryRequestStore implements RequestStore {
 
   async bindKey(key: string, id: string): Promise<void> {
     const r = this.reservations.get(key);
-    if (r && r.id === null) r.id = id;
+    if (!r || r.id !== null) return;
+    const k = slotKey(r.tenant, id);
+    if (isFinalState(this.entries.get(k)?.entry.rawState)) {
+      // Finished already: nothing more will be delivered to this key.
+      this.reservations.delete(key);
+      return;
+    }
+    r.id = id;
+    const keys = this.keysOf.get(k) ?? new Set<string>();
+    keys.add(key);
+    this.keysOf.set(k, keys);
   }
 
   async dropReservation(key: string): Promise<void> {
-    this.reservations.delete(key);
+    this.forgetReservation(key);
   }
 
   async get(tenant: string, id: string): Promise<TrackedRequest | undefined> {
@@ -166,6 +183,7 @@ export class MemoryRequestStore implements RequestStore {
       };
       if (this.entries.size >= this.maxEntries) this.evictEntry();
       this.entries.set(k, { entry, token: opts.token ?? '', relayed: new Set() });
+      if (isFinalState(rawState)) this.dropReservationsOf(k);
       return { entry, changed: true };
     }
     const cur = slot.entry;
@@ -182,7 +200,7 @@ export class MemoryRequestStore implements RequestStore {
     const merged = Object.freeze({ ...cur.record, ...record });
     slot.entry = {
       ...cur,
-      family: cur.family,
+      family,
       record: merged,
       rawState,
       createdAt: createdAt ?? cur.createdAt,
@@ -195,6 +213,7 @@ export class MemoryRequestStore implements RequestStore {
     // Refresh recency for eviction.
     this.entries.delete(k);
     this.entries.set(k, slot);
+    if (isFinalState(rawState)) this.dropReservationsOf(k);
     return { entry: slot.entry, changed: moved };
   }
 
@@ -239,12 +258,43 @@ export class MemoryRequestStore implements RequestStore {
     if (oldest !== undefined) this.entries.delete(oldest);
   }
 
+  /** Reservations currently held (tests, metrics). */
+  get reservationCount(): number {
+    return this.reservations.size;
+  }
+
+  private forgetReservation(key: string): void {
+    const r = this.reservations.get(key);
+    if (!r) return;
+    this.reservations.delete(key);
+    if (r.id === null) return;
+    const k = slotKey(r.tenant, r.id);
+    const keys = this.keysOf.get(k);
+    keys?.delete(key);
+    if (keys && keys.size === 0) this.keysOf.delete(k);
+  }
+
+  private dropReservationsOf(slot: string): void {
+    for (const key of [...(this.keysOf.get(slot) ?? [])]) this.forgetReservation(key);
+  }
+
+  /** Expired and finished first; then the soonest-expiring (one-off requests before monitors). */
   private evictReservation(): void {
     const nowS = this.now() / 1000;
-    for (const [k, r] of this.reservations) if (r.expiresAt <= nowS) this.reservations.delete(k);
+    for (const [key, r] of this.reservations) {
+      const finished = r.id !== null && isFinalState(this.entries.get(slotKey(r.tenant, r.id))?.entry.rawState);
+      if (r.expiresAt <= nowS || finished) this.forgetReservation(key);
+    }
     if (this.reservations.size < this.maxReservations) return;
-    const oldest = this.reservations.keys().next().value;
-    if (oldest !== undefined) this.reservations.delete(oldest);
+    let soonest: string | null = null;
+    let at = Infinity;
+    for (const [key, r] of this.reservations) {
+      if (r.expiresAt < at) {
+        at = r.expiresAt;
+        soonest = key;
+      }
+    }
+    if (soonest !== null) this.forgetReservation(soonest);
   }
 }
 

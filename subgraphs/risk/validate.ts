@@ -18,6 +18,7 @@ import type {
   PersonSubjectInput,
 } from './__generated__/resolvers-types.ts';
 import type { RelayTarget } from './store.ts';
+import { privateLiteralHost } from './relay-guard.ts';
 
 /** Largest PDF accepted (decoded bytes). `RISK_MAX_PDF_BYTES` overrides. @default 5 MB */
 export const MAX_PDF_BYTES = Number(process.env.RISK_MAX_PDF_BYTES) > 0 ? Number(process.env.RISK_MAX_PDF_BYTES) : 5 * 1024 * 1024;
@@ -134,10 +135,24 @@ export function base64Pdf(value: string, field: string, maxBytes = MAX_PDF_BYTES
 const HEADER_NAME = /^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$/;
 const RESERVED_HEADERS = new Set(['host', 'content-length', 'content-type', 'transfer-encoding', 'connection', 'upgrade', 'expect', 'te', 'trailer', 'keep-alive']);
 
-/** The caller's own callback; null when none. */
-export function relayTarget(input: RiskCallbackInput | null | undefined, field: string): RelayTarget | null {
+export interface RelayTargetOptions {
+  /**
+   * Allow loopback, private, link-local and unique-local addresses (`RISK_RELAY_ALLOW_PRIVATE=1`).
+   * @default false
+   */
+  allowPrivate?: boolean;
+}
+
+/**
+ * The caller's own callback; null when none. A URL whose host is a private IP literal (loopback,
+ * RFC 1918, link-local, unique-local …) is refused unless `allowPrivate`; host names are checked
+ * when relaying (`relay-guard.ts`).
+ */
+export function relayTarget(input: RiskCallbackInput | null | undefined, field: string, opts: RelayTargetOptions = {}): RelayTarget | null {
   if (!input) return null;
   const url = httpUrl(input.url, `${field}.url`);
+  const literal = opts.allowPrivate ? null : privateLiteralHost(url);
+  if (literal !== null) throw badUserInput(`${field}.url must not point to a loopback, private or link-local address (${literal})`, `${field}.url`);
   const method = input.method ?? 'JSON';
   const fieldName = (input.field ?? 'data').trim() || 'data';
   if (!/^[A-Za-z0-9_.[\]-]{1,100}$/.test(fieldName)) throw badUserInput(`${field}.field must be a form field name`, `${field}.field`);

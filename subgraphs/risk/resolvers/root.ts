@@ -65,6 +65,7 @@ function familyOf(table: Record<string, RiskFamilyName>, value: string, field: s
 }
 
 export function rootResolvers(service: RiskService) {
+  const relayOpts = { allowPrivate: service.allowPrivateRelay };
   const Query: QueryResolvers = {
     creditScore: (_root, { vatCode, level }, ctx) => creditScores(ctx).load({ vat: vatNumber(vatCode, 'vatCode'), level }),
 
@@ -91,7 +92,7 @@ export function rootResolvers(service: RiskService) {
   const Mutation: MutationResolvers = {
     orderPersonBureauReport: (_root, { input }, ctx) => {
       const body = personBureauBody(input);
-      return service.create(ctx, 'PERSON_BUREAU', body, relayTarget(input.callback, 'input.callback'));
+      return service.create(ctx, 'PERSON_BUREAU', body, relayTarget(input.callback, 'input.callback', relayOpts));
     },
     uploadSignedDelegation: (_root, { id, signedDelegationFile }, ctx) => {
       const rid = requestId(id);
@@ -100,36 +101,36 @@ export function rootResolvers(service: RiskService) {
     },
     orderPatrimonialReport: (_root, { level, input }, ctx) => {
       const body = personSubjectBody(input);
-      return service.create(ctx, familyOf(PATRIMONIAL, level, 'level'), body, relayTarget(input.callback, 'input.callback'));
+      return service.create(ctx, familyOf(PATRIMONIAL, level, 'level'), body, relayTarget(input.callback, 'input.callback', relayOpts));
     },
     orderPersonReport: (_root, { level, input }, ctx) => {
       const body = personSubjectBody(input);
-      return service.create(ctx, familyOf(PERSON_REPORT, level, 'level'), body, relayTarget(input.callback, 'input.callback'));
+      return service.create(ctx, familyOf(PERSON_REPORT, level, 'level'), body, relayTarget(input.callback, 'input.callback', relayOpts));
     },
     orderHeirsSearch: (_root, { acceptance, input }, ctx) => {
       const body = personSubjectBody(input);
-      return service.create(ctx, familyOf(HEIRS, acceptance, 'acceptance'), body, relayTarget(input.callback, 'input.callback'));
+      return service.create(ctx, familyOf(HEIRS, acceptance, 'acceptance'), body, relayTarget(input.callback, 'input.callback', relayOpts));
     },
     orderCompanyReport: (_root, { level, input }, ctx) => {
       const body = companySubjectBody(input);
-      return service.create(ctx, familyOf(COMPANY_REPORT, level, 'level'), body, relayTarget(input.callback, 'input.callback'));
+      return service.create(ctx, familyOf(COMPANY_REPORT, level, 'level'), body, relayTarget(input.callback, 'input.callback', relayOpts));
     },
     orderNegativeRecordsCheck: (_root, { input }, ctx) => {
       const body = negativeRecordsBody(input);
-      return service.create(ctx, 'NEGATIVE_RECORDS', body, relayTarget(input.callback, 'input.callback'));
+      return service.create(ctx, 'NEGATIVE_RECORDS', body, relayTarget(input.callback, 'input.callback', relayOpts));
     },
     orderKycCheck: (_root, { kind, input }, ctx) => {
       const body = kycCheckBody(input);
-      return service.create(ctx, familyOf(KYC, kind, 'kind'), body, relayTarget(input.callback, 'input.callback'));
+      return service.create(ctx, familyOf(KYC, kind, 'kind'), body, relayTarget(input.callback, 'input.callback', relayOpts));
     },
     startCreditScoreMonitor: (_root, { input }, ctx) => {
       const body = creditScoreMonitorBody(input);
-      return service.create(ctx, 'CREDIT_SCORE_MONITOR', body, relayTarget(input.callback, 'input.callback'));
+      return service.create(ctx, 'CREDIT_SCORE_MONITOR', body, relayTarget(input.callback, 'input.callback', relayOpts));
     },
     stopCreditScoreMonitor: (_root, { id }, ctx) => service.remove(ctx, 'CREDIT_SCORE_MONITOR', requestId(id)),
     startKycMonitor: (_root, { input }, ctx) => {
       const body = kycMonitorBody(input);
-      return service.create(ctx, 'KYC_MONITOR', body, relayTarget(input.callback, 'input.callback'));
+      return service.create(ctx, 'KYC_MONITOR', body, relayTarget(input.callback, 'input.callback', relayOpts));
     },
     stopKycMonitor: (_root, { id }, ctx) => service.remove(ctx, 'KYC_MONITOR', requestId(id)),
   };
