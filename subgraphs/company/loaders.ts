@@ -189,13 +189,10 @@ async function buyTier(ctx: SubgraphContext, record: CompanyPurchases, entry: En
  */
 async function cachedPlan(ctx: SubgraphContext, entry: Entry, missing: readonly Facet[]): Promise<Tier[] | null> {
   if (!entry.vatCode && !entry.taxCode) return null;
-  const cached: Tier[] = [];
-  await Promise.all(
-    TIERS.map(async (tier) => {
-      const hit = await ctx.upstream.isCached(ctx, TIER_ENDPOINT[tier], { params: { id: identifierFor(entry, tier) } }).catch(() => false);
-      if (hit) cached.push(tier);
-    }),
+  const hits = await Promise.all(
+    TIERS.map((tier) => ctx.upstream.isCached(ctx, TIER_ENDPOINT[tier], { params: { id: identifierFor(entry, tier) } }).catch(() => false)),
   );
+  const cached = TIERS.filter((_, i) => hits[i]);
   let best: { tiers: Tier[]; rank: number } | null = null;
   for (let mask = 1; mask < 1 << cached.length; mask++) {
     const tiers = cached.filter((_, i) => mask & (1 << i));
@@ -203,7 +200,7 @@ async function cachedPlan(ctx: SubgraphContext, entry: Entry, missing: readonly 
     const rank = tiers.reduce((sum, t) => sum + TIER_RANK[t], 0);
     if (!best || tiers.length < best.tiers.length || (tiers.length === best.tiers.length && rank > best.rank)) best = { tiers, rank };
   }
-  return best ? best.tiers.sort((a, b) => TIERS.indexOf(a) - TIERS.indexOf(b)) : null;
+  return best ? best.tiers : null;
 }
 
 /** Calls the tiers of a plan; resolves, once every call has settled, to the first failure or null. */
