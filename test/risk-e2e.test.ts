@@ -17,9 +17,10 @@ import { bureauInput, CF, CF2 } from './support/risk.ts';
 import { Signer } from '../subgraphs/runtime/signing.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
 
-// The stack's configuration: a known signing secret (to forge and tamper in tests) and a fast poller.
+// The stack's configuration: a known signing secret (to forge and tamper in tests), relays to the
+// loopback receiver allowed (the SSRF guard refuses them otherwise) and a fast poller.
 const LAYER_SECRET = 'risk-e2e-test-secret-0123456789';
-const ENV = { LAYER_SECRET, RISK_POLL_INTERVAL_MS: '100', RISK_POLL_LATE_AFTER_MS: '1500', RISK_POLL_MAX_CALLS_PER_MIN: '600' };
+const ENV = { LAYER_SECRET, RISK_RELAY_ALLOW_PRIVATE: '1', RISK_POLL_INTERVAL_MS: '100', RISK_POLL_LATE_AFTER_MS: '1500', RISK_POLL_MAX_CALLS_PER_MIN: '600' };
 
 type Obj = Record<string, unknown>;
 type Result = FormattedExecutionResult<Obj, unknown>;

@@ -97,8 +97,8 @@ export class FileGrants {
       sendJson(res, 405, { error: 'method not allowed' }, { allow: 'GET, HEAD' });
       return;
     }
-    const token = decodeURIComponent(rest.split('/')[0] ?? '');
-    const grant = this.resolve(token);
+    const token = decodeSegment(rest.split('/')[0] ?? '');
+    const grant = token === null ? null : this.resolve(token);
     if (!grant) {
       sendJson(res, 403, { error: 'forbidden: missing, invalid or expired signature' });
       return;
@@ -146,6 +146,15 @@ export class FileGrants {
       if (oldest === undefined) break;
       this.grants.delete(oldest);
     }
+  }
+}
+
+/** A decoded path segment, or null for a malformed percent-escape (refused like a bad signature). */
+function decodeSegment(s: string): string | null {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return null;
   }
 }
 

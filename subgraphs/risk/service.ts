@@ -12,13 +12,15 @@ import { notFound } from '../runtime/errors.ts';
 import type { SubgraphDeps } from '../runtime/server.ts';
 import { layerSigner, MemoryReplayGuard, randomId, type ReplayGuard, type Signer } from '../runtime/signing.ts';
 import type { CallContext, UpstreamClient } from '../upstream/client.ts';
-import { CostMeter } from '../upstream/cost.ts';
+import { CostLimitError, CostMeter } from '../upstream/cost.ts';
 import { UpstreamError } from '../upstream/errors.ts';
-import { CALLBACK_PURPOSE, deliveryNonce, handleCallback, relay, vendorCallback } from './callbacks.ts';
+import type { Endpoint } from '../upstream/endpoint.ts';
+import { CALLBACK_PURPOSE, deliveryNonce, handleCallback, layerCallbackKey, relay, vendorCallback } from './callbacks.ts';
 import { FileGrants, sendJson } from './files.ts';
 import { isObj, rawStateOf, timestampsOf, type Obj } from './model.ts';
 import { pollerOptionsFromEnv, RiskPoller } from './poller.ts';
-import { MemoryRequestStore, type RelayTarget, type RequestStore, type TrackedRequest } from './store.ts';
+import { allowPrivateRelay } from './relay-guard.ts';
+import { MemoryRequestStore, type RelayTarget, type Reservation, type RequestStore, type TrackedRequest } from './store.ts';
 import { FAMILIES, RISK, type RiskFamilyName } from './upstream.ts';
 
 export interface RiskServiceOptions {
@@ -28,6 +30,18 @@ export interface RiskServiceOptions {
   replay?: ReplayGuard;
   /** Lifetime of a callback URL. `RISK_CALLBACK_TTL_S`. @default 30 days */
   callbackTtlSeconds?: number;
+  /**
+   * Lifetime of a monitor's callback URL: monitors run a year and renew themselves, keeping the
+   * URL, so it must outlive them (never less than a year and a day, nor than `callbackTtlSeconds`).
+   * Past it the slow poll (`RISK_MONITOR_POLL_MS`) still notices changes.
+   * `RISK_MONITOR_CALLBACK_TTL_S`. @default 5 years
+   */
+  monitorCallbackTtlSeconds?: number;
+  /**
+   * Relay callbacks to loopback, private and link-local addresses too (SSRF guard off): for
+   * development and tests. `RISK_RELAY_ALLOW_PRIVATE=1`. @default false
+   */
+  allowPrivateRelay?: boolean;
   /** Lifetime of a file URL. `RISK_FILE_URL_TTL_S`. @default 300 */
   fileTtlSeconds?: number;
   /** Where the `RISK_*`, `LAYER_SECRET` and `PUBLIC_URL` settings are read. @default process.env */
@@ -39,6 +53,34 @@ const envNumber = (env: NodeJS.ProcessEnv, name: string, dflt: number): number =
   return env[name] !== undefined && env[name] !== '' && Number.isFinite(v) && v > 0 ? v : dflt;
 };
 
+const YEAR_S = 365 * 24 * 3600;
+/** A monitor's callback URL lives at least this long (its first year, and a day). */
+const MONITOR_MIN_TTL_S = YEAR_S + 24 * 3600;
+
+const isMonitor = (family: RiskFamilyName): boolean => FAMILIES[family].remove !== undefined;
+
+/**
+ * Whether a failed creation certainly created nothing upstream: refused before sending (cost
+ * limit, no token) or answered with a 4xx. A timeout, a 5xx or a lost connection may hide a
+ * request created (and paid for) upstream.
+ */
+const createdNothing = (err: unknown): boolean =>
+  err instanceof CostLimitError || (err instanceof UpstreamError && err.kind === 'http' && err.status >= 400 && err.status < 500);
+
+/**
+ * A KYC record read through the shared `WW-kyc-evidences/{id}` is of the family its `type` names;
+ * any other record is of the family whose endpoint answered.
+ */
+function isOfFamily(family: RiskFamilyName, record: Obj): boolean {
+  const want = FAMILIES[family].listType;
+  if (want === undefined || record.type === undefined || record.type === null) return true;
+  return String(record.type).toLowerCase() === want;
+}
+
+/** The not-found of a record of another family (as if the id were wrong). */
+const notOfFamily = (ep: Endpoint, family: RiskFamilyName): UpstreamError =>
+  new UpstreamError('http', `no ${family} request with this id`, ep.area, ep.path.replace(/^\/+/, '').split('/')[0] ?? ep.path, 404);
+
 /** Topic of one request's changes. */
 export const requestTopic = (tenant: string, id: string): string => `risk:${tenant}:${id.toLowerCase()}`;
 /** Topic of every change of a tenant's requests. */
@@ -49,6 +91,9 @@ export class RiskService {
   readonly bus: EventBus<TrackedRequest>;
   readonly replay: ReplayGuard;
   readonly callbackTtlSeconds: number;
+  readonly monitorCallbackTtlSeconds: number;
+  /** Whether relays may go to private addresses (`RISK_RELAY_ALLOW_PRIVATE=1`). */
+  readonly allowPrivateRelay: boolean;
   private readonly fileTtlSeconds: number;
   private readonly env: NodeJS.ProcessEnv;
   private signerValue: Signer | null;
@@ -64,6 +109,12 @@ export class RiskService {
     this.replay = opts.replay ?? new MemoryReplayGuard();
     this.env = opts.env ?? process.env;
     this.callbackTtlSeconds = opts.callbackTtlSeconds ?? envNumber(this.env, 'RISK_CALLBACK_TTL_S', 30 * 24 * 3600);
+    this.monitorCallbackTtlSeconds = Math.max(
+      MONITOR_MIN_TTL_S,
+      this.callbackTtlSeconds,
+      opts.monitorCallbackTtlSeconds ?? envNumber(this.env, 'RISK_MONITOR_CALLBACK_TTL_S', 5 * YEAR_S),
+    );
+    this.allowPrivateRelay = opts.allowPrivateRelay ?? allowPrivateRelay(this.env);
     this.fileTtlSeconds = opts.fileTtlSeconds ?? envNumber(this.env, 'RISK_FILE_URL_TTL_S', 300);
   }
 
@@ -115,14 +166,16 @@ export class RiskService {
 
   /**
    * Creates a request (paid): reserves a callback key, signs it into the upstream callback, posts,
-   * and records the answer. Never retried (the upstream client does not retry POSTs).
+   * and records the answer. Never retried (the upstream client does not retry POSTs). When the
+   * answer is lost (timeout, 5xx, connection) the request may exist upstream all the same: the
+   * reservation stays, and the request's first callback binds it.
    */
   async create(ctx: SubgraphContext, family: RiskFamilyName, body: Obj, relayTo: RelayTarget | null): Promise<TrackedRequest> {
     const base = this.publicUrl();
     const key = randomId(16);
     const upstreamBody: Obj = { ...body };
     if (base) {
-      const token = this.signer.sign(CALLBACK_PURPOSE, key, this.callbackTtlSeconds);
+      const token = this.signer.sign(CALLBACK_PURPOSE, key, isMonitor(family) ? this.monitorCallbackTtlSeconds : this.callbackTtlSeconds);
       const expiresAt = Number(token.split('.')[1]);
       await this.store.reserve({ key, tenant: ctx.auth.tenant, family, id: null, relay: relayTo, expiresAt, token: ctx.auth.token });
       upstreamBody.callback = { url: `${base}/callbacks/risk/${token}`, method: 'JSON', field: 'data', headers: {} };
@@ -131,7 +184,7 @@ export class RiskService {
     try {
       record = await ctx.upstream.call<unknown>(ctx, FAMILIES[family].create, { body: upstreamBody });
     } catch (err) {
-      await this.store.dropReservation(key);
+      if (base && createdNothing(err)) await this.store.dropReservation(key);
       throw err;
     }
     const rec = this.requireRecord(record, FAMILIES[family].create.path);
@@ -141,9 +194,17 @@ export class RiskService {
 
   /** Reads one request upstream (free) and records what it says. */
   async read(ctx: CallContext & { upstream: UpstreamClient }, family: RiskFamilyName, id: string): Promise<TrackedRequest> {
-    const record = await ctx.upstream.call<unknown>(ctx, FAMILIES[family].get, { params: { id } });
-    const rec = this.requireRecord(record, FAMILIES[family].get.path);
+    const rec = await this.fetchRecord(ctx, family, id);
     return (await this.apply(ctx.auth, family, rec, { source: 'read' })).entry;
+  }
+
+  /** One request's record upstream (free GET); a record of another family is not found. */
+  private async fetchRecord(ctx: CallContext & { upstream: UpstreamClient }, family: RiskFamilyName, id: string): Promise<Obj> {
+    const ep = FAMILIES[family].get;
+    const record = await ctx.upstream.call<unknown>(ctx, ep, { params: { id } });
+    const rec = this.requireRecord(record, ep.path);
+    if (!isOfFamily(family, rec)) throw notOfFamily(ep, family);
+    return rec;
   }
 
   /** The caller's requests of a family as the upstream lists them, merged with what the store knows. */
@@ -212,7 +273,9 @@ export class RiskService {
     record: Obj,
     opts: { source: 'mutation' | 'read' | 'callback' | 'poll'; relay?: RelayTarget | null },
   ): Promise<{ entry: TrackedRequest; changed: boolean }> {
-    const clean = this.withoutLayerCallback(record, opts.relay ?? null);
+    // The caller's callback shown in the record: the one given now, else the one the store holds.
+    const relayTo = opts.relay !== undefined ? opts.relay : ((await this.store.get(auth.tenant, String(record.id)))?.relay ?? null);
+    const clean = this.withoutLayerCallback(record, relayTo);
     const obs = await this.store.observe(auth.tenant, family, clean, { relay: opts.relay, token: auth.token });
     const entry = obs.entry;
     if (obs.changed) {
@@ -224,8 +287,15 @@ export class RiskService {
     if (relayed && entry.relay && (await this.store.markRelayed(auth.tenant, entry.id, deliveryNonce(record)))) {
       const payload = { data: { ...entry.record, callback: vendorCallback(entry.relay) }, success: true, message: '', error: null };
       const target = entry.relay;
-      const p = relay(target, payload).then((status) => {
-        if (status === null || status >= 400) console.error(`[risk] relay of ${entry.id} to the caller's callback failed (${status ?? 'no answer'})`);
+      let refused = false;
+      const p = relay(target, payload, {
+        allowPrivate: this.allowPrivateRelay,
+        onRefused: (why) => {
+          refused = true;
+          console.warn(`[risk] relay of ${entry.id} to the caller's callback refused: ${why}`);
+        },
+      }).then((status) => {
+        if (!refused && (status === null || status >= 400)) console.error(`[risk] relay of ${entry.id} to the caller's callback failed (${status ?? 'no answer'})`);
       });
       this.relays.add(p);
       void p.finally(() => this.relays.delete(p));
@@ -242,8 +312,7 @@ export class RiskService {
       return;
     }
     const auth: UpstreamAuth = { token, tenant: entry.tenant };
-    const record = await upstream.call<unknown>({ auth, meter: new CostMeter() }, FAMILIES[entry.family].get, { params: { id: entry.id } });
-    const rec = this.requireRecord(record, FAMILIES[entry.family].get.path);
+    const rec = await this.fetchRecord({ auth, meter: new CostMeter(), upstream }, entry.family, entry.id);
     const obs = await this.apply(auth, entry.family, rec, { source: 'poll' });
     if (!obs.changed) await this.store.markChecked(entry.tenant, entry.id, Date.now());
   }
@@ -256,10 +325,15 @@ export class RiskService {
   }
 
   private isLayerCallback(url: string): boolean {
-    const m = /\/callbacks\/risk\/([^/?#]+)/.exec(url);
-    if (!m?.[1]) return false;
-    const v = this.signer.verify(CALLBACK_PURPOSE, m[1]);
-    return v.ok || v.reason === 'expired';
+    return layerCallbackKey(this.signer, url) !== null;
+  }
+
+  /** A callback's trigger: the request read upstream with the token and family it was created with. */
+  private async reread(reservation: Reservation, id: string): Promise<Obj> {
+    const upstream = this.deps?.upstream;
+    const ep = FAMILIES[reservation.family].get;
+    if (!upstream) throw new UpstreamError('network', 'the risk subgraph is not started', ep.area, ep.path, 0);
+    return this.fetchRecord({ auth: { token: reservation.token, tenant: reservation.tenant }, meter: new CostMeter(), upstream }, reservation.family, id);
   }
 
   private requireRecord(data: unknown, path: string): Obj {
@@ -278,9 +352,9 @@ export class RiskService {
         signer: this.signer,
         replay: this.replay,
         store: this.store,
+        reread: (reservation, id) => this.reread(reservation, id),
         accept: async (reservation, record) => {
-          const token = (await this.store.reservation(reservation.key))?.token ?? '';
-          await this.apply({ token, tenant: reservation.tenant }, reservation.family, record, { source: 'callback', relay: reservation.relay });
+          await this.apply({ token: reservation.token, tenant: reservation.tenant }, reservation.family, record, { source: 'callback', relay: reservation.relay });
         },
         onRefused: (why) => {
           if (why !== 'method') console.warn(`[risk] callback refused: ${why}`);

@@ -286,15 +286,10 @@ export class MemoryRequestStore implements RequestStore {
       if (r.expiresAt <= nowS || finished) this.forgetReservation(key);
     }
     if (this.reservations.size < this.maxReservations) return;
-    let soonest: string | null = null;
-    let at = Infinity;
-    for (const [key, r] of this.reservations) {
-      if (r.expiresAt < at) {
-        at = r.expiresAt;
-        soonest = key;
-      }
-    }
-    if (soonest !== null) this.forgetReservation(soonest);
+    // Make room for a batch, so a full store is not scanned on every reservation.
+    const batch = Math.max(1, Math.floor(this.maxReservations / 100));
+    const soonest = [...this.reservations.values()].sort((a, b) => a.expiresAt - b.expiresAt).slice(0, batch);
+    for (const r of soonest) this.forgetReservation(r.key);
   }
 }
 

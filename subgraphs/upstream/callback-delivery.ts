@@ -5,7 +5,7 @@
  * network errors, 429 and 5xx, with doubling back-off. The emulator delivers its callbacks with it,
  * and the layer relays deliveries to a caller's own callback with it.
  */
-import { request } from 'undici';
+import { request, type Dispatcher } from 'undici';
 
 export interface CallbackTarget {
   url: string;
@@ -27,6 +27,8 @@ export interface DeliveryOptions {
   headers?: Record<string, string>;
   /** Told about every attempt (status null: no answer). */
   onAttempt?: (attempt: number, status: number | null, error?: string) => void;
+  /** Dispatcher to deliver through (e.g. one refusing private addresses). @default undici's global dispatcher */
+  dispatcher?: Dispatcher;
 }
 
 /** Delivers `payload`; resolves to the final HTTP status, or null when no attempt got an answer. Never throws. */
@@ -46,7 +48,7 @@ export async function deliverCallbackPayload(target: CallbackTarget, payload: un
   let last: number | null = null;
   for (let attempt = 1; attempt <= attempts; attempt++) {
     try {
-      const res = await request(target.url, { method: 'POST', headers, body, headersTimeout: timeout, bodyTimeout: timeout });
+      const res = await request(target.url, { method: 'POST', headers, body, headersTimeout: timeout, bodyTimeout: timeout, ...(opts.dispatcher ? { dispatcher: opts.dispatcher } : {}) });
       await res.body.dump();
       last = res.statusCode;
       opts.onAttempt?.(attempt, last);
