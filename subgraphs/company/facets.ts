@@ -209,6 +209,9 @@ const START: Facet[] = [...IDENTITY, 'openapiId', 'addressDetail', 'activityStat
 /** companyDetails + address of the composite shapes. */
 const COMPOSITE: Facet[] = [...IDENTITY, 'registration', 'companyDetails', 'addressNames', 'branches'];
 
+/** Facets only the IT-start/IT-advanced payloads carry (the Openapi id, the register's own fields). */
+const ONLY_IN_START_ADVANCED: ReadonlySet<Facet> = new Set<Facet>(['openapiId', 'addressDetail', 'registryStatus', 'sdiCode', 'vatGroup', 'balanceSheetHistory']);
+
 /** What each tier's payload holds (contract: "Response shapes are built from sections"). */
 export const TIER_COVERAGE: Readonly<Record<Tier, ReadonlySet<Facet>>> = {
   'IT-start': new Set<Facet>(START),
@@ -272,45 +275,8 @@ export const TIER_COVERAGE: Readonly<Record<Tier, ReadonlySet<Facet>>> = {
     'debts',
     'raeSae',
   ]),
-  'IT-full': new Set<Facet>([
-    ...COMPOSITE,
-    'activityStatus',
-    'registrationDate',
-    'activityDates',
-    'companyDates',
-    'marketable',
-    'legalForm',
-    'detailedLegalForm',
-    'ateco',
-    'atecoSecondary',
-    'internationalClassification',
-    'employees',
-    'employeeCount',
-    'employeesStatistic',
-    'innovativeSmeAndSu',
-    'mail',
-    'contacts',
-    'webAndSocial',
-    'pec',
-    'artisanRegistry',
-    'soaCertification',
-    'corporateGroups',
-    'allOffices',
-    'subsidiaries',
-    'affiliates',
-    'managers',
-    'shareholdersSummary',
-    'shareholders',
-    'foreignTrade',
-    'publicTenders',
-    'operatingResults',
-    'ecofinSummary',
-    'ecofin',
-    'debts',
-    'financialStatements',
-    'ratios',
-    'raeSae',
-  ]),
+  // The contract: Full holds every section; only what the start/advanced payloads alone carry is missing.
+  'IT-full': new Set<Facet>(FACETS.filter((f) => !ONLY_IN_START_ADVANCED.has(f))),
 };
 
 /** Euro per call of a tier, from the shared price table. */
