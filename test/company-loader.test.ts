@@ -94,6 +94,17 @@ describe('cached tiers', () => {
     expect(both.model.managers?.length).toBeGreaterThan(0);
   });
 
+  it('cover part of the need for free, and only the rest is bought', async () => {
+    const upstream = new ScriptedUpstream();
+    upstream.cached.add(`/IT-aml/${VAT}`);
+    // managers are in the cached IT-aml; the Openapi id only in IT-start/IT-advanced: buy IT-start
+    // (€0.05) instead of IT-start + IT-stakeholders (€0.55).
+    const both = await loadCompany(contextOf(upstream), { vatCode: VAT }, new Set<Facet>(['openapiId', 'managers']));
+    expect(upstream.calls.sort()).toEqual([`/IT-aml/${VAT}`, `/IT-start/${VAT}`]);
+    expect(both.model.id).toBe('60b4a85585e34e615c569ef5');
+    expect(both.model.managers?.length).toBeGreaterThan(0);
+  });
+
   it('are not used when they do not cover the need', async () => {
     const upstream = new ScriptedUpstream();
     upstream.cached.add(`/IT-start/${VAT}`);

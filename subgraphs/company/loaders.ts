@@ -183,24 +183,39 @@ async function buyTier(ctx: SubgraphContext, record: CompanyPurchases, entry: En
 }
 
 /**
- * The fewest tiers already in the upstream client's cache for this company that together cover
- * `missing` (on a tie, the fuller ones), or null when the cached tiers do not cover it. Only for a
- * company known by VAT number or tax code: that is the identifier tiers are called with.
+ * The plan for what a company lacks: tiers already in the upstream client's cache are free, so the
+ * cheapest combination of cached tiers and a purchase for the rest wins (on a tie: fewer paid calls,
+ * then fewer tiers, then the fuller ones). Without cached tiers, or for a company known only by id (tiers are called with
+ * the VAT number), it is `planPurchase`.
  */
-async function cachedPlan(ctx: SubgraphContext, entry: Entry, missing: readonly Facet[]): Promise<Tier[] | null> {
-  if (!entry.vatCode && !entry.taxCode) return null;
+async function cheapestPlan(ctx: SubgraphContext, entry: Entry, missing: readonly Facet[]): Promise<Tier[]> {
+  const byIdOnly = !entry.vatCode && !entry.taxCode;
+  const fresh = planPurchase(missing, { byIdOnly });
+  if (byIdOnly) return fresh;
   const hits = await Promise.all(
     TIERS.map((tier) => ctx.upstream.isCached(ctx, TIER_ENDPOINT[tier], { params: { id: identifierFor(entry, tier) } }).catch(() => false)),
   );
-  const cached = TIERS.filter((_, i) => hits[i]);
-  let best: { tiers: Tier[]; rank: number } | null = null;
-  for (let mask = 1; mask < 1 << cached.length; mask++) {
-    const tiers = cached.filter((_, i) => mask & (1 << i));
-    if (!covers(new Set(tiers.flatMap((t) => [...TIER_COVERAGE[t]])), missing)) continue;
-    const rank = tiers.reduce((sum, t) => sum + TIER_RANK[t], 0);
-    if (!best || tiers.length < best.tiers.length || (tiers.length === best.tiers.length && rank > best.rank)) best = { tiers, rank };
+  const cached = new Set(TIERS.filter((_, i) => hits[i]));
+  if (cached.size === 0) return fresh;
+  const paidOf = (tiers: readonly Tier[]): Tier[] => tiers.filter((t) => !cached.has(t));
+  const euroOf = (tiers: readonly Tier[]): number => paidOf(tiers).reduce((sum, t) => sum + tierPrice(t), 0);
+  const rankOf = (tiers: readonly Tier[]): number => tiers.reduce((sum, t) => sum + TIER_RANK[t], 0);
+  let best = { tiers: fresh, euro: euroOf(fresh), paid: paidOf(fresh).length, rank: rankOf(fresh) };
+  const list = [...cached];
+  for (let mask = 1; mask < 1 << list.length; mask++) {
+    const free = list.filter((_, i) => mask & (1 << i));
+    const have = new Set(free.flatMap((t) => [...TIER_COVERAGE[t]]));
+    const rest = missing.filter((f) => !have.has(f));
+    const tiers = [...new Set([...free, ...(rest.length > 0 ? planPurchase(rest) : [])])];
+    const euro = euroOf(tiers);
+    const paid = paidOf(tiers).length;
+    const rank = rankOf(tiers);
+    const better =
+      euro < best.euro - 1e-9 ||
+      (Math.abs(euro - best.euro) < 1e-9 && (paid < best.paid || (paid === best.paid && (tiers.length < best.tiers.length || (tiers.length === best.tiers.length && rank > best.rank)))));
+    if (better) best = { tiers, euro, paid, rank };
   }
-  return best ? best.tiers : null;
+  return best.tiers;
 }
 
 /** Calls the tiers of a plan; resolves, once every call has settled, to the first failure or null. */
@@ -225,7 +240,7 @@ async function buyPlan(ctx: SubgraphContext, record: CompanyPurchases, entry: En
 const missingOf = (entry: Entry, need: Iterable<Facet>): Facet[] => [...need].filter((f) => !entry.covered.has(f));
 
 /**
- * Buys what `entry` lacks of `need`: the cached tiers when they cover it, else the cheapest plan,
+ * Buys what `entry` lacks of `need`: the cheapest plan, counting tiers already cached as free,
  * id-accepting tiers first. Resolves to the failure, if any (what was bought is recorded anyway).
  */
 async function complete(ctx: SubgraphContext, record: CompanyPurchases, entry: Entry, need: Iterable<Facet>): Promise<Error | null> {
@@ -234,7 +249,7 @@ async function complete(ctx: SubgraphContext, record: CompanyPurchases, entry: E
   if (entry.failure) return entry.failure;
   let plan: Tier[];
   try {
-    plan = (await cachedPlan(ctx, entry, missing)) ?? planPurchase(missing, { byIdOnly: !entry.vatCode && !entry.taxCode });
+    plan = await cheapestPlan(ctx, entry, missing);
   } catch (err) {
     return asError(err);
   }
