@@ -22,7 +22,8 @@ import {
 /** Minimum percent IT-shareholders lists ("holders above 10%"). */
 export const SHAREHOLDERS_MIN_PERCENT = 10;
 
-const IT_DATASETS: Record<string, (p: CompanyProfile) => unknown> = {
+/** The record each Italian dataset endpoint renders for a company (routes and monitors share it). */
+export const IT_DATASETS: Record<string, (p: CompanyProfile) => unknown> = {
   'IT-start': startRecord,
   'IT-advanced': advancedRecord,
   'IT-address': addressRecord,

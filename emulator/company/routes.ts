@@ -7,7 +7,7 @@ import { isValidFiscalCode, isValidItalianVat } from '../../subgraphs/upstream/c
 import { priceOf } from '../../subgraphs/upstream/prices.ts';
 import type { AsyncRequests } from './async.ts';
 import { readCallback } from './callback.ts';
-import { SHAREHOLDERS_MIN_PERCENT } from './datasets.ts';
+import { IT_DATASETS } from './datasets.ts';
 import { ERRORS, FOREIGN_ERRORS, invalid, notFound, required, type EndpointErrors, type ErrorKey } from './errors.ts';
 import { COUNTRIES, EU_VAT_COUNTRIES, foreignAdvanced, foreignLookup, foreignStart, ISO_COUNTRIES, isCountry, wwTop } from './foreign.ts';
 import { ANY, lookupCompany, NO_ID, type Accepts } from './lookup.ts';
@@ -16,15 +16,8 @@ import type { Monitors } from './monitor.ts';
 import { isRegistered } from './ownership.ts';
 import { lastFiled, profileOf } from './profile.ts';
 import {
-  addressRecord,
-  advancedRecord,
   closedRecord,
   compositeRecord,
-  flatShareholders,
-  nameRecord,
-  pecRecord,
-  sdiRecord,
-  startRecord,
   uboRecords,
   vatGroupRecord,
   type CompositeShape,
@@ -349,17 +342,15 @@ function monitorRoutes(state: CompanyState): Route[] {
 
 /** Every route of the company area. */
 export function companyRoutes(state: CompanyState): Route[] {
-  const shareholders = (p: CompanyProfile): EmuResponse => ok(flatShareholders(p, SHAREHOLDERS_MIN_PERCENT));
+  // One-record endpoints: the record of the shared dataset table, in a one-element list.
+  const listed = (['IT-start', 'IT-advanced', 'IT-address', 'IT-name', 'IT-pec', 'IT-sdicode'] as const).flatMap((name) =>
+    lookupRoutes(name, ERRORS[name], ANY, (p) => list(IT_DATASETS[name]!(p))),
+  );
   return [
-    ...lookupRoutes('IT-start', ERRORS['IT-start'], ANY, (p) => list(startRecord(p))),
-    ...lookupRoutes('IT-advanced', ERRORS['IT-advanced'], ANY, (p) => list(advancedRecord(p))),
-    ...lookupRoutes('IT-address', ERRORS['IT-address'], ANY, (p) => list(addressRecord(p))),
-    ...lookupRoutes('IT-name', ERRORS['IT-name'], ANY, (p) => list(nameRecord(p))),
-    ...lookupRoutes('IT-pec', ERRORS['IT-pec'], ANY, (p) => list(pecRecord(p))),
-    ...lookupRoutes('IT-sdicode', ERRORS['IT-sdicode'], ANY, (p) => list(sdiRecord(p))),
+    ...listed,
     ...lookupRoutes('IT-closed', ERRORS['IT-closed'], ANY, closedHandler),
     ...lookupRoutes('IT-vatgroup', ERRORS['IT-vatgroup'], { vat: true, id: true }, vatGroupHandler),
-    ...lookupRoutes('IT-shareholders', ERRORS['IT-shareholders'], ANY, shareholders),
+    ...lookupRoutes('IT-shareholders', ERRORS['IT-shareholders'], ANY, (p) => ok(IT_DATASETS['IT-shareholders']!(p))),
     ...lookupRoutes('IT-ubo', ERRORS['IT-ubo'], ANY, uboHandler),
     ...lookupRoutes('IT-splitpayment', ERRORS['IT-splitpayment'], NO_ID, splitPaymentHandler),
     ...lookupRoutes('IT-pa', ERRORS['IT-pa'], NO_ID, paHandler),
