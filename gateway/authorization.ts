@@ -4,6 +4,7 @@
  * into `context.headers`). The subgraphs pass it upstream (or use the service token).
  */
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
+import { authorizationOfParams } from '../subgraphs/runtime/credentials.ts';
 
 /**
  * graphql-ws clients send credentials in several shapes: `{authorization}`, `{Authorization}`,
@@ -11,14 +12,8 @@ import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
  * silently falls back to another account.
  */
 export function normaliseAuthorization(params: Record<string, unknown>): void {
-  if (typeof params.authorization === 'string' && params.authorization) return;
-  const headers = typeof params.headers === 'object' && params.headers !== null ? (params.headers as Record<string, unknown>) : {};
-  for (const v of [params.Authorization, headers.authorization, headers.Authorization]) {
-    if (typeof v === 'string' && v) {
-      params.authorization = v;
-      return;
-    }
-  }
+  const authorization = authorizationOfParams(params);
+  if (authorization) params.authorization = authorization;
 }
 
 interface ContextWithHeaders {

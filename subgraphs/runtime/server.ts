@@ -16,6 +16,7 @@ import { CostMeter } from '../upstream/cost.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
 import { tenantOf } from '../upstream/tenant.ts';
 import type { SubgraphContext, UpstreamAuth } from './context.ts';
+import { authorizationOfParams } from './credentials.ts';
 import { toClientError } from './errors.ts';
 
 /** What a subgraph module exports. */
@@ -119,16 +120,8 @@ function maskError(error: unknown, message: string): Error {
   return new GraphQLError(message, { extensions: { code: 'INTERNAL_SERVER_ERROR' } });
 }
 
-type ConnectionParams = Record<string, unknown> & {
-  authorization?: unknown;
-  Authorization?: unknown;
-  headers?: Record<string, unknown>;
-};
-
-function authorizationOf(params: ConnectionParams | undefined, req: IncomingMessage): string | null {
-  const candidates = [params?.authorization, params?.Authorization, params?.headers?.authorization, params?.headers?.Authorization, req.headers.authorization];
-  for (const c of candidates) if (typeof c === 'string' && c) return c;
-  return null;
+function authorizationOf(params: Record<string, unknown> | undefined, req: IncomingMessage): string | null {
+  return authorizationOfParams(params) ?? req.headers.authorization ?? null;
 }
 
 export async function startSubgraphServer(opts: SubgraphServerOptions): Promise<RunningSubgraphs> {
@@ -156,7 +149,7 @@ export async function startSubgraphServer(opts: SubgraphServerOptions): Promise<
     );
     const wss = new WebSocketServer({ noServer: true });
     sockets.set(`/${sg.name}/graphql`, wss);
-    const ws = useServer<ConnectionParams>(
+    const ws = useServer<Record<string, unknown>>(
       {
         schema,
         context: (ctx) => createContext(resolveAuth(authorizationOf(ctx.connectionParams, ctx.extra.request), auth), upstream),
