@@ -1,14 +1,14 @@
 /**
  * Starts the whole layer in one process: the embedded emulator (unless `OPENAPI_ENV` names a real
  * environment), the subgraphs, and the gateway. `npm start` and the end-to-end tests both use it.
+ * Each part is built as the separate services build it (`services/build.ts`).
  */
-import { startEmulator, DEFAULT_TOKEN } from './emulator/server.ts';
+import { startEmulator } from './emulator/server.ts';
 import { startGateway, type RunningGateway } from './gateway/index.ts';
-import { subgraphRoute } from './gateway/proxy.ts';
-import { createSubgraphs } from './subgraphs/index.ts';
-import { startSubgraphServer, type RunningSubgraphs } from './subgraphs/runtime/server.ts';
-import { UpstreamClient } from './subgraphs/upstream/client.ts';
-import { loadUpstreamConfig, type UpstreamConfig } from './subgraphs/upstream/config.ts';
+import type { RunningSubgraphs } from './subgraphs/runtime/server.ts';
+import type { UpstreamClient } from './subgraphs/upstream/client.ts';
+import type { UpstreamConfig } from './subgraphs/upstream/config.ts';
+import { gatewayOptionsFromEnv, pricesFromEnv, startSubgraphsFromEnv, wantsEmulator } from './services/build.ts';
 
 export interface StackOptions {
   /** Environment variables to read configuration from. @default process.env */
@@ -16,6 +16,8 @@ export interface StackOptions {
   /** Gateway port (0 = any free port). @default PORT or 4000 */
   port?: number;
   host?: string;
+  /** Clock of the layer's caches (tests move time forward with it). @default Date.now */
+  clock?: () => number;
   /** Emulator options when it runs embedded. */
   emulator?: Parameters<typeof startEmulator>[0];
 }
@@ -32,38 +34,24 @@ export interface Stack {
 
 export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   const env = opts.env ?? process.env;
-  const wantsEmulator = (env.OPENAPI_ENV ?? 'emulator').trim().toLowerCase() === 'emulator';
-  const emulator = wantsEmulator ? await startEmulator({ port: 0, ...opts.emulator }) : null;
+  // One price table for the emulator's wallet and the layer's meter, from this env (per process).
+  pricesFromEnv(env);
+  const emulator = wantsEmulator(env) ? await startEmulator({ port: 0, ...opts.emulator }) : null;
   const closers: Array<() => Promise<void>> = [];
   try {
     if (emulator) closers.push(() => emulator.close());
-    const config = loadUpstreamConfig(env, emulator?.url);
-    const upstream = new UpstreamClient(config);
-    closers.push(() => upstream.close());
-    let publicUrl = env.PUBLIC_URL?.replace(/\/+$/, '') ?? '';
-    const list = createSubgraphs(env);
-    const subgraphs = await startSubgraphServer({ subgraphs: list,
-      upstream,
-      // With the embedded emulator, callers without a token use its built-in account, so that
-      // `npm start` works with no account at all.
-      auth: { serviceToken: config.serviceToken, fallbackToken: emulator ? DEFAULT_TOKEN : null },
-      host: '127.0.0.1', publicUrl: () => publicUrl });
-    closers.push(() => subgraphs.close());
-    const areaBases = Object.fromEntries(list.map((s) => [s.name, subgraphs.url]));
-    const gateway = await startGateway({
-      subgraphUrls: Object.fromEntries(list.map((s) => [s.name, subgraphs.graphqlUrl(s.name)])),
-      subscriptionSubgraphs: list.map((s) => s.name),
-      port: opts.port ?? Number(env.PORT ?? 4000),
-      host: opts.host ?? env.HOST ?? '127.0.0.1',
-      routes: [subgraphRoute('callbacks', areaBases), subgraphRoute('files', areaBases)],
-    });
-    if (!publicUrl) publicUrl = gateway.url;
+    // Callback and download URLs: PUBLIC_URL, else the gateway's own URL once it listens.
+    let gatewayUrl = '';
+    const layer = await startSubgraphsFromEnv({ env, emulatorUrl: emulator?.url, port: 0, host: '127.0.0.1', gatewayUrl: () => gatewayUrl, clock: opts.clock });
+    closers.push(() => layer.close());
+    const gateway = await startGateway(gatewayOptionsFromEnv(env, layer.graphqlUrls, { port: opts.port, host: opts.host }));
+    gatewayUrl = gateway.url;
     closers.push(() => gateway.close());
     return {
       gateway,
-      subgraphs,
-      upstream,
-      config,
+      subgraphs: layer.subgraphs,
+      upstream: layer.upstream,
+      config: layer.config,
       emulatorUrl: emulator?.url ?? null,
       async close() {
         for (const c of closers.reverse()) await c().catch((err: unknown) => console.error('[stack] close failed', err));

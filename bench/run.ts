@@ -8,11 +8,12 @@
  */
 import { request } from 'undici';
 import { DEFAULT_TOKEN } from '../emulator/server.ts';
-import { isRegistered } from '../emulator/company/index.ts';
-import { makeItalianVat } from '../subgraphs/upstream/checksums.ts';
-import { priceOf } from '../subgraphs/upstream/prices.ts';
+import { registeredVats } from '../emulator/company/index.ts';
+import { priceOf } from '../contract/prices.ts';
 import { startStack } from '../stack.ts';
+import { runFaultBench } from './faults.ts';
 import { runSubscriptionBench } from './subscriptions.ts';
+import { runScaleOutBench, type CompanyRow } from './scale-out.ts';
 
 const LATENCY_MS = Number(process.env.BENCH_UPSTREAM_LATENCY_MS ?? 40);
 const N = Number(process.env.BENCH_OPERATIONS ?? 40);
@@ -28,14 +29,7 @@ interface Scenario {
   vats: string[];
 }
 
-const registered = (from: number, count: number): string[] => {
-  const out: string[] = [];
-  for (let n = from; out.length < count; n++) {
-    const vat = makeItalianVat(String(n).padStart(10, '0'));
-    if (isRegistered(vat)) out.push(vat);
-  }
-  return out;
-};
+const registered = registeredVats;
 
 const SCENARIOS: Scenario[] = [
   {
@@ -68,14 +62,9 @@ const pct = (xs: number[], p: number): number => {
 };
 const ms = (n: number): string => `${n.toFixed(1)} ms`;
 
-interface Row {
-  scenario: string;
-  mode: string;
-  calls: number;
-  euro: number;
-  p50: number;
-  p99: number;
-  rps: number;
+interface Row extends CompanyRow {
+  /** Worst-case euro the gateway estimated per operation (same for every mode). */
+  estimate: number;
 }
 
 async function main(): Promise<void> {
@@ -83,7 +72,7 @@ async function main(): Promise<void> {
   const emu = stack.emulatorUrl!;
   const gql = async (query: string, variables: Record<string, unknown>) => {
     const res = await request(stack.gateway.graphqlUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query, variables }) });
-    const body = (await res.body.json()) as { errors?: unknown[]; data?: unknown; extensions?: { cost?: { upstreamCalls: number; euro: number } } };
+    const body = (await res.body.json()) as { errors?: unknown[]; data?: unknown; extensions?: { cost?: { upstreamCalls: number; euro: number; estimate: { euro: number } } } };
     if (body.errors) throw new Error(JSON.stringify(body.errors));
     return body;
   };
@@ -126,32 +115,34 @@ async function main(): Promise<void> {
   for (const sc of SCENARIOS) {
     // Cold: every company once, cache empty.
     await stack.upstream.clearCache();
-    const cold = { lat: [] as number[], calls: 0, euro: 0 };
+    const cold = { lat: [] as number[], calls: 0, euro: 0, estimate: 0 };
     for (const v of sc.vats) {
-      let cost = { upstreamCalls: 0, euro: 0 };
+      let cost = { upstreamCalls: 0, euro: 0, estimate: { euro: 0 } };
       cold.lat.push(await timed(async () => (cost = (await gql(sc.query, { v })).extensions!.cost!)));
       cold.calls += cost.upstreamCalls;
       cold.euro += cost.euro;
+      cold.estimate = Math.max(cold.estimate, cost.estimate.euro);
+      if (cost.euro > cost.estimate.euro + 1e-9) throw new Error(`${sc.name}: spent €${cost.euro}, more than the estimate €${cost.estimate.euro}`);
     }
     await stack.upstream.clearCache();
     const coldRps = await throughput(async (i) => {
       if (i % sc.vats.length === 0) await stack.upstream.clearCache();
       return gql(sc.query, { v: sc.vats[i % sc.vats.length] });
     });
-    rows.push({ scenario: sc.name, mode: 'layer, cold', calls: cold.calls / sc.vats.length, euro: cold.euro / sc.vats.length, p50: pct(cold.lat, 50), p99: pct(cold.lat, 99), rps: coldRps });
+    rows.push({ scenario: sc.name, mode: 'layer, cold', calls: cold.calls / sc.vats.length, euro: cold.euro / sc.vats.length, p50: pct(cold.lat, 50), p99: pct(cold.lat, 99), rps: coldRps, estimate: cold.estimate });
 
     // Warm: the same company again and again.
     const v0 = sc.vats[0]!;
     await gql(sc.query, { v: v0 });
     const warm = { lat: [] as number[], calls: 0, euro: 0 };
     for (let i = 0; i < N; i++) {
-      let cost = { upstreamCalls: 0, euro: 0 };
+      let cost = { upstreamCalls: 0, euro: 0, estimate: { euro: 0 } };
       warm.lat.push(await timed(async () => (cost = (await gql(sc.query, { v: v0 })).extensions!.cost!)));
       warm.calls += cost.upstreamCalls;
       warm.euro += cost.euro;
     }
     const warmRps = await throughput(() => gql(sc.query, { v: v0 }));
-    rows.push({ scenario: sc.name, mode: 'layer, warm', calls: warm.calls / N, euro: warm.euro / N, p50: pct(warm.lat, 50), p99: pct(warm.lat, 99), rps: warmRps });
+    rows.push({ scenario: sc.name, mode: 'layer, warm', calls: warm.calls / N, euro: warm.euro / N, p50: pct(warm.lat, 50), p99: pct(warm.lat, 99), rps: warmRps, estimate: cold.estimate });
 
     // Direct REST: the client calls the endpoints itself, in parallel, every time.
     const direct = { lat: [] as number[] };
@@ -160,16 +151,20 @@ async function main(): Promise<void> {
     const restCalls = restPaths.reduce((a, p) => a + p.length, 0) / sc.vats.length;
     const restEuro = restPaths.reduce((a, p) => a + p.reduce((s, x) => s + priceOf('company', 'GET', x), 0), 0) / sc.vats.length;
     const directRps = await throughput((i) => restPhases(sc.rest(sc.vats[i % sc.vats.length]!)));
-    rows.push({ scenario: sc.name, mode: 'direct REST', calls: restCalls, euro: restEuro, p50: pct(direct.lat, 50), p99: pct(direct.lat, 99), rps: directRps });
+    rows.push({ scenario: sc.name, mode: 'direct REST', calls: restCalls, euro: restEuro, p50: pct(direct.lat, 50), p99: pct(direct.lat, 99), rps: directRps, estimate: Number.NaN });
   }
   await stack.close();
 
   console.log(`\nUpstream latency ${LATENCY_MS} ms per call (emulator), ${N} sequential operations per row, ${CONCURRENCY} clients for ${THROUGHPUT_MS} ms for throughput.\n`);
-  console.log('| scenario | mode | upstream calls/op | euro/op | p50 | p99 | ops/s |');
-  console.log('|---|---|---|---|---|---|---|');
-  for (const r of rows) console.log(`| ${r.scenario} | ${r.mode} | ${r.calls.toFixed(2)} | ${r.euro.toFixed(4)} | ${ms(r.p50)} | ${ms(r.p99)} | ${r.rps.toFixed(0)} |`);
+  console.log('| scenario | mode | upstream calls/op | euro/op | estimate €/op (worst case) | p50 | p99 | ops/s |');
+  console.log('|---|---|---|---|---|---|---|---|');
+  for (const r of rows) console.log(`| ${r.scenario} | ${r.mode} | ${r.calls.toFixed(2)} | ${r.euro.toFixed(4)} | ${Number.isNaN(r.estimate) ? '—' : r.estimate.toFixed(4)} | ${ms(r.p50)} | ${ms(r.p99)} | ${r.rps.toFixed(0)} |`);
+
+  await runFaultBench(LATENCY_MS);
 
   await runSubscriptionBench();
+
+  await runScaleOutBench({ latencyMs: LATENCY_MS, operations: N, concurrency: CONCURRENCY, throughputMs: THROUGHPUT_MS, scenarios: SCENARIOS, memoryRows: rows });
 }
 
 await main();

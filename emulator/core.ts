@@ -1,28 +1,16 @@
 /**
  * The emulator's shared vocabulary: what an area module receives and returns, the vendor's
  * envelopes, and the per-area host names used in token scopes. Area modules (company, risk, …)
- * only depend on this file and on `callbacks.ts`; `server.ts` wires them to HTTP.
+ * only depend on this file, `callbacks.ts` (reading and delivering callbacks) and `scheduler.ts`
+ * (their asynchronous work, on the emulator's clock); `server.ts` wires them to HTTP.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 
-/** The upstream areas of the Openapi suite, named as in `OPENAPI_<AREA>_URL`. */
-export type Area = 'company' | 'risk' | 'oauth' | 'pec' | 'pecmassiva' | 'invoice' | 'cap';
+import type { Area } from '../contract/areas.ts';
+import type { Scheduler } from './scheduler.ts';
 
-/**
- * Production host of each area (REFERENCE §0). The emulator behaves as the sandbox, so scopes are
- * checked against `test.<host>` (e.g. `GET:test.company.openapi.com/IT-start`).
- */
-export const AREA_HOSTS: Record<Area, string> = {
-  company: 'company.openapi.com',
-  risk: 'risk.openapi.com',
-  oauth: 'oauth.openapi.com',
-  pec: 'pec.openapi.it',
-  pecmassiva: 'ws.pecmassiva.com',
-  invoice: 'invoice.openapi.com',
-  cap: 'cap.openapi.it',
-};
-
-export const sandboxHost = (area: Area): string => `test.${AREA_HOSTS[area]}`;
+/** The areas and hosts come from the contract module (shared with the layer). */
+export { AREA_HOSTS, sandboxHost, type Area } from '../contract/areas.ts';
 
 /** An authenticated request, as an area module sees it. */
 export interface EmuRequest {
@@ -74,7 +62,12 @@ export interface AreaModule {
   routes: Route[];
   /** Control hooks for the emulator's `/_emulator/` API (time control, state moves). */
   control?: Record<string, (body: unknown) => unknown | Promise<unknown>>;
-  /** Stops timers; called on shutdown. */
+  /**
+   * The scheduler the module's asynchronous work runs on (the emulator's one, when the module was
+   * given it): `POST /_emulator/clock` drives it.
+   */
+  scheduler?: Scheduler;
+  /** Cancels the module's jobs; called on shutdown. */
   close?: () => void;
 }
 
@@ -115,5 +108,3 @@ export function hexId(seed?: string): string {
   }
   return out.slice(0, 24);
 }
-
-export const nowSeconds = (): number => Math.floor(Date.now() / 1000);

@@ -20,13 +20,28 @@
  * - `POST /_emulator/tokens {scopes?, credit?, owner?, token?}` → `{token, scopes, credit, owner}`;
  *   `GET /_emulator/tokens/<token>` → the same (remaining credit)
  * - `POST /_emulator/latency {area, ms}`, `GET /_emulator/latency`
- * - `POST /_emulator/faults {area, pathPrefix?, status?, retryAfter?, hangMs?, delayAfterMs?, count?}`,
+ * - `POST /_emulator/faults {area, pathPrefix?, status?, retryAfter?, hangMs?, delayAfterMs?, reset?, count?}`,
  *   `GET /_emulator/faults`, `DELETE /_emulator/faults`. `status` answers instead of the handler
  *   (after `hangMs`); `delayAfterMs` lets the handler run (its records, charges and timers happen)
  *   and sends its answer that much later: a client that gives up meanwhile never learns what was
- *   created and paid for ("created upstream, answer lost").
+ *   created and paid for ("created upstream, answer lost"); `reset: true` lets the handler run and
+ *   charge, then resets the connection instead of answering.
+ * - `GET /_emulator/inflight` → `{count}`: area calls still being handled (a test waits for 0
+ *   instead of sleeping past a hang or a late answer)
  * - `POST /_emulator/callbacks {enabled?, backoffMs?}`, `GET /_emulator/callbacks` (delivery log),
  *   `DELETE /_emulator/callbacks` (clears the log)
+ * - `GET /_emulator/clock` → `{mode, now, nowMs, pending, jobs}`: the emulator's clock (ISO and epoch
+ *   ms), how many jobs wait on it and the first 100 of them (`{id, at, label}`, earliest first).
+ *   `POST /_emulator/clock {mode?, advanceMs?}` → the same plus `ran`: `mode` `manual` stops the
+ *   clock (nothing fires by itself any more: risk completions, company slow datasets and callback
+ *   requests wait), `real` lets it run on from where it stands; `advanceMs` moves it forward (in
+ *   either mode), running every job that falls due on the way at its own time, and answers once
+ *   the callbacks they deliver are done. Every area's asynchronous work is a job on this one
+ *   scheduler (`scheduler.ts`), and record times (timestamps, dates, expiries) read this clock;
+ *   area latency, fault hangs and late answers, callback back-off and the call log stay on real
+ *   time (they emulate the wire, not the upstream's work). The area hooks keep their meaning: `risk/advance` completes now whatever the clock says,
+ *   `risk/timing` changes the delay, `company/advance {ms}` moves this clock (without waiting for
+ *   callbacks), `company/complete` completes now.
  * - `POST /_emulator/<area>/<name>` → the area module's control hook
  * - `GET /healthz`
  */
@@ -34,7 +49,8 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { AREA_HOSTS, fail, hexId, sandboxHost, type Area, type AreaModule, type EmuRequest, type EmuResponse, type EmuToken, type Route } from './core.ts';
 import { callbackSettings } from './callbacks.ts';
-import { priceOf } from '../subgraphs/upstream/prices.ts';
+import { Scheduler, type ClockMode } from './scheduler.ts';
+import { priceOf } from '../contract/prices.ts';
 
 /** The built-in token: `EMULATOR_TOKEN` or `emulator-token`. */
 export const DEFAULT_TOKEN = process.env.EMULATOR_TOKEN?.trim() || 'emulator-token';
@@ -82,6 +98,11 @@ export interface Fault {
   hangMs?: number;
   /** The handler runs as usual; its answer is sent this many milliseconds later. */
   delayAfterMs?: number;
+  /**
+   * The handler runs as usual (and charges), then the connection is reset instead of answered:
+   * "carried out upstream, answer lost".
+   */
+  reset?: boolean;
   /** Calls still to be hit. */
   remaining: number;
 }
@@ -93,8 +114,14 @@ export interface EmulatorOptions {
   host?: string;
   /** Latency per area in milliseconds, applied before answering. */
   latencyMs?: Partial<Record<Area, number>>;
-  /** Area modules; by default company and risk (`modules.ts`). */
+  /**
+   * Area modules; by default company and risk (`modules.ts`), on the emulator's scheduler. Modules
+   * built here must share one scheduler (`createRiskModule({ scheduler })`, …): the given one, or the
+   * first module's.
+   */
   modules?: AreaModule[];
+  /** The one scheduler of every area's asynchronous work (its clock is the emulator's). @default a new one, real time */
+  scheduler?: Scheduler;
 }
 
 export interface TokenInit {
@@ -121,6 +148,8 @@ export interface RunningEmulator {
   tokens: EmulatorTokens;
   /** Calls received so far (optionally of one area). */
   calls(area?: Area): CallRecord[];
+  /** The scheduler every area's asynchronous work runs on (its clock is the emulator's). */
+  scheduler: Scheduler;
   close(): Promise<void>;
 }
 
@@ -260,14 +289,43 @@ const tail = (token: string): string => (token.length >= 12 ? `…${token.slice(
 // ---------------------------------------------------------------------------------------------
 // The server
 
+/** The one scheduler of the emulator: the given one, or the modules' (they must share it), or a new one. */
+function schedulerOf(opts: EmulatorOptions, modules: AreaModule[] | undefined): { scheduler: Scheduler; owned: boolean } {
+  const scheduler = opts.scheduler ?? modules?.find((m) => m.scheduler)?.scheduler;
+  for (const m of modules ?? []) {
+    if (m.scheduler && m.scheduler !== scheduler) {
+      throw new Error(`emulator: area module ${m.area} runs on another scheduler; build every module with the same { scheduler }`);
+    }
+  }
+  return scheduler ? { scheduler, owned: false } : { scheduler: new Scheduler(), owned: true };
+}
+
+const CLOCK_MODES: readonly ClockMode[] = ['real', 'manual'];
+const isClockMode = (v: unknown): v is ClockMode => typeof v === 'string' && (CLOCK_MODES as readonly string[]).includes(v);
+
+function clockState(scheduler: Scheduler): Record<string, unknown> {
+  const pending = scheduler.pending();
+  const nowMs = scheduler.now();
+  return {
+    mode: scheduler.mode,
+    now: new Date(nowMs).toISOString(),
+    nowMs,
+    pending: pending.length,
+    jobs: pending.slice(0, 100).map((j) => ({ id: j.id, at: new Date(j.at).toISOString(), label: j.label })),
+  };
+}
+
 export async function startEmulator(opts: EmulatorOptions = {}): Promise<RunningEmulator> {
-  const modules = opts.modules ?? (await import('./modules.ts')).defaultModules();
+  const { scheduler, owned: ownsScheduler } = schedulerOf(opts, opts.modules);
+  const modules = opts.modules ?? (await import('./modules.ts')).defaultModules(scheduler);
   const byArea = new Map<Area, { module: AreaModule; compiled: CompiledRoute[] }>();
   for (const m of modules) byArea.set(m.area, { module: m, compiled: compile(m.routes) });
 
   const latency = new Map<Area, number>();
   for (const [area, ms] of Object.entries(opts.latencyMs ?? {})) if (isArea(area) && typeof ms === 'number') latency.set(area, Math.max(0, ms));
   let faults: Fault[] = [];
+  /** Area calls being handled right now (late answers and hangs included). */
+  let inflight = 0;
   const calls: CallRecord[] = [];
   const tokenStore = new Map<string, EmuToken>();
   tokenStore.set(DEFAULT_TOKEN, { token: DEFAULT_TOKEN, scopes: allAreaScopes(), credit: DEFAULT_CREDIT, owner: 'emulator@example.com' });
@@ -304,8 +362,10 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
     const method = (req.method ?? 'GET').toUpperCase();
     const bearer = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '')?.[1]?.trim() ?? null;
     let charged = 0;
+    let resetAfter = false;
     const finish = (answer: EmuResponse): void => {
-      send(res, answer);
+      if (resetAfter && answer.status < 500) res.socket?.destroy();
+      else send(res, answer);
       log({
         method,
         path,
@@ -328,6 +388,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
       const fault = faults[faultIndex]!;
       fault.remaining--;
       answerDelay = fault.delayAfterMs ?? 0;
+      resetAfter = fault.reset === true;
       if (fault.remaining <= 0) faults = faults.filter((f) => f !== fault);
       if (fault.hangMs) await sleep(fault.hangMs);
       if (fault.status) {
@@ -460,6 +521,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
         return json(200, { area: obj.area, ms });
       }
     }
+    if (first === 'inflight' && segments.length === 1 && method === 'GET') return json(200, { count: inflight });
     if (first === 'faults' && segments.length === 1) {
       if (method === 'GET') return json(200, faults);
       if (method === 'DELETE') {
@@ -472,7 +534,8 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
         const status = num('status');
         const hangMs = num('hangMs');
         const delayAfterMs = num('delayAfterMs');
-        if (status === undefined && hangMs === undefined && delayAfterMs === undefined) return json(400, { error: 'a fault needs a status, hangMs or delayAfterMs' });
+        const reset = obj.reset === true;
+        if (status === undefined && hangMs === undefined && delayAfterMs === undefined && !reset) return json(400, { error: 'a fault needs a status, hangMs, delayAfterMs or reset' });
         if (status !== undefined && (status < 100 || status > 599)) return json(400, { error: 'status must be an HTTP status' });
         const fault: Fault = { id: hexId(), area: obj.area, remaining: Math.max(1, Math.floor(num('count') ?? 1)) };
         if (typeof obj.pathPrefix === 'string' && obj.pathPrefix !== '') fault.pathPrefix = obj.pathPrefix.startsWith('/') ? obj.pathPrefix : `/${obj.pathPrefix}`;
@@ -481,6 +544,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
         if (retryAfter !== undefined) fault.retryAfter = retryAfter;
         if (hangMs !== undefined) fault.hangMs = Math.max(0, hangMs);
         if (delayAfterMs !== undefined) fault.delayAfterMs = Math.max(0, delayAfterMs);
+        if (reset) fault.reset = true;
         faults.push(fault);
         return json(200, fault);
       }
@@ -495,6 +559,19 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
         if (typeof obj.enabled === 'boolean') callbackSettings.setEnabled(obj.enabled);
         if (typeof obj.backoffMs === 'number' && obj.backoffMs >= 0) callbackSettings.setBackoffMs(obj.backoffMs);
         return json(200, { enabled: callbackSettings.isEnabled() });
+      }
+    }
+    if (first === 'clock' && segments.length === 1) {
+      if (method === 'GET') return json(200, clockState(scheduler));
+      if (method === 'POST') {
+        if (obj.mode !== undefined && !isClockMode(obj.mode)) return json(400, { error: `mode must be one of ${CLOCK_MODES.join(', ')}` });
+        const advanceMs = obj.advanceMs;
+        if (advanceMs !== undefined && (typeof advanceMs !== 'number' || !Number.isFinite(advanceMs) || advanceMs < 0)) {
+          return json(400, { error: 'advanceMs must be a number of milliseconds ≥ 0' });
+        }
+        if (obj.mode !== undefined) scheduler.setMode(obj.mode);
+        const ran = advanceMs === undefined ? 0 : await scheduler.advance(advanceMs);
+        return json(200, { ...clockState(scheduler), ran });
       }
     }
     if (isArea(first) && second && segments.length === 2 && method === 'POST') {
@@ -540,7 +617,12 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
         return;
       }
       const rest = url.pathname.split('/').slice(2).join('/');
-      await handleArea(req, res, url, area, `/${rest}`, raw);
+      inflight++;
+      try {
+        await handleArea(req, res, url, area, `/${rest}`, raw);
+      } finally {
+        inflight--;
+      }
     })().catch((err: unknown) => {
       send(res, fail(500, 500, `emulator error: ${(err as Error).message}`));
     });
@@ -562,10 +644,12 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
     port,
     tokens,
     calls: (area) => (area ? calls.filter((c) => c.area === area) : calls.slice()),
+    scheduler,
     async close() {
       if (closed) return;
       closed = true;
       for (const m of modules) m.close?.();
+      if (ownsScheduler) scheduler.close();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();

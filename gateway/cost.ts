@@ -1,44 +1,137 @@
 /**
- * Gateway plugin: adds up the `extensions.cost` of every subgraph call made for an operation and
- * returns the total to the client in `extensions.cost` (zero for operations refused before
- * execution).
+ * Gateway plugin: the money side of every client operation.
+ *
+ * - **One budget per operation**: each query or mutation gets an id, sent to every subgraph request
+ *   of its query plan (`x-openapi-operation`); the subgraphs charge that one entry of the shared
+ *   cost ledger, so `OPENAPI_MAX_EURO_PER_OPERATION` holds across every subgraph and entity fetch.
+ *   (A subscription's events are each budgeted on their own.)
+ * - **An estimate before spending**: the worst-case euro of the operation (`estimate.ts`); an
+ *   operation whose estimate passes the limit is refused with `COST_LIMIT_EXCEEDED` before any
+ *   upstream call, and `extensions.cost.estimate` is on every response. A client asks for the
+ *   estimate alone, without executing, with the header `x-openapi-estimate-only: true` or the
+ *   request extension `{"cost": {"estimateOnly": true}}`.
+ * - **What was spent**: the `extensions.cost` of every subgraph call is added up (calls, cache and
+ *   de-duplication hits, euro, euro at risk, where the budgets stand); answers served from stale
+ *   data add a warning to `extensions.warnings`.
  */
+import { randomUUID } from 'node:crypto';
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
+import { GraphQLError, type ExecutionResult } from 'graphql';
+import { OPERATION_HEADER } from '../subgraphs/runtime/operation.ts';
+import type { PricingTable } from '../subgraphs/runtime/pricing.ts';
 import { mergeSummaries, summarize, type CostSummary } from '../subgraphs/upstream/cost.ts';
+import { EstimateError, estimateOperation, type Estimate } from './estimate.ts';
 
 const isSummary = (v: unknown): v is CostSummary =>
   typeof v === 'object' && v !== null && Array.isArray((v as { calls?: unknown }).calls);
 
-export function useCostAggregation(): GatewayPlugin {
-  const parts = new WeakMap<object, CostSummary[]>();
-  const partsOf = (ctx: object): CostSummary[] => {
-    let list = parts.get(ctx);
-    if (!list) parts.set(ctx, (list = []));
-    return list;
+export interface CostPluginOptions {
+  pricing: PricingTable;
+  /** Euro one operation may spend; null for no limit. */
+  maxEuroPerOperation: number | null;
+  /** Items the estimate assumes for a list without a documented limit. @default 5 */
+  defaultListSize?: number;
+}
+
+/** The header asking for the estimate alone. */
+export const ESTIMATE_ONLY_HEADER = 'x-openapi-estimate-only';
+
+interface OperationState {
+  id: string;
+  estimate: Estimate;
+  parts: CostSummary[];
+}
+
+interface YogaLikeContext {
+  params?: { extensions?: Record<string, unknown> };
+  request?: { headers: { get(name: string): string | null } };
+}
+
+function wantsEstimateOnly(ctx: YogaLikeContext): boolean {
+  const header = ctx.request?.headers.get(ESTIMATE_ONLY_HEADER);
+  if (header && /^(1|true|yes)$/i.test(header.trim())) return true;
+  const ext = ctx.params?.extensions?.cost;
+  return typeof ext === 'object' && ext !== null && (ext as { estimateOnly?: unknown }).estimateOnly === true;
+}
+
+/** The `extensions.cost.estimate` of a response. */
+const estimateOf = (e: Estimate) => ({ euro: e.euro, breakdown: e.breakdown });
+
+export function useCost(opts: CostPluginOptions): GatewayPlugin {
+  const operations = new WeakMap<object, OperationState>();
+
+  const withCost = (result: ExecutionResult, cost: Record<string, unknown>): ExecutionResult => {
+    const extensions: Record<string, unknown> = { ...(result.extensions ?? {}), cost };
+    const stale = Array.isArray(cost.calls) ? (cost.calls as Array<{ source?: string; area?: string; path?: string }>).filter((c) => c.source === 'stale') : [];
+    if (stale.length > 0) {
+      extensions.warnings = [
+        ...((result.extensions?.warnings as unknown[] | undefined) ?? []),
+        {
+          code: 'STALE_DATA',
+          message: `The Openapi service failed; ${stale.length} answer(s) came from data cached earlier, past its freshness`,
+          calls: stale.map((c) => `${c.area ?? ''} ${c.path ?? ''}`.trim()),
+        },
+      ];
+    }
+    return { ...result, extensions };
   };
+
   return {
-    onSubgraphExecute({ executionRequest }) {
-      const ctx = executionRequest.context as object | undefined;
-      if (!ctx) return;
-      return ({ result }) => {
-        if (Symbol.asyncIterator in result) return;
-        const cost = result.extensions?.cost;
-        if (isSummary(cost)) partsOf(ctx).push(cost);
-      };
-    },
-    onExecute({ args }) {
+    onExecute({ args, setResultAndStopExecution }) {
       const ctx = args.contextValue as object;
+      let estimate: Estimate;
+      try {
+        estimate = estimateOperation(args.schema, args.document, args.operationName, (args.variableValues ?? {}) as Record<string, unknown>, {
+          pricing: opts.pricing,
+          defaultListSize: opts.defaultListSize,
+        });
+      } catch (err) {
+        // What cannot be priced is not run (fail closed).
+        const message = err instanceof EstimateError ? `This operation cannot be priced before it runs: ${err.message}` : 'This operation cannot be priced before it runs';
+        if (!(err instanceof EstimateError)) console.error('[gateway] estimate failed', err);
+        setResultAndStopExecution({ errors: [new GraphQLError(message, { extensions: { code: 'COST_LIMIT_EXCEEDED', scope: 'operation' } })], extensions: { cost: { ...summarize([]), estimate: { euro: 0, breakdown: [] } } } });
+        return;
+      }
+      const state: OperationState = { id: randomUUID(), estimate, parts: [] };
+      operations.set(ctx, state);
+      const zero = { ...summarize([]), estimate: estimateOf(estimate) };
+      if (wantsEstimateOnly(ctx as YogaLikeContext)) {
+        setResultAndStopExecution({ data: null, extensions: { cost: { ...zero, executed: false } } });
+        return;
+      }
+      const limit = opts.maxEuroPerOperation;
+      if (limit !== null && estimate.euro > limit + 1e-9) {
+        const error = new GraphQLError(
+          `This operation may spend up to €${estimate.euro} upstream, more than its budget of €${limit}: nothing was called. Ask for fewer or cheaper fields, or split it.`,
+          { extensions: { code: 'COST_LIMIT_EXCEEDED', scope: 'operation', budget: limit, estimate: estimate.euro } },
+        );
+        setResultAndStopExecution({ errors: [error], extensions: { cost: zero } });
+        return;
+      }
       return {
         onExecuteDone({ result, setResult }) {
           if (Symbol.asyncIterator in result) return;
-          setResult({ ...result, extensions: { ...(result.extensions ?? {}), cost: mergeSummaries(parts.get(ctx) ?? []) } });
+          setResult(withCost(result, { ...mergeSummaries(state.parts), estimate: estimateOf(estimate) }));
         },
+      };
+    },
+    onSubgraphExecute({ executionRequest, setExecutionRequest }) {
+      const ctx = executionRequest.context as object | undefined;
+      if (!ctx) return;
+      const state = operations.get(ctx);
+      const extensions = executionRequest.extensions ?? {};
+      const headers = (extensions.headers ?? {}) as Record<string, string>;
+      setExecutionRequest({ ...executionRequest, extensions: { ...extensions, headers: { ...headers, [OPERATION_HEADER]: state?.id ?? randomUUID() } } });
+      return ({ result }) => {
+        if (Symbol.asyncIterator in result) return;
+        const cost = result.extensions?.cost;
+        if (state && isSummary(cost)) state.parts.push(cost);
       };
     },
     // Operations refused before execution (parse or validation errors) cost nothing: say so too.
     onResultProcess({ result, setResult }) {
       if (Array.isArray(result) || Symbol.asyncIterator in result) return;
-      if (result.extensions?.cost === undefined) setResult({ ...result, extensions: { ...(result.extensions ?? {}), cost: summarize([]) } });
+      if (result.extensions?.cost === undefined) setResult({ ...result, extensions: { ...(result.extensions ?? {}), cost: { ...summarize([]), estimate: { euro: 0, breakdown: [] } } } });
     },
   };
 }

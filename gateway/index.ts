@@ -13,9 +13,10 @@ import { WebSocketServer } from 'ws';
 import { useServer, type Extra } from 'graphql-ws/use/ws';
 import { SUPERGRAPH_FILE } from './compose.ts';
 import { normaliseAuthorization, useForwardAuthorization } from './authorization.ts';
-import { useCostAggregation } from './cost.ts';
+import { useCost, type CostPluginOptions } from './cost.ts';
 import { useInputErrorCodes } from './input-errors.ts';
 import { EXAMPLES } from './examples.ts';
+import { createGatewayLogger } from './logger.ts';
 import { useDocumentLimits } from './limits.ts';
 
 /** An extra HTTP route of the gateway; answers true when it handled the request. */
@@ -33,6 +34,21 @@ export interface GatewayOptions {
   /** Supergraph SDL. @default the checked-in supergraph.graphql */
   supergraph?: string;
   routes?: GatewayRoute[];
+  /**
+   * Log level of the runtime (`GATEWAY_LOG_LEVEL`: trace, debug, info, warn, error, off).
+   * Secrets are redacted at every level. @default 'error'
+   */
+  logLevel?: string;
+  /** Literal secrets to redact from every log line (`OPENAPI_TOKEN`, `OPENAPI_APIKEY`, `LAYER_SECRET`). */
+  logSecrets?: Array<string | undefined>;
+  /** Pricing and budget of the cost estimate and ledger (see `cost.ts`). */
+  cost: CostPluginOptions;
+  /**
+   * Browser origins allowed to call the gateway cross-origin (CORS, with credentials), exactly as
+   * browsers send them in `Origin`: `scheme://host[:port]`. Any other origin gets no CORS header.
+   * @default [] (no origin)
+   */
+  corsOrigins?: string[];
 }
 
 export interface RunningGateway {
@@ -75,14 +91,26 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     transportEntries,
     graphqlEndpoint: '/graphql',
     landingPage: false,
-    logging: process.env.GATEWAY_LOG_LEVEL === 'debug' ? 'debug' : 'error',
+    // CSRF: a page on any site can make the browser send a form post (urlencoded, multipart,
+    // text/plain) or a GET without a CORS preflight. Such requests must carry one of these
+    // headers, which no form can set and which makes `fetch` preflight (answered only for
+    // `corsOrigins`); otherwise 403 "Required CSRF header(s) not present". JSON posts pass as they are.
+    csrfPrevention: { requestHeaders: ['x-graphql-csrf', 'graphql-preflight', 'apollo-require-preflight', 'x-apollo-operation-name', 'x-graphql-yoga-csrf'] },
+    // CORS only for the listed origins; any other origin gets no CORS header at all (never credentials).
+    cors: (request) => {
+      const origin = request.headers.get('origin');
+      return origin !== null && origin !== 'null' && (opts.corsOrigins ?? []).includes(origin)
+        ? { origin: [origin], credentials: true, maxAge: 600 }
+        : false;
+    },
+    logging: createGatewayLogger({ level: opts.logLevel, secrets: opts.logSecrets }),
     graphiql: {
       title: 'openapi-supergraph',
       defaultTabs: EXAMPLES.map((e) => ({ query: e.query, variables: e.variables ? JSON.stringify(e.variables, null, 2) : null })),
       subscriptionsProtocol: 'WS',
     },
     renderGraphiQL,
-    plugins: () => [useDocumentLimits(), useForwardAuthorization(), useCostAggregation(), useInputErrorCodes()],
+    plugins: () => [useDocumentLimits(), useForwardAuthorization(), useCost(opts.cost), useInputErrorCodes()],
   });
 
   // The runtime loads the supergraph lazily; graphql-ws subscriptions need it loaded first.
@@ -90,10 +118,28 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
 
   const routes = opts.routes ?? [];
   const server: Server = createServer((req, res) => {
+    // A client that goes away (mid request body or mid answer) is normal, not a failure.
+    let clientLeft = false;
+    res.once('close', () => {
+      if (!res.writableFinished) clientLeft = true;
+    });
+    // A write to a finished answer is a bug to log, never a reason to end the process.
+    res.on('error', (err) => {
+      if (!clientLeft) console.error('[gateway] response error', err);
+    });
     void dispatch(req, res).catch((err: unknown) => {
+      if (clientLeft) {
+        // One short line, no trace; only the route's prefix (the rest may be a signed token).
+        console.warn(`[gateway] client went away: ${req.method ?? ''} ${(req.url ?? '/').split('?')[0]!.split('/').slice(0, 3).join('/')}`);
+        return;
+      }
       console.error('[gateway] request failed', err);
-      if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
-      res.end('{"error":"internal"}');
+      if (res.headersSent || res.destroyed) {
+        // Part of an answer went out: cut it short rather than let it look complete.
+        res.destroy();
+        return;
+      }
+      res.writeHead(500, { 'content-type': 'application/json', 'cache-control': 'no-store' }).end('{"error":"internal"}');
     });
   });
 
@@ -111,7 +157,14 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     await runtime.requestListener(req, res);
   }
 
-  const wss = new WebSocketServer({ server, path: '/graphql' });
+  // Browsers apply no CORS to WebSockets: a page on another site could open one and run mutations
+  // with the service token. A connection that carries an Origin (every browser's does) must come
+  // from the gateway's own origin (GraphiQL) or one of `corsOrigins`; other clients send none.
+  const wss = new WebSocketServer({
+    server,
+    path: '/graphql',
+    verifyClient: ({ origin, req }: { origin: string | undefined; req: IncomingMessage }) => websocketOriginAllowed(origin, req.headers.host, opts.corsOrigins ?? []),
+  });
   // The runtime puts the subscribe payload in the context's `params` and the connection params in
   // `connectionParams` (merged into `headers`); returning `params` here would replace the payload.
   const wsOptions = getGraphQLWSOptions<Record<string, unknown>, Extra>(runtime, (ctx) => ({
@@ -147,4 +200,18 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
       await runtime.dispose();
     },
   };
+}
+
+/** Whether a WebSocket handshake's `Origin` may connect (see `startGateway`). */
+export function websocketOriginAllowed(origin: string | undefined, host: string | undefined, allowed: readonly string[]): boolean {
+  if (origin === undefined || origin === '') return true;
+  if (origin === 'null') return false;
+  let parsed: URL;
+  try {
+    parsed = new URL(origin);
+  } catch {
+    return false;
+  }
+  if (host !== undefined && parsed.host === host) return true;
+  return allowed.includes(parsed.origin);
 }

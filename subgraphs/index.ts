@@ -7,6 +7,17 @@ import { createRiskSubgraph } from './risk/index.ts';
  * A fresh set of subgraphs for one stack: stateful subgraphs (the risk status store, bus and
  * poller) get their own instances, configured from `env`.
  */
-export function createSubgraphs(env: NodeJS.ProcessEnv = process.env): Subgraph[] {
-  return [companySubgraph, createRiskSubgraph({ env })];
+/** The subgraphs of the supergraph, by name (listing them builds nothing and connects nothing). */
+export const SUBGRAPH_NAMES = ['company', 'risk'] as const;
+
+/**
+ * The subgraphs named (all by default). Only those are built: a stateful subgraph on Redis opens its
+ * connections when built and closes them when its server stops.
+ */
+export function createSubgraphs(env: NodeJS.ProcessEnv, names: readonly string[] = SUBGRAPH_NAMES): Subgraph[] {
+  const make: Record<(typeof SUBGRAPH_NAMES)[number], () => Subgraph> = {
+    company: () => companySubgraph,
+    risk: () => createRiskSubgraph({ env }),
+  };
+  return SUBGRAPH_NAMES.filter((n) => names.includes(n)).map((n) => make[n]());
 }

@@ -9,7 +9,7 @@ import {
   nameCode,
   surnameCode,
   vatCheckDigit,
-} from '../subgraphs/upstream/checksums.ts';
+} from '../contract/checksums.ts';
 
 describe('Italian VAT numbers', () => {
   it('accepts real VAT numbers and computes their check digit', () => {

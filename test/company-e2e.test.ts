@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { isRegistered } from '../emulator/company/index.ts';
-import { isValidItalianVat, makeItalianVat } from '../subgraphs/upstream/checksums.ts';
+import { isValidItalianVat, makeItalianVat } from '../contract/checksums.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
 
 let t: TestStack;
@@ -206,15 +206,16 @@ describe('bad input and upstream failures', () => {
 });
 
 describe('cost limit', () => {
-  it('refuses the paid calls that would take an operation past its budget, keeping the rest', async () => {
+  it('refuses an operation whose estimate passes its budget before any call', async () => {
     const vats = ['03456780158', '03456781057', '03456782055'];
     const q = `{ ${vats.map((v, i) => `c${i}: company(vatCode: "${v}") { companyName managers { roles { role { code } } } ecofin { turnover } }`).join(' ')} }`;
     const res = await t.gql<Record<string, { companyName: string } | null>>(q);
-    // three IT-aml purchases at €0.90 against a budget of €2: two are bought, the third is refused
+    // three IT-aml purchases at €0.90 against a budget of €2: nothing is bought
     expect(res.errors?.map((e) => e.extensions?.code)).toEqual(['COST_LIMIT_EXCEEDED']);
-    expect(Object.values(res.data ?? {}).filter(Boolean)).toHaveLength(2);
-    expect(await t.calls('company')).toHaveLength(2);
-    expect(res.extensions?.cost).toMatchObject({ upstreamCalls: 2, euro: 1.8 });
+    expect(res.errors?.[0]?.extensions).toMatchObject({ scope: 'operation', budget: 2, estimate: 2.7 });
+    expect(res.data ?? null).toBeNull();
+    expect(await t.calls('company')).toHaveLength(0);
+    expect(res.extensions?.cost).toMatchObject({ upstreamCalls: 0, euro: 0, estimate: { euro: 2.7 } });
   });
 });
 

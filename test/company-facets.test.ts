@@ -14,7 +14,7 @@ import type { CallOptions, UpstreamClient } from '../subgraphs/upstream/client.t
 import { CostMeter } from '../subgraphs/upstream/cost.ts';
 import { fillPath, type Endpoint } from '../subgraphs/upstream/endpoint.ts';
 import { UpstreamError } from '../subgraphs/upstream/errors.ts';
-import { endpointOf, priceOf } from '../subgraphs/upstream/prices.ts';
+import { endpointOf, priceOf } from '../contract/prices.ts';
 import { cheapestEndpoint, FACETS, facetOfPath, facetsForPaths, FIELD_FACETS, planPurchase, TIER_COVERAGE, TIERS, tierPrice, type Facet } from '../subgraphs/company/facets.ts';
 import { vendorData, vendorExampleKeys } from '../subgraphs/company/fixtures/examples.ts';
 import { companySubgraph } from '../subgraphs/company/index.ts';

@@ -13,7 +13,7 @@ const BETA_SERVIZI = '04123450159'; // two company shareholders
 
 beforeAll(async () => {
   // A budget of €1: every tier but IT-full fits.
-  t = await startTestStack({ OPENAPI_RETRY_BASE_MS: '5', OPENAPI_POLL_MIN_MS: '50', OPENAPI_TIMEOUT_MS: '800', OPENAPI_MAX_EURO_PER_OPERATION: '1' });
+  t = await startTestStack({ OPENAPI_RETRY_BASE_MS: '5', OPENAPI_POLL_MIN_MS: '50', OPENAPI_TIMEOUT_MS: '800' });
 });
 afterAll(async () => {
   await t?.close();
@@ -112,14 +112,20 @@ describe('a failed or over-budget tier', () => {
   });
 
   it('answers the keys that fit the budget when their union does not', async () => {
-    const res = await t.gql<{ a: { companyName: string } | null; b: unknown }>(
-      `{ a: company(vatCode: "${OPENAPI_SPA}") { companyName } b: company(vatCode: "${OPENAPI_SPA}") { ratios { profitability { __typename } } } }`,
-    );
-    expect(res.data?.a?.companyName).toBe('OPENAPI S.P.A.');
-    expect(res.data?.b).toBeNull();
-    expect(res.errors?.map((e) => [e.path?.join('.'), e.extensions?.code])).toEqual([['b', 'COST_LIMIT_EXCEEDED']]);
-    expect(await companyCalls()).toEqual([`GET /IT-start/${OPENAPI_SPA} 200`]);
-    expect(res.extensions?.cost).toMatchObject({ upstreamCalls: 1, euro: 0.05 });
+    // The day's budget is checked on each paid call (the estimate is checked against the operation's).
+    const d = await startTestStack({ OPENAPI_MAX_EURO_PER_DAY: '1' });
+    try {
+      const res = await d.gql<{ a: { companyName: string } | null; b: unknown }>(
+        `{ a: company(vatCode: "${OPENAPI_SPA}") { companyName } b: company(vatCode: "${OPENAPI_SPA}") { ratios { profitability { __typename } } } }`,
+      );
+      expect(res.data?.a?.companyName).toBe('OPENAPI S.P.A.');
+      expect(res.data?.b).toBeNull();
+      expect(res.errors?.map((e) => [e.path?.join('.'), e.extensions?.code, e.extensions?.scope])).toEqual([['b', 'COST_LIMIT_EXCEEDED', 'day']]);
+      expect((await d.calls('company')).map((c) => `${c.method} ${c.path} ${c.status}`)).toEqual([`GET /IT-start/${OPENAPI_SPA} 200`]);
+      expect(res.extensions?.cost).toMatchObject({ upstreamCalls: 1, euro: 0.05, budget: { day: { limit: 1, committed: 0.05, remaining: 0.95 } } });
+    } finally {
+      await d.close();
+    }
   });
 });
 

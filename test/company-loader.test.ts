@@ -11,7 +11,7 @@ import type { CallOptions, UpstreamClient } from '../subgraphs/upstream/client.t
 import { CostMeter } from '../subgraphs/upstream/cost.ts';
 import { fillPath, type Endpoint } from '../subgraphs/upstream/endpoint.ts';
 import { UpstreamError } from '../subgraphs/upstream/errors.ts';
-import { endpointOf } from '../subgraphs/upstream/prices.ts';
+import { endpointOf } from '../contract/prices.ts';
 
 const VAT = '12485671007';
 const EXAMPLE_OF: Record<string, string> = {

@@ -4,7 +4,7 @@
  */
 import { GraphQLError } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import { DateTimeScalar } from '../subgraphs/company/scalars.ts';
+import { DateTimeScalar } from '../subgraphs/runtime/scalars.ts';
 import { codeArg, companyCodeArg, countryArg, echo, MAX_ECHO_CHARS, openapiIdArg, taxCodeArg, vatCodeArg } from '../subgraphs/company/validate.ts';
 
 const HUGE = '9'.repeat(200_000);

@@ -9,7 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { DEFAULT_TOKEN, scopeAllows, startEmulator, type CallRecord, type RunningEmulator } from '../emulator/server.ts';
 import { createCompanyModule, isRegistered } from '../emulator/company/index.ts';
-import { isValidFiscalCode, isValidItalianVat, makeItalianVat } from '../subgraphs/upstream/checksums.ts';
+import { isValidFiscalCode, isValidItalianVat, makeItalianVat } from '../contract/checksums.ts';
 
 type Json = Record<string, unknown>;
 

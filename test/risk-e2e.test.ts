@@ -16,6 +16,7 @@ import { request } from 'undici';
 import { bureauInput, CF, CF2 } from './support/risk.ts';
 import { Signer } from '../subgraphs/runtime/signing.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
+import { withSafety as safety } from './support/safety.ts';
 
 // The stack's configuration: a known signing secret (to forge and tamper in tests), relays to the
 // loopback receiver allowed (the SSRF guard refuses them otherwise) and a fast poller.
@@ -73,17 +74,8 @@ async function startReceiver(): Promise<Receiver> {
   };
 }
 
-async function withSafety<T>(p: Promise<T>, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const limit = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`safety limit: no ${what} within ${SAFETY_MS} ms`)), SAFETY_MS);
-  });
-  try {
-    return await Promise.race([p, limit]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
+/** A safety limit on a wait an event ends (see `support/safety.ts`). */
+const withSafety = <T>(p: Promise<T>, what: string): Promise<T> => safety(p, what, SAFETY_MS);
 
 const auth = (token?: string): Record<string, string> => (token ? { authorization: `Bearer ${token}` } : {});
 

@@ -7,7 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeFiscalCode } from '../subgraphs/upstream/checksums.ts';
+import { makeFiscalCode } from '../contract/checksums.ts';
 import { json, startStub, type Stub } from './support/stub.ts';
 import { startTestStack, type GraphQLResponse, type TestStack } from './support/stack.ts';
 
@@ -87,20 +87,23 @@ const ENTITY = `entities { id entityType gender nationalities photos organizatio
   birthDates { day month year inferred } deathDates { day month year inferred }
   locations { address street city region country type } codes { type value } recaps { lang recap } }`;
 
+/** Text as the layer reads it (`upstream/coerce.ts` `str`): trimmed, a blank is null (the record keeps it). */
+const text = (v: unknown): unknown => (typeof v === 'string' ? (v.trim() === '' ? null : v.trim()) : v);
+
 function expectEntities(out: unknown, entities: Obj[]): void {
   expect(out).toEqual(
     entities.map((e) => ({
-      id: e.id,
-      entityType: e.entity_type,
-      gender: e.gender,
+      id: text(e.id),
+      entityType: text(e.entity_type),
+      gender: text(e.gender),
       nationalities: e.nationalities,
       photos: e.photos,
       organizationDetails: e.organization_details,
       lastUpdate: e.last_update,
-      names: (e.names as Obj[]).map((n) => ({ title: n.title, firstName: n.first_name, lastName: n.last_name, fullName: n.full_name, primary: n.primary, native: n.native })),
+      names: (e.names as Obj[]).map((n) => ({ title: text(n.title), firstName: text(n.first_name), lastName: text(n.last_name), fullName: text(n.full_name), primary: n.primary, native: n.native })),
       birthDates: e.birth_dates,
       deathDates: e.death_dates,
-      locations: (e.locations as Obj[]).map((l) => ({ address: l.address, street: l.street, city: l.city, region: l.region, country: l.country, type: l.type })),
+      locations: (e.locations as Obj[]).map((l) => ({ address: text(l.address), street: text(l.street), city: text(l.city), region: text(l.region), country: text(l.country), type: text(l.type) })),
       codes: e.codes,
       recaps: e.recaps,
     })),

@@ -17,6 +17,7 @@ import { MemoryRequestStore } from '../subgraphs/risk/store.ts';
 import { MemoryReplayGuard, Signer } from '../subgraphs/runtime/signing.ts';
 import { CF, CF2 } from './support/risk.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
+import { withSafety as safety } from './support/safety.ts';
 
 const LAYER_SECRET = 'risk-ingress-test-secret-0123456789';
 const ENV = {
@@ -88,17 +89,8 @@ async function gql<T = Obj>(query: string, variables: Obj = {}): Promise<T> {
   return res.data as T;
 }
 
-async function withSafety<T>(p: Promise<T>, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const limit = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`safety limit: no ${what} within ${SAFETY_MS} ms`)), SAFETY_MS);
-  });
-  try {
-    return await Promise.race([p, limit]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
+/** A safety limit on a wait an event ends (see `support/safety.ts`). */
+const withSafety = <T>(p: Promise<T>, what: string): Promise<T> => safety(p, what, SAFETY_MS);
 
 /** The first event of a `riskRequestUpdated` subscription (the layer's current knowledge). */
 async function firstEvent(variables: Obj): Promise<FormattedExecutionResult<Obj, unknown>> {
@@ -241,8 +233,12 @@ describe('ingress order', () => {
   it('checks the signature before reading the body: an unsigned large body gets 403, not 413', async () => {
     const forgedKey = new Signer('another-secret-0123456789abcdef').sign(CALLBACK_PURPOSE, 'some-key', 60);
     const big = Buffer.alloc(3 * 1024 * 1024, 0x20);
-    expect(await post(`${t.url}/callbacks/risk/${forgedKey}`, big)).toBe(403);
-    expect(await post(`${t.url}/callbacks/risk/not-a-token`, big)).toBe(403);
+    // The gateway refuses any body past its limit (413) before forwarding; the subgraph itself reads
+    // nothing of an unsigned delivery, whatever its size.
+    const direct = `${t.stack.subgraphs.url}/risk`;
+    expect(await post(`${direct}/callbacks/${forgedKey}`, big)).toBe(403);
+    expect(await post(`${direct}/callbacks/not-a-token`, big)).toBe(403);
+    expect(await post(`${t.url}/callbacks/risk/${forgedKey}`, big)).toBe(413);
   });
 
   it('answers 403 (not 500) to a malformed percent-escape in a callback or file token', async () => {

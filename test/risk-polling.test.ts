@@ -10,9 +10,11 @@ import WebSocket from 'ws';
 import { request } from 'undici';
 import { RiskPoller } from '../subgraphs/risk/poller.ts';
 import { MemoryRequestStore, type TrackedRequest } from '../subgraphs/risk/store.ts';
+import { FINISHED_RESERVATION_GRACE_S } from '../subgraphs/runtime/tracking/store.ts';
 import { UpstreamError } from '../subgraphs/upstream/errors.ts';
 import { CF, CF2 } from './support/risk.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
+import { withSafety as safety } from './support/safety.ts';
 
 type Obj = Record<string, unknown>;
 
@@ -47,17 +49,8 @@ async function emulator(method: 'GET' | 'DELETE', path: string): Promise<unknown
   return res.body.json();
 }
 
-async function withSafety<T>(p: Promise<T>, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const limit = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`safety limit: no ${what} within ${SAFETY_MS} ms`)), SAFETY_MS);
-  });
-  try {
-    return await Promise.race([p, limit]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
+/** A safety limit on a wait an event ends (see `support/safety.ts`). */
+const withSafety = <T>(p: Promise<T>, what: string): Promise<T> => safety(p, what, SAFETY_MS);
 
 /** Reads of one record's path (GET) so far, with their arrival times. */
 async function readsOf(path: string): Promise<number[]> {
@@ -265,14 +258,19 @@ describe('the poller', () => {
 describe('callback reservations', () => {
   const expiresIn = (s: number): number => Math.floor(Date.now() / 1000) + s;
 
-  it('end when their request reaches a final state', async () => {
-    const store = new MemoryRequestStore();
+  it('end a grace period after their request reaches a final state', async () => {
+    let now = Date.now();
+    const store = new MemoryRequestStore({ now: () => now });
     const id = 'f'.repeat(24);
     await store.reserve({ key: 'k', tenant: 'A', family: 'PATRIMONIAL', id: null, relay: null, expiresAt: expiresIn(60), token: 't' });
     await store.bindKey('k', id);
     await store.observe('A', 'PATRIMONIAL', { id, state: 'processing', lastUpdateTimestamp: 1 });
     expect(await store.reservation('k')).toMatchObject({ id });
     await store.observe('A', 'PATRIMONIAL', { id, state: 'complete', lastUpdateTimestamp: 2 });
+    // A retried delivery of the final state is still answered for a while…
+    expect(await store.reservation('k')).toMatchObject({ id });
+    // …then the key is gone.
+    now += (FINISHED_RESERVATION_GRACE_S + 1) * 1000;
     expect(await store.reservation('k')).toBeUndefined();
     expect(store.reservationCount).toBe(0);
   });

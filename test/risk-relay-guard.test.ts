@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { request } from 'undici';
 import { relay } from '../subgraphs/risk/callbacks.ts';
-import { guardedRelayAgent, isPrivateAddress, privateLiteralHost, relayRefusal } from '../subgraphs/risk/relay-guard.ts';
+import { guardedRelayAgent, isPrivateAddress, privateLiteralHost, relayRefusal } from '../subgraphs/runtime/tracking/relay-guard.ts';
 import { relayTarget } from '../subgraphs/risk/validate.ts';
 import { CF } from './support/risk.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { GraphQLError } from 'graphql';
-import { makeItalianVat } from '../subgraphs/upstream/checksums.ts';
+import { makeItalianVat } from '../contract/checksums.ts';
 import {
   anyFiscalCode,
   base64Pdf,

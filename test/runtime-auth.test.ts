@@ -13,9 +13,18 @@ describe('which token pays upstream', () => {
     expect(resolveAuth(null, { serviceToken: 'service' }).token).toBe('service');
   });
 
-  it('falls back to the emulator account, or to no token at all', () => {
+  it('falls back to the emulator account, or to no token at all, only when no credential is sent', () => {
     expect(resolveAuth(undefined, { serviceToken: null, fallbackToken: 'emu' }).token).toBe('emu');
-    expect(resolveAuth('Basic abc', { serviceToken: null })).toEqual({ token: '', tenant: 'anonymous' });
+    expect(resolveAuth(null, { serviceToken: null })).toEqual({ token: '', tenant: 'anonymous' });
+  });
+
+  it('refuses a malformed credential instead of falling back', () => {
+    for (const authorization of ['Basic abc', 'Token abc', 'abc', 'Bearer', 'Bearer ', '']) {
+      expect(() => resolveAuth(authorization, { serviceToken: null, fallbackToken: 'emu' })).toThrow(
+        expect.objectContaining({ extensions: expect.objectContaining({ code: 'UNAUTHENTICATED' }) }),
+      );
+    }
+    expect(resolveAuth('Basic abc', { serviceToken: 'service' }).token).toBe('service');
   });
 
   it('gives different tokens different, non-reversible tenants', () => {

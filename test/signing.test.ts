@@ -81,34 +81,34 @@ describe('layerSecret', () => {
 });
 
 describe('MemoryReplayGuard', () => {
-  it('accepts a nonce once per scope', () => {
+  it('accepts a nonce once per scope', async () => {
     const g = new MemoryReplayGuard();
     const exp = Math.floor(Date.now() / 1000) + 60;
-    expect(g.accept('key1', 'id|processing|1', exp)).toBe(true);
-    expect(g.accept('key1', 'id|processing|1', exp)).toBe(false);
-    expect(g.accept('key1', 'id|complete|2', exp)).toBe(true);
-    expect(g.accept('key2', 'id|processing|1', exp)).toBe(true);
+    expect(await g.accept('key1', 'id|processing|1', exp)).toBe(true);
+    expect(await g.accept('key1', 'id|processing|1', exp)).toBe(false);
+    expect(await g.accept('key1', 'id|complete|2', exp)).toBe(true);
+    expect(await g.accept('key2', 'id|processing|1', exp)).toBe(true);
   });
 
-  it('stays bounded: expired scopes go first, then the soonest to expire', () => {
+  it('stays bounded: expired scopes go first, then the least recently used', async () => {
     let now = 1_000_000_000;
     const g = new MemoryReplayGuard({ maxScopes: 2, now: () => now });
-    g.accept('old', 'n', 1_000_000 + 10);
-    g.accept('live', 'n', 1_000_000 + 1000);
+    await g.accept('old', 'n', 1_000_000 + 10);
+    await g.accept('live', 'n', 1_000_000 + 1000);
     now += 20_000;
-    g.accept('new', 'n', 1_000_000 + 2000);
+    await g.accept('new', 'n', 1_000_000 + 2000);
     expect(g.size).toBe(2);
     // `old` was forgotten (its token no longer verifies anyway); `live` still refuses a replay.
-    expect(g.accept('live', 'n', 1_000_000 + 1000)).toBe(false);
+    expect(await g.accept('live', 'n', 1_000_000 + 1000)).toBe(false);
   });
 
-  it('keeps a bounded number of nonces per scope', () => {
+  it('keeps a bounded number of nonces per scope', async () => {
     const g = new MemoryReplayGuard({ maxNoncesPerScope: 2 });
     const exp = Math.floor(Date.now() / 1000) + 60;
-    expect(g.accept('k', 'a', exp)).toBe(true);
-    expect(g.accept('k', 'b', exp)).toBe(true);
-    expect(g.accept('k', 'c', exp)).toBe(true);
-    expect(g.accept('k', 'c', exp)).toBe(false);
-    expect(g.accept('k', 'b', exp)).toBe(false);
+    expect(await g.accept('k', 'a', exp)).toBe(true);
+    expect(await g.accept('k', 'b', exp)).toBe(true);
+    expect(await g.accept('k', 'c', exp)).toBe(true);
+    expect(await g.accept('k', 'c', exp)).toBe(false);
+    expect(await g.accept('k', 'b', exp)).toBe(false);
   });
 });

@@ -1,11 +1,13 @@
 /**
  * Asynchronous company requests: the POST + callback variant of IT-full/aml/marketing/stakeholders
  * and the slow GET that answers 302 → IT-check_id. A request stays PENDING until its due time on
- * the module's clock, then holds its dataset (and, when it has a callback, the dataset is POSTed to
- * it). The clock can be moved forward and requests completed at once through the control API.
+ * the emulator's clock (a job on the emulator's scheduler), then holds its dataset (and, when it
+ * has a callback, the dataset is POSTed to it). The clock can be moved forward and requests
+ * completed at once through the control API.
  */
 import { hexId } from '../core.ts';
 import { deliverCallback, type VendorCallback } from '../callbacks.ts';
+import type { JobId, Scheduler } from '../scheduler.ts';
 
 export interface AsyncRequest {
   id: string;
@@ -25,13 +27,14 @@ export interface AsyncRequest {
 
 export class AsyncRequests {
   private readonly requests = new Map<string, AsyncRequest>();
-  private offsetMs = 0;
-  private timer: NodeJS.Timeout | null = null;
-  private closed = false;
+  /** The scheduler job completing each pending request. */
+  private readonly jobs = new Map<string, JobId>();
 
-  /** The module's clock (real time plus whatever `advance` added). */
+  constructor(private readonly scheduler: Scheduler) {}
+
+  /** The emulator's clock. */
   now(): number {
-    return Date.now() + this.offsetMs;
+    return this.scheduler.now();
   }
 
   create(init: { endpoint: string; vat: string; owner: string; delayMs: number; callback: VendorCallback | null; dataset: () => unknown }): AsyncRequest {
@@ -49,33 +52,31 @@ export class AsyncRequests {
     };
     if (this.requests.size >= 10_000) for (const [id, r] of this.requests) if (r.state === 'DONE') this.requests.delete(id);
     this.requests.set(req.id, req);
-    this.tick();
+    this.jobs.set(req.id, this.scheduler.schedule(req.dueAt, () => this.finish(req), `company ${req.endpoint} ${req.id}`));
     return req;
   }
 
   /** The request, brought up to date with the clock. */
   get(id: string): AsyncRequest | undefined {
-    this.tick();
+    this.scheduler.catchUp();
     return this.requests.get(id.toLowerCase());
   }
 
-  /** Moves the clock forward. */
+  /** Moves the emulator's clock forward (what falls due completes now; callbacks are not awaited). */
   advance(ms: number): void {
-    this.offsetMs += Math.max(0, ms);
-    this.tick();
+    void this.scheduler.advance(Math.max(0, Number.isFinite(ms) ? ms : 0));
   }
 
   /** Completes one request (or all pending ones) now. Returns how many completed. */
   complete(id?: string): number {
-    const now = this.now();
     let n = 0;
-    for (const r of this.requests.values()) {
+    for (const r of [...this.requests.values()]) {
       if (r.state === 'PENDING' && (id === undefined || r.id === id)) {
-        r.dueAt = now;
+        r.dueAt = this.now();
+        void this.finish(r);
         n++;
       }
     }
-    this.tick();
     return n;
   }
 
@@ -86,40 +87,27 @@ export class AsyncRequests {
   }
 
   clear(): void {
+    this.close();
     this.requests.clear();
   }
 
+  /** Cancels the jobs of pending requests (they stay PENDING; `complete` still completes them). */
   close(): void {
-    this.closed = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
+    for (const job of this.jobs.values()) this.scheduler.cancel(job);
+    this.jobs.clear();
   }
 
-  private finish(r: AsyncRequest): void {
+  /** DONE with its dataset; the callback's delivery is what the job returns. */
+  private finish(r: AsyncRequest): Promise<unknown> {
+    const job = this.jobs.get(r.id);
+    if (job !== undefined) this.scheduler.cancel(job);
+    this.jobs.delete(r.id);
+    if (r.state === 'DONE') return Promise.resolve();
     r.state = 'DONE';
     r.result = r.dataset();
-    if (r.callback) {
-      const cb = r.callback;
-      const payload: Record<string, unknown> = { data: r.result };
-      if (cb.custom !== undefined) payload.custom = cb.custom;
-      void deliverCallback(cb, payload);
-    }
-  }
-
-  /** Completes what is due and schedules the next due request. */
-  private tick(): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    const now = this.now();
-    let next = Infinity;
-    for (const r of this.requests.values()) {
-      if (r.state !== 'PENDING') continue;
-      if (r.dueAt <= now) this.finish(r);
-      else next = Math.min(next, r.dueAt);
-    }
-    if (next !== Infinity && !this.closed) {
-      this.timer = setTimeout(() => this.tick(), Math.max(1, next - now));
-      this.timer.unref();
-    }
+    if (!r.callback) return Promise.resolve();
+    const payload: Record<string, unknown> = { data: r.result };
+    if (r.callback.custom !== undefined) payload.custom = r.callback.custom;
+    return deliverCallback(r.callback, payload);
   }
 }

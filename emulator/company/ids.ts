@@ -8,7 +8,7 @@
  *   by that hash. An id decodes back to its VAT without any registry, and a forged id is refused.
  */
 import { hexId } from '../core.ts';
-import { isValidItalianVat, makeItalianVat } from '../../subgraphs/upstream/checksums.ts';
+import { isValidItalianVat, makeItalianVat } from '../../contract/checksums.ts';
 import { hash32 } from './random.ts';
 
 const HALF = 100_000;

@@ -7,10 +7,15 @@
  * - `sandboxCompanies` → the sandbox companies (also served by `GET /_emulator/sandbox-companies`)
  * - `slow {ms}` → GET IT-full/aml/marketing/stakeholders answer 302 → IT-check_id, ready after `ms` (0 turns it off)
  * - `complete {id?}` → completes one pending request (or all) now, firing callbacks
- * - `advance {ms}` → moves the module's clock forward
+ * - `advance {ms}` → moves the emulator's clock forward (as `POST /_emulator/clock {advanceMs}`,
+ *   without waiting for the callbacks) and answers `{pending}`, the company requests still pending
  * - `reset` → forgets pending requests and monitors
+ *
+ * Pending requests are jobs on the emulator's scheduler (`../scheduler.ts`), and the dates of
+ * monitors follow its clock.
  */
 import type { AreaModule } from '../core.ts';
+import { Scheduler } from '../scheduler.ts';
 import { AsyncRequests } from './async.ts';
 import { companyIdOfVat } from './ids.ts';
 import { Monitors } from './monitor.ts';
@@ -20,7 +25,8 @@ import { companyRoutes } from './routes.ts';
 import { PINNED_COMPANIES } from './sandbox.ts';
 
 export { companyIdOfVat, vatOfCompanyId } from './ids.ts';
-export { isRegistered, ownershipChain, parentLinks, childLinks } from './ownership.ts';
+export { Rng } from './random.ts';
+export { isRegistered, registeredVats, ownershipChain, parentLinks, childLinks } from './ownership.ts';
 export { profileOf } from './profile.ts';
 
 export interface CompanyModuleOptions {
@@ -36,6 +42,8 @@ export interface CompanyModuleOptions {
    * @default 100
    */
   asyncMs?: number;
+  /** The emulator's scheduler (one for every area; `startEmulator` passes its own). @default a new one */
+  scheduler?: Scheduler;
 }
 
 export interface SandboxCompany {
@@ -79,10 +87,12 @@ const num = (body: unknown, key: string): number | undefined => {
 export function createCompanyModule(opts: CompanyModuleOptions = {}): AreaModule {
   let slowMs = Math.max(0, opts.slowMs ?? 0);
   const asyncMs = Math.max(0, opts.asyncMs ?? 100);
-  const requests = new AsyncRequests();
-  const monitors = new Monitors();
+  const scheduler = opts.scheduler ?? new Scheduler();
+  const requests = new AsyncRequests(scheduler);
+  const monitors = new Monitors(scheduler);
   return {
     area: 'company',
+    scheduler,
     routes: companyRoutes({ requests, monitors, slowMs: () => slowMs, asyncMs: () => asyncMs }),
     control: {
       sandboxCompanies: () => sandboxCompanies(),

@@ -3,7 +3,7 @@
  * id, as the parameter's name allows) to a company, or says why not: missing, not valid (bad
  * checksum or format), or no company.
  */
-import { isValidItalianVat, isValidPersonFiscalCode } from '../../subgraphs/upstream/checksums.ts';
+import { isValidItalianVat, isValidPersonFiscalCode } from '../../contract/checksums.ts';
 import { vatOfCompanyId } from './ids.ts';
 import type { CompanyProfile } from './model.ts';
 import { isRegistered } from './ownership.ts';

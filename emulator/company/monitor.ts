@@ -4,10 +4,10 @@
  * `updatedFields` hold the monitored fields' current values.
  */
 import { fail, hexId, ok, type EmuRequest, type EmuResponse } from '../core.ts';
-import { deliverCallback } from '../callbacks.ts';
-import { readCallback, type StoredCallback } from './callback.ts';
+import { deliverCallback, readCallback, type StoredCallback } from '../callbacks.ts';
 import { datasetOf, fieldPaths, MONITOR_DATASETS, valueAt } from './datasets.ts';
 import { isoDay } from './random.ts';
+import type { Scheduler } from '../scheduler.ts';
 
 interface MonitorRecord {
   code: string;
@@ -32,10 +32,17 @@ interface MonitorRecord {
 
 const HEX24 = /^[0-9a-f]{24}$/i;
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const plusDays = (days: number, from = new Date()): string => isoDay(new Date(from.getTime() + days * 86_400_000));
 
 export class Monitors {
   private readonly records = new Map<string, MonitorRecord>();
+
+  /** `clock`: the emulator's (its scheduler): the dates of monitors follow it. */
+  constructor(private readonly clock: Pick<Scheduler, 'now'>) {}
+
+  /** The day `days` from today on the emulator's clock. */
+  private plusDays(days: number): string {
+    return isoDay(new Date(this.clock.now() + days * 86_400_000));
+  }
 
   clear(): void {
     this.records.clear();
@@ -48,7 +55,7 @@ export class Monitors {
     const dataset = typeof body.dataset === 'string' ? body.dataset.trim() : '';
     if (!dataset) return fail(428, 1206, 'dataset required');
     if (!MONITOR_DATASETS.includes(dataset)) return fail(404, 1207, 'dataset not found');
-    const cb = readCallback(body.callback, req.token.owner);
+    const cb = readCallback(body, { form: 'standard', username: req.token.owner, retry: 'refuse' });
     if ('error' in cb) return cb.error;
     const found = datasetOf(dataset, code);
     if (found.kind !== 'found') return fail(404, found.kind === 'invalid' ? 1212 : 1211, found.kind === 'invalid' ? 'no company found' : `no company matches this id: ${code}`);
@@ -70,7 +77,7 @@ export class Monitors {
       monitoredFields,
       callback: cb.callback,
       owner: req.token.owner,
-      createdOn: plusDays(0),
+      createdOn: this.plusDays(0),
       companyId: found.company.id,
       vatCode: found.company.vatCode,
       taxCode: found.company.taxCode,
@@ -79,8 +86,8 @@ export class Monitors {
       latestDataset: null,
       previousDataset: null,
       checkedOn: null,
-      nextOn: plusDays(30),
-      expiresOn: plusDays(365),
+      nextOn: this.plusDays(30),
+      expiresOn: this.plusDays(365),
       autorenew: body.autorenew === undefined ? true : body.autorenew === true || body.autorenew === 'true' || body.autorenew === 1,
       id: hexId(),
     };
@@ -122,8 +129,8 @@ export class Monitors {
     const updated: Record<string, unknown> = {};
     for (const f of fields) updated[f] = valueAt(latest, f) ?? null;
     record.updatedFields = updated;
-    record.checkedOn = plusDays(0);
-    record.nextOn = plusDays(30);
+    record.checkedOn = this.plusDays(0);
+    record.nextOn = this.plusDays(30);
     if (record.callback) {
       const payload: Record<string, unknown> = { data: record };
       if (record.callback.custom !== null) payload.custom = record.callback.custom;

@@ -14,6 +14,7 @@
  *
  * Pinned companies (`sandbox.ts`) take part only through their declared `parents`.
  */
+import { makeItalianVat } from '../../contract/checksums.ts';
 import { coreOfVat, vatOfCore } from './ids.ts';
 import { hashMod, Rng, dayBetween } from './random.ts';
 import { PINNED_COMPANIES, pinnedByVat } from './sandbox.ts';
@@ -32,6 +33,16 @@ export function isRegistered(vat: string): boolean {
   if (pinnedByVat(vat)) return true;
   if (vat === '00000000000') return false;
   return hashMod(`registered:${vat}`, 25) !== 0;
+}
+
+/** `count` VAT numbers the emulated register knows, from the 10-digit core `from` upward (bench and test data). */
+export function registeredVats(from: number, count: number): string[] {
+  const out: string[] = [];
+  for (let n = from; out.length < count; n++) {
+    const vat = makeItalianVat(String(n).padStart(10, '0'));
+    if (isRegistered(vat)) out.push(vat);
+  }
+  return out;
 }
 
 interface TreeNode {

@@ -2,7 +2,7 @@
  * Generated people (managers, shareholders, beneficial owners): Italian names, a birth date and
  * town, and a fiscal code with a valid check letter built from them.
  */
-import { makeFiscalCode } from '../../subgraphs/upstream/checksums.ts';
+import { makeFiscalCode } from '../../contract/checksums.ts';
 import { dayBetween, Rng } from './random.ts';
 import { pickAddress, pickTown, type StreetAddress, type Town } from './places.ts';
 

@@ -3,10 +3,10 @@
  * renderers and the per-endpoint error numbers.
  */
 import { fail, ok, type EmuRequest, type EmuResponse, type Route } from '../core.ts';
-import { isValidFiscalCode, isValidItalianVat } from '../../subgraphs/upstream/checksums.ts';
-import { priceOf } from '../../subgraphs/upstream/prices.ts';
+import { isValidFiscalCode, isValidItalianVat } from '../../contract/checksums.ts';
+import { priceOf } from '../../contract/prices.ts';
 import type { AsyncRequests } from './async.ts';
-import { readCallback } from './callback.ts';
+import { readCallback } from '../callbacks.ts';
 import { IT_DATASETS } from './datasets.ts';
 import { ERRORS, FOREIGN_ERRORS, invalid, notFound, required, type EndpointErrors, type ErrorKey } from './errors.ts';
 import { COUNTRIES, EU_VAT_COUNTRIES, foreignAdvanced, foreignLookup, foreignStart, ISO_COUNTRIES, isCountry, wwTop } from './foreign.ts';
@@ -166,7 +166,7 @@ function compositeRoutes(state: CompanyState): Route[] {
       if (r.kind === 'invalid') return invalid(postErrors);
       if (r.kind === 'notFound') return notFound(postErrors, r.value);
       const body = typeof req.body === 'object' && req.body !== null ? (req.body as Json) : {};
-      const cb = readCallback(body.callback ?? {}, req.token.owner);
+      const cb = readCallback(body, { form: 'standard', username: req.token.owner, retry: 'refuse', required: true });
       if ('error' in cb) return cb.error;
       if (!cb.callback) return fail(428, 704, "url not set in 'callback', required");
       const vat = r.profile.vat;

@@ -11,7 +11,7 @@
  * parameter, 811 bad `departmentCode`, 900 bad `lat` (vendor's), 901 other bad values.
  */
 import { fail, ok, type EmuRequest, type EmuResponse } from '../core.ts';
-import { priceOf } from '../../subgraphs/upstream/prices.ts';
+import { priceOf } from '../../contract/prices.ts';
 import { foreignAdvanced, foreignByCore, foreignStart, frSearchFields, sampleCore, type Country, type ForeignCompany } from './foreign.ts';
 import { vatOfCore } from './ids.ts';
 import { ACTIVITY_STATUSES, type ActivityStatus, type CompanyProfile } from './model.ts';

@@ -8,13 +8,13 @@
  * `completeAfterMs` or a control `advance` (data filled, callback fired).
  */
 import type { EmuRequest, EmuResponse, Route } from '../core.ts';
-import { fail, hexId, nowSeconds, ok } from '../core.ts';
+import { fail, hexId, ok } from '../core.ts';
 import { decodeBase64Pdf, renderPdf } from '../pdf.ts';
-import { isValidFiscalCode, isValidItalianVat } from '../../subgraphs/upstream/checksums.ts';
-import { priceOf, priceTable } from '../../subgraphs/upstream/prices.ts';
+import { isValidFiscalCode, isValidItalianVat } from '../../contract/checksums.ts';
+import { priceOf, priceTable } from '../../contract/prices.ts';
 import type { PendingWork, RiskContext } from './jobs.ts';
 import type { StoredCallback } from './util.ts';
-import { bodyOf, bump, callbackUrlMissing, isEmail, isIsoDate, noRequests, pdfResponse, readCallback, rng, storedFileName, str } from './util.ts';
+import { bodyOf, bump, isEmail, isIsoDate, noRequests, pdfResponse, readRiskCallback, rng, storedFileName, str } from './util.ts';
 
 type Check = 'text' | 'email' | 'date' | 'gender' | 'document' | 'fiscal' | 'tax' | 'vat' | 'pdf';
 
@@ -194,7 +194,7 @@ function passes(check: Check, value: string): boolean {
 }
 
 /** The bureau's answer once complete (the vendor does not show it: a compact, deterministic summary). */
-function resultOf(rec: BureauRecord): Record<string, unknown> {
+function resultOf(rec: BureauRecord, nowMs: number): Record<string, unknown> {
   const code = (rec.input.fiscal_code ?? rec.input.company_tax_code ?? rec.id).toUpperCase();
   const r = rng(`bureau:${code}`);
   const score = 300 + Math.floor(r() * 600);
@@ -204,7 +204,7 @@ function resultOf(rec: BureauRecord): Record<string, unknown> {
     esito: 'OK',
     soggetto: kindSubject(rec),
     codice_fiscale: code,
-    data_elaborazione: new Date().toISOString().slice(0, 10),
+    data_elaborazione: new Date(nowMs).toISOString().slice(0, 10),
     score: { valore: score, classe: score >= 700 ? 'A' : score >= 550 ? 'B' : score >= 400 ? 'C' : 'D' },
     contratti: {
       attivi: contracts,
@@ -256,8 +256,8 @@ export function bureauRoutes(ctx: RiskContext): Route[] {
     id: rec.id,
     complete: () => {
       rec.state = 'complete';
-      rec.data = resultOf(rec);
-      rec.updated = bump(rec.updated);
+      rec.data = resultOf(rec, ctx.now());
+      rec.updated = bump(rec.updated, ctx.nowSeconds());
     },
     view: () => view(rec),
     callback: () => rec.callback,
@@ -293,12 +293,13 @@ export function bureauRoutes(ctx: RiskContext): Route[] {
           const body = bodyOf(req);
           const checked = validate(kind, body);
           if ('status' in checked) return checked;
-          const callback = readCallback(body.callback, 'legacy');
-          if (callback === 'invalid') return callbackUrlMissing();
+          const cb = readRiskCallback(body, 'legacy');
+          if ('error' in cb) return cb.error;
+          const callback = cb.callback;
           const id = hexId();
           const input = { ...checked.input };
           for (const [name, check] of kind.fields) if (check === 'pdf' && input[name] !== undefined) input[name] = storedFileName();
-          const now = nowSeconds();
+          const now = ctx.nowSeconds();
           const rec: BureauRecord = {
             id,
             owner: req.token.owner,
@@ -336,7 +337,7 @@ export function bureauRoutes(ctx: RiskContext): Route[] {
           if (decodeBase64Pdf(file) === null) return fail(406, kind.errors.badFile, 'signed_delegation_file not valid');
           rec.state = 'in_progress';
           rec.signedFile = storedFileName();
-          rec.updated = bump(rec.updated);
+          rec.updated = bump(rec.updated, ctx.nowSeconds());
           const w = work(rec);
           ctx.jobs.arm(w);
           void ctx.jobs.notify(w);

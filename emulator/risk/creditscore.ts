@@ -6,8 +6,8 @@
  * and top share rating, severity and credit limit). Shapes follow the vendor spec's 200 examples.
  */
 import type { EmuRequest, EmuResponse, Route } from '../core.ts';
-import { fail, hexId, nowSeconds, ok } from '../core.ts';
-import { isValidFiscalCode, isValidItalianVat } from '../../subgraphs/upstream/checksums.ts';
+import { fail, hexId, ok } from '../core.ts';
+import { isValidFiscalCode, isValidItalianVat } from '../../contract/checksums.ts';
 import { companyIdOfVat, vatOfCompanyId } from '../company/ids.ts';
 import { HEX24, pick, rng } from './util.ts';
 
@@ -108,20 +108,21 @@ export function scoreOf(vat: string): ScoreProfile {
   return { severity, colour: band.colour, start, rating, description: band.description, creditLimit };
 }
 
-const head = (): { requested_at: string; time_stamp: number } => ({
-  requested_at: new Date().toISOString().replace(/\.(\d{3})Z$/, '.$1000Z'),
-  time_stamp: nowSeconds(),
+/** `nowMs`: the emulator's clock. */
+const head = (nowMs: number): { requested_at: string; time_stamp: number } => ({
+  requested_at: new Date(nowMs).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z'),
+  time_stamp: Math.floor(nowMs / 1000),
 });
 
-export function startData(c: CompanyIdentity): Record<string, unknown> {
+export function startData(c: CompanyIdentity, nowMs: number): Record<string, unknown> {
   const s = scoreOf(c.vat);
-  const { requested_at, time_stamp } = head();
+  const { requested_at, time_stamp } = head(nowMs);
   return { organization_name: c.name, requested_at, risk_score: s.start, tax: c.tax, vat: c.vat, id: hexId(), company_id: c.companyId, time_stamp };
 }
 
-export function advancedData(c: CompanyIdentity): Record<string, unknown> {
+export function advancedData(c: CompanyIdentity, nowMs: number): Record<string, unknown> {
   const s = scoreOf(c.vat);
-  const { requested_at, time_stamp } = head();
+  const { requested_at, time_stamp } = head(nowMs);
   return {
     operational_credit_limit: s.creditLimit,
     organization_name: c.name,
@@ -139,8 +140,8 @@ export function advancedData(c: CompanyIdentity): Record<string, unknown> {
 }
 
 /** The last twelve months, oldest first, as `YYYY-MM`. */
-function lastMonths(count = 12): string[] {
-  const now = new Date();
+function lastMonths(nowMs: number, count = 12): string[] {
+  const now = new Date(nowMs);
   const out: string[] = [];
   for (let i = count - 1; i >= 0; i--) {
     const d = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - i, 1));
@@ -174,11 +175,11 @@ const INDUSTRIES = [
 ];
 
 /** The `data` of IT-creditscore-top (also the monitor's dataset). */
-export function topData(c: CompanyIdentity): Record<string, unknown> {
+export function topData(c: CompanyIdentity, nowMs: number): Record<string, unknown> {
   const s = scoreOf(c.vat);
   const r = rng(`top:${c.vat}`);
-  const months = lastMonths();
-  const year = String(new Date().getUTCFullYear() - 2);
+  const months = lastMonths(nowMs);
+  const year = String(new Date(nowMs).getUTCFullYear() - 2);
   const industry = pick(r, INDUSTRIES);
   const quality = 1 - s.severity / 990; // 1 = best
   const quintile = (): string => `Q${Math.max(1, Math.min(5, Math.round(1 + quality * 3 + (r() - 0.5) * 2)))}`;
@@ -201,7 +202,7 @@ export function topData(c: CompanyIdentity): Record<string, unknown> {
         const score = Math.max(1, Math.min(5, Math.round(1 + quality * 3 + (r() - 0.5) * 2)));
         return { name, note: null, score, score_description: SCORE_WORDS[score - 1], trend: pick(r, TRENDS) };
       });
-  const { requested_at, time_stamp } = head();
+  const { requested_at, time_stamp } = head(nowMs);
   return {
     company_id: c.companyId,
     data: {
@@ -237,23 +238,24 @@ export function topData(c: CompanyIdentity): Record<string, unknown> {
 type Level = 'start' | 'advanced' | 'top';
 /** Error numbers per level: [404 missing, 406 not valid] (the spec gives top the advanced numbers). */
 const ERRORS: Record<Level, [number, number]> = { start: [420, 421], advanced: [424, 425], top: [424, 425] };
-const BUILD: Record<Level, (c: CompanyIdentity) => Record<string, unknown>> = { start: startData, advanced: advancedData, top: topData };
+const BUILD: Record<Level, (c: CompanyIdentity, nowMs: number) => Record<string, unknown>> = { start: startData, advanced: advancedData, top: topData };
 
-function scoreHandler(level: Level) {
+function scoreHandler(level: Level, now: () => number) {
   return (_req: EmuRequest, params: Record<string, string>): EmuResponse => {
     const who = identify(params.id ?? '');
     const [missing, invalid] = ERRORS[level];
     if (who === 'missing') return fail(404, missing, 'id, p.iva or cf required');
     if (who === 'invalid') return fail(406, invalid, 'id, fiscal_code or tax_code not valid');
-    return ok(BUILD[level](who));
+    return ok(BUILD[level](who, now()));
   };
 }
 
-export function creditScoreRoutes(): Route[] {
+/** `now`: the emulator's clock (epoch ms), which dates the answers. */
+export function creditScoreRoutes(now: () => number): Route[] {
   const routes: Route[] = [];
   for (const level of ['start', 'advanced', 'top'] as const) {
     const path = `/IT-creditscore-${level}`;
-    routes.push({ method: 'GET', pattern: `${path}/:id`, handler: scoreHandler(level) });
+    routes.push({ method: 'GET', pattern: `${path}/:id`, handler: scoreHandler(level, now) });
     routes.push({
       method: 'GET',
       pattern: path,

@@ -14,10 +14,10 @@
  * Error numbers are the emulator's own (430–438), since none are published.
  */
 import type { EmuRequest, EmuResponse, Route } from '../core.ts';
-import { fail, hexId, nowSeconds, ok } from '../core.ts';
+import { fail, hexId, ok } from '../core.ts';
 import type { PendingWork, RiskContext } from './jobs.ts';
 import type { StoredCallback } from './util.ts';
-import { bodyOf, bump, callbackUrlMissing, readCallback, str } from './util.ts';
+import { bodyOf, bump, readRiskCallback, str } from './util.ts';
 import type { CompanyIdentity } from './creditscore.ts';
 import { identify, topData } from './creditscore.ts';
 
@@ -78,9 +78,9 @@ export function creditScoreMonitorRoutes(ctx: RiskContext): Route[] {
     id: m.id,
     complete: () => {
       m.state = 'ACTIVATED';
-      m.latest = topData(m.company);
-      m.checked = nowSeconds();
-      m.updated = bump(m.updated);
+      m.latest = topData(m.company, ctx.now());
+      m.checked = ctx.nowSeconds();
+      m.updated = bump(m.updated, ctx.nowSeconds());
     },
     view: () => view(m),
     callback: () => m.callback,
@@ -90,10 +90,10 @@ export function creditScoreMonitorRoutes(ctx: RiskContext): Route[] {
     const m = records.get(id);
     if (!m || m.state !== 'ACTIVATED') return false;
     m.previous = m.latest;
-    m.latest = topData(m.company);
+    m.latest = topData(m.company, ctx.now());
     m.updatedFields = ['data.credit_check', 'data.history'];
-    m.checked = nowSeconds();
-    m.updated = bump(m.updated);
+    m.checked = ctx.nowSeconds();
+    m.updated = bump(m.updated, ctx.nowSeconds());
     await ctx.jobs.notify(work(m));
     return true;
   });
@@ -118,9 +118,10 @@ export function creditScoreMonitorRoutes(ctx: RiskContext): Route[] {
         const company = identify(code);
         if (company === 'missing') return fail(428, 430, 'code required');
         if (company === 'invalid') return fail(406, 431, 'code not valid');
-        const callback = readCallback(body.callback, 'standard');
-        if (callback === 'invalid') return callbackUrlMissing();
-        const now = nowSeconds();
+        const cb = readRiskCallback(body, 'standard');
+        if ('error' in cb) return cb.error;
+        const callback = cb.callback;
+        const now = ctx.nowSeconds();
         const m: ScoreMonitor = {
           id: hexId(),
           owner: req.token.owner,
@@ -169,7 +170,7 @@ export function creditScoreMonitorRoutes(ctx: RiskContext): Route[] {
         if (m.state === 'DELETED') return fail(422, 437, 'you have already deleted this monitoring');
         if (m.state !== 'ACTIVATED') return fail(422, 438, "you can only delete 'ACTIVATED' monitoring");
         m.state = 'DELETED';
-        m.updated = bump(m.updated);
+        m.updated = bump(m.updated, ctx.nowSeconds());
         return ok(view(m));
       },
     },

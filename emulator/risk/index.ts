@@ -2,7 +2,9 @@
  * The emulator's risk area (`risk.openapi.com`): credit scores, fiscal-code check, bureau requests
  * with delegation, patrimonial/report families, negative events, KYC and monitors, speaking the
  * vendor's values and envelopes. Records belong to the token's owner; asynchronous work completes
- * `completeAfterMs` after its last state before completion and fires the record's callback.
+ * `completeAfterMs` after its last state before completion (a job on the emulator's scheduler, so
+ * `POST /_emulator/clock` moves it too) and fires the record's callback; record times follow the
+ * emulator's clock.
  *
  * Control hooks (`POST /_emulator/risk/<name>`):
  * - `advance {id?}`: complete one pending request (or every one) now, delivering callbacks;
@@ -10,9 +12,10 @@
  * - `timing {completeAfterMs}`: change the delay (≤ 0: never by itself, only `advance` / `?callback`);
  * - `monitorEvent {id}`: simulate a change on an ACTIVATED monitor (callback fired);
  * - `pending {}`: the ids still waiting to complete;
- * - `reset {}`: forget every record and timer.
+ * - `reset {}`: forget every record and job.
  */
 import type { AreaModule } from '../core.ts';
+import { Scheduler } from '../scheduler.ts';
 import { bureauRoutes } from './bureau.ts';
 import { creditScoreRoutes } from './creditscore.ts';
 import { creditScoreMonitorRoutes } from './csmonitor.ts';
@@ -31,21 +34,26 @@ export interface RiskModuleOptions {
    * @default 1500
    */
   completeAfterMs?: number;
+  /** The emulator's scheduler (one for every area; `startEmulator` passes its own). @default a new one */
+  scheduler?: Scheduler;
 }
 
 export const DEFAULT_COMPLETE_AFTER_MS = 1500;
 
 export function createRiskModule(opts: RiskModuleOptions = {}): AreaModule {
-  const jobs = new RiskJobs(opts.completeAfterMs ?? DEFAULT_COMPLETE_AFTER_MS);
+  const scheduler = opts.scheduler ?? new Scheduler();
+  const jobs = new RiskJobs(opts.completeAfterMs ?? DEFAULT_COMPLETE_AFTER_MS, scheduler);
   const resets: Array<() => void> = [];
   const monitorEvents: Array<(id: string) => Promise<boolean>> = [];
   const ctx: RiskContext = {
     jobs,
+    now: () => scheduler.now(),
+    nowSeconds: () => Math.floor(scheduler.now() / 1000),
     onReset: (fn) => void resets.push(fn),
     onMonitorEvent: (fn) => void monitorEvents.push(fn),
   };
   const routes = [
-    ...creditScoreRoutes(),
+    ...creditScoreRoutes(ctx.now),
     ...verifyCfRoutes(),
     ...bureauRoutes(ctx),
     ...reportRoutes(ctx),
@@ -59,6 +67,7 @@ export function createRiskModule(opts: RiskModuleOptions = {}): AreaModule {
   return {
     area: 'risk',
     routes,
+    scheduler,
     control: {
       advance: async (body) => ({ advanced: await jobs.advance(idOf(body)) }),
       timing: (body) => {

@@ -1,12 +1,13 @@
 /**
  * The risk area's asynchronous machinery, shared by every family: which ids exist and whose they
- * are (records are per token owner), the timers that move work to its final state, and callback
+ * are (records are per token owner), the jobs that move work to its final state, and callback
  * delivery. A family registers a record here; when the record reaches its last state before
- * completion the family `arm`s it, and after `completeAfterMs` (or on `advance`, or on the sandbox
- * `?callback` simulation) the scheduler completes it and delivers the callback.
+ * completion the family `arm`s it: a job on the emulator's scheduler completes it
+ * `completeAfterMs` later on the emulator's clock (or sooner: on `advance`, or on the sandbox
+ * `?callback` simulation) and delivers the callback.
  */
-import { deliverCallback, isCallback } from '../callbacks.ts';
-import type { StoredCallback } from './util.ts';
+import { deliverCallback, isCallback, type StoredCallback } from '../callbacks.ts';
+import type { JobId, Scheduler } from '../scheduler.ts';
 import { HEX24 } from './util.ts';
 
 /** Work waiting to complete. */
@@ -25,10 +26,14 @@ export type IdLookup = 'malformed' | 'unknown' | 'foreign' | 'ok';
 export class RiskJobs {
   private delayMs: number;
   private readonly owners = new Map<string, { owner: string; family: string }>();
-  private readonly pending = new Map<string, { work: PendingWork; timer: NodeJS.Timeout | null }>();
+  /** Pending work and the scheduler job completing it (null: only `advance` / `?callback` will). */
+  private readonly pending = new Map<string, { work: PendingWork; job: JobId | null }>();
   private readonly deliveries = new Set<Promise<unknown>>();
 
-  constructor(completeAfterMs: number) {
+  constructor(
+    completeAfterMs: number,
+    private readonly scheduler: Scheduler,
+  ) {
     this.delayMs = completeAfterMs;
   }
 
@@ -51,12 +56,8 @@ export class RiskJobs {
   /** Starts the countdown to completion (restarting it when already armed). */
   arm(work: PendingWork): void {
     this.disarm(work.id);
-    let timer: NodeJS.Timeout | null = null;
-    if (this.delayMs > 0) {
-      timer = setTimeout(() => void this.complete(work.id), this.delayMs);
-      timer.unref();
-    }
-    this.pending.set(work.id, { work, timer });
+    const job = this.delayMs > 0 ? this.scheduler.after(this.delayMs, () => this.complete(work.id), `risk complete ${work.id}`) : null;
+    this.pending.set(work.id, { work, job });
   }
 
   isPending(id: string): boolean {
@@ -108,24 +109,24 @@ export class RiskJobs {
     while (this.deliveries.size > 0) await Promise.allSettled([...this.deliveries]);
   }
 
-  /** Forgets every record and timer (control `reset`). */
+  /** Forgets every record and job (control `reset`). */
   reset(): void {
     this.close();
     this.pending.clear();
     this.owners.clear();
   }
 
-  /** Stops every timer; pending work stays pending (it can still be advanced). */
+  /** Cancels every job; pending work stays pending (it can still be advanced). */
   close(): void {
     for (const entry of this.pending.values()) {
-      if (entry.timer) clearTimeout(entry.timer);
-      entry.timer = null;
+      if (entry.job !== null) this.scheduler.cancel(entry.job);
+      entry.job = null;
     }
   }
 
   private disarm(id: string): void {
     const entry = this.pending.get(id);
-    if (entry?.timer) clearTimeout(entry.timer);
+    if (entry && entry.job !== null) this.scheduler.cancel(entry.job);
     this.pending.delete(id);
   }
 }
@@ -133,6 +134,10 @@ export class RiskJobs {
 /** What every family module receives. */
 export interface RiskContext {
   jobs: RiskJobs;
+  /** The emulator's clock, epoch milliseconds (record times follow it). */
+  now: () => number;
+  /** The same, in whole seconds (the vendor's timestamps). */
+  nowSeconds: () => number;
   /** Registers what a control `reset` must also forget (a family's records). */
   onReset: (fn: () => void) => void;
   /**

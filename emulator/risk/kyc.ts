@@ -7,11 +7,11 @@
  * → `DELETED`). Error numbers are the vendor's, per endpoint.
  */
 import type { EmuRequest, EmuResponse, Route } from '../core.ts';
-import { fail, hexId, nowSeconds, ok } from '../core.ts';
+import { fail, hexId, ok } from '../core.ts';
 import { renderPdf } from '../pdf.ts';
 import type { PendingWork, RiskContext } from './jobs.ts';
 import type { StoredCallback } from './util.ts';
-import { bodyOf, bump, callbackUrlMissing, isIsoDate, isObj, pick, readCallback, rng, str } from './util.ts';
+import { bodyOf, bump, isIsoDate, isObj, pick, readRiskCallback, rng, str } from './util.ts';
 
 export type KycType = 'full' | 'pep' | 'sanction_list' | 'adverse_media';
 const TYPES: KycType[] = ['full', 'pep', 'sanction_list', 'adverse_media'];
@@ -221,7 +221,7 @@ export function kycRoutes(ctx: RiskContext): Route[] {
     complete: () => {
       rec.state = rec.monitor ? 'ACTIVATED' : 'COMPLETED';
       rec.entities = entitiesOf(rec.query, rec.type);
-      rec.updated = bump(rec.updated);
+      rec.updated = bump(rec.updated, ctx.nowSeconds());
     },
     view: () => requestView(rec),
     callback: () => rec.callback,
@@ -234,7 +234,7 @@ export function kycRoutes(ctx: RiskContext): Route[] {
     if (rec.entities.length === 0) rec.entities = entitiesOf({ ...rec.query, birthDate: rec.query.birthDate ?? '1970-01-01' }, 'full');
     const first = rec.entities[0];
     if (first && !rec.evidences.some((e) => e.id === first.id)) rec.evidences.push({ results: evidenceOf(first, 'full'), id: String(first.id) });
-    rec.updated = bump(rec.updated);
+    rec.updated = bump(rec.updated, ctx.nowSeconds());
     await ctx.jobs.notify(work(rec));
     return true;
   });
@@ -259,9 +259,10 @@ export function kycRoutes(ctx: RiskContext): Route[] {
     }
     const query = parseQuery(body, QUERY_ERRORS[monitor ? 'monitor' : type]);
     if ('status' in query) return query;
-    const callback = readCallback(body.callback, 'standard');
-    if (callback === 'invalid') return callbackUrlMissing();
-    const now = nowSeconds();
+    const cb = readRiskCallback(body, 'standard');
+    if ('error' in cb) return cb.error;
+    const callback = cb.callback;
+    const now = ctx.nowSeconds();
     const rec: KycRecord = {
       id: hexId(),
       owner: req.token.owner,
@@ -322,7 +323,7 @@ export function kycRoutes(ctx: RiskContext): Route[] {
         const entity = rec.entities.find((e) => e.id === entityId);
         if (!entity) return fail(404, 605, `entity ${entityId} not present in entities`);
         const wants = `${req.headers.accept ?? ''} ${req.headers['content-type'] ?? ''}`.toLowerCase();
-        const expired = nowSeconds() - rec.created > TEN_DAYS;
+        const expired = ctx.nowSeconds() - rec.created > TEN_DAYS;
         if (wants.includes('image/jpeg')) {
           if (rec.type !== 'full') return fail(422, 608, "operation not permitted, JPG can only be downloaded on requests of type 'full'");
           if (expired) return fail(422, 627, 'operation not permitted, 10-day limit for requesting jpg exceeded');
@@ -351,7 +352,7 @@ export function kycRoutes(ctx: RiskContext): Route[] {
         if (expired) return fail(422, 628, 'operation not permitted, 10-day limit for requesting evidences exceeded');
         if (!rec.evidences.some((e) => e.id === entityId)) {
           rec.evidences.push({ results, id: entityId });
-          rec.updated = bump(rec.updated);
+          rec.updated = bump(rec.updated, ctx.nowSeconds());
         }
         return ok(results);
       },
@@ -382,7 +383,7 @@ export function kycRoutes(ctx: RiskContext): Route[] {
         if (rec.state === 'DELETED') return fail(422, 639, 'you have already deleted this monitoring');
         if (rec.state !== 'ACTIVATED') return fail(422, 640, "you can only delete 'ACTIVATED' monitoring");
         rec.state = 'DELETED';
-        rec.updated = bump(rec.updated);
+        rec.updated = bump(rec.updated, ctx.nowSeconds());
         return ok(requestView(rec));
       },
     },

@@ -9,12 +9,12 @@
  * `GET /IT-negativita/{id}` like `GET /IT-richiesta/{id}`).
  */
 import type { EmuRequest, EmuResponse, Route } from '../core.ts';
-import { fail, hexId, nowSeconds, ok } from '../core.ts';
+import { fail, hexId, ok } from '../core.ts';
 import { renderPdf } from '../pdf.ts';
-import { isValidFiscalCode, isValidItalianVat } from '../../subgraphs/upstream/checksums.ts';
+import { isValidFiscalCode, isValidItalianVat } from '../../contract/checksums.ts';
 import type { PendingWork, RiskContext } from './jobs.ts';
 import type { StoredCallback } from './util.ts';
-import { bodyOf, pdfResponse, pick, readCallback, rng, sqlDate, str } from './util.ts';
+import { bodyOf, pdfResponse, pick, readRiskCallback, rng, sqlDate, str } from './util.ts';
 
 const FAMILY = 'negativita';
 
@@ -232,7 +232,7 @@ export function negativitaRoutes(ctx: RiskContext): Route[] {
       rec.status = 'COMPLETED';
       rec.negatives = negativesOf(rec.cfPiva);
       rec.dateRequest = sqlDate(new Date(rec.timestamp * 1000));
-      rec.dateCompletion = sqlDate();
+      rec.dateCompletion = sqlDate(new Date(ctx.now()));
     },
     view: () => view(rec),
     callback: () => rec.callback,
@@ -267,15 +267,16 @@ export function negativitaRoutes(ctx: RiskContext): Route[] {
         if (cfPiva === undefined) return fail(428, 411, 'cf_piva required');
         const valid = /^\d{11}$/.test(cfPiva) ? isValidItalianVat(cfPiva) : cfPiva.length === 16 && isValidFiscalCode(cfPiva);
         if (!valid) return fail(406, 412, 'cf_piva not valid');
-        const callback = readCallback(body.callback, 'standard');
-        if (callback === 'invalid') return fail(428, 411, 'callback url required');
+        const cb = readRiskCallback(body, 'standard', () => fail(428, 411, 'callback url required'));
+        if ('error' in cb) return cb.error;
+        const callback = cb.callback;
         const rec: NegativitaRecord = {
           id: hexId(),
           owner: req.token.owner,
           cfPiva,
           callback,
           status: 'PENDING',
-          timestamp: nowSeconds(),
+          timestamp: ctx.nowSeconds(),
           dateRequest: null,
           dateCompletion: null,
           negatives: null,

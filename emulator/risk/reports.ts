@@ -11,12 +11,12 @@
  * `last_update_timestamp`, the record `creationTimestamp` / `lastUpdateTimestamp` and `namePdf`.
  */
 import type { EmuRequest, EmuResponse, Route } from '../core.ts';
-import { fail, hexId, nowSeconds, ok } from '../core.ts';
+import { fail, hexId, ok } from '../core.ts';
 import { renderPdf } from '../pdf.ts';
-import { isValidFiscalCode, isValidItalianVat } from '../../subgraphs/upstream/checksums.ts';
+import { isValidFiscalCode, isValidItalianVat } from '../../contract/checksums.ts';
 import type { PendingWork, RiskContext } from './jobs.ts';
 import type { StoredCallback } from './util.ts';
-import { bodyOf, bump, callbackUrlMissing, noRequests, pdfResponse, pick, readCallback, rng, str } from './util.ts';
+import { bodyOf, bump, noRequests, pdfResponse, pick, readRiskCallback, rng, str } from './util.ts';
 
 export interface ReportFamily {
   path: string;
@@ -181,7 +181,7 @@ export function reportRoutes(ctx: RiskContext): Route[] {
     id: rec.id,
     complete: () => {
       rec.state = 'complete';
-      rec.updated = bump(rec.updated);
+      rec.updated = bump(rec.updated, ctx.nowSeconds());
     },
     view: () => recordView(rec),
     callback: () => rec.callback,
@@ -212,9 +212,10 @@ export function reportRoutes(ctx: RiskContext): Route[] {
         const body = bodyOf(req);
         const fields = validate(family, body);
         if ('status' in fields) return fields;
-        const callback = readCallback(body.callback, 'legacy');
-        if (callback === 'invalid') return callbackUrlMissing();
-        const now = nowSeconds();
+        const cb = readRiskCallback(body, 'legacy');
+        if ('error' in cb) return cb.error;
+        const callback = cb.callback;
+        const now = ctx.nowSeconds();
         const rec: ReportRecord = {
           ...fields,
           id: hexId(),

@@ -1,16 +1,15 @@
 /**
- * Small helpers shared by the risk area's families: body access, vendor callbacks as stored in
- * records, deterministic pseudo-random numbers, dates and the PDF answer.
+ * Small helpers shared by the risk area's families: body access, how the area reads callbacks,
+ * deterministic pseudo-random numbers, dates and the PDF answer.
  */
 import type { EmuRequest, EmuResponse } from '../core.ts';
-import { fail, nowSeconds } from '../core.ts';
-import type { VendorCallback } from '../callbacks.ts';
+import { fail } from '../core.ts';
+import { readCallback, type CallbackRead, type CallbackRules } from '../callbacks.ts';
+
+export type { StoredCallback } from '../callbacks.ts';
 
 /** 24-hex Mongo-style ids, as every risk record uses. */
 export const HEX24 = /^[0-9a-f]{24}$/i;
-
-/** A callback as a record stores it: the vendor fields, plus whatever else the family adds. */
-export type StoredCallback = VendorCallback & { [extra: string]: unknown };
 
 export type Obj = Record<string, unknown>;
 
@@ -36,50 +35,25 @@ export function isIsoDate(v: string): boolean {
 
 export const isEmail = (v: string): boolean => /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(v);
 
-/**
- * Reads the `callback` of a request body. `legacy` is the older risk object (method defaults to
- * POST, stored as `{url, method, field, headers, data}`); `standard` is the vendor's "NewCallback"
- * (method defaults to JSON, stored with `user_id`, `username`, `retry`, `scope`, `domain`, `custom`
- * as the IT-negativita examples show). Absent → null; present without a url → `invalid`.
- */
-export function readCallback(value: unknown, style: 'legacy' | 'standard'): StoredCallback | null | 'invalid' {
-  if (value === undefined || value === null) return null;
-  if (!isObj(value) || typeof value.url !== 'string' || value.url.trim() === '') return 'invalid';
-  const method = typeof value.method === 'string' && value.method !== '' ? value.method.toUpperCase() : style === 'legacy' ? 'POST' : 'JSON';
-  const field = typeof value.field === 'string' && value.field !== '' ? value.field : 'data';
-  const headers: Record<string, string> = {};
-  if (isObj(value.headers)) for (const [k, v] of Object.entries(value.headers)) if (typeof v === 'string') headers[k] = v;
-  const data = isObj(value.data) ? value.data : {};
-  const retry = typeof value.retry === 'number' && Number.isInteger(value.retry) ? Math.max(0, Math.min(5, value.retry)) : 0;
-  if (style === 'legacy') {
-    const cb: StoredCallback = { url: value.url, method, field, headers, data };
-    if (value.retry !== undefined) cb.retry = retry;
-    if (value.custom !== undefined) cb.custom = value.custom;
-    return cb;
-  }
-  return {
-    method,
-    url: value.url,
-    user_id: '',
-    username: '',
-    field,
-    headers,
-    data,
-    retry,
-    scope: null,
-    domain: null,
-    custom: value.custom ?? null,
-  };
-}
-
 /** The vendor's answer when a callback has no url (REFERENCE §1.3: 428 error 704). */
 export const callbackUrlMissing = (): EmuResponse => fail(428, 704, 'callback url required');
 
-/** A later timestamp than `prev`: state changes always move `last_update_timestamp` forward. */
-export const bump = (prev: number): number => Math.max(nowSeconds(), prev + 1);
+/**
+ * Reads the `callback` of a request body with the shared reader (`../callbacks.ts`), as the risk
+ * area does: `legacy` is the older risk object (method defaults to POST, stored as `{url, method,
+ * field, headers, data}`), `standard` the vendor's "NewCallback" (method JSON, with `user_id`,
+ * `username` '', `retry`, `scope`, `domain`, `custom`, as the IT-negativita examples show); a retry
+ * above 5 is lowered to 5 (the layer asks for more); no url → `missingUrl` (428/704 by default).
+ */
+export function readRiskCallback(body: Obj, form: CallbackRules['form'], missingUrl: () => EmuResponse = callbackUrlMissing): CallbackRead {
+  return readCallback(body, { form, retry: 'clamp', missingUrl });
+}
+
+/** A later timestamp than `prev` (`now` in seconds): state changes always move `last_update_timestamp` forward. */
+export const bump = (prev: number, now: number): number => Math.max(now, prev + 1);
 
 /** `YYYY-MM-DD HH:mm:ss` (UTC), the format of IT-negativita dates. */
-export const sqlDate = (d: Date = new Date()): string => d.toISOString().replace('T', ' ').slice(0, 19);
+export const sqlDate = (d: Date): string => d.toISOString().replace('T', ' ').slice(0, 19);
 
 /** 32-hex name of a stored upload, as the vendor names files (`f962…a490.pdf`). */
 export function storedFileName(): string {

@@ -6,7 +6,7 @@
  */
 import type { EmuResponse, Route } from '../core.ts';
 import { fail, ok } from '../core.ts';
-import { isValidFiscalCode } from '../../subgraphs/upstream/checksums.ts';
+import { isValidFiscalCode } from '../../contract/checksums.ts';
 import { bodyOf, str } from './util.ts';
 
 export function verifyFiscalCode(raw: string | undefined): EmuResponse {

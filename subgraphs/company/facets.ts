@@ -16,7 +16,7 @@
  * one price table (`priceOf`). No GraphQL here: `selection.ts` turns a selection set into paths.
  */
 import type { Endpoint } from '../upstream/endpoint.ts';
-import { priceOf } from '../upstream/prices.ts';
+import { priceOf } from '../../contract/prices.ts';
 import { COMPANY_ENDPOINTS } from './upstream.ts';
 
 export const FACETS = [

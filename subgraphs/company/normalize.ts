@@ -61,54 +61,16 @@ import type {
   VCompanyDetails,
   VClassificationItem,
 } from './upstream.ts';
+import { bool, dateTime as isoDateTime, float as num, int, str } from '../upstream/coerce.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Scalars
 // ---------------------------------------------------------------------------------------------
 
-export const str = (v: unknown): string | null => {
-  if (typeof v === 'number' && Number.isFinite(v)) return String(v);
-  if (typeof v !== 'string') return null;
-  const t = v.trim();
-  return t === '' || t === 'NULL' ? null : t;
-};
-
-export const num = (v: unknown): number | null => {
-  if (typeof v === 'number') return Number.isFinite(v) ? v : null;
-  if (typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v))) return Number(v);
-  return null;
-};
-
-export const int = (v: unknown): number | null => {
-  const n = num(v);
-  return n === null ? null : Math.round(n);
-};
-
-export const bool = (v: unknown): boolean | null => {
-  if (typeof v === 'boolean') return v;
-  if (v === 1 || v === '1' || v === 'true') return true;
-  if (v === 0 || v === '0' || v === 'false') return false;
-  return null;
-};
-
-const DATE_RE = /^(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2})(:\d{2})?(\.\d+)?)?\s*(Z|[+-]\d{2}:?\d{2})?$/;
-
-/**
- * An ISO 8601 date-time in UTC from what the upstream sends: `2013-07-19`, `2021-12-31T00:00:00`
- * (taken as UTC), `2023-03-08T11:25:08.0331456Z` (more than millisecond precision), or Unix seconds.
- */
-export function isoDateTime(v: unknown): string | null {
-  if (typeof v === 'number') return Number.isFinite(v) && v > 0 ? new Date(v * 1000).toISOString() : null;
-  const s = str(v);
-  if (s === null) return null;
-  const m = DATE_RE.exec(s);
-  if (!m) return null;
-  const [, date, hm, sec, frac, zone] = m;
-  const ms = frac ? `.${frac.slice(1, 4).padEnd(3, '0')}` : '';
-  const built = `${date}T${hm ?? '00:00'}${sec ?? ':00'}${ms}${zone ?? 'Z'}`;
-  const t = Date.parse(built);
-  return Number.isNaN(t) ? null : new Date(t).toISOString();
-}
+// The one coercion of upstream values (`upstream/coerce.ts`): `int` rounds a fraction to the
+// nearest integer, `isoDateTime` reads Unix seconds or milliseconds and ISO strings with or without
+// a zone (UTC), `str` drops blanks and the vendor's "NULL".
+export { bool, int, isoDateTime, num, str };
 
 export function coded(v: VCode | null | undefined): CodedValueModel | null {
   if (!v || typeof v !== 'object') return null;

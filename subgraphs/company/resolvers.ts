@@ -2,7 +2,8 @@
 import type { Resolvers } from './__generated__/resolvers-types.ts';
 import { AffiliateCompany, Company, CompanyMonitor, Manager, ManagerCompany, Shareholder, ShareholderCompany, Subsidiary } from './resolvers/Company.ts';
 import { Mutation, Query } from './resolvers/Query.ts';
-import { DateTimeScalar, JSONScalar } from './scalars.ts';
+import { DateTimeScalar } from '../runtime/scalars.ts';
+import { JSONScalar } from './scalars.ts';
 
 export const resolvers: Resolvers = {
   DateTime: DateTimeScalar,

@@ -1,231 +1,25 @@
-/**
- * Upstream callback ingress and relay to the caller's own callback.
- *
- * Every request the layer creates carries the upstream callback
- * `<public url>/callbacks/risk/<key>.<expiry>.<hmac>`: `key` is a random reservation made before the
- * paid call, bound to the tenant, family and (once known) the request id. The gateway forwards the
- * delivery here. Only the URL is authenticated, never the body: anyone holding the URL could post
- * any record to it. So a delivery is only a trigger. In this order:
- *
- * 1. the signature must verify and not have expired, before the body is even read (403);
- * 2. the key must be reserved (403);
- * 3. the body must name a request id (400), the reserved one when the key is bound (403);
- * 4. the layer reads that request upstream (free) with the token it was created with: the record
- *    applied, published and relayed is the one read, never the one posted; a request the upstream
- *    does not know for that token (or of another family, or carrying another key's callback) is
- *    refused (403), an upstream that fails gets 503 so the sender may retry;
- * 5. an unbound key (the creation's answer was lost) is bound to the id;
- * 6. the record is applied; only then is the delivery (request id, state, last-change time) noted,
- *    and the same delivery again is refused as a replay (403).
- *
- * Payloads come as the vendor sends them (REFERENCE §1.4): JSON, or a form whose field (default
- * `data`) holds the JSON; the record is the body's `data` (a full envelope, `{data}`, or nested).
- */
+/** The risk area's callback ingress and relays: the kit's (`runtime/tracking/ingress.ts`) under `/callbacks/risk/`. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { deliverCallbackPayload, type DeliveryOptions } from '../upstream/callback-delivery.ts';
-import type { ReplayGuard, Signer } from '../runtime/signing.ts';
-import { UpstreamError } from '../upstream/errors.ts';
-import { sendJson } from './files.ts';
-import { isObj, rawStateOf, timestampsOf, type Obj } from './model.ts';
-import type { Agent } from 'undici';
-import { guardedRelayAgent, relayRefusal } from './relay-guard.ts';
-import type { RelayTarget, Reservation, RequestStore } from './store.ts';
+import type { Signer } from '../runtime/signing.ts';
+import {
+  callbackPurpose,
+  deliveryNonce as kitDeliveryNonce,
+  handleCallback as kitHandleCallback,
+  layerCallbackKey as kitLayerCallbackKey,
+  type IngressDeps,
+} from '../runtime/tracking/ingress.ts';
+import type { Obj } from '../runtime/tracking/policy.ts';
+import { RISK_AREA } from './policy.ts';
+import type { RiskFamilyName } from './upstream.ts';
 
-export const CALLBACK_PURPOSE = 'risk-callback';
+export { BodyTooLarge, isDefiniteRefusal, readBody, recordOfPayload, refuse, relay, safeDecode, vendorCallback, type RelayOptions, type Refusal } from '../runtime/tracking/ingress.ts';
 
-/** Largest callback body accepted. */
-const MAX_BODY = 2 * 1024 * 1024;
+export const CALLBACK_PURPOSE = callbackPurpose(RISK_AREA.name);
 
-export class BodyTooLarge extends Error {}
+export const deliveryNonce = (record: Obj): string => kitDeliveryNonce(RISK_AREA.policy, record);
 
-export async function readBody(req: IncomingMessage, limit = MAX_BODY): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    const b = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
-    size += b.length;
-    if (size > limit) throw new BodyTooLarge('callback body too large');
-    chunks.push(b);
-  }
-  return Buffer.concat(chunks);
-}
+export const layerCallbackKey = (signer: Signer, url: string): string | null => kitLayerCallbackKey(signer, RISK_AREA.name, url);
 
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
-  }
-}
-
-/** The record a callback body carries, or null when there is none. */
-export function recordOfPayload(contentType: string, raw: Buffer): Obj | null {
-  const text = raw.toString('utf8');
-  let body: unknown;
-  if (/application\/x-www-form-urlencoded/i.test(contentType)) {
-    const form = new URLSearchParams(text);
-    // The layer asks for field `data`; take any field that holds JSON otherwise.
-    for (const value of [form.get('data'), ...form.values()]) {
-      if (value === null) continue;
-      body = parseJson(value);
-      if (body !== undefined) break;
-    }
-  } else {
-    body = parseJson(text);
-  }
-  // Unwrap `{data: …}` envelopes (sometimes nested) down to the record with an id.
-  for (let depth = 0; depth < 4 && isObj(body); depth++) {
-    if (typeof body.id === 'string' && body.id !== '' && (body.state !== undefined || body.status !== undefined)) return body;
-    body = body.data;
-  }
-  return null;
-}
-
-/** What identifies one delivery: the same nonce twice is a replay. */
-export function deliveryNonce(record: Obj): string {
-  const { updatedAt } = timestampsOf(record);
-  return `${String(record.id).toLowerCase()}|${rawStateOf(record) ?? ''}|${updatedAt ?? ''}`;
-}
-
-/** The callback object of a relayed record, in the vendor's stored form. */
-export const vendorCallback = (t: RelayTarget): Obj => ({ url: t.url, method: t.method, field: t.field, headers: { ...t.headers }, retry: t.retry });
-
-export interface RelayOptions extends DeliveryOptions {
-  /** Deliver to loopback and private addresses too (`RISK_RELAY_ALLOW_PRIVATE=1`). @default false */
-  allowPrivate?: boolean;
-  /** Told why a relay was not attempted. */
-  onRefused?: (reason: string) => void;
-}
-
-/**
- * Relays `payload` to the caller's own callback as the vendor would deliver it (JSON or form with
- * the JSON in `field`, the caller's headers, its retries). Unless `allowPrivate`, the host is
- * resolved first and a private address refuses the relay (null, `onRefused` told why): see
- * `relay-guard.ts` for the DNS-rebinding window this leaves. Resolves to the final status. Never throws.
- */
-export async function relay(target: RelayTarget, payload: unknown, opts: RelayOptions = {}): Promise<number | null> {
-  const { allowPrivate, onRefused, ...delivery } = opts;
-  if (!allowPrivate) {
-    const why = await relayRefusal(target.url);
-    if (why !== null) {
-      onRefused?.(why);
-      return null;
-    }
-  }
-  return deliverCallbackPayload(target, payload, {
-    ...delivery,
-    headers: { 'user-agent': 'openapi-supergraph-callback-relay', ...(delivery.headers ?? {}) },
-    // The pre-check above refuses fast; the guarded agent re-checks the address it connects to
-    // (no DNS-rebinding window).
-    ...(allowPrivate ? {} : { dispatcher: (guardedAgent ??= guardedRelayAgent()) }),
-  });
-}
-
-let guardedAgent: Agent | null = null;
-
-/** Why a callback was refused (logged, never told to the sender beyond the status). */
-export type Refusal = 'method' | 'signature' | 'unknown-key' | 'payload' | 'wrong-request' | 'unknown-request' | 'upstream' | 'replay';
-
-export function refuse(res: ServerResponse, why: Refusal): void {
-  if (why === 'method') sendJson(res, 405, { error: 'method not allowed' }, { allow: 'POST' });
-  else if (why === 'payload') sendJson(res, 400, { error: 'no request record in the body' });
-  else if (why === 'upstream') sendJson(res, 503, { error: 'the request could not be read upstream; retry later' }, { 'retry-after': '60' });
-  else sendJson(res, 403, { error: 'forbidden' });
-}
-
-/** `decodeURIComponent`, or null for a malformed escape. */
-export function safeDecode(s: string): string | null {
-  try {
-    return decodeURIComponent(s);
-  } catch {
-    return null;
-  }
-}
-
-/** The reservation key named by a layer callback URL (signature valid, expired or not), else null. */
-export function layerCallbackKey(signer: Signer, url: string): string | null {
-  const m = /\/callbacks\/risk\/([^/?#]+)/.exec(url);
-  const token = m?.[1] ? safeDecode(m[1]) : null;
-  if (!token) return null;
-  const v = signer.verify(CALLBACK_PURPOSE, token);
-  if (v.ok) return v.payload;
-  if (v.reason !== 'expired') return null;
-  return token.split('.')[0] ?? null;
-}
-
-/** Upstream answers that settle it: the request is not there for this token (no use retrying). */
-export const isDefiniteRefusal = (err: unknown): boolean =>
-  err instanceof UpstreamError && err.kind === 'http' && err.status >= 400 && err.status < 500 && err.status !== 408 && err.status !== 429;
-
-const REQUEST_ID = /^[0-9a-f]{24}$/;
-
-export interface IngressDeps {
-  signer: Signer;
-  replay: ReplayGuard;
-  store: RequestStore;
-  /**
-   * Reads the request upstream (free) with the reservation's token and family: the authoritative
-   * record. Throws an `UpstreamError` when it cannot (a 4xx refusal means the request is not there).
-   */
-  reread(reservation: Reservation, id: string): Promise<Obj>;
-  /** Applies an accepted delivery (the record read upstream): updates the status store, publishes, relays. */
-  accept(reservation: Reservation & { id: string }, record: Obj): Promise<void>;
-  /** Notes a refusal (for logs). */
-  onRefused?(why: Refusal): void;
-}
-
-/** Serves `POST /callbacks/<token>` (the part after `/callbacks/` is `rest`). */
-export async function handleCallback(req: IncomingMessage, res: ServerResponse, rest: string, deps: IngressDeps): Promise<void> {
-  const no = (why: Refusal): void => {
-    // Whatever was sent is not read: discard it.
-    if (!req.readableEnded) req.resume();
-    deps.onRefused?.(why);
-    refuse(res, why);
-  };
-  if (req.method !== 'POST') return no('method');
-  // The URL first: nothing of an unsigned delivery is read or parsed.
-  const token = safeDecode(rest.split('/')[0] ?? '');
-  if (token === null) return no('signature');
-  const verified = deps.signer.verify(CALLBACK_PURPOSE, token);
-  if (!verified.ok) return no('signature');
-  const reservation = await deps.store.reservation(verified.payload);
-  if (!reservation) return no('unknown-key');
-
-  let raw: Buffer;
-  try {
-    raw = await readBody(req);
-  } catch (err) {
-    if (err instanceof BodyTooLarge) {
-      sendJson(res, 413, { error: 'body too large' }, { connection: 'close' });
-      return;
-    }
-    throw err;
-  }
-  // The body only names the request; its content is not trusted.
-  const posted = recordOfPayload(String(req.headers['content-type'] ?? ''), raw);
-  const id = posted ? String(posted.id).toLowerCase() : '';
-  if (!REQUEST_ID.test(id)) return no('payload');
-  if (reservation.id !== null && reservation.id !== id) return no('wrong-request');
-
-  let record: Obj;
-  try {
-    record = await deps.reread(reservation, id);
-  } catch (err) {
-    return no(isDefiniteRefusal(err) ? 'unknown-request' : 'upstream');
-  }
-  if (String(record.id).toLowerCase() !== id) return no('unknown-request');
-  // A record that carries another of the layer's callback keys was not created under this one.
-  const cb = record.callback;
-  const recordKey = isObj(cb) && typeof cb.url === 'string' ? layerCallbackKey(deps.signer, cb.url) : null;
-  if (recordKey !== null && recordKey !== reservation.key) return no('wrong-request');
-
-  if (reservation.id === null) {
-    await deps.store.bindKey(reservation.key, id);
-    const bound = await deps.store.reservation(reservation.key);
-    if (bound && bound.id !== id) return no('wrong-request');
-  }
-  await deps.accept({ ...reservation, id }, record);
-  // Noted only once applied: a delivery whose handling failed can be delivered again.
-  if (!deps.replay.accept(reservation.key, deliveryNonce(record), verified.expiresAt)) return no('replay');
-  sendJson(res, 200, { ok: true });
-}
+/** Serves `POST /callbacks/<token>` of the risk area. */
+export const handleCallback = (req: IncomingMessage, res: ServerResponse, rest: string, deps: Omit<IngressDeps<RiskFamilyName>, 'area'>): Promise<void> =>
+  kitHandleCallback(req, res, rest, { area: RISK_AREA, ...deps });

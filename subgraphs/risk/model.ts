@@ -15,54 +15,13 @@ import type {
   RiskSubject,
 } from './__generated__/resolvers-types.ts';
 import type { RiskRecordKind } from './upstream.ts';
+import { bool, float as num, int, isObj, list, obj, str as text, dateTime as toDateTime, unixSeconds as toSeconds, type Obj } from '../upstream/coerce.ts';
 
-export type Obj = Record<string, unknown>;
-
-export const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
-const objOf = (v: unknown): Obj => (isObj(v) ? v : {});
-const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
-
-/** A string value; numbers become text (the vendor sends some codes as numbers). */
-export function text(v: unknown): string | null {
-  if (typeof v === 'string') return v;
-  if (typeof v === 'number' && Number.isFinite(v)) return String(v);
-  return null;
-}
-
-export function num(v: unknown): number | null {
-  if (typeof v === 'number' && Number.isFinite(v)) return v;
-  if (typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v))) return Number(v);
-  return null;
-}
-
-export function int(v: unknown): number | null {
-  const n = num(v);
-  return n !== null && Number.isInteger(n) ? n : null;
-}
-
-export const bool = (v: unknown): boolean | null => (typeof v === 'boolean' ? v : null);
-
-/**
- * A date-time in ISO 8601 from a Unix timestamp (seconds, or milliseconds when that large), an ISO
- * string, a `YYYY-MM-DD HH:mm:ss` string (UTC) or a `YYYY-MM-DD` date.
- */
-export function toDateTime(v: unknown): string | null {
-  if (v === null || v === undefined || v === '') return null;
-  const n = num(v);
-  if (n !== null) return new Date(n > 1e11 ? n : n * 1000).toISOString();
-  if (typeof v !== 'string') return null;
-  const s = v.trim();
-  const sql = /^(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2}:\d{2})$/.exec(s);
-  const iso = sql ? `${sql[1]}T${sql[2]}Z` : /^\d{4}-\d{2}-\d{2}$/.test(s) ? `${s}T00:00:00Z` : s;
-  const t = Date.parse(iso);
-  return Number.isNaN(t) ? null : new Date(t).toISOString();
-}
-
-/** Unix seconds from the same inputs as `toDateTime`. */
-export function toSeconds(v: unknown): number | null {
-  const iso = toDateTime(v);
-  return iso === null ? null : Math.floor(Date.parse(iso) / 1000);
-}
+// The one coercion of upstream values (`upstream/coerce.ts`), under the names this area uses:
+// `text` trims and drops blanks, `int` rounds a fraction to the nearest integer (a severity of 12.7
+// is 13, not unknown), `bool` reads 1/0 and "true"/"false", `toDateTime` reads Unix seconds or
+// milliseconds and ISO or `YYYY-MM-DD HH:mm:ss` strings (UTC).
+export { bool, int, isObj, num, text, toDateTime, toSeconds, type Obj };
 
 /** States after which nothing changes any more. */
 const FINAL = new Set(['complete', 'completed', 'deleted']);
@@ -139,7 +98,7 @@ export function subjectOf(kind: RiskRecordKind, r: Obj): RiskSubject | null {
     }
     case 'KycRequest':
     case 'KycMonitorRequest': {
-      const q = objOf(r.query);
+      const q = obj(r.query);
       return { name: text(q.name) ?? joinName(text(q.firstName), text(q.lastName)), taxCode: null, vatCode: null };
     }
     case 'CreditScoreMonitorRequest':
@@ -153,7 +112,7 @@ export function callbackOf(v: unknown): RiskCallback | null {
   const url = text(v.url);
   if (url === null || url === '') return null;
   const method = (text(v.method) ?? 'JSON').toUpperCase() === 'POST' ? 'POST' : 'JSON';
-  const headers = Object.entries(objOf(v.headers)).map(([name, value]) => ({ name, value: typeof value === 'string' ? value : JSON.stringify(value) }));
+  const headers = Object.entries(obj(v.headers)).map(([name, value]) => ({ name, value: typeof value === 'string' ? value : JSON.stringify(value) }));
   return { url, method, field: text(v.field) || 'data', headers, retry: int(v.retry) ?? 0 };
 }
 
@@ -187,15 +146,15 @@ export function riskScoreOf(raw: unknown): RiskScore | null {
 
 /** A credit score answer (start, advanced or top) in the schema's shape. */
 export function toCreditScore(level: CreditScoreLevel, raw: unknown): CreditScore {
-  const d = objOf(raw);
-  const inner = objOf(d.data);
-  const check = objOf(inner.credit_check);
+  const d = obj(raw);
+  const inner = obj(d.data);
+  const check = obj(inner.credit_check);
   const pick = (name: string): unknown => d[name] ?? check[name] ?? inner[name];
   const rawScore = text(pick('risk_score'));
   const history = isObj(inner.history) ? inner.history : null;
   const positions = isObj(inner.positions) ? inner.positions : null;
   const profiles = isObj(inner.profiles) ? inner.profiles : null;
-  const historyNote = history ? objOf(history.note) : {};
+  const historyNote = history ? obj(history.note) : {};
   return {
     level,
     id: text(d.id),
@@ -216,22 +175,22 @@ export function toCreditScore(level: CreditScoreLevel, raw: unknown): CreditScor
     history: history
       ? {
           note: text(historyNote.description) ?? text(history.note),
-          events: arr(historyNote.events),
-          scores: arr(history.risk_score).filter(isObj).map((m) => ({
+          events: list(historyNote.events),
+          scores: list(history.risk_score).filter(isObj).map((m) => ({
             month: text(m.month) ?? '',
             score: riskScoreOf(m.score),
             rawScore: text(m.score),
             description: text(m.description),
           })),
-          ratings: arr(history.public_rating).filter(isObj).map((m) => ({ month: text(m.month) ?? '', rating: text(m.rating), balanceYear: text(m.balance_year) })),
-          creditLimits: arr(history.operational_credit_limit).filter(isObj).map((m) => ({ month: text(m.month) ?? '', value: num(m.value) })),
+          ratings: list(history.public_rating).filter(isObj).map((m) => ({ month: text(m.month) ?? '', rating: text(m.rating), balanceYear: text(m.balance_year) })),
+          creditLimits: list(history.operational_credit_limit).filter(isObj).map((m) => ({ month: text(m.month) ?? '', value: num(m.value) })),
         }
       : null,
     positions: positions
       ? {
           year: text(positions.year),
           mainIndustry: text(positions.main_industry),
-          positions: arr(positions.positions).filter(isObj).map((p) => ({
+          positions: list(positions.positions).filter(isObj).map((p) => ({
             index: text(p.industry_index),
             profile: text(p.industry_index_profile),
             description: text(p.industry_position_description),
@@ -248,7 +207,7 @@ export function toCreditScore(level: CreditScoreLevel, raw: unknown): CreditScor
           year: text(profiles.year),
           mainIndustry: text(profiles.main_industry),
           positionsCount: int(profiles.positions_count),
-          profiles: arr(profiles.profiles).filter(isObj).map((p) => ({
+          profiles: list(profiles.profiles).filter(isObj).map((p) => ({
             name: text(p.name),
             score: int(p.score),
             scoreDescription: text(p.score_description),
@@ -273,7 +232,7 @@ export function kycQueryOf(v: unknown): KycQuery | null {
 }
 
 const partialDates = (v: unknown) =>
-  arr(v)
+  list(v)
     .filter(isObj)
     .map((d) => ({ day: int(d.day), month: int(d.month), year: int(d.year), inferred: bool(d.inferred) }));
 
@@ -281,21 +240,21 @@ export function kycEntityOf(e: Obj): KycEntity {
   return {
     id: text(e.id),
     entityType: text(e.entity_type),
-    names: arr(e.names)
+    names: list(e.names)
       .filter(isObj)
       .map((n) => ({ title: text(n.title), firstName: text(n.first_name), lastName: text(n.last_name), fullName: text(n.full_name), primary: bool(n.primary), native: bool(n.native) })),
     gender: text(e.gender),
     birthDates: partialDates(e.birth_dates),
     deathDates: partialDates(e.death_dates),
-    locations: arr(e.locations)
+    locations: list(e.locations)
       .filter(isObj)
       .map((l) => ({ address: text(l.address), street: text(l.street), city: text(l.city), region: text(l.region), country: text(l.country), type: text(l.type) })),
-    nationalities: arr(e.nationalities).map(text).filter((s): s is string => s !== null),
-    codes: arr(e.codes)
+    nationalities: list(e.nationalities).map(text).filter((s): s is string => s !== null),
+    codes: list(e.codes)
       .filter(isObj)
       .map((c) => ({ type: text(c.type), value: text(c.value) })),
-    photos: arr(e.photos).map(text).filter((s): s is string => s !== null),
-    recaps: arr(e.recaps)
+    photos: list(e.photos).map(text).filter((s): s is string => s !== null),
+    recaps: list(e.recaps)
       .filter(isObj)
       .map((r) => ({ lang: text(r.lang), recap: text(r.recap) })),
     organizationDetails: e.organization_details ?? null,
@@ -303,6 +262,6 @@ export function kycEntityOf(e: Obj): KycEntity {
   };
 }
 
-export const kycEntitiesOf = (record: Obj): KycEntity[] => arr(record.entities).filter(isObj).map(kycEntityOf);
-export const jsonList = (v: unknown): unknown[] => arr(v);
+export const kycEntitiesOf = (record: Obj): KycEntity[] => list(record.entities).filter(isObj).map(kycEntityOf);
+export const jsonList = (v: unknown): unknown[] => list(v);
 export const objectOrNull = (v: unknown): Obj | null => (isObj(v) ? v : null);

@@ -1,21 +1,21 @@
 /**
  * The risk area's REST endpoints: the one table of paths (a deployment changes a path here, or the
- * bureau path with `RISK_BUREAU_PATH`), and per request family which endpoints create, read, list,
- * download and delete its records.
+ * bureau path with `RISK_BUREAU_PATH`, applied by the upstream configuration), and per request
+ * family which endpoints create, read, list, download and delete its records.
  *
  * The contract names the person bureau request `IT-bureau-persona`; the vendor spec calls the same
  * operation `IT-crif-persona`. The contract's name is the default.
  */
+import type { FamilyEndpoints as KitFamilyEndpoints } from '../runtime/tracking/policy.ts';
 import { defineEndpoints, type Endpoint } from '../upstream/endpoint.ts';
 
-/** Where the person bureau request lives: `RISK_BUREAU_PATH` (e.g. `/IT-crif-persona`) or the contract's path. */
-export const BUREAU_PATH = normalisePath(process.env.RISK_BUREAU_PATH) ?? '/IT-bureau-persona';
-
-function normalisePath(p: string | undefined): string | null {
-  const v = p?.trim();
-  if (!v) return null;
-  return `/${v.replace(/^\/+|\/+$/g, '')}`;
-}
+/**
+ * Where the person bureau request lives, in the contract's spelling. A deployment whose upstream
+ * serves it elsewhere sets `RISK_BUREAU_PATH` (e.g. `/IT-crif-persona`): the upstream configuration
+ * (`upstream/config.ts`, `pathAliases`) renames the path sent, and prices, rate limits and cache keys
+ * keep this name.
+ */
+export const BUREAU_PATH = '/IT-bureau-persona';
 
 /** Credit scores are cached per tenant for this long (seconds): a score changes at most monthly. */
 const SCORE_TTL = 6 * 3600;
@@ -91,19 +91,8 @@ export type RiskRecordKind =
   | 'CreditScoreMonitorRequest'
   | 'KycMonitorRequest';
 
-export interface FamilyEndpoints {
-  family: RiskFamilyName;
-  kind: RiskRecordKind;
-  create: Endpoint;
-  get: Endpoint;
-  list: Endpoint;
-  /** The finished document (report PDF). */
-  download?: Endpoint;
-  /** Stops the work (monitors). */
-  remove?: Endpoint;
-  /** For families that share a list endpoint: the value of the list items' `type`. */
-  listType?: string;
-}
+/** One risk family's endpoints (the kit's shape, typed to risk). */
+export type FamilyEndpoints = KitFamilyEndpoints<RiskFamilyName, RiskRecordKind>;
 
 /** The patrimonial / report / heirs / company report families share four operations on one path. */
 function reportFamily(family: RiskFamilyName, kind: RiskRecordKind, path: string): FamilyEndpoints {
@@ -164,3 +153,12 @@ export const SCORE_ENDPOINTS = {
   ADVANCED: RISK.creditScoreAdvanced,
   TOP: RISK.creditScoreTop,
 } as const;
+
+/** The family each order mutation's choice argument (level, acceptance, kind) selects. */
+export const ORDER_FAMILIES = {
+  PATRIMONIAL: { STANDARD: 'PATRIMONIAL', TOP: 'PATRIMONIAL_TOP', TOP_SUPERVISED: 'PATRIMONIAL_TOP_SUPERVISED' },
+  PERSON_REPORT: { STANDARD: 'PERSON_REPORT', TOP: 'PERSON_REPORT_TOP' },
+  COMPANY_REPORT: { STANDARD: 'COMPANY_REPORT', TOP: 'COMPANY_REPORT_TOP' },
+  HEIRS: { ACCEPTED: 'HEIRS_ACCEPTED', NOT_ACCEPTED: 'HEIRS_NOT_ACCEPTED' },
+  KYC: { FULL: 'KYC_FULL', PEP: 'KYC_PEP', SANCTION_LIST: 'KYC_SANCTION_LIST', ADVERSE_MEDIA: 'KYC_ADVERSE_MEDIA' },
+} as const satisfies Record<string, Record<string, RiskFamilyName>>;

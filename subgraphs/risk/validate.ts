@@ -1,10 +1,13 @@
 /**
  * Input validation for the risk area, before any (paid) call: every check throws `BAD_USER_INPUT`
- * naming the argument path. Builders turn validated GraphQL inputs into the upstream bodies (without
- * the callback: the layer sets its own).
+ * naming the argument path. Identifiers, URLs, e-mails, dates and text follow the rules every area
+ * shares (`runtime/validate.ts`, re-exported here under the names risk uses); this file keeps what
+ * only risk has (past dates, provinces, PDFs, relay targets, idempotency keys, request bodies).
+ * Builders turn validated GraphQL inputs into the upstream bodies (without the callback: the layer
+ * sets its own).
  */
-import { isValidFiscalCode, isValidItalianVat, isValidPersonFiscalCode } from '../upstream/checksums.ts';
 import { badUserInput } from '../runtime/errors.ts';
+import { email, fiscalCode, httpUrl, isoDate, openapiId, optionalText, personFiscalCode, requiredText, vatNumber, vatOrFiscalCode } from '../runtime/validate.ts';
 import type {
   RiskCallbackInput,
   CompanySubjectInput,
@@ -18,46 +21,13 @@ import type {
   PersonSubjectInput,
 } from './__generated__/resolvers-types.ts';
 import type { RelayTarget } from './store.ts';
-import { privateLiteralHost } from './relay-guard.ts';
+import { privateLiteralHost } from '../runtime/tracking/relay-guard.ts';
+import { base64Pdf as kitBase64Pdf, DEFAULT_MAX_PDF_BYTES } from '../runtime/tracking/uploads.ts';
 
-/** Largest PDF accepted (decoded bytes). `RISK_MAX_PDF_BYTES` overrides. @default 5 MB */
-export const MAX_PDF_BYTES = Number(process.env.RISK_MAX_PDF_BYTES) > 0 ? Number(process.env.RISK_MAX_PDF_BYTES) : 5 * 1024 * 1024;
+export { email, httpUrl, isoDate, optionalText, personFiscalCode, requiredText, vatNumber };
 
-const MAX_TEXT = 500;
-
-/** A non-empty trimmed string of reasonable length. */
-export function requiredText(value: string | null | undefined, field: string, max = MAX_TEXT): string {
-  const v = (value ?? '').trim();
-  if (v === '') throw badUserInput(`${field} is required and must not be empty`, field);
-  if (v.length > max) throw badUserInput(`${field} is longer than ${max} characters`, field);
-  if (/[\u0000-\u0008\u000b\u000c\u000e-\u001f]/.test(v)) throw badUserInput(`${field} contains control characters`, field);
-  return v;
-}
-
-/** An optional string: null when absent or blank, otherwise checked like `requiredText`. */
-export function optionalText(value: string | null | undefined, field: string, max = MAX_TEXT): string | null {
-  if (value === null || value === undefined || value.trim() === '') return null;
-  return requiredText(value, field, max);
-}
-
-export function email(value: string, field: string): string {
-  const v = requiredText(value, field, 254);
-  if (!/^[^\s@"(),:;<>[\\\]]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)+$/.test(v)) {
-    throw badUserInput(`${field} is not a valid e-mail address`, field);
-  }
-  return v;
-}
-
-/** A real calendar day, `YYYY-MM-DD`. */
-export function isoDate(value: string, field: string): string {
-  const v = requiredText(value, field, 10);
-  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(v);
-  const d = m ? new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]))) : null;
-  if (!m || !d || d.getUTCFullYear() !== Number(m[1]) || d.getUTCMonth() !== Number(m[2]) - 1 || d.getUTCDate() !== Number(m[3])) {
-    throw badUserInput(`${field} must be a date as YYYY-MM-DD`, field);
-  }
-  return v;
-}
+/** A fiscal code of a person (16) or a company (11 digits). */
+export const anyFiscalCode = (value: string, field: string): string => fiscalCode(value, field);
 
 const today = (): string => new Date().toISOString().slice(0, 10);
 
@@ -69,68 +39,13 @@ export function pastDate(value: string, field: string): string {
   return v;
 }
 
-/** A person's fiscal code: 16 characters with a valid check character; returned upper case. */
-export function personFiscalCode(value: string, field: string): string {
-  const v = requiredText(value, field, 32).replace(/\s+/g, '').toUpperCase();
-  if (!/^[A-Z0-9]{16}$/.test(v)) throw badUserInput(`${field} must be a person's fiscal code of 16 letters and digits`, field);
-  if (!isValidPersonFiscalCode(v)) throw badUserInput(`${field} is not a valid fiscal code (check character or date part wrong)`, field);
-  return v;
-}
-
-/** An Italian VAT number: 11 digits with a valid check digit (an `IT` prefix and spaces are dropped). */
-export function vatNumber(value: string, field: string): string {
-  const v = requiredText(value, field, 32).replace(/\s+/g, '').toUpperCase().replace(/^IT/, '');
-  if (!/^\d{11}$/.test(v)) throw badUserInput(`${field} must be an Italian VAT number of 11 digits`, field);
-  if (!isValidItalianVat(v)) throw badUserInput(`${field} is not a valid VAT number (check digit wrong)`, field);
-  return v;
-}
-
-/** A fiscal code of a person (16) or a company (11 digits). */
-export function anyFiscalCode(value: string, field: string): string {
-  const v = requiredText(value, field, 32).replace(/\s+/g, '').toUpperCase();
-  if (!/^(\d{11}|[A-Z0-9]{16})$/.test(v)) throw badUserInput(`${field} must be a fiscal code (16 characters) or a company's 11-digit code`, field);
-  if (!isValidFiscalCode(v)) throw badUserInput(`${field} is not a valid fiscal code (checksum wrong)`, field);
-  return v;
-}
-
-/** An absolute http(s) URL. */
-export function httpUrl(value: string, field: string): string {
-  const v = requiredText(value, field, 2048);
-  let u: URL;
-  try {
-    u = new URL(v);
-  } catch {
-    throw badUserInput(`${field} must be an absolute URL`, field);
-  }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw badUserInput(`${field} must be an http or https URL`, field);
-  if (u.username || u.password) throw badUserInput(`${field} must not carry credentials`, field);
-  return u.toString();
-}
-
-const B64 = /^[A-Za-z0-9+/]*={0,2}$/;
-
 /**
- * A base64 PDF: optional `data:application/pdf;base64,` prefix and whitespace are dropped; the
- * decoded bytes must start with `%PDF-` and be at most `maxBytes`. Returns the clean base64.
+ * A base64 PDF (the kit's upload check, `runtime/tracking/uploads.ts`): optional
+ * `data:application/pdf;base64,` prefix and whitespace are dropped; the decoded bytes must start
+ * with `%PDF-` and be at most `maxBytes` (the service's `maxPdfBytes`, `RISK_MAX_PDF_BYTES`).
+ * Returns the clean base64.
  */
-export function base64Pdf(value: string, field: string, maxBytes = MAX_PDF_BYTES): string {
-  let v = (value ?? '').trim();
-  if (v === '') throw badUserInput(`${field} is required: a PDF file, base64-encoded`, field);
-  const dataUrl = /^data:([^;,]*)(;[^,]*)?,/i.exec(v);
-  if (dataUrl) {
-    if (dataUrl[1] && dataUrl[1].toLowerCase() !== 'application/pdf') throw badUserInput(`${field} must be a PDF (got ${dataUrl[1]})`, field);
-    if (!/;base64/i.test(dataUrl[2] ?? '')) throw badUserInput(`${field} must be base64-encoded`, field);
-    v = v.slice(dataUrl[0].length);
-  }
-  v = v.replace(/\s+/g, '').replace(/-/g, '+').replace(/_/g, '/');
-  if (v.length % 4 === 1 || !B64.test(v)) throw badUserInput(`${field} is not valid base64`, field);
-  // Size before decoding, so an oversized value is refused without allocating it.
-  const decodedSize = Math.floor((v.length * 3) / 4) - (v.endsWith('==') ? 2 : v.endsWith('=') ? 1 : 0);
-  if (decodedSize > maxBytes) throw badUserInput(`${field} is larger than ${Math.floor(maxBytes / 1024)} KiB`, field, { maxBytes });
-  const bytes = Buffer.from(v, 'base64');
-  if (bytes.length < 8 || bytes.subarray(0, 5).toString('latin1') !== '%PDF-') throw badUserInput(`${field} is not a PDF file (it must start with %PDF-)`, field);
-  return bytes.toString('base64');
-}
+export const base64Pdf = (value: string, field: string, maxBytes = DEFAULT_MAX_PDF_BYTES): string => kitBase64Pdf(value, field, maxBytes);
 
 const HEADER_NAME = /^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$/;
 const RESERVED_HEADERS = new Set(['host', 'content-length', 'content-type', 'transfer-encoding', 'connection', 'upgrade', 'expect', 'te', 'trailer', 'keep-alive']);
@@ -216,8 +131,8 @@ function province(value: string, field: string, country: string): string {
   return v;
 }
 
-/** Body of a person bureau request. */
-export function personBureauBody(input: PersonBureauInput, field = 'input'): Body {
+/** Body of a person bureau request; its PDFs at most `maxPdfBytes` each. */
+export function personBureauBody(input: PersonBureauInput, field = 'input', maxPdfBytes = DEFAULT_MAX_PDF_BYTES): Body {
   const f = (name: string): string => `${field}.${name}`;
   const birthCountry = requiredText(input.birthPlace.country, f('birthPlace.country'), 100);
   const residenceCountry = requiredText(input.residence.country, f('residence.country'), 100);
@@ -253,15 +168,14 @@ export function personBureauBody(input: PersonBureauInput, field = 'input'): Bod
     release_city: requiredText(doc.releasePlace.city, f('document.releasePlace.city'), 100),
     release_province: requiredText(doc.releasePlace.province, f('document.releasePlace.province'), 50),
     public_authority: requiredText(doc.authority, f('document.authority'), 100),
-    document_file: base64Pdf(doc.file, f('document.file')),
-    health_insurance_card_file: base64Pdf(input.healthInsuranceCardFile, f('healthInsuranceCardFile')),
+    document_file: base64Pdf(doc.file, f('document.file'), maxPdfBytes),
+    health_insurance_card_file: base64Pdf(input.healthInsuranceCardFile, f('healthInsuranceCardFile'), maxPdfBytes),
   };
 }
 
 /** Body of an adverse records check. */
 export function negativeRecordsBody(input: NegativeRecordsInput, field = 'input'): Body {
-  const raw = requiredText(input.taxCodeOrVat, `${field}.taxCodeOrVat`, 32).replace(/\s+/g, '').toUpperCase().replace(/^IT(?=\d{11}$)/, '');
-  const code = /^\d{11}$/.test(raw) ? vatNumber(raw, `${field}.taxCodeOrVat`) : personFiscalCode(raw, `${field}.taxCodeOrVat`);
+  const { code } = vatOrFiscalCode(input.taxCodeOrVat, `${field}.taxCodeOrVat`);
   return { cf_piva: code, ...pdfOptions(input.pdf, `${field}.pdf`, 'snake') };
 }
 
@@ -305,9 +219,17 @@ export function creditScoreMonitorBody(input: CreditScoreMonitorInput, field = '
   return body;
 }
 
-/** A request id: 24 hexadecimal characters (refused before any call otherwise). */
-export function requestId(value: string, field = 'id'): string {
-  const v = (value ?? '').trim().toLowerCase();
-  if (!/^[0-9a-f]{24}$/.test(v)) throw badUserInput(`${field} must be a request id of 24 hexadecimal characters`, field);
-  return v;
+/** A request id: 24 hexadecimal characters, lower-cased (refused before any call otherwise). */
+export const requestId = (value: string, field = 'id'): string => openapiId(value, field, 'a request id');
+
+/**
+ * An idempotency key: 8 to 128 characters of letters, digits and `. _ : -`; null when absent.
+ * Checked (like every input) before any call.
+ */
+export function idempotencyKey(value: string | null | undefined, field = 'idempotencyKey'): string | null {
+  if (value === null || value === undefined) return null;
+  if (!/^[A-Za-z0-9._:-]{8,128}$/.test(value)) {
+    throw badUserInput(`${field} must be 8 to 128 characters of letters, digits, '.', '_', ':' and '-'`, field);
+  }
+  return value;
 }

@@ -5,9 +5,12 @@
  * live events, never going back in time for one identity, so a client that connects late or
  * reconnects misses nothing and never sees a stale state after a newer one.
  *
- * `EventBus` is the interface; `MemoryEventBus` serves one process. A multi-process deployment puts
- * a shared implementation (e.g. Redis pub/sub) behind the same interface.
+ * `EventBus` is the interface; `MemoryEventBus` serves one process; `RedisEventBus`
+ * (`tracking/redis-bus.ts`) any number, on Redis pub/sub with the latest event per topic in Redis.
+ * Both share the subscription logic here (`subscribeWith`).
  */
+import { LRUCache } from 'lru-cache';
+
 
 export interface SubscribeOptions<T> {
   /** Yield the topic's last published event first. @default true */
@@ -33,12 +36,13 @@ export interface SubscribeOptions<T> {
 }
 
 export interface EventBus<T> {
-  publish(topic: string, event: T): void;
+  /** Resolves once the event is remembered as the topic's latest and sent to every subscriber's process. */
+  publish(topic: string, event: T): Promise<void>;
   /** The last event published to `topic`, if remembered. */
-  latest(topic: string): T | undefined;
+  latest(topic: string): Promise<T | undefined>;
   subscribe(topic: string, opts?: SubscribeOptions<T>): AsyncIterableIterator<T>;
-  /** Ends every open subscription. */
-  close(): void;
+  /** Ends every open subscription (and, for shared buses, releases connections). */
+  close(): void | Promise<void>;
 }
 
 export interface MemoryEventBusOptions {
@@ -48,38 +52,44 @@ export interface MemoryEventBusOptions {
 
 type Listener<T> = { push(event: T): void; end(): void };
 
-export class MemoryEventBus<T> implements EventBus<T> {
+/**
+ * The subscribers of one process, by topic: what every bus implementation shares. `deliver` hands
+ * an event to this process's subscribers of a topic; `subscribe` attaches one (reading the topic's
+ * latest event through `latestOf` once attached, so nothing published in between is lost).
+ */
+export class LocalTopics<T> {
   private readonly listeners = new Map<string, Set<Listener<T>>>();
-  private readonly last = new Map<string, T>();
-  private readonly maxLatest: number;
 
-  constructor(opts: MemoryEventBusOptions = {}) {
-    this.maxLatest = opts.maxLatest ?? 10_000;
-  }
+  /**
+   * @param latestOf the topic's latest event (read once a subscriber is attached)
+   * @param attached resolves once events of the topic reach this process (a shared bus's SUBSCRIBE), awaited before `latestOf`
+   */
+  constructor(
+    private readonly latestOf: (topic: string) => Promise<T | undefined>,
+    private readonly attached: (topic: string) => Promise<void> = async () => undefined,
+  ) {}
 
-  publish(topic: string, event: T): void {
-    this.last.delete(topic);
-    this.last.set(topic, event);
-    if (this.last.size > this.maxLatest) {
-      const oldest = this.last.keys().next().value;
-      if (oldest !== undefined) this.last.delete(oldest);
-    }
+  deliver(topic: string, event: T): void {
     for (const l of [...(this.listeners.get(topic) ?? [])]) l.push(event);
   }
 
-  latest(topic: string): T | undefined {
-    return this.last.get(topic);
+  /** Open subscriptions on `topic`. */
+  count(topic: string): number {
+    return this.listeners.get(topic)?.size ?? 0;
   }
 
-  /** Open subscriptions on `topic` (for tests and metrics). */
-  subscriberCount(topic: string): number {
-    return this.listeners.get(topic)?.size ?? 0;
+  /** Topics with at least one subscriber. */
+  topics(): string[] {
+    return [...this.listeners.keys()];
   }
 
   close(): void {
     for (const set of this.listeners.values()) for (const l of [...set]) l.end();
     this.listeners.clear();
   }
+
+  /** Called when a topic gets its first subscriber or loses its last (shared buses (un)subscribe upstream). */
+  onTopic: ((topic: string, active: boolean) => void) | null = null;
 
   subscribe(topic: string, opts: SubscribeOptions<T> = {}): AsyncIterableIterator<T> {
     const bufferSize = opts.bufferSize ?? 1000;
@@ -105,13 +115,17 @@ export class MemoryEventBus<T> implements EventBus<T> {
     if (!set) {
       set = new Set();
       this.listeners.set(topic, set);
+      this.onTopic?.(topic, true);
     }
     set.add(listener);
 
     const detach = (): void => {
       const s = this.listeners.get(topic);
-      s?.delete(listener);
-      if (s && s.size === 0) this.listeners.delete(topic);
+      if (!s?.delete(listener)) return;
+      if (s.size === 0) {
+        this.listeners.delete(topic);
+        this.onTopic?.(topic, false);
+      }
     };
     function finish(): void {
       if (finished) return;
@@ -157,10 +171,10 @@ export class MemoryEventBus<T> implements EventBus<T> {
     }
 
     const replay = opts.replayLatest ?? true;
-    const latest = (): T | undefined => (replay ? this.last.get(topic) : undefined);
     const start = async (): Promise<void> => {
       const first: T[] = [];
-      const l = latest();
+      await this.attached(topic);
+      const l = replay ? await this.latestOf(topic) : undefined;
       if (l !== undefined) first.push(l);
       if (opts.initial) first.push(...(await opts.initial()));
       // Known states go before anything that arrived live meanwhile; versions drop duplicates.
@@ -197,5 +211,38 @@ export class MemoryEventBus<T> implements EventBus<T> {
       },
     };
     return iterator;
+  }
+}
+
+/** One process's event bus: subscribers here, the latest event per topic in a bounded LRU. */
+export class MemoryEventBus<T> implements EventBus<T> {
+  private readonly last: LRUCache<string, { event: T }>;
+  private readonly local: LocalTopics<T>;
+
+  constructor(opts: MemoryEventBusOptions = {}) {
+    this.last = new LRUCache({ max: opts.maxLatest ?? 10_000 });
+    this.local = new LocalTopics<T>(async (topic) => this.last.get(topic)?.event);
+  }
+
+  async publish(topic: string, event: T): Promise<void> {
+    this.last.set(topic, { event });
+    this.local.deliver(topic, event);
+  }
+
+  async latest(topic: string): Promise<T | undefined> {
+    return this.last.get(topic)?.event;
+  }
+
+  /** Open subscriptions on `topic` (for tests and metrics). */
+  subscriberCount(topic: string): number {
+    return this.local.count(topic);
+  }
+
+  close(): void {
+    this.local.close();
+  }
+
+  subscribe(topic: string, opts: SubscribeOptions<T> = {}): AsyncIterableIterator<T> {
+    return this.local.subscribe(topic, opts);
   }
 }

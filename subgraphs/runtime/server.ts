@@ -12,11 +12,14 @@ import { GraphQLError, type DocumentNode, type GraphQLSchema } from 'graphql';
 import { createYoga, type Plugin } from 'graphql-yoga';
 import { WebSocketServer } from 'ws';
 import { useServer } from 'graphql-ws/use/ws';
+import { randomUUID } from 'node:crypto';
 import { CostMeter } from '../upstream/cost.ts';
-import type { UpstreamClient } from '../upstream/client.ts';
+import { MemoryCostLedger, type CostLedger } from '../upstream/ledger.ts';
+import { OPERATION_HEADER, OPERATION_ID } from './operation.ts';
+import type { Upstream } from '../upstream/upstream.ts';
 import { tenantOf } from '../upstream/tenant.ts';
 import type { SubgraphContext, UpstreamAuth } from './context.ts';
-import { authorizationOfParams } from './credentials.ts';
+import { authorizationOfParams, malformedCredentialError, parseAuthorization } from './credentials.ts';
 import { toClientError } from './errors.ts';
 
 /** What a subgraph module exports. */
@@ -35,14 +38,16 @@ export interface Subgraph {
 
 /** What a subgraph's `start` receives. */
 export interface SubgraphDeps {
-  upstream: UpstreamClient;
+  upstream: Upstream;
   /** The gateway's public URL (for callback and download URLs), known once the gateway listens. */
   publicUrl: () => string;
 }
 
 export interface SubgraphServerOptions {
   subgraphs: Subgraph[];
-  upstream: UpstreamClient;
+  upstream: Upstream;
+  /** Where every operation's and tenant's spending is committed. @default a new in-memory ledger */
+  ledger?: CostLedger;
   /** How the upstream token of a request is chosen. */
   auth: AuthPolicy;
   /** @see SubgraphDeps.publicUrl */
@@ -59,30 +64,48 @@ export interface RunningSubgraphs {
   close(): Promise<void>;
 }
 
-const BEARER = /^\s*Bearer\s+(\S+)\s*$/i;
-
 /**
  * Which token pays upstream. With a service token (`OPENAPI_TOKEN`) every call uses it, whatever
  * the caller sends (its `Authorization` may be meant for the gateway). Without one, the caller's
- * `Authorization: Bearer` is passed through; a caller that sends none gets `fallbackToken` (the
- * embedded emulator's account), or no token and so `UNAUTHENTICATED`.
+ * `Authorization: Bearer <token>` is passed through; a caller that sends none gets `fallbackToken`
+ * (the embedded emulator's account), or no token and so `UNAUTHENTICATED`. A credential that is
+ * present but malformed (`Basic …`, a bare token, an empty `Bearer`, …) is refused with
+ * `UNAUTHENTICATED`: it never falls back to another account.
  */
 export interface AuthPolicy {
   serviceToken: string | null;
   fallbackToken?: string | null;
 }
 
-export function resolveAuth(authorization: string | null | undefined, policy: AuthPolicy): UpstreamAuth {
-  const m = authorization ? BEARER.exec(authorization) : null;
-  const token = policy.serviceToken ?? m?.[1] ?? policy.fallbackToken ?? '';
+/**
+ * The upstream auth of a request. `authorization` is the caller's `Authorization` value, or a
+ * function reading it (not called with a service token, so nothing the caller sends is checked).
+ * Throws the `UNAUTHENTICATED` GraphQL error when the credential is malformed.
+ */
+export function resolveAuth(authorization: string | null | undefined | (() => string | null | undefined), policy: AuthPolicy): UpstreamAuth {
+  if (policy.serviceToken) return { token: policy.serviceToken, tenant: tenantOf(policy.serviceToken) };
+  const credential = parseAuthorization(typeof authorization === 'function' ? authorization() : authorization);
+  if (credential.kind === 'malformed') throw malformedCredentialError('Authorization', credential.what);
+  const token = credential.kind === 'bearer' ? credential.token : (policy.fallbackToken ?? '');
   return { token, tenant: token ? tenantOf(token) : 'anonymous' };
 }
 
-export function createContext(auth: UpstreamAuth, upstream: UpstreamClient): SubgraphContext {
+/**
+ * The request context. `operationId` is the client operation the gateway runs this request for
+ * (`x-openapi-operation`): every subgraph request of one operation charges the same entry of the
+ * shared `ledger`, so one budget holds across the query plan. Without one (a direct call, a
+ * subscription event) the request is its own operation.
+ */
+export function createContext(auth: UpstreamAuth, upstream: Upstream, ledger: CostLedger, operationId: string | null = null): SubgraphContext {
   const memo = new Map<string, unknown>();
+  const { maxEuroPerOperation, maxEuroPerDay } = upstream.config;
   return {
     auth,
-    meter: new CostMeter(upstream.config.maxEuroPerOperation),
+    meter: new CostMeter({
+      ledger,
+      account: { operationId: operationId && OPERATION_ID.test(operationId) ? operationId : randomUUID(), tenant: auth.tenant },
+      limits: { operation: maxEuroPerOperation, day: maxEuroPerDay },
+    }),
     upstream,
     once<T>(key: string, make: () => T): T {
       if (!memo.has(key)) memo.set(key, make());
@@ -98,7 +121,7 @@ const useCostExtension = (): Plugin<SubgraphContext> => ({
     return {
       onExecuteDone({ result, setResult }) {
         if (Symbol.asyncIterator in result) return;
-        setResult({ ...result, extensions: { ...(result.extensions ?? {}), cost: ctx.meter.summary() } });
+        return ctx.meter.report().then((cost) => setResult({ ...result, extensions: { ...(result.extensions ?? {}), cost } }));
       },
     };
   },
@@ -126,6 +149,7 @@ function authorizationOf(params: Record<string, unknown> | undefined, req: Incom
 
 export async function startSubgraphServer(opts: SubgraphServerOptions): Promise<RunningSubgraphs> {
   const { upstream, auth } = opts;
+  const ledger = opts.ledger ?? new MemoryCostLedger();
   const schemas = new Map<string, GraphQLSchema>();
   const yogas = new Map<string, ReturnType<typeof createYoga<Record<string, unknown>, SubgraphContext>>>();
   const sockets = new Map<string, WebSocketServer>();
@@ -143,7 +167,7 @@ export async function startSubgraphServer(opts: SubgraphServerOptions): Promise<
         landingPage: false,
         logging: false,
         maskedErrors: { maskError },
-        context: ({ request }) => createContext(resolveAuth(request.headers.get('authorization'), auth), upstream),
+        context: ({ request }) => createContext(resolveAuth(request.headers.get('authorization'), auth), upstream, ledger, request.headers.get(OPERATION_HEADER)),
         plugins: [useCostExtension()],
       }),
     );
@@ -152,7 +176,7 @@ export async function startSubgraphServer(opts: SubgraphServerOptions): Promise<
     const ws = useServer<Record<string, unknown>>(
       {
         schema,
-        context: (ctx) => createContext(resolveAuth(authorizationOf(ctx.connectionParams, ctx.extra.request), auth), upstream),
+        context: (ctx) => createContext(resolveAuth(() => authorizationOf(ctx.connectionParams, ctx.extra.request), auth), upstream, ledger),
         onError: (_ctx, _id, _payload, errors) => {
           for (const e of errors) console.error('[subgraph ws]', e.message);
         },
@@ -163,10 +187,28 @@ export async function startSubgraphServer(opts: SubgraphServerOptions): Promise<
   }
 
   const server: Server = createServer((req, res) => {
+    // A client (the gateway) that goes away mid request body or mid answer is normal, not a failure.
+    let clientLeft = false;
+    res.once('close', () => {
+      if (!res.writableFinished) clientLeft = true;
+    });
+    // A write to a finished answer is a bug to log, never a reason to end the process.
+    res.on('error', (err) => {
+      if (!clientLeft) console.error('[subgraph] response error', err);
+    });
     void handle(req, res).catch((err: unknown) => {
+      if (clientLeft) {
+        // One short line, no trace; only the route's prefix (the rest may be a signed token).
+        console.warn(`[subgraph] client went away: ${req.method ?? ''} ${(req.url ?? '/').split('?')[0]!.split('/').slice(0, 3).join('/')}`);
+        return;
+      }
       console.error('[subgraph] request failed', err);
-      if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
-      res.end('{"error":"internal"}');
+      if (res.headersSent || res.destroyed) {
+        // Part of an answer went out: cut it short rather than let it look complete.
+        res.destroy();
+        return;
+      }
+      res.writeHead(500, { 'content-type': 'application/json', 'cache-control': 'no-store' }).end('{"error":"internal"}');
     });
   });
 

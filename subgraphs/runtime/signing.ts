@@ -11,6 +11,7 @@
  * share it) or, when unset, is random per process (tokens then die with the process).
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 
 /** Why a token was refused. */
 export type VerifyFailure = 'malformed' | 'bad-signature' | 'expired';
@@ -66,8 +67,8 @@ export const randomId = (bytes = 16): string => randomBytes(bytes).toString('bas
 
 let processSecret: Buffer | null = null;
 
-/** The layer secret: `LAYER_SECRET`, or a random one made once per process. */
-export function layerSecret(env: NodeJS.ProcessEnv = process.env): Buffer {
+/** The layer secret: `LAYER_SECRET` of the env given, or a random one made once per process. */
+export function layerSecret(env: NodeJS.ProcessEnv): Buffer {
   const configured = env.LAYER_SECRET;
   if (configured !== undefined && configured !== '') {
     if (configured.length < 16) throw new Error('LAYER_SECRET must be at least 16 characters');
@@ -78,19 +79,25 @@ export function layerSecret(env: NodeJS.ProcessEnv = process.env): Buffer {
 }
 
 /** A signer over the layer secret. */
-export const layerSigner = (env: NodeJS.ProcessEnv = process.env): Signer => new Signer(layerSecret(env));
+export const layerSigner = (env: NodeJS.ProcessEnv): Signer => new Signer(layerSecret(env));
 
 /**
  * Remembers which nonces each token (scope) has already used, so that a token is accepted once per
  * nonce: a callback URL accepts one delivery per state change, and a replayed delivery is refused.
+ * `MemoryReplayGuard` serves one process; `RedisReplayGuard` (`tracking/redis-kv.ts`) any number.
  */
 export interface ReplayGuard {
-  /** True the first time `nonce` is seen under `scope`; false for a replay. `expiresAt`: Unix seconds after which the scope can be forgotten (its token no longer verifies). */
-  accept(scope: string, nonce: string, expiresAt: number): boolean;
+  /** True the first time `nonce` is seen under `scope` (atomic); false for a replay. `expiresAt`: Unix seconds after which the scope can be forgotten (its token no longer verifies). */
+  accept(scope: string, nonce: string, expiresAt: number): Promise<boolean>;
+  /**
+   * True when `nonce` was already accepted under `scope`. Read-only: notes nothing, so a caller can
+   * refuse a replay cheaply before doing the work that `accept` would only record afterwards.
+   */
+  seen(scope: string, nonce: string): Promise<boolean>;
 }
 
 export interface MemoryReplayGuardOptions {
-  /** Scopes kept at most; the soonest-expiring are dropped first. @default 100000 */
+  /** Scopes kept at most; past it the least recently used go (expired ones are never returned). @default 100000 */
   maxScopes?: number;
   /** Nonces kept per scope; the oldest are dropped first. @default 64 */
   maxNoncesPerScope?: number;
@@ -98,27 +105,23 @@ export interface MemoryReplayGuardOptions {
   now?: () => number;
 }
 
-/** In-memory replay guard (one process). */
+/** In-memory replay guard (one process): a bounded LRU of scopes, each living until its token expires. */
 export class MemoryReplayGuard implements ReplayGuard {
-  private readonly scopes = new Map<string, { expiresAt: number; nonces: Set<string> }>();
-  private readonly maxScopes: number;
+  private readonly scopes: LRUCache<string, { expiresAt: number; nonces: Set<string> }>;
   private readonly maxNonces: number;
   private readonly now: () => number;
 
   constructor(opts: MemoryReplayGuardOptions = {}) {
-    this.maxScopes = opts.maxScopes ?? 100_000;
     this.maxNonces = opts.maxNoncesPerScope ?? 64;
     this.now = opts.now ?? Date.now;
+    this.scopes = new LRUCache({ max: opts.maxScopes ?? 100_000, ttlResolution: 0, perf: { now: () => this.now() } });
   }
 
-  accept(scope: string, nonce: string, expiresAt: number): boolean {
+  async accept(scope: string, nonce: string, expiresAt: number): Promise<boolean> {
     let entry = this.scopes.get(scope);
-    if (!entry) {
-      if (this.scopes.size >= this.maxScopes) this.evict();
-      entry = { expiresAt, nonces: new Set() };
-      this.scopes.set(scope, entry);
-    }
+    if (!entry) entry = { expiresAt, nonces: new Set() };
     entry.expiresAt = Math.max(entry.expiresAt, expiresAt);
+    this.scopes.set(scope, entry, { ttl: Math.max(1, entry.expiresAt * 1000 - this.now()) });
     if (entry.nonces.has(nonce)) return false;
     entry.nonces.add(nonce);
     if (entry.nonces.size > this.maxNonces) {
@@ -128,23 +131,12 @@ export class MemoryReplayGuard implements ReplayGuard {
     return true;
   }
 
+  async seen(scope: string, nonce: string): Promise<boolean> {
+    return this.scopes.get(scope)?.nonces.has(nonce) ?? false;
+  }
+
   /** Scopes currently remembered. */
   get size(): number {
     return this.scopes.size;
-  }
-
-  private evict(): void {
-    const nowS = this.now() / 1000;
-    for (const [k, v] of this.scopes) if (v.expiresAt <= nowS) this.scopes.delete(k);
-    if (this.scopes.size < this.maxScopes) return;
-    let soonest: string | null = null;
-    let at = Infinity;
-    for (const [k, v] of this.scopes) {
-      if (v.expiresAt < at) {
-        at = v.expiresAt;
-        soonest = k;
-      }
-    }
-    if (soonest !== null) this.scopes.delete(soonest);
   }
 }

@@ -1,61 +1,39 @@
 /**
  * The one way to talk to the REST suite: base URL per area, undici keep-alive pool, bearer auth,
- * per-tenant cache and in-flight de-duplication, per-endpoint timeouts, retries with back-off and
- * `Retry-After` for idempotent GETs only, the 302 → `IT-check_id` slow-request flow, envelope
+ * per-tenant cache and in-flight de-duplication (in process, and across replicas through in-flight
+ * markers), request rates held before each attempt, per-endpoint timeouts, retries with back-off
+ * and `Retry-After` for idempotent GETs only, the 302 → `IT-check_id` slow-request flow, envelope
  * decoding into data or `UpstreamError`, and a cost record for every call.
+ *
+ * Its shared state (cache, markers, pending slow datasets, rate bookings) is given to the
+ * constructor: in memory by default, on Redis when built by `upstreamStores` with `REDIS_URL`.
  */
 import { Agent, request, errors as undiciErrors } from 'undici';
-import type { Readable } from 'node:stream';
-import type { UpstreamAuth } from '../runtime/context.ts';
-import { MemoryCacheStore, InFlight, type CacheStore } from './cache.ts';
-import type { UpstreamConfig } from './config.ts';
-import { type CostMeter } from './cost.ts';
+import type { CallContext, CallOptions, Download, QueryValue, Upstream } from './upstream.ts';
+import {
+  InFlight,
+  MemoryCacheStore,
+  MemoryInFlightMarkers,
+  MemoryPendingStore,
+  type CacheStore,
+  type InFlightMarkers,
+  type PendingStore,
+} from './cache.ts';
+import { upstreamPath, type UpstreamConfig } from './config.ts';
+import { CostLimitError } from './cost.ts';
 import { decodeEnvelope, parseRetryAfter, type RawAnswer } from './envelope.ts';
 import { fillPath, type Endpoint } from './endpoint.ts';
-import { UpstreamError } from './errors.ts';
-import { endpointOf, priceOf } from './prices.ts';
+import { mayHaveBeenCarriedOut, UpstreamError } from './errors.ts';
+import { MemoryRateLimitStore, RateLimitedError, RateLimiter } from './rate-limits.ts';
+import { sleep } from './sleep.ts';
+import { endpointOf, priceOf } from '../../contract/prices.ts';
 
-export interface CallContext {
-  auth: UpstreamAuth;
-  meter: CostMeter;
-}
-
-export type QueryValue = string | number | boolean | null | undefined;
-
-export interface CallOptions {
-  params?: Record<string, string>;
-  query?: Record<string, QueryValue>;
-  /** JSON body (POST, PATCH, PUT). */
-  body?: unknown;
-}
-
-export interface Download {
-  contentType: string;
-  /** The upstream's `Content-Disposition`, if any. */
-  disposition: string | null;
-  length: number | null;
-  body: Readable;
-}
+export type { CallContext, CallOptions, Download, QueryValue } from './upstream.ts';
 
 interface Answer extends RawAnswer {
   location: string | null;
-}
-
-/** Waits `ms`, or rejects as soon as `signal` aborts (client closing). */
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason as Error);
-    const done = (): void => {
-      signal.removeEventListener('abort', abort);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    const abort = (): void => {
-      clearTimeout(timer);
-      reject(signal.reason as Error);
-    };
-    signal.addEventListener('abort', abort, { once: true });
-  });
+  /** Euro at risk when the answer does not say whether the call was carried out (502/504 on a POST). */
+  atRisk?: number;
 }
 
 /** How long a dataset the upstream is still preparing can be resumed by id instead of bought again. */
@@ -72,19 +50,61 @@ export function queryString(query: Record<string, QueryValue> | undefined): stri
   return s ? `?${s}` : '';
 }
 
-export class UpstreamClient {
+/** The shared state of an `UpstreamClient`; each defaults to a store of its own in memory. */
+export interface UpstreamClientStores {
+  /** Answers by tenant, endpoint, path and query. @default MemoryCacheStore(config.cacheMaxEntries) */
+  cache?: CacheStore;
+  /** Identical calls in flight across replicas (or clients sharing the store). @default MemoryInFlightMarkers */
+  markers?: InFlightMarkers;
+  /** Slow datasets paid for and still pending upstream. @default MemoryPendingStore */
+  pending?: PendingStore;
+  /** Request rates. @default a RateLimiter over a MemoryRateLimitStore with config.rateLimits */
+  limiter?: RateLimiter;
+}
+
+const isCacheStore = (s: UpstreamClientStores | CacheStore): s is CacheStore => typeof (s as Partial<CacheStore>).get === 'function';
+
+/** What the in-process promise of a GET yields: the value, and who bought it. */
+interface Shared {
+  value: unknown;
+  /**
+   * `self`: bought by this call. `dedup`: by another replica's identical call, waited for. `cache`:
+   * found in the cache once the lead was taken (another replica had just finished).
+   */
+  via: 'self' | 'dedup' | 'cache';
+}
+
+export class UpstreamClient implements Upstream {
   private readonly agent: Agent;
   private readonly inflight = new InFlight();
   /** Aborted by `close()`: ends waits, polls and requests in flight. */
   private readonly closing = new AbortController();
+  private readonly cache: CacheStore;
+  private readonly markers: InFlightMarkers;
   /** Slow datasets paid for and still pending upstream, by cache key: resumed, never bought twice. */
-  private readonly pending = new Map<string, { id: string; expires: number }>();
+  private readonly pending: PendingStore;
+  private readonly limiter: RateLimiter;
 
+  /**
+   * @param stores the shared state (see `upstreamStores` in `stores.ts`); a bare `CacheStore` is
+   * still accepted as the cache.
+   */
   constructor(
     readonly config: UpstreamConfig,
-    private readonly cache: CacheStore = new MemoryCacheStore(config.cacheMaxEntries),
+    stores: UpstreamClientStores | CacheStore = {},
   ) {
-    this.agent = new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 120_000, connections: 128, pipelining: 1 });
+    const s: UpstreamClientStores = isCacheStore(stores) ? { cache: stores } : stores;
+    this.cache = s.cache ?? new MemoryCacheStore(config.cacheMaxEntries);
+    this.markers = s.markers ?? new MemoryInFlightMarkers();
+    this.pending = s.pending ?? new MemoryPendingStore(config.cacheMaxEntries);
+    this.limiter = s.limiter ?? new RateLimiter(new MemoryRateLimitStore(), config.rateLimits, config.rateMaxWaitMs);
+    this.agent = new Agent({
+      keepAliveTimeout: 30_000,
+      keepAliveMaxTimeout: 120_000,
+      connections: 128,
+      pipelining: 1,
+      connect: { timeout: config.forcedTimeoutMs ?? config.defaultTimeoutMs },
+    });
   }
 
   /** Calls an endpoint and returns its decoded `data` (the whole JSON body for `decode: 'raw'`). */
@@ -96,20 +116,100 @@ export class UpstreamClient {
 
     const key = this.cacheKey(ctx, ep, path, qs);
     const ttl = ep.ttl ?? 0;
-    if (ttl > 0) {
-      const hit = await this.cache.get(key);
-      if (hit !== undefined) {
-        ctx.meter.record({ area: ep.area, method: ep.method, path, status: 200, euro: 0, ms: 0, source: 'cache' });
-        return hit as T;
-      }
+    const cached = ttl > 0 ? await this.cache.get(key) : undefined;
+    if (cached?.fresh) {
+      ctx.meter.record({ area: ep.area, method: ep.method, path, status: isNotFoundMark(cached.value) ? cached.value.notFound.status : 200, euro: 0, ms: 0, source: 'cache' });
+      return answerOf<T>(cached.value, ep);
     }
-    const { promise, joined } = this.inflight.run(key, async () => {
+    // One promise per key in this process; across replicas, one leader per key (`fetchShared`).
+    const { promise, joined } = this.inflight.run(key, () => this.fetchShared(ctx, ep, path, qs, key, ttl));
+    try {
+      let value: unknown;
+      try {
+        const out = await promise;
+        value = out.value;
+        if (joined || out.via !== 'self') {
+          const source = joined || out.via === 'dedup' ? 'dedup' : 'cache';
+          ctx.meter.record({ area: ep.area, method: ep.method, path, status: isNotFoundMark(value) ? value.notFound.status : 200, euro: 0, ms: 0, source });
+        }
+      } catch (err) {
+        // The call this one joined was refused by the other operation's budget: try on this one's.
+        if (joined && err instanceof CostLimitError) return this.call<T>(ctx, ep, opts);
+        if (joined) ctx.meter.record({ area: ep.area, method: ep.method, path, status: err instanceof UpstreamError ? err.status : 0, euro: 0, ms: 0, source: 'dedup' });
+        throw err;
+      }
+      return answerOf<T>(value, ep);
+    } catch (err) {
+      // The upstream failed and an expired copy of the same data for the same tenant is at hand.
+      if (cached && !isNotFoundMark(cached.value) && isOutage(err) && cached.staleForMs <= this.config.maxStaleSeconds * 1000) {
+        ctx.meter.record({ area: ep.area, method: ep.method, path, status: 200, euro: 0, ms: 0, source: 'stale' });
+        return cached.value as T;
+      }
+      throw err;
+    }
+  }
+
+  /**
+   * A GET's answer, bought once across the replicas sharing the markers: the first to take the
+   * marker of `key` buys it and writes it to the cache (a "not found" too) before letting go; the
+   * others wait for the marker to go and take the answer from the cache (a dedup hit), or,
+   * when it went without one (the leader failed, or died and its lease expired), try to lead
+   * themselves. The lease lasts the endpoint's timeout and the leader renews it while it works; a
+   * follower waits at most as long as the leader's call may take (attempts, rate waits, back-offs,
+   * and the slow flow's budget), then goes on alone (a paid slow dataset is then resumed from the
+   * pending store, not bought again). Uncached endpoints are joined in process only.
+   */
+  private async fetchShared(ctx: CallContext, ep: Endpoint, path: string, qs: string, key: string, ttl: number): Promise<Shared> {
+    if (ttl <= 0) return { value: await this.fetchDecoded(ctx, ep, path, qs, undefined, key), via: 'self' };
+    const leaseMs = this.timeoutOf(ep) + 1_000;
+    const deadline = Date.now() + this.longestCallMs(ep);
+    while (Date.now() < deadline) {
+      const lease = await this.markers.acquire(key, leaseMs);
+      if (lease) {
+        const keepAlive = setInterval(() => void lease.extend().catch(() => undefined), Math.max(50, Math.floor(leaseMs / 3)));
+        keepAlive.unref();
+        try {
+          // Another replica may have finished between this call's cache read and its lease.
+          const hit = await this.cache.get(key);
+          if (hit?.fresh) return { value: hit.value, via: 'cache' };
+          return { value: await this.fetchAndStore(ctx, ep, path, qs, key, ttl), via: 'self' };
+        } finally {
+          clearInterval(keepAlive);
+          await lease.release().catch(() => undefined);
+        }
+      }
+      await this.markers.wait(key, Math.max(0, deadline - Date.now()), this.closing.signal);
+      const hit = await this.cache.get(key);
+      if (hit?.fresh) return { value: hit.value, via: 'dedup' };
+    }
+    return { value: await this.fetchAndStore(ctx, ep, path, qs, key, ttl), via: 'self' };
+  }
+
+  /** Buys a cached GET's answer and stores it, or stores its "not found" and throws it. */
+  private async fetchAndStore(ctx: CallContext, ep: Endpoint, path: string, qs: string, key: string, ttl: number): Promise<unknown> {
+    try {
       const data = await this.fetchDecoded(ctx, ep, path, qs, undefined, key);
-      if (ttl > 0) await this.cache.set(key, data, ttl);
+      // Paid for: a cache that cannot be written (a Redis blip) must not turn the answer into an error.
+      await this.cache.set(key, data, ttl, this.config.maxStaleSeconds).catch((err: unknown) => console.warn(`[upstream] answer not cached: ${(err as Error).message}`));
       return data;
-    });
-    if (joined) ctx.meter.record({ area: ep.area, method: ep.method, path, status: 200, euro: 0, ms: 0, source: 'dedup' });
-    return (await promise) as T;
+    } catch (err) {
+      // "Not found" is an answer too: remembered for a short while, so it is not bought again.
+      if (this.config.notFoundTtlSeconds > 0 && err instanceof UpstreamError && err.graphqlCode === 'UPSTREAM_NOT_FOUND') {
+        await this.cache.set(key, notFoundMark(err), Math.min(ttl, this.config.notFoundTtlSeconds)).catch(() => undefined);
+      }
+      throw err;
+    }
+  }
+
+  /**
+   * The longest one call of `ep` may take: every attempt with its timeout and rate wait, the
+   * back-offs between them, and the slow flow's budget for a slow endpoint.
+   */
+  private longestCallMs(ep: Endpoint): number {
+    const c = this.config;
+    let ms = (c.maxRetries + 1) * (this.timeoutOf(ep) + c.rateMaxWaitMs);
+    for (let i = 0; i < c.maxRetries; i++) ms += Math.max(c.retryBaseMs * 2 ** i * 1.25, c.maxRetryAfterSeconds * 1000);
+    return ms + (ep.slow ? c.slowBudgetMs : 0) + 1_000;
   }
 
   /**
@@ -118,7 +218,8 @@ export class UpstreamClient {
    */
   async isCached(ctx: CallContext, ep: Endpoint, opts: CallOptions = {}): Promise<boolean> {
     if (ep.method !== 'GET' || (ep.ttl ?? 0) <= 0) return false;
-    return (await this.cache.get(this.cacheKey(ctx, ep, fillPath(ep.path, opts.params), queryString(opts.query)))) !== undefined;
+    const hit = await this.cache.get(this.cacheKey(ctx, ep, fillPath(ep.path, opts.params), queryString(opts.query)));
+    return hit?.fresh === true && !isNotFoundMark(hit.value);
   }
 
   private cacheKey(ctx: CallContext, ep: Endpoint, path: string, qs: string): string {
@@ -130,12 +231,26 @@ export class UpstreamClient {
     const path = fillPath(ep.path, opts.params);
     const qs = queryString(opts.query);
     this.requireToken(ctx, ep, path);
+    await this.limiter.take({ area: ep.area, method: ep.method, path, tenant: ctx.auth.tenant }, this.closing.signal);
+    const price = priceOf(ep.area, ep.method, path);
+    await ctx.meter.reserve(price, `${ep.method} ${endpointOf(path)}`);
     const started = Date.now();
     // No overall deadline on a document: it may stream for long; the idle body timeout still holds.
-    const res = await this.send(ctx, ep, path, qs, undefined, false, false);
+    let res;
+    try {
+      res = await this.send(ctx, ep, path, qs, undefined, false, false);
+    } catch (err) {
+      const unknown = price > 0 && mayHaveBeenCarriedOut(err);
+      if (unknown && err instanceof UpstreamError) err.atRisk = price;
+      else await ctx.meter.release(price);
+      ctx.meter.record({ area: ep.area, method: ep.method, path, status: 0, euro: 0, ms: Date.now() - started, source: 'upstream', ...(unknown ? { atRisk: price } : {}) });
+      throw err;
+    }
     const status = res.statusCode;
     const contentType = String(res.headers['content-type'] ?? 'application/octet-stream');
-    ctx.meter.record({ area: ep.area, method: ep.method, path, status, euro: status < 300 ? priceOf(ep.area, ep.method, path) : 0, ms: Date.now() - started, source: 'upstream' });
+    const charged = status >= 200 && status < 300;
+    if (!charged) await ctx.meter.release(price);
+    ctx.meter.record({ area: ep.area, method: ep.method, path, status, euro: charged ? price : 0, ms: Date.now() - started, source: 'upstream' });
     if (status !== 200 || /json/.test(contentType)) {
       const text = await res.body.text();
       const answer: RawAnswer = { status, contentType, text, retryAfter: parseRetryAfter(res.headers['retry-after']) };
@@ -175,7 +290,7 @@ export class UpstreamClient {
     const headers: Record<string, string> = { authorization: `Bearer ${ctx.auth.token}`, accept: 'application/json, application/pdf;q=0.9, */*;q=0.5' };
     if (hasBody) headers['content-type'] = 'application/json';
     try {
-      return await request(`${this.config.baseUrls[ep.area]}${path}${qs}`, {
+      return await request(`${this.config.baseUrls[ep.area]}${upstreamPath(this.config, ep.area, path)}${qs}`, {
         dispatcher: this.agent,
         method: ep.method,
         headers,
@@ -185,7 +300,9 @@ export class UpstreamClient {
         signal: deadline ? AbortSignal.any([AbortSignal.timeout(timeout), this.closing.signal]) : this.closing.signal,
       });
     } catch (err) {
-      throw this.transportError(err, ep, path, timeout);
+      const ue = this.transportError(err, ep, path, timeout);
+      ue.neverSent = neverSent(err);
+      throw ue;
     }
   }
 
@@ -202,10 +319,12 @@ export class UpstreamClient {
     return new UpstreamError('network', 'connection to the Openapi service failed', ep.area, endpointOf(path), 0);
   }
 
-  /** One attempt: send, read, meter. */
+  /** One attempt: wait for the rate, send, read, meter. */
   private async attempt(ctx: CallContext, ep: Endpoint, path: string, qs: string, body: unknown): Promise<Answer> {
+    // Held, not hit: queued until the area's rate allows it, or refused here (RATE_LIMITED, never sent).
+    await this.limiter.take({ area: ep.area, method: ep.method, path, tenant: ctx.auth.tenant }, this.closing.signal);
     const price = priceOf(ep.area, ep.method, path);
-    ctx.meter.reserve(price, `${ep.method} ${endpointOf(path)}`);
+    await ctx.meter.reserve(price, `${ep.method} ${endpointOf(path)}`);
     const started = Date.now();
     let answer: Answer;
     try {
@@ -221,13 +340,21 @@ export class UpstreamClient {
       };
     } catch (err) {
       const ue = err instanceof UpstreamError ? err : this.transportError(err, ep, path, this.timeoutOf(ep));
-      ctx.meter.release(price);
-      ctx.meter.record({ area: ep.area, method: ep.method, path, status: 0, euro: 0, ms: Date.now() - started, source: 'upstream' });
+      if (!(err instanceof UpstreamError)) ue.neverSent = neverSent(err);
+      // A request that never left (no connection) cost nothing. One that was sent and got no
+      // answer may have been carried out and charged: its reservation stays, and it is reported.
+      const unknown = price > 0 && mayHaveBeenCarriedOut(ue);
+      if (unknown) ue.atRisk = price;
+      else await ctx.meter.release(price);
+      ctx.meter.record({ area: ep.area, method: ep.method, path, status: 0, euro: 0, ms: Date.now() - started, source: 'upstream', ...(unknown ? { atRisk: price } : {}) });
       throw ue;
     }
     const paid = (answer.status >= 200 && answer.status < 300) || answer.status === 302;
-    if (!paid) ctx.meter.release(price);
-    ctx.meter.record({ area: ep.area, method: ep.method, path, status: answer.status, euro: paid ? price : 0, ms: Date.now() - started, source: 'upstream' });
+    // A 502/504 on a call that creates something: a proxy lost the service's answer.
+    const lost = !paid && price > 0 && ep.method !== 'GET' && (answer.status === 502 || answer.status === 504);
+    if (!paid && !lost) await ctx.meter.release(price);
+    if (lost) answer.atRisk = price;
+    ctx.meter.record({ area: ep.area, method: ep.method, path, status: answer.status, euro: paid ? price : 0, ms: Date.now() - started, source: 'upstream', ...(lost ? { atRisk: price } : {}) });
     return answer;
   }
 
@@ -238,6 +365,8 @@ export class UpstreamClient {
         return await fn();
       } catch (err) {
         if (!(err instanceof UpstreamError) || !err.retryable || i >= retries || this.closing.signal.aborted) throw err;
+        // Refused by our own rate limiter after the longest allowed wait: waiting again would pass it.
+        if (err instanceof RateLimitedError) throw err;
         if (err.retryAfter !== null && err.retryAfter > this.config.maxRetryAfterSeconds) throw err;
         const backoff = this.config.retryBaseMs * 2 ** i * (0.75 + Math.random() * 0.5);
         await sleep(Math.max(backoff, (err.retryAfter ?? 0) * 1000), this.closing.signal);
@@ -252,21 +381,28 @@ export class UpstreamClient {
    */
   private async fetchDecoded(ctx: CallContext, ep: Endpoint, path: string, qs: string, body: unknown, pendingKey?: string): Promise<unknown> {
     if (pendingKey && ep.slow) {
-      const resumed = this.pending.get(pendingKey);
-      if (resumed && resumed.expires > Date.now()) return this.followSlow(ctx, ep, path, resumed.id, 0, pendingKey);
-      this.pending.delete(pendingKey);
+      const resumed = await this.pending.get(pendingKey);
+      if (resumed) return this.followSlow(ctx, ep, path, resumed.id, 0, pendingKey);
     }
     const retries = ep.method === 'GET' ? this.config.maxRetries : 0;
     const outcome = await this.withRetries(retries, async (): Promise<{ slow: Answer } | { data: unknown }> => {
       const answer = await this.attempt(ctx, ep, path, qs, body);
       if (answer.status === 302 && ep.slow) return { slow: answer };
-      const decoded = decodeEnvelope(ep.area, endpointOf(path), answer);
+      let decoded;
+      try {
+        decoded = decodeEnvelope(ep.area, endpointOf(path), answer);
+      } catch (err) {
+        if (err instanceof UpstreamError && answer.atRisk) err.atRisk = answer.atRisk;
+        throw err;
+      }
       return { data: ep.decode === 'raw' ? decoded.body : decoded.data };
     });
     if ('data' in outcome) return outcome.data;
     // Paid: from here on the original GET is never repeated, only the (free) polls are.
     const pendingId = slowRequestId(outcome.slow);
     if (!pendingId) throw new UpstreamError('decode', '302 without a request id', ep.area, endpointOf(path), 302);
+    // Remembered at once: whatever happens to the polls, the next call resumes it, never buys it again.
+    if (pendingKey) await this.pending.set(pendingKey, pendingId, PENDING_RESUME_MS);
     return this.followSlow(ctx, ep, path, pendingId, outcome.slow.retryAfter, pendingKey);
   }
 
@@ -283,18 +419,26 @@ export class UpstreamClient {
     for (;;) {
       const wait = Math.min(this.config.pollMaxMs, Math.max(this.config.pollMinMs, (retryAfter ?? 1) * 1000));
       if (Date.now() + wait > deadline) {
-        if (pendingKey) this.pending.set(pendingKey, { id: pendingId, expires: Date.now() + PENDING_RESUME_MS });
+        if (pendingKey) await this.pending.set(pendingKey, pendingId, PENDING_RESUME_MS);
         throw new UpstreamError('pending', `dataset ${pendingId} still pending`, ep.area, endpointOf(path), 302, null, retryAfter ?? 1);
       }
       await sleep(wait, this.closing.signal);
-      const answer = await this.withRetries(this.config.maxRetries, async () => {
-        const a = await this.attempt(ctx, check, checkPath, '', undefined);
-        return { answer: a, decoded: decodeEnvelope(ep.area, 'IT-check_id', a) };
-      });
+      let answer;
+      try {
+        answer = await this.withRetries(this.config.maxRetries, async () => {
+          const a = await this.attempt(ctx, check, checkPath, '', undefined);
+          return { answer: a, decoded: decodeEnvelope(ep.area, 'IT-check_id', a) };
+        });
+      } catch (err) {
+        // The upstream no longer knows the id: nothing left to resume. Any other failure keeps it.
+        if (pendingKey && err instanceof UpstreamError && err.graphqlCode === 'UPSTREAM_NOT_FOUND') await this.pending.delete(pendingKey);
+        throw err;
+      }
       if (!isPending(answer.decoded.data)) {
-        if (pendingKey) this.pending.delete(pendingKey);
+        if (pendingKey) await this.pending.delete(pendingKey);
         return answer.decoded.data;
       }
+      if (pendingKey) await this.pending.set(pendingKey, pendingId, PENDING_RESUME_MS);
       retryAfter = answer.answer.retryAfter;
     }
   }
@@ -318,4 +462,37 @@ function slowRequestId(answer: Answer): string | null {
   }
   const m = answer.location?.match(/IT-check_id\/([^/?#]+)/);
   return m?.[1] ? decodeURIComponent(m[1]) : null;
+}
+
+/** What the cache keeps of a "not found" answer (the error, to be thrown again). */
+interface NotFoundMark {
+  notFound: { status: number; upstreamCode: number | null; message: string };
+}
+
+const notFoundMark = (err: UpstreamError): NotFoundMark => ({ notFound: { status: err.status, upstreamCode: err.upstreamCode, message: err.message } });
+
+function isNotFoundMark(v: unknown): v is NotFoundMark {
+  return typeof v === 'object' && v !== null && 'notFound' in v && Object.keys(v).length === 1;
+}
+
+/** A cached value as the caller gets it: the data, or the remembered "not found" thrown again. */
+function answerOf<T>(value: unknown, ep: Endpoint): T {
+  if (isNotFoundMark(value)) {
+    const nf = value.notFound;
+    throw new UpstreamError('http', nf.message, ep.area, endpointOf(ep.path), nf.status, nf.upstreamCode);
+  }
+  return value as T;
+}
+
+/** Failures of the service (not answers about the data) that a stale copy may cover. */
+function isOutage(err: unknown): boolean {
+  if (!(err instanceof UpstreamError)) return false;
+  if (err.kind === 'network' || err.kind === 'timeout') return true;
+  return err.kind === 'http' && (err.status >= 500 || err.status === 429 || err.status === 408);
+}
+
+/** Transport errors that happen before a request is written: the upstream never saw it. */
+function neverSent(err: unknown): boolean {
+  const code = (err as { code?: string; cause?: { code?: string } }).code ?? (err as { cause?: { code?: string } }).cause?.code;
+  return code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'EHOSTUNREACH' || code === 'ENETUNREACH';
 }

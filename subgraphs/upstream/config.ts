@@ -6,12 +6,17 @@
  *   INVOICE, CAP)
  * - `OPENAPI_TOKEN` service token; without it the caller's `Authorization: Bearer` is passed through
  * - `OPENAPI_TIMEOUT_MS` forces one timeout on every endpoint (tests, slow links)
+ * - `OPENAPI_RATE_LIMITS`, `OPENAPI_RATE_MAX_WAIT_MS`: request rates held before each call (`rate-limits.ts`)
+ * - `RISK_BUREAU_PATH` sends the person bureau family to another path (the vendor's `/IT-crif-persona`)
+ *
+ * Every setting comes from the env given (`startStack({ env })`, the services' `process.env`), never
+ * from `process.env` behind the caller's back.
  */
-import { AREA_HOSTS, type Area } from '../../emulator/core.ts';
+import { AREA_HOSTS, AREAS, type Area } from '../../contract/areas.ts';
+import { rateLimitsFor, type RateLimitRule } from './rate-limits.ts';
 
 export type OpenapiEnv = 'emulator' | 'sandbox' | 'production';
 
-export const AREAS = Object.keys(AREA_HOSTS) as Area[];
 
 export interface UpstreamConfig {
   env: OpenapiEnv;
@@ -37,10 +42,50 @@ export interface UpstreamConfig {
   /** Entries the in-memory cache keeps before evicting the oldest. @default 10000 */
   cacheMaxEntries: number;
   /**
-   * Euro one GraphQL operation may spend upstream (per subgraph); a paid call past it is refused
-   * with `COST_LIMIT_EXCEEDED`. `OPENAPI_MAX_EURO_PER_OPERATION`; 0 means no limit. @default 50
+   * Euro one client operation may spend upstream, across every subgraph and entity fetch of its
+   * query plan; an operation whose estimate passes it is refused before any call, and a paid call
+   * past it is refused with `COST_LIMIT_EXCEEDED`. `OPENAPI_MAX_EURO_PER_OPERATION`; 0 means no limit. @default 50
    */
   maxEuroPerOperation: number | null;
+  /**
+   * Euro one tenant may spend upstream per calendar day (Italian time), on the shared cost ledger.
+   * `OPENAPI_MAX_EURO_PER_DAY`; unset or 0 means no limit.
+   */
+  maxEuroPerDay: number | null;
+  /**
+   * Seconds a "not found" answer of a cached endpoint (a VAT number the register does not know) is
+   * remembered per tenant, so that it is not bought again at once. `OPENAPI_NOT_FOUND_TTL_S`;
+   * 0 switches it off. @default 600
+   */
+  notFoundTtlSeconds: number;
+  /**
+   * Seconds an expired cache entry may still answer when the upstream fails (5xx, reset, timeout):
+   * the call is reported with `source: "stale"` and the response carries a warning.
+   * `OPENAPI_MAX_STALE_S`; 0 switches it off. @default 86400
+   */
+  maxStaleSeconds: number;
+  /**
+   * How many items the cost estimate assumes for a list field without a documented limit
+   * (managers, shareholders, owners…). `OPENAPI_ESTIMATE_LIST_SIZE`. @default 5
+   */
+  estimateListSize: number;
+  /**
+   * Request rates held before each upstream attempt: the built-in table of `rate-limits.ts` for
+   * this environment, changed by `OPENAPI_RATE_LIMITS` (JSON, inline or a file path).
+   */
+  rateLimits: RateLimitRule[];
+  /**
+   * The longest a call queues for its rate; past it the call fails with `RATE_LIMITED` and nothing
+   * is sent. `OPENAPI_RATE_MAX_WAIT_MS`. @default 5000
+   */
+  rateMaxWaitMs: number;
+  /**
+   * Per area, endpoint names (first path segments, as the contract and the area's table spell them)
+   * that this deployment's upstream serves under another name: `{ risk: { 'IT-bureau-persona':
+   * 'IT-crif-persona' } }` with `RISK_BUREAU_PATH=/IT-crif-persona`. Only the URL sent changes:
+   * prices, rate limits and cache keys keep the contract's name.
+   */
+  pathAliases: Partial<Record<Area, Readonly<Record<string, string>>>>;
 }
 
 export function parseEnv(value: string | undefined): OpenapiEnv {
@@ -61,11 +106,31 @@ const int = (v: string | undefined, dflt: number): number => {
   return n;
 };
 
+/** `RISK_BUREAU_PATH` (`/IT-crif-persona`, `IT-crif-persona/`) as an endpoint name, or null when unset. */
+function endpointName(name: string, value: string | undefined): string | null {
+  const v = value?.trim().replace(/^\/+|\/+$/g, '');
+  if (!v) return null;
+  if (!/^[A-Za-z0-9._-]+$/.test(v)) throw new Error(`${name} must be one path segment such as /IT-crif-persona (got "${value}")`);
+  return v;
+}
+
+/** The person bureau family's endpoint in the contract (and in the risk area's table). */
+export const CONTRACT_BUREAU_ENDPOINT = 'IT-bureau-persona';
+
+/** The path sent upstream for an area's path: its first segment renamed by `pathAliases`. */
+export function upstreamPath(config: Pick<UpstreamConfig, 'pathAliases'>, area: Area, path: string): string {
+  const aliases = config.pathAliases[area];
+  if (!aliases) return path;
+  const m = /^\/([^/?]+)(.*)$/s.exec(path);
+  const to = m ? aliases[m[1]!] : undefined;
+  return to === undefined ? path : `/${to}${m![2]}`;
+}
+
 /**
  * Builds the configuration. `emulatorUrl` is the embedded emulator's origin (areas live under
  * `/<area>`); it is required when the environment is `emulator` and no override covers an area.
  */
-export function loadUpstreamConfig(env: NodeJS.ProcessEnv = process.env, emulatorUrl?: string): UpstreamConfig {
+export function loadUpstreamConfig(env: NodeJS.ProcessEnv, emulatorUrl?: string): UpstreamConfig {
   const openapiEnv = parseEnv(env.OPENAPI_ENV);
   const baseUrls = {} as Record<Area, string>;
   for (const area of AREAS) {
@@ -78,6 +143,7 @@ export function loadUpstreamConfig(env: NodeJS.ProcessEnv = process.env, emulato
   }
   // 0 (or unset) means "per endpoint", never "time out at once".
   const forced = int(env.OPENAPI_TIMEOUT_MS, 0) || null;
+  const bureau = endpointName('RISK_BUREAU_PATH', env.RISK_BUREAU_PATH);
   return {
     env: openapiEnv,
     baseUrls,
@@ -92,5 +158,12 @@ export function loadUpstreamConfig(env: NodeJS.ProcessEnv = process.env, emulato
     pollMaxMs: int(env.OPENAPI_POLL_MAX_MS, 5_000),
     cacheMaxEntries: int(env.OPENAPI_CACHE_MAX_ENTRIES, 10_000),
     maxEuroPerOperation: int(env.OPENAPI_MAX_EURO_PER_OPERATION, 50) || null,
+    maxEuroPerDay: int(env.OPENAPI_MAX_EURO_PER_DAY, 0) || null,
+    notFoundTtlSeconds: int(env.OPENAPI_NOT_FOUND_TTL_S, 600),
+    maxStaleSeconds: int(env.OPENAPI_MAX_STALE_S, 86_400),
+    estimateListSize: Math.max(1, Math.floor(int(env.OPENAPI_ESTIMATE_LIST_SIZE, 5))),
+    rateLimits: rateLimitsFor(openapiEnv, env.OPENAPI_RATE_LIMITS),
+    rateMaxWaitMs: int(env.OPENAPI_RATE_MAX_WAIT_MS, 5_000),
+    pathAliases: bureau && bureau !== CONTRACT_BUREAU_ENDPOINT ? { risk: { [CONTRACT_BUREAU_ENDPOINT]: bureau } } : {},
   };
 }

@@ -3,7 +3,8 @@
  * cache or by in-flight de-duplication, and the euro spent. Subgraphs put it in
  * `extensions.cost`; the gateway sums the subgraphs' meters into the client's response.
  */
-import type { Area } from '../../emulator/core.ts';
+import type { Area } from '../../contract/areas.ts';
+import type { BudgetLimits, CostLedger, LedgerAccount } from './ledger.ts';
 
 export interface CostCall {
   area: Area;
@@ -14,8 +15,27 @@ export interface CostCall {
   status: number;
   euro: number;
   ms: number;
-  /** How it was answered: `upstream` (paid or free call made), `cache`, `dedup`. */
-  source: 'upstream' | 'cache' | 'dedup';
+  /**
+   * How it was answered: `upstream` (paid or free call made), `cache`, `dedup` (joined an identical
+   * call in flight), `stale` (the upstream failed and an expired copy within the allowed staleness
+   * answered).
+   */
+  source: 'upstream' | 'cache' | 'dedup' | 'stale';
+  /**
+   * Euro this call may have cost although no answer arrived (timeout, connection lost after the
+   * request was sent): the upstream may have carried it out and charged. Absent when known.
+   */
+  atRisk?: number;
+}
+
+/** Where a budget stands after the operation (what `extensions.cost.budget` says). */
+export interface BudgetState {
+  /** The limit; null when there is none. */
+  limit: number | null;
+  /** Euro committed against it (spent and at risk). */
+  committed: number;
+  /** What is left; null when there is no limit. */
+  remaining: number | null;
 }
 
 /** What `extensions.cost` holds. */
@@ -26,70 +46,109 @@ export interface CostSummary {
   cacheHits: number;
   /** Calls that joined an identical call already in flight. */
   dedupHits: number;
+  /** Calls answered from an expired copy because the upstream failed. */
+  staleHits: number;
   /** Euro spent by this operation, rounded to 1/10000. */
   euro: number;
+  /** Euro of paid calls whose outcome is unknown (no answer arrived): possibly spent as well. */
+  atRisk: number;
+  /** The operation's budget and the tenant's day, when known. */
+  budget?: { operation: BudgetState; day: BudgetState };
   calls: CostCall[];
 }
 
-/** A paid call refused because it would take the operation past its euro budget. */
-export class CostLimitError extends Error {
-  override readonly name = 'CostLimitError';
-  constructor(
-    readonly budget: number,
-    readonly committed: number,
-    readonly price: number,
-    readonly endpoint: string,
-  ) {
-    super(`this operation would spend more than its budget of €${budget} (€${round4(committed)} committed, ${endpoint} costs €${price})`);
-  }
+export { CostLimitError, type BudgetScope } from './ledger.ts';
+
+/** Where a meter charges its reservations (see `ledger.ts`). */
+export interface MeterLedger {
+  ledger: CostLedger;
+  account: LedgerAccount;
+  limits: BudgetLimits;
 }
 
 export class CostMeter {
   readonly calls: CostCall[] = [];
-  private committed = 0;
 
-  /** @param budget euro this operation may spend upstream; null for no limit. */
-  constructor(readonly budget: number | null = null) {}
+  /**
+   * @param target the shared ledger, operation and limits to charge; without it (internal reads,
+   * unit tests) nothing is limited.
+   */
+  constructor(private readonly target: MeterLedger | null = null) {}
 
   record(call: CostCall): void {
     this.calls.push(call);
   }
 
-  /** Commits `price` before a call is sent; throws `CostLimitError` when it would pass the budget. */
-  reserve(price: number, endpoint: string): void {
-    if (price <= 0) return;
-    if (this.budget !== null && this.committed + price > this.budget + 1e-9) throw new CostLimitError(this.budget, this.committed, price, endpoint);
-    this.committed += price;
+  /** Commits `price` before a call is sent; throws `CostLimitError` when it would pass a budget. */
+  async reserve(price: number, endpoint: string): Promise<void> {
+    if (price <= 0 || !this.target) return;
+    const { ledger, account, limits } = this.target;
+    await ledger.reserve(account, price, limits, endpoint);
   }
 
-  /** Gives back a reservation whose call was not charged (an error answer, no answer). */
-  release(price: number): void {
-    if (price > 0) this.committed = Math.max(0, this.committed - price);
+  /** Gives back a reservation whose call was certainly not charged (an error answer, no connection). */
+  async release(price: number): Promise<void> {
+    if (price <= 0 || !this.target) return;
+    await this.target.ledger.release(this.target.account, price);
   }
 
   summary(): CostSummary {
     return summarize(this.calls);
   }
+
+  /** The summary, with where the budgets stand when the meter charges a shared ledger. */
+  async report(): Promise<CostSummary> {
+    const out = summarize(this.calls);
+    if (this.target) {
+      const { ledger, account, limits } = this.target;
+      const balance = await ledger.balance(account);
+      out.budget = { operation: budgetState(limits.operation, balance.operation), day: budgetState(limits.day, balance.day) };
+    }
+    return out;
+  }
 }
 
 export const round4 = (n: number): number => Math.round(n * 10000) / 10000;
+
+export const budgetState = (limit: number | null, committed: number): BudgetState => ({
+  limit,
+  committed: round4(committed),
+  remaining: limit === null ? null : round4(Math.max(0, limit - committed)),
+});
 
 export function summarize(calls: CostCall[]): CostSummary {
   let upstreamCalls = 0;
   let cacheHits = 0;
   let dedupHits = 0;
+  let staleHits = 0;
   let euro = 0;
+  let atRisk = 0;
   for (const c of calls) {
     if (c.source === 'upstream') {
       upstreamCalls++;
       euro += c.euro;
+      atRisk += c.atRisk ?? 0;
     } else if (c.source === 'cache') cacheHits++;
+    else if (c.source === 'stale') staleHits++;
     else dedupHits++;
   }
-  return { upstreamCalls, cacheHits, dedupHits, euro: round4(euro), calls };
+  return { upstreamCalls, cacheHits, dedupHits, staleHits, euro: round4(euro), atRisk: round4(atRisk), calls };
 }
 
-/** Merges summaries (the gateway adds up its subgraphs' meters). */
+/**
+ * Merges summaries (the gateway adds up its subgraphs' meters). The budgets are read from the one
+ * shared ledger: the lowest remaining (the latest reading) is kept.
+ */
 export function mergeSummaries(parts: CostSummary[]): CostSummary {
-  return summarize(parts.flatMap((p) => p.calls));
+  const out = summarize(parts.flatMap((p) => p.calls));
+  for (const p of parts) {
+    if (!p.budget) continue;
+    if (!out.budget) out.budget = { operation: { ...p.budget.operation }, day: { ...p.budget.day } };
+    else {
+      for (const scope of ['operation', 'day'] as const) {
+        if (p.budget[scope].committed > out.budget[scope].committed) out.budget[scope] = { ...p.budget[scope] };
+      }
+    }
+  }
+  return out;
 }

@@ -2,7 +2,7 @@
  * One REST endpoint as the upstream client needs to know it. Each area keeps its endpoints in one
  * table (`subgraphs/<area>/upstream.ts`), so a deployment can change a path in one place.
  */
-import type { Area } from '../../emulator/core.ts';
+import type { Area } from '../../contract/areas.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
 

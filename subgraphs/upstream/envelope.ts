@@ -11,7 +11,7 @@
  * - 204 No Content (nothing found);
  * - error bodies in text/plain or HTML (PDF endpoints, proxies).
  */
-import type { Area } from '../../emulator/core.ts';
+import type { Area } from '../../contract/areas.ts';
 import { UpstreamError } from './errors.ts';
 
 export interface RawAnswer {

@@ -3,7 +3,7 @@
  * HTTP status and the upstream error number; `graphqlCode` maps it to the stable
  * `extensions.code` that clients switch on.
  */
-import type { Area } from '../../emulator/core.ts';
+import type { Area } from '../../contract/areas.ts';
 
 export type UpstreamErrorKind =
   /** the REST suite answered with an error envelope or an error status */
@@ -33,6 +33,20 @@ export class UpstreamError extends Error {
   ) {
     super(message);
   }
+
+  /**
+   * Euro that a paid call which got no answer (timeout, reset) may have cost: the upstream may have
+   * carried it out and charged. 0 when the outcome is known. Set by the upstream client.
+   */
+  atRisk = 0;
+
+  /** Whether a paid call may have been carried out (and charged) although no answer arrived. */
+  get outcomeUnknown(): boolean {
+    return this.atRisk > 0;
+  }
+
+  /** Set by the upstream client when the request never left (no connection was made). */
+  neverSent = false;
 
   /** The stable GraphQL `extensions.code` for this failure (ARCHITECTURE "Errors"). */
   get graphqlCode(): string {
@@ -68,5 +82,30 @@ export class UpstreamError extends Error {
   get retryable(): boolean {
     if (this.kind === 'network' || this.kind === 'timeout') return true;
     return this.kind === 'http' && (this.status === 429 || this.status === 502 || this.status === 503 || this.status === 504 || this.status === 500);
+  }
+}
+
+/**
+ * Whether a failed call may have been carried out upstream all the same (and so charged, and a
+ * record created): sent and unanswered (timeout, connection lost), a 502 or 504 (a proxy in front
+ * of the service lost the answer), or a 2xx whose body could not be read. A refusal before sending
+ * (bad input, a budget, no token, no connection) or an error answer of the service itself created
+ * nothing. The one rule for metering money at risk and for keeping idempotency keys and callback
+ * reservations.
+ */
+export function mayHaveBeenCarriedOut(err: unknown): boolean {
+  if (!(err instanceof UpstreamError)) return false;
+  if (err.atRisk > 0) return true;
+  switch (err.kind) {
+    case 'timeout':
+      return true;
+    case 'network':
+      return !err.neverSent;
+    case 'decode':
+      return err.status >= 200 && err.status < 300;
+    case 'http':
+      return err.status === 502 || err.status === 504;
+    default:
+      return false;
   }
 }

@@ -1,7 +1,7 @@
 /** Shared risk test data: a valid person, a real PDF, and a complete person bureau order. */
 import { renderPdf } from '../../emulator/pdf.ts';
 import type { PersonBureauInput } from '../../subgraphs/risk/__generated__/resolvers-types.ts';
-import { makeFiscalCode } from '../../subgraphs/upstream/checksums.ts';
+import { makeFiscalCode } from '../../contract/checksums.ts';
 
 export const CF = makeFiscalCode({ surname: 'Rossi', name: 'Mario', birthDate: '1990-04-28', gender: 'M', cadastralCode: 'L117' });
 export const CF2 = makeFiscalCode({ surname: 'Bianchi', name: 'Anna', birthDate: '1985-11-02', gender: 'F', cadastralCode: 'H501' });

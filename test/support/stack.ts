@@ -8,7 +8,21 @@ import { startStack, type Stack, type StackOptions } from '../../stack.ts';
 export interface GraphQLResponse<T = Record<string, unknown>> {
   data?: T | null;
   errors?: Array<{ message: string; path?: Array<string | number>; extensions?: Record<string, unknown> & { code?: string } }>;
-  extensions?: { cost?: { upstreamCalls: number; cacheHits: number; dedupHits: number; euro: number; calls: Array<{ path: string; source: string; euro: number; status: number }> } };
+  extensions?: {
+    cost?: {
+      upstreamCalls: number;
+      cacheHits: number;
+      dedupHits: number;
+      staleHits?: number;
+      euro: number;
+      atRisk?: number;
+      estimate?: { euro: number; breakdown: Array<{ field: string; euro: number }> };
+      executed?: boolean;
+      budget?: Record<'operation' | 'day', { limit: number | null; committed: number; remaining: number | null }>;
+      calls: Array<{ path: string; source: string; euro: number; status: number; atRisk?: number }>;
+    };
+    warnings?: Array<{ code: string; message: string }>;
+  };
 }
 
 export interface EmulatorCall {
@@ -28,6 +42,10 @@ export interface TestStack {
   clearCalls(): Promise<void>;
   /** POST to the emulator's control API, e.g. control('faults', {...}). */
   control(path: string, body?: unknown): Promise<unknown>;
+  /** A new emulator account (every scope) with `credit` euro in its wallet; returns its token. */
+  createToken(credit: number): Promise<string>;
+  /** Euro left in an account's wallet. */
+  credit(token: string): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -64,6 +82,12 @@ export async function startTestStack(env: NodeJS.ProcessEnv = {}, opts: Omit<Sta
       await emuJson('DELETE', 'calls');
     },
     control: (path: string, body: unknown = {}) => emuJson('POST', path, body),
+    async createToken(credit: number) {
+      return ((await emuJson('POST', 'tokens', { credit })) as { token: string }).token;
+    },
+    async credit(token: string) {
+      return ((await emuJson('GET', `tokens/${encodeURIComponent(token)}`)) as { credit: number }).credit;
+    },
     close: () => stack.close(),
   };
 }

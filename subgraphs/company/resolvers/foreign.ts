@@ -6,7 +6,7 @@
 import type { SubgraphContext } from '../../runtime/context.ts';
 import { badUserInput } from '../../runtime/errors.ts';
 import type { Endpoint } from '../../upstream/endpoint.ts';
-import { priceOf } from '../../upstream/prices.ts';
+import { priceOf } from '../../../contract/prices.ts';
 import type { ForeignCompanyModel, ForeignLevel } from '../model.ts';
 import { normalizeEuStart, normalizeForeign } from '../normalize.ts';
 import { COMPANY_ENDPOINTS, countryEndpoint, DEDICATED_COUNTRIES, type DedicatedCountry, type VEuStart, type VForeign } from '../upstream.ts';

@@ -21,7 +21,7 @@ import type {
   PersonReportRequestResolvers,
   RiskRequestResolvers,
 } from '../__generated__/resolvers-types.ts';
-import type { SignedFileValue } from '../files.ts';
+import type { SignedFileValue } from '../../runtime/tracking/files.ts';
 import {
   bool,
   callbackOf,
@@ -85,11 +85,11 @@ const resultOf = (p: TrackedRequest): unknown => {
 };
 
 export function requestResolvers(service: RiskService) {
-  const signed = (ctx: SubgraphContext, endpoint: Endpoint, id: string, fileName: string): SignedFileValue =>
+  const signed = (ctx: SubgraphContext, endpoint: Endpoint, id: string, fileName: string): Promise<SignedFileValue> =>
     service.files.issue(service.publicUrl(), ctx.auth, endpoint, { id }, fileName);
 
   /** The finished report of a report family, as a signed URL; null before completion. */
-  const report = (p: TrackedRequest, _args: unknown, ctx: SubgraphContext): SignedFileValue | null => {
+  const report = (p: TrackedRequest, _args: unknown, ctx: SubgraphContext): Promise<SignedFileValue> | null => {
     const ep = FAMILIES[p.family].download;
     if (!ep || !isFinalState(p.rawState)) return null;
     return signed(ctx, ep, p.id, text(rec(p).namePdf) ?? `${p.id}.pdf`);

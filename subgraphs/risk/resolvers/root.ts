@@ -6,6 +6,7 @@
 import { GraphQLError } from 'graphql';
 import type { SubgraphContext } from '../../runtime/context.ts';
 import { badUserInput, toClientError } from '../../runtime/errors.ts';
+import { italianCodeShape } from '../../runtime/validate.ts';
 import { UpstreamError } from '../../upstream/errors.ts';
 import type {
   CompanyResolvers,
@@ -18,12 +19,13 @@ import { creditScores } from '../loaders.ts';
 import { isFinalState, isObj, toSeconds } from '../model.ts';
 import { requestTopic, tenantTopic, type RiskService } from '../service.ts';
 import type { TrackedRequest } from '../store.ts';
-import { RISK, type RiskFamilyName } from '../upstream.ts';
+import { ORDER_FAMILIES, RISK, type RiskFamilyName } from '../upstream.ts';
 import {
   anyFiscalCode,
   base64Pdf,
   companySubjectBody,
   creditScoreMonitorBody,
+  idempotencyKey,
   kycCheckBody,
   kycMonitorBody,
   negativeRecordsBody,
@@ -52,13 +54,9 @@ function payloads<K extends string>(key: K, source: AsyncIterableIterator<Tracke
   return it;
 }
 
-const PATRIMONIAL: Record<string, RiskFamilyName> = { STANDARD: 'PATRIMONIAL', TOP: 'PATRIMONIAL_TOP', TOP_SUPERVISED: 'PATRIMONIAL_TOP_SUPERVISED' };
-const PERSON_REPORT: Record<string, RiskFamilyName> = { STANDARD: 'PERSON_REPORT', TOP: 'PERSON_REPORT_TOP' };
-const COMPANY_REPORT: Record<string, RiskFamilyName> = { STANDARD: 'COMPANY_REPORT', TOP: 'COMPANY_REPORT_TOP' };
-const HEIRS: Record<string, RiskFamilyName> = { ACCEPTED: 'HEIRS_ACCEPTED', NOT_ACCEPTED: 'HEIRS_NOT_ACCEPTED' };
-const KYC: Record<string, RiskFamilyName> = { FULL: 'KYC_FULL', PEP: 'KYC_PEP', SANCTION_LIST: 'KYC_SANCTION_LIST', ADVERSE_MEDIA: 'KYC_ADVERSE_MEDIA' };
+const { PATRIMONIAL, PERSON_REPORT, COMPANY_REPORT, HEIRS, KYC } = ORDER_FAMILIES;
 
-function familyOf(table: Record<string, RiskFamilyName>, value: string, field: string): RiskFamilyName {
+function familyOf(table: Readonly<Record<string, RiskFamilyName>>, value: string, field: string): RiskFamilyName {
   const f = table[value];
   if (!f) throw badUserInput(`${field}: unknown value ${value}`, field);
   return f;
@@ -90,47 +88,56 @@ export function rootResolvers(service: RiskService) {
   };
 
   const Mutation: MutationResolvers = {
-    orderPersonBureauReport: (_root, { input }, ctx) => {
-      const body = personBureauBody(input);
-      return service.create(ctx, 'PERSON_BUREAU', body, relayTarget(input.callback, 'input.callback', relayOpts));
+    orderPersonBureauReport: (_root, { input, idempotencyKey: key }, ctx) => {
+      const idem = idempotencyKey(key);
+      const body = personBureauBody(input, 'input', service.maxPdfBytes);
+      return service.create(ctx, 'PERSON_BUREAU', body, relayTarget(input.callback, 'input.callback', relayOpts), idem);
     },
     uploadSignedDelegation: (_root, { id, signedDelegationFile }, ctx) => {
       const rid = requestId(id);
-      const file = base64Pdf(signedDelegationFile, 'signedDelegationFile');
+      const file = base64Pdf(signedDelegationFile, 'signedDelegationFile', service.maxPdfBytes);
       return service.uploadDelegation(ctx, rid, file);
     },
-    orderPatrimonialReport: (_root, { level, input }, ctx) => {
+    orderPatrimonialReport: (_root, { level, input, idempotencyKey: key }, ctx) => {
+      const idem = idempotencyKey(key);
       const body = personSubjectBody(input);
-      return service.create(ctx, familyOf(PATRIMONIAL, level, 'level'), body, relayTarget(input.callback, 'input.callback', relayOpts));
+      return service.create(ctx, familyOf(PATRIMONIAL, level, 'level'), body, relayTarget(input.callback, 'input.callback', relayOpts), idem);
     },
-    orderPersonReport: (_root, { level, input }, ctx) => {
+    orderPersonReport: (_root, { level, input, idempotencyKey: key }, ctx) => {
+      const idem = idempotencyKey(key);
       const body = personSubjectBody(input);
-      return service.create(ctx, familyOf(PERSON_REPORT, level, 'level'), body, relayTarget(input.callback, 'input.callback', relayOpts));
+      return service.create(ctx, familyOf(PERSON_REPORT, level, 'level'), body, relayTarget(input.callback, 'input.callback', relayOpts), idem);
     },
-    orderHeirsSearch: (_root, { acceptance, input }, ctx) => {
+    orderHeirsSearch: (_root, { acceptance, input, idempotencyKey: key }, ctx) => {
+      const idem = idempotencyKey(key);
       const body = personSubjectBody(input);
-      return service.create(ctx, familyOf(HEIRS, acceptance, 'acceptance'), body, relayTarget(input.callback, 'input.callback', relayOpts));
+      return service.create(ctx, familyOf(HEIRS, acceptance, 'acceptance'), body, relayTarget(input.callback, 'input.callback', relayOpts), idem);
     },
-    orderCompanyReport: (_root, { level, input }, ctx) => {
+    orderCompanyReport: (_root, { level, input, idempotencyKey: key }, ctx) => {
+      const idem = idempotencyKey(key);
       const body = companySubjectBody(input);
-      return service.create(ctx, familyOf(COMPANY_REPORT, level, 'level'), body, relayTarget(input.callback, 'input.callback', relayOpts));
+      return service.create(ctx, familyOf(COMPANY_REPORT, level, 'level'), body, relayTarget(input.callback, 'input.callback', relayOpts), idem);
     },
-    orderNegativeRecordsCheck: (_root, { input }, ctx) => {
+    orderNegativeRecordsCheck: (_root, { input, idempotencyKey: key }, ctx) => {
+      const idem = idempotencyKey(key);
       const body = negativeRecordsBody(input);
-      return service.create(ctx, 'NEGATIVE_RECORDS', body, relayTarget(input.callback, 'input.callback', relayOpts));
+      return service.create(ctx, 'NEGATIVE_RECORDS', body, relayTarget(input.callback, 'input.callback', relayOpts), idem);
     },
-    orderKycCheck: (_root, { kind, input }, ctx) => {
+    orderKycCheck: (_root, { kind, input, idempotencyKey: key }, ctx) => {
+      const idem = idempotencyKey(key);
       const body = kycCheckBody(input);
-      return service.create(ctx, familyOf(KYC, kind, 'kind'), body, relayTarget(input.callback, 'input.callback', relayOpts));
+      return service.create(ctx, familyOf(KYC, kind, 'kind'), body, relayTarget(input.callback, 'input.callback', relayOpts), idem);
     },
-    startCreditScoreMonitor: (_root, { input }, ctx) => {
+    startCreditScoreMonitor: (_root, { input, idempotencyKey: key }, ctx) => {
+      const idem = idempotencyKey(key);
       const body = creditScoreMonitorBody(input);
-      return service.create(ctx, 'CREDIT_SCORE_MONITOR', body, relayTarget(input.callback, 'input.callback', relayOpts));
+      return service.create(ctx, 'CREDIT_SCORE_MONITOR', body, relayTarget(input.callback, 'input.callback', relayOpts), idem);
     },
     stopCreditScoreMonitor: (_root, { id }, ctx) => service.remove(ctx, 'CREDIT_SCORE_MONITOR', requestId(id)),
-    startKycMonitor: (_root, { input }, ctx) => {
+    startKycMonitor: (_root, { input, idempotencyKey: key }, ctx) => {
+      const idem = idempotencyKey(key);
       const body = kycMonitorBody(input);
-      return service.create(ctx, 'KYC_MONITOR', body, relayTarget(input.callback, 'input.callback', relayOpts));
+      return service.create(ctx, 'KYC_MONITOR', body, relayTarget(input.callback, 'input.callback', relayOpts), idem);
     },
     stopKycMonitor: (_root, { id }, ctx) => service.remove(ctx, 'KYC_MONITOR', requestId(id)),
   };
@@ -185,9 +192,9 @@ export function rootResolvers(service: RiskService) {
     __resolveReference: (ref) => ref,
     creditScore: (company, { level }, ctx) => {
       // Credit scores exist for Italian VAT numbers only: a company without one (e.g. foreign) has none.
-      const raw = (company.vatCode ?? '').replace(/\s+/g, '').toUpperCase().replace(/^IT/, '');
-      if (!/^\d{11}$/.test(raw)) return null;
-      return creditScores(ctx).load({ vat: vatNumber(raw, 'vatCode'), level });
+      const vatCode = company.vatCode ?? '';
+      if (italianCodeShape(vatCode) !== 'vat') return null;
+      return creditScores(ctx).load({ vat: vatNumber(vatCode, 'vatCode'), level });
     },
   };
 

@@ -6,11 +6,18 @@
  * chosen so that the tiers keep their real order (start < advanced < marketing/stakeholders < aml <
  * full). A deployment sets its own with `OPENAPI_PRICES` (a JSON file mapping keys to euro).
  *
+ * Prices are per process: whoever starts the process's parts from an env (`startStack`, the
+ * services, `services/build.ts`) calls `configurePrices(env)` once, and every reader of the table
+ * in the process (the upstream client's cost meter, the gateway's estimate, the emulator's wallet)
+ * sees that table. Nothing here reads `process.env`: without `configurePrices` the built-in table
+ * holds. Two stacks in one process with different `OPENAPI_PRICES` would share the last one
+ * configured (a warning says so); run them as separate processes.
+ *
  * Keys are `"<area> <METHOD> <endpoint>"`, where endpoint is the first path segment
  * (e.g. `company GET IT-start`). A key with `*` as method matches every method.
  */
 import { readFileSync } from 'node:fs';
-import type { Area } from '../../emulator/core.ts';
+import type { Area } from './areas.ts';
 
 const DEFAULT_PRICES: Record<string, number> = {
   // company: Italy
@@ -102,28 +109,79 @@ for (const c of ['FR', 'DE', 'ES', 'PT', 'GB', 'BE', 'AT', 'CH', 'PL']) {
   DEFAULT_PRICES[`company GET ${c}-advanced`] = 0.3;
 }
 
-function loadOverrides(): Record<string, number> {
-  const file = process.env.OPENAPI_PRICES;
-  if (!file) return {};
-  const parsed: unknown = JSON.parse(readFileSync(file, 'utf8'));
-  const out: Record<string, number> = {};
-  for (const [k, v] of Object.entries(parsed as Record<string, unknown>)) {
+/** A price table: euro by `"<area> <METHOD> <endpoint>"` (or `"<area> * <endpoint>"`). */
+export type PriceTable = Readonly<Record<string, number>>;
+
+/** The settings `loadPrices` reads (an env such as `startStack({ env })` is given). */
+export interface PriceSettings {
+  /** Path of a JSON file of prices that replace or add to the built-in ones. */
+  OPENAPI_PRICES?: string | undefined;
+}
+
+/** The built-in table. */
+export const DEFAULT_PRICE_TABLE: PriceTable = Object.freeze({ ...DEFAULT_PRICES });
+
+/** The built-in table with the overrides of the `OPENAPI_PRICES` file of `env`, if any; throws on a bad file. */
+export function loadPrices(env: PriceSettings): PriceTable {
+  const file = env.OPENAPI_PRICES?.trim();
+  if (!file) return DEFAULT_PRICE_TABLE;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (err) {
+    throw new Error(`OPENAPI_PRICES: cannot read "${file}" as JSON: ${(err as Error).message}`);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error(`OPENAPI_PRICES: "${file}" must hold a JSON object of prices`);
+  const out: Record<string, number> = { ...DEFAULT_PRICES };
+  for (const [k, v] of Object.entries(parsed)) {
     if (typeof v === 'number' && Number.isFinite(v) && v >= 0) out[k] = v;
     else throw new Error(`OPENAPI_PRICES: price of "${k}" must be a non-negative number`);
   }
-  return out;
+  return Object.freeze(out);
 }
 
-const TABLE: Record<string, number> = { ...DEFAULT_PRICES, ...loadOverrides() };
+let current: PriceTable = DEFAULT_PRICE_TABLE;
+/** The `OPENAPI_PRICES` file `current` came from; null for the built-in table. */
+let currentFile: string | null = null;
+
+const sameTable = (a: PriceTable, b: PriceTable): boolean => {
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((k) => a[k] === b[k]);
+};
+
+/**
+ * Sets the process's price table from `env` (its `OPENAPI_PRICES` file, else the built-in table)
+ * and returns it. Called by whatever starts the layer or the emulator from an env; calling it again
+ * with the same prices changes nothing. Throws on a bad file, leaving the table as it was.
+ */
+export function configurePrices(env: PriceSettings): PriceTable {
+  const table = loadPrices(env);
+  const file = env.OPENAPI_PRICES?.trim() || null;
+  if (sameTable(table, current)) {
+    currentFile = file;
+    return current;
+  }
+  if (currentFile !== null) {
+    console.warn(
+      `[prices] prices are per process: ${file ? `OPENAPI_PRICES=${file}` : 'the built-in table'} replaces OPENAPI_PRICES=${currentFile} for every part of this process`,
+    );
+  }
+  current = table;
+  currentFile = file;
+  return current;
+}
 
 /** The first path segment, which names the endpoint (`/IT-start/123` → `IT-start`). */
 export const endpointOf = (path: string): string => path.replace(/^\/+/, '').split(/[/?]/)[0] ?? '';
 
-/** Euro for one successful call; 0 for calls the table does not price (reads of own records, polls). */
-export function priceOf(area: Area, method: string, path: string): number {
+/**
+ * Euro for one successful call, from the process's table (or the one given); 0 for calls the table
+ * does not price (reads of own records, polls).
+ */
+export function priceOf(area: Area, method: string, path: string, table: PriceTable = current): number {
   const ep = endpointOf(path);
-  return TABLE[`${area} ${method.toUpperCase()} ${ep}`] ?? TABLE[`${area} * ${ep}`] ?? 0;
+  return table[`${area} ${method.toUpperCase()} ${ep}`] ?? table[`${area} * ${ep}`] ?? 0;
 }
 
-/** The whole table, for documentation and the bench. */
-export const priceTable = (): Readonly<Record<string, number>> => TABLE;
+/** The process's whole table, for documentation, the emulator and the bench. */
+export const priceTable = (): PriceTable => current;

@@ -11,13 +11,14 @@
  * a small DNS-rebinding window (the delivery resolves the name again); `guardedRelayAgent` closes it
  * by checking the address actually connected to, once the delivery accepts a dispatcher.
  *
- * `RISK_RELAY_ALLOW_PRIVATE=1` switches the check off: for development and tests, whose callback
+ * `<AREA>_RELAY_ALLOW_PRIVATE=1` (e.g. `RISK_RELAY_ALLOW_PRIVATE=1`) switches the check off: for development and tests, whose callback
  * receivers listen on 127.0.0.1, or a deployment whose callers live on the same private network.
  */
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import { lookup as dnsLookupAll } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
 import { Agent, buildConnector } from 'undici';
+import { envPrefix } from './policy.ts';
 
 const BLOCKED = new BlockList();
 for (const [net, prefix] of [
@@ -55,8 +56,8 @@ export function isPrivateAddress(address: string): boolean {
   return BLOCKED.check(a, v === 4 ? 'ipv4' : 'ipv6');
 }
 
-/** True when `RISK_RELAY_ALLOW_PRIVATE` is `1` (or `true`): relays may go to private addresses. */
-export const allowPrivateRelay = (env: NodeJS.ProcessEnv = process.env): boolean => /^(1|true)$/i.test((env.RISK_RELAY_ALLOW_PRIVATE ?? '').trim());
+/** True when `<AREA>_RELAY_ALLOW_PRIVATE` (e.g. `RISK_RELAY_ALLOW_PRIVATE`) is `1` (or `true`): relays may go to private addresses. */
+export const allowPrivateRelay = (env: NodeJS.ProcessEnv, area: string): boolean => /^(1|true)$/i.test((env[`${envPrefix(area)}RELAY_ALLOW_PRIVATE`] ?? '').trim());
 
 /** The URL's host when it is a private IP literal (after WHATWG normalisation: `0x7f000001` is 127.0.0.1), else null. */
 export function privateLiteralHost(url: string): string | null {

@@ -1,0 +1,23 @@
+/**
+ * `npm run emulator`: the emulator of the REST suite alone, so that the layer can be restarted while
+ * the upstream it talks to keeps its state. Listens on `EMULATOR_PORT` (default 4010) and
+ * `EMULATOR_HOST` (default 127.0.0.1); prints its URL; stops cleanly on SIGINT/SIGTERM.
+ * Subgraphs reach it with `OPENAPI_ENV=emulator OPENAPI_EMULATOR_URL=<that URL>`.
+ */
+import { startEmulator } from '../emulator/server.ts';
+import { redactConsole } from '../subgraphs/runtime/redact.ts';
+import { emulatorOptionsFromEnv } from './build.ts';
+import { runService } from './run.ts';
+
+await runService('emulator', async () => {
+  redactConsole();
+  const emulator = await startEmulator(emulatorOptionsFromEnv(process.env));
+  return {
+    close: () => emulator.close(),
+    banner: [
+      `emulator listening on ${emulator.url}`,
+      `  areas under ${emulator.url}/<area>, control API ${emulator.url}/_emulator/calls`,
+      `  subgraphs reach it with OPENAPI_ENV=emulator OPENAPI_EMULATOR_URL=${emulator.url}`,
+    ],
+  };
+});

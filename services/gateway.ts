@@ -1,0 +1,24 @@
+/**
+ * `npm run gateway`: the gateway alone, listening on `PORT` (default 4000) and `HOST` (default
+ * 127.0.0.1), over the subgraphs at `SUBGRAPH_<NAME>_URL` (one variable per subgraph of the
+ * supergraph: `SUBGRAPH_COMPANY_URL`, `SUBGRAPH_RISK_URL`), with `/callbacks/<area>` and
+ * `/files/<area>` streamed to the subgraph of that name. Prints where it listens; stops cleanly on
+ * SIGINT/SIGTERM.
+ */
+import { startGateway } from '../gateway/index.ts';
+import { gatewayOptionsFromEnv, subgraphUrlsFromEnv } from './build.ts';
+import { runService } from './run.ts';
+
+await runService('gateway', async () => {
+  const subgraphUrls = subgraphUrlsFromEnv(process.env);
+  const gateway = await startGateway(gatewayOptionsFromEnv(process.env, subgraphUrls));
+  return {
+    close: () => gateway.close(),
+    banner: [
+      `gateway listening on ${gateway.url}`,
+      `  GraphiQL and GraphQL:  ${gateway.graphqlUrl}`,
+      `  WebSocket (graphql-ws): ${gateway.wsUrl}`,
+      ...Object.entries(subgraphUrls).map(([name, url]) => `  ${name}: ${url}`),
+    ],
+  };
+});

@@ -1,0 +1,49 @@
+/**
+ * The life of a process of the layer (`npm start` and each separate service): start, print where it
+ * listens, stop cleanly on SIGINT/SIGTERM (a second signal exits at once). A configuration mistake
+ * (`ServiceConfigError`) is one line and exit code 1, not a stack trace.
+ */
+import { ServiceConfigError } from './build.ts';
+
+export interface Running {
+  close(): Promise<void>;
+}
+
+/** On SIGINT or SIGTERM: `close()`, then exit 0 (1 when closing failed); a second signal exits 1 at once. */
+export function stopOnSignals(running: Running): void {
+  let stopping = false;
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.on(signal, () => {
+      if (stopping) {
+        console.log(`\n${signal} again: exiting now`);
+        process.exit(1);
+      }
+      stopping = true;
+      console.log(`\n${signal}: shutting down`);
+      running.close().then(
+        () => process.exit(0),
+        (err: unknown) => {
+          console.error(err);
+          process.exit(1);
+        },
+      );
+    });
+  }
+}
+
+/**
+ * Starts a service: `start` builds it and returns it with the lines to print; then it runs until
+ * a signal. `name` prefixes error lines.
+ */
+export async function runService(name: string, start: () => Promise<Running & { banner: string[] }>): Promise<void> {
+  let running: Running & { banner: string[] };
+  try {
+    running = await start();
+  } catch (err) {
+    if (err instanceof ServiceConfigError) console.error(`[${name}] ${err.message}`);
+    else console.error(`[${name}] failed to start:`, err);
+    process.exit(1);
+  }
+  for (const line of running.banner) console.log(line);
+  stopOnSignals(running);
+}

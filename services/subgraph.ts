@@ -1,0 +1,26 @@
+/**
+ * `npm run subgraph -- <name> [<name>…]`: one HTTP server with the named subgraphs (`company`,
+ * `risk`), each at `/<name>/graphql`, listening on `SUBGRAPH_PORT` (default 4001) and
+ * `SUBGRAPH_HOST` (default 127.0.0.1), configured from the environment as `npm start` configures
+ * them. Running apart, it needs `LAYER_SECRET` (the same in every subgraph process), `PUBLIC_URL`
+ * (the gateway's public URL) and, with `OPENAPI_ENV=emulator`, the emulator's URL
+ * (`OPENAPI_EMULATOR_URL`). Prints where it listens; stops cleanly on SIGINT/SIGTERM.
+ */
+import { startSubgraphsFromEnv, subgraphUrlVariable } from './build.ts';
+import { runService } from './run.ts';
+
+// `npm run subgraph -- company risk` or `-- company,risk`.
+const names = process.argv.slice(2).flatMap((a) => a.split(',')).map((a) => a.trim()).filter(Boolean);
+
+await runService('subgraph', async () => {
+  const layer = await startSubgraphsFromEnv({ env: process.env, names, standalone: true });
+  const { config } = layer;
+  return {
+    close: () => layer.close(),
+    banner: [
+      `subgraph ${layer.names.join(', ')} listening on ${layer.subgraphs.url}`,
+      ...layer.names.map((n) => `  ${n}: ${layer.graphqlUrls[n]}  (the gateway's ${subgraphUrlVariable(n)})`),
+      `  upstream: ${config.env}${process.env.OPENAPI_EMULATOR_URL ? ` (emulator at ${process.env.OPENAPI_EMULATOR_URL})` : ''}; callback and download URLs under ${layer.publicUrl}`,
+    ],
+  };
+});

@@ -1,0 +1,6 @@
+/** Every area's pricing table, for the gateway's cost estimate (`gateway/estimate.ts`). */
+import { companyPricing } from './company/pricing.ts';
+import { riskPricing } from './risk/pricing.ts';
+import { mergePricing, type PricingTable } from './runtime/pricing.ts';
+
+export const PRICING: PricingTable = mergePricing([companyPricing, riskPricing]);

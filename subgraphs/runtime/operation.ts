@@ -1,0 +1,9 @@
+/**
+ * The client operation a subgraph request belongs to. The gateway gives every client operation an
+ * id and sends it on each of its subgraph requests; subgraphs charge that operation's entry of the
+ * shared cost ledger (`upstream/ledger.ts`), so one budget holds across the whole query plan.
+ */
+export const OPERATION_HEADER = 'x-openapi-operation';
+
+/** What an operation id looks like (a UUID); anything else is ignored and a fresh one made. */
+export const OPERATION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;

@@ -1,0 +1,52 @@
+/**
+ * What an area tells the gateway's cost estimate (`gateway/estimate.ts`): the euro each of its
+ * fields may spend upstream, from the shared price table, and how long its lists can be. An area
+ * supplies a table; the walk over an operation is written once, in the gateway.
+ */
+import type { FieldNode, FragmentDefinitionNode } from 'graphql';
+import type { Endpoint } from '../upstream/endpoint.ts';
+import { priceOf } from '../../contract/prices.ts';
+
+export type Args = Record<string, unknown>;
+
+export interface PricedField {
+  /** Euro of the paid calls one resolution of this field makes at most, from its arguments. */
+  euro?(args: Args): number;
+  /**
+   * Most items this list field holds (its documented limit), from its own arguments and those of
+   * the field above it; `assumed` is the estimate's size for lists without a documented limit
+   * (used when there is none).
+   */
+  maxItems?(args: Args, parentArgs: Args, assumed: number): number;
+}
+
+/** One place an entity is returned, with the selection made on it. */
+export interface EntityPosition {
+  /** The field returning the entity. */
+  node: FieldNode;
+  /** `Type.field` of that field (e.g. `Query.companyById`, `CompanySearchResult.items`). */
+  coordinate: string;
+  args: Args;
+  /** Arguments of the field above it (e.g. the search's `limit` for its items). */
+  parentArgs: Args;
+  fragments: Record<string, FragmentDefinitionNode>;
+  variables: Args;
+}
+
+export interface PricingTable {
+  /** By schema coordinate, `Type.field`. */
+  fields: Record<string, PricedField>;
+  /** Euro of loading one entity of a type, at most, for the selection made on it at one position. */
+  entities: Record<string, (at: EntityPosition) => number>;
+}
+
+/** Euro of one successful call of an endpoint, from the shared price table. */
+export const endpointPrice = (ep: Endpoint): number => priceOf(ep.area, ep.method, ep.path);
+
+/** Merges the areas' tables. */
+export function mergePricing(tables: PricingTable[]): PricingTable {
+  return {
+    fields: Object.assign({}, ...tables.map((t) => t.fields)) as Record<string, PricedField>,
+    entities: Object.assign({}, ...tables.map((t) => t.entities)) as PricingTable['entities'],
+  };
+}

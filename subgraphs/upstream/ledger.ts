@@ -1,0 +1,143 @@
+/**
+ * The cost ledger: what every client operation and every tenant's day has committed upstream, in
+ * euro, shared by every subgraph (and, on Redis, every replica). The gateway gives each client
+ * operation an id; every subgraph request of that operation charges the same ledger entry, so one
+ * budget holds across the whole query plan (every entity fetch, every subgraph).
+ *
+ * A reservation is made before a paid call is sent and given back when the call was certainly not
+ * charged (an error answer, a connection never made). A call whose outcome is unknown keeps its
+ * reservation: the money may be spent.
+ */
+import { LRUCache } from 'lru-cache';
+
+const round4 = (n: number): number => Math.round(n * 10000) / 10000;
+
+export type BudgetScope = 'operation' | 'day';
+
+/** A paid call refused because it would take the operation (or the tenant's day) past its budget. */
+export class CostLimitError extends Error {
+  override readonly name = 'CostLimitError';
+  constructor(
+    readonly scope: BudgetScope,
+    readonly budget: number,
+    readonly committed: number,
+    readonly price: number,
+    readonly endpoint: string,
+  ) {
+    super(
+      scope === 'operation'
+        ? `this operation would spend more than its budget of €${budget} (€${round4(committed)} committed, ${endpoint} costs €${price})`
+        : `this call would take today's spending past the daily budget of €${budget} (€${round4(committed)} committed today, ${endpoint} costs €${price})`,
+    );
+  }
+}
+
+/** The budgets a reservation is checked against; null means no limit. */
+export interface BudgetLimits {
+  /** Euro one client operation may commit (`OPENAPI_MAX_EURO_PER_OPERATION`). */
+  operation: number | null;
+  /** Euro one tenant may commit per calendar day, Italian time (`OPENAPI_MAX_EURO_PER_DAY`). */
+  day: number | null;
+}
+
+/** Who is charged: one client operation of one tenant. */
+export interface LedgerAccount {
+  operationId: string;
+  tenant: string;
+}
+
+/** What is committed now. */
+export interface LedgerBalance {
+  operation: number;
+  day: number;
+}
+
+export interface CostLedger {
+  /**
+   * Commits `price` to the operation and to the tenant's day, or throws `CostLimitError` (and
+   * commits nothing) when either would pass its limit. Atomic.
+   */
+  reserve(account: LedgerAccount, price: number, limits: BudgetLimits, endpoint: string): Promise<void>;
+  /** Gives back a reservation whose call was certainly not charged. */
+  release(account: LedgerAccount, price: number): Promise<void>;
+  balance(account: LedgerAccount): Promise<LedgerBalance>;
+}
+
+/** The calendar day of `ms` in Italy (the suite's day), `YYYY-MM-DD`. */
+const DAY_FORMAT = new Intl.DateTimeFormat('en-CA', { timeZone: 'Europe/Rome', year: 'numeric', month: '2-digit', day: '2-digit' });
+export const ledgerDay = (ms: number): string => DAY_FORMAT.format(new Date(ms));
+
+const EPSILON = 1e-9;
+const cents = (n: number): number => Math.round(n * 1e6) / 1e6;
+
+export interface MemoryLedgerOptions {
+  /** Operations remembered at once (the least recently charged are forgotten first). @default 100000 */
+  maxOperations?: number;
+  /** Clock for the day of a charge. @default Date.now */
+  now?: () => number;
+}
+
+/** The in-process ledger (the default: one process, `npm start`). */
+export class MemoryCostLedger implements CostLedger {
+  private readonly operations: LRUCache<string, { committed: number }>;
+  /** Tenants' days: a day is never evicted before it ends (bounded by tenants × 2 days). */
+  private readonly days = new Map<string, { committed: number }>();
+  private readonly now: () => number;
+
+  constructor(opts: MemoryLedgerOptions = {}) {
+    // An operation lives seconds to minutes; an hour without a charge means it is over.
+    this.operations = new LRUCache({ max: opts.maxOperations ?? 100_000, ttl: 3_600_000, updateAgeOnGet: true });
+    this.now = opts.now ?? Date.now;
+  }
+
+  private dayKey(tenant: string): string {
+    return `${tenant}|${ledgerDay(this.now())}`;
+  }
+
+  private entries(account: LedgerAccount): { op: { committed: number }; day: { committed: number } } {
+    let op = this.operations.get(account.operationId);
+    if (!op) this.operations.set(account.operationId, (op = { committed: 0 }));
+    const dayKey = this.dayKey(account.tenant);
+    let day = this.days.get(dayKey);
+    if (!day) {
+      this.sweepDays();
+      this.days.set(dayKey, (day = { committed: 0 }));
+    }
+    return { op, day };
+  }
+
+  /** Drops the days that are over (kept one day past, for what remains to be said of them). */
+  private sweepDays(): void {
+    const yesterday = ledgerDay(this.now() - 86_400_000);
+    for (const key of this.days.keys()) {
+      const day = key.slice(key.lastIndexOf('|') + 1);
+      if (day < yesterday) this.days.delete(key);
+    }
+  }
+
+  async reserve(account: LedgerAccount, price: number, limits: BudgetLimits, endpoint: string): Promise<void> {
+    if (price <= 0) return;
+    const { op, day } = this.entries(account);
+    if (limits.operation !== null && op.committed + price > limits.operation + EPSILON) {
+      throw new CostLimitError('operation', limits.operation, op.committed, price, endpoint);
+    }
+    if (limits.day !== null && day.committed + price > limits.day + EPSILON) {
+      throw new CostLimitError('day', limits.day, day.committed, price, endpoint);
+    }
+    op.committed = cents(op.committed + price);
+    day.committed = cents(day.committed + price);
+  }
+
+  async release(account: LedgerAccount, price: number): Promise<void> {
+    if (price <= 0) return;
+    const { op, day } = this.entries(account);
+    op.committed = Math.max(0, cents(op.committed - price));
+    day.committed = Math.max(0, cents(day.committed - price));
+  }
+
+  async balance(account: LedgerAccount): Promise<LedgerBalance> {
+    const op = this.operations.get(account.operationId);
+    const day = this.days.get(this.dayKey(account.tenant));
+    return { operation: op?.committed ?? 0, day: day?.committed ?? 0 };
+  }
+}

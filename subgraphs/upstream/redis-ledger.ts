@@ -1,0 +1,92 @@
+/**
+ * The cost ledger on Redis, shared by every replica: an operation's budget and a tenant's day hold
+ * however many gateways and subgraph processes serve them.
+ *
+ * Amounts are kept as integer micro-euros (INCRBY, not INCRBYFLOAT), so that thousands of small
+ * charges and releases never drift: €0.05 is 50000. Keys, under the connection's prefix:
+ * `ledger:op:<operationId>` (expires an hour after its last charge, as the memory ledger forgets an
+ * operation) and `ledger:day:<tenant>:<YYYY-MM-DD>` (Italian calendar day of the injectable clock,
+ * expires after 2 days).
+ */
+import type { Redis } from 'ioredis';
+import { defineScript } from '../runtime/redis.ts';
+import { CostLimitError, ledgerDay, type BudgetLimits, type CostLedger, type LedgerAccount, type LedgerBalance } from './ledger.ts';
+
+const MICRO = 1_000_000;
+const toMicro = (euro: number): number => Math.round(euro * MICRO);
+const toEuro = (micro: number): number => micro / MICRO;
+
+const OPERATION_TTL_MS = 3_600_000;
+const DAY_TTL_MS = 2 * 86_400_000;
+
+/**
+ * KEYS: operation, day. ARGV: price, operation limit (-1 = none), day limit (-1 = none), TTLs.
+ * Returns {0, 0} when committed, {1, committed} past the operation's limit, {2, committed} past the day's.
+ */
+const RESERVE = defineScript(`
+local price = tonumber(ARGV[1])
+local op = tonumber(redis.call('GET', KEYS[1]) or '0')
+local day = tonumber(redis.call('GET', KEYS[2]) or '0')
+local opLimit = tonumber(ARGV[2])
+local dayLimit = tonumber(ARGV[3])
+if opLimit >= 0 and op + price > opLimit then return {1, op} end
+if dayLimit >= 0 and day + price > dayLimit then return {2, day} end
+redis.call('INCRBY', KEYS[1], price)
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+redis.call('INCRBY', KEYS[2], price)
+redis.call('PEXPIRE', KEYS[2], ARGV[5])
+return {0, 0}
+`);
+
+/** KEYS: operation, day. ARGV: price, TTLs. Never below zero. */
+const RELEASE = defineScript(`
+for i = 1, 2 do
+  local v = redis.call('DECRBY', KEYS[i], ARGV[1])
+  if v < 0 then redis.call('SET', KEYS[i], 0) end
+  redis.call('PEXPIRE', KEYS[i], ARGV[i + 1])
+end
+return 0
+`);
+
+export interface RedisLedgerOptions {
+  /** Clock for the day of a charge. @default Date.now */
+  now?: () => number;
+  /** @default 'ledger:' */
+  namespace?: string;
+}
+
+export class RedisCostLedger implements CostLedger {
+  private readonly now: () => number;
+  private readonly ns: string;
+
+  constructor(
+    private readonly redis: Redis,
+    opts: RedisLedgerOptions = {},
+  ) {
+    this.now = opts.now ?? Date.now;
+    this.ns = opts.namespace ?? 'ledger:';
+  }
+
+  private keys(account: LedgerAccount): [string, string] {
+    return [`${this.ns}op:${account.operationId}`, `${this.ns}day:${account.tenant}:${ledgerDay(this.now())}`];
+  }
+
+  async reserve(account: LedgerAccount, price: number, limits: BudgetLimits, endpoint: string): Promise<void> {
+    if (price <= 0) return;
+    const limit = (l: number | null): number => (l === null ? -1 : toMicro(l));
+    const out = (await RESERVE.run(this.redis, this.keys(account), [toMicro(price), limit(limits.operation), limit(limits.day), OPERATION_TTL_MS, DAY_TTL_MS])) as [number, number];
+    const [verdict, committed] = out;
+    if (verdict === 1) throw new CostLimitError('operation', limits.operation ?? 0, toEuro(committed), price, endpoint);
+    if (verdict === 2) throw new CostLimitError('day', limits.day ?? 0, toEuro(committed), price, endpoint);
+  }
+
+  async release(account: LedgerAccount, price: number): Promise<void> {
+    if (price <= 0) return;
+    await RELEASE.run(this.redis, this.keys(account), [toMicro(price), OPERATION_TTL_MS, DAY_TTL_MS]);
+  }
+
+  async balance(account: LedgerAccount): Promise<LedgerBalance> {
+    const [op, day] = await this.redis.mget(...this.keys(account));
+    return { operation: toEuro(Number(op ?? 0)), day: toEuro(Number(day ?? 0)) };
+  }
+}

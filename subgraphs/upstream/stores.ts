@@ -1,0 +1,89 @@
+/**
+ * Builds the upstream side's shared state in one place: on Redis when `REDIS_URL` is set (every
+ * replica then shares the cache, in-flight markers, pending slow datasets, rate bookings and the
+ * cost ledger), in memory otherwise (one process, `npm start` needs nothing else).
+ *
+ * ```ts
+ * const stores = await upstreamStores(config, env.REDIS_URL, clock);
+ * const upstream = new UpstreamClient(config, stores);       // cache, markers, pending, limiter
+ * startSubgraphServer({ upstream, ledger: stores.ledger, … });
+ * // on shutdown, after upstream.close():
+ * await stores.close();
+ * ```
+ */
+import type { Redis } from 'ioredis';
+import { closeRedis, connectRedis, DEFAULT_REDIS_PREFIX } from '../runtime/redis.ts';
+import { MemoryCacheStore, MemoryInFlightMarkers, MemoryPendingStore, type CacheStore, type InFlightMarkers, type PendingStore } from './cache.ts';
+import type { UpstreamClientStores } from './client.ts';
+import type { UpstreamConfig } from './config.ts';
+import { MemoryCostLedger, type CostLedger } from './ledger.ts';
+import { MemoryRateLimitStore, RateLimiter } from './rate-limits.ts';
+import { RedisCacheStore, RedisInFlightMarkers, RedisPendingStore } from './redis-cache.ts';
+import { RedisCostLedger } from './redis-ledger.ts';
+import { RedisRateLimitStore } from './redis-rate-limit.ts';
+
+export interface UpstreamStores extends Required<UpstreamClientStores> {
+  cache: CacheStore;
+  markers: InFlightMarkers;
+  pending: PendingStore;
+  limiter: RateLimiter;
+  /** The cost ledger every subgraph of the process charges (`startSubgraphServer({ ledger })`). */
+  ledger: CostLedger;
+  /** `redis` or `memory`. */
+  kind: 'redis' | 'memory';
+  /** The Redis connection of these stores, null in memory. */
+  redis: Redis | null;
+  /** Closes the Redis connection (when these stores opened it); a no-op in memory. */
+  close(): Promise<void>;
+}
+
+export interface UpstreamStoresOptions {
+  /** Key prefix on Redis. @default DEFAULT_REDIS_PREFIX (`openapi-supergraph:`) */
+  prefix?: string;
+  /**
+   * An open connection to use instead of opening one from the URL (it is not closed by `close`).
+   * Its own key prefix applies.
+   */
+  redis?: Redis;
+}
+
+/**
+ * The stores of the upstream client and the cost ledger. With `redisUrl` (`REDIS_URL`), one Redis
+ * connection is opened and checked (PING): an unreachable Redis fails here, at start, with a
+ * message saying so. `clock` drives cache freshness and the ledger's day (tests move it forward).
+ */
+export async function upstreamStores(config: UpstreamConfig, redisUrl?: string | null, clock: () => number = Date.now, opts: UpstreamStoresOptions = {}): Promise<UpstreamStores> {
+  const url = redisUrl?.trim();
+  if (!url && !opts.redis) {
+    return {
+      kind: 'memory',
+      redis: null,
+      cache: new MemoryCacheStore(config.cacheMaxEntries, clock),
+      markers: new MemoryInFlightMarkers(),
+      pending: new MemoryPendingStore(config.cacheMaxEntries),
+      limiter: new RateLimiter(new MemoryRateLimitStore(), config.rateLimits, config.rateMaxWaitMs),
+      ledger: new MemoryCostLedger({ now: clock }),
+      close: async () => undefined,
+    };
+  }
+  const owned = !opts.redis;
+  const redis = opts.redis ?? connectRedis(url ?? '', { prefix: opts.prefix ?? DEFAULT_REDIS_PREFIX, name: 'upstream' });
+  try {
+    await redis.ping();
+  } catch (err) {
+    if (owned) await closeRedis(redis);
+    throw new Error(`REDIS_URL: Redis is unreachable (${(err as Error).message})`);
+  }
+  return {
+    kind: 'redis',
+    redis,
+    cache: new RedisCacheStore(redis, { now: clock }),
+    markers: new RedisInFlightMarkers(redis),
+    pending: new RedisPendingStore(redis),
+    limiter: new RateLimiter(new RedisRateLimitStore(redis), config.rateLimits, config.rateMaxWaitMs),
+    ledger: new RedisCostLedger(redis, { now: clock }),
+    close: async () => {
+      if (owned) await closeRedis(redis);
+    },
+  };
+}

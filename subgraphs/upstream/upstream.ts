@@ -1,0 +1,50 @@
+/**
+ * What subgraphs see of the REST suite: the `Upstream` interface (implemented by `UpstreamClient`)
+ * and who pays for a call. Subgraphs depend on this, never on the concrete client.
+ */
+import type { CostMeter } from './cost.ts';
+import type { Endpoint } from './endpoint.ts';
+import type { UpstreamConfig } from './config.ts';
+import type { Readable } from 'node:stream';
+
+/** Who pays upstream: the bearer token sent to the REST suite and the tenant derived from it. */
+export interface UpstreamAuth {
+  /** Bearer token for the REST suite (the service token, or the caller's, passed through). */
+  token: string;
+  /** Stable, non-reversible id of the token's owner: everything cached or stored is keyed by it. */
+  tenant: string;
+}
+
+export interface CallContext {
+  auth: UpstreamAuth;
+  meter: CostMeter;
+}
+
+export type QueryValue = string | number | boolean | null | undefined;
+
+export interface CallOptions {
+  params?: Record<string, string>;
+  query?: Record<string, QueryValue>;
+  /** JSON body (POST, PATCH, PUT). */
+  body?: unknown;
+}
+
+export interface Download {
+  contentType: string;
+  /** The upstream's `Content-Disposition`, if any. */
+  disposition: string | null;
+  length: number | null;
+  body: Readable;
+}
+
+export interface Upstream {
+  readonly config: UpstreamConfig;
+  /** Calls an endpoint and returns its decoded `data` (the whole JSON body for `decode: 'raw'`). */
+  call<T = unknown>(ctx: CallContext, ep: Endpoint, opts?: CallOptions): Promise<T>;
+  /** Whether a call would be answered by the cache right now (nothing called or metered). */
+  isCached(ctx: CallContext, ep: Endpoint, opts?: CallOptions): Promise<boolean>;
+  /** Streams a document (PDF, XML); an error answer is decoded into an `UpstreamError`. */
+  download(ctx: CallContext, ep: Endpoint, opts?: CallOptions): Promise<Download>;
+  /** Drops every cached answer (all tenants). */
+  clearCache(): Promise<void>;
+}
