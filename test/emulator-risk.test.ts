@@ -12,6 +12,8 @@ import type { AreaModule, EmuRequest, EmuResponse, Route } from '../emulator/cor
 import { callbackSettings } from '../emulator/callbacks.ts';
 import { isPdf, renderPdf } from '../emulator/pdf.ts';
 import { createRiskModule } from '../emulator/risk/index.ts';
+import { evidenceFormat } from '../emulator/risk/kyc.ts';
+import { Scheduler } from '../emulator/scheduler.ts';
 
 // ---------------------------------------------------------------- harness
 
@@ -191,6 +193,27 @@ const b64pdf = (title: string): string => renderPdf(title, ['scansione']).toStri
 /** A fiscal code with a valid check letter (Mario Rossi, Roma, 1 Jan 1980). */
 const CF = 'RSSMRA80A01H501U';
 const VAT = '12485671007';
+
+/** A valid IT-crif-azienda body (Openapi S.p.A., its legal representative Mario Rossi). */
+function companyBody(): Record<string, unknown> {
+  const { email: _e, ...person } = personBody();
+  void _e;
+  return {
+    company_name: 'Openapi',
+    company_legal_form: 'SPA',
+    company_tax_code: VAT,
+    company_vat_number: VAT,
+    company_sdi: 'ABC1234',
+    company_address: 'Via Marinetti',
+    company_street_number: '2',
+    company_city: 'Roma',
+    company_postal_code: '00128',
+    company_province: 'RM',
+    company_country: 'Italia',
+    ...person,
+    company_registration_report_file: b64pdf('visura'),
+  };
+}
 
 function personBody(callbackUrl?: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
   return {
@@ -396,20 +419,58 @@ describe('person bureau request', () => {
     expect(cb2.payload.data).toEqual(done);
   });
 
-  it('answers Wrong id 301 for malformed and unknown ids, 404 for another owner', async () => {
+  it('answers Wrong id 301 for a malformed id, 404 "no request found" for an unknown well-formed id or another owner', async () => {
     const { url } = await risk();
     const wrong = { success: false, message: 'Wrong id', error: 301, data: null };
     const malformed = await call(url, 'GET', '/IT-bureau-persona/xyz');
     expect(malformed.status).toBe(400);
     expect(malformed.json).toEqual(wrong);
-    expect((await call(url, 'GET', '/IT-bureau-persona/0123456789abcdef01234567')).json).toEqual(wrong);
-    expect((await call(url, 'GET', '/IT-bureau-persona/0123456789abcdef01234567/delega')).json).toEqual(wrong);
-    expect((await call(url, 'PATCH', '/IT-bureau-persona/0123456789abcdef01234567', { signed_delegation_file: b64pdf('x') })).json).toEqual(wrong);
+    expect((await call(url, 'GET', '/IT-bureau-persona/xyz/delega')).json).toEqual(wrong);
+    // A well-formed id that names no request: what the vendor answers (404, 302; PATCH 306), not the malformed-id answer.
+    const notFound = { success: false, message: 'no request found', error: 302, data: null };
+    const unknown = await call(url, 'GET', '/IT-bureau-persona/0123456789abcdef01234567');
+    expect([unknown.status, unknown.json]).toEqual([404, notFound]);
+    const unknownDelega = await call(url, 'GET', '/IT-bureau-persona/0123456789abcdef01234567/delega');
+    expect([unknownDelega.status, unknownDelega.json]).toEqual([404, notFound]);
+    const unknownPatch = await call(url, 'PATCH', '/IT-bureau-persona/0123456789abcdef01234567', { signed_delegation_file: b64pdf('x') });
+    expect([unknownPatch.status, unknownPatch.json]).toEqual([404, { success: false, message: 'no request found', error: 306, data: null }]);
+    const unknownCompany = await call(url, 'GET', '/IT-crif-azienda/0123456789abcdef01234567/delega');
+    expect([unknownCompany.status, unknownCompany.json]).toEqual([404, { success: false, message: 'no request found', error: 313, data: null }]);
     const id = String(data(await call(url, 'POST', '/IT-bureau-persona', personBody())).id);
+    const otherDelega = await call(url, 'GET', `/IT-bureau-persona/${id}/delega`, undefined, { token: 'bob' });
+    expect([otherDelega.status, otherDelega.json]).toEqual([404, notFound]);
     const other = await call(url, 'GET', `/IT-bureau-persona/${id}`, undefined, { token: 'bob' });
     expect(other.status).toBe(404);
     expect(other.json).toEqual({ success: false, message: 'no request found', error: 302, data: null });
     expect((await call(url, 'GET', '/IT-bureau-persona', undefined, { token: 'bob' })).status).toBe(404);
+  });
+
+  it('answers the delegation download with 406 (303) until the delegation exists, then the PDF', async () => {
+    const scheduler = new Scheduler({ mode: 'manual' });
+    const h = await startHarness(createRiskModule({ scheduler, delegationAfterMs: 60_000 }));
+    harnesses.push(h);
+    const created = data(await call(h.url, 'POST', '/IT-bureau-persona', personBody()));
+    const id = String(created.id);
+    expect(created).not.toHaveProperty('delegation_file');
+    const early = await call(h.url, 'GET', `/IT-bureau-persona/${id}/delega`);
+    expect([early.status, early.json]).toEqual([406, { success: false, message: 'the delegation has not yet been created', error: 303, data: null }]);
+    // The vendor's path for the same request says the same.
+    expect((await call(h.url, 'GET', `/IT-crif-persona/${id}/delega`)).json).toMatchObject({ error: 303 });
+    await scheduler.advance(59_999);
+    expect((await call(h.url, 'GET', `/IT-bureau-persona/${id}/delega`)).status).toBe(406);
+    await scheduler.advance(1);
+    const ready = await call(h.url, 'GET', `/IT-bureau-persona/${id}/delega`);
+    expect(ready.status).toBe(200);
+    expect(isPdf(ready.bytes)).toBe(true);
+    expect(data(await call(h.url, 'GET', `/IT-bureau-persona/${id}`)).delegation_file).toBe(`${id}_delega.pdf`);
+    // The company request has its own number for the same answer.
+    const company = await call(h.url, 'POST', '/IT-crif-azienda', companyBody());
+    expect(company.status).toBe(200);
+    expect((await call(h.url, 'GET', `/IT-crif-azienda/${String(data(company).id)}/delega`)).json).toEqual({ success: false, message: 'the delegation has not yet been created', error: 314, data: null });
+    // The control API sets the delay too; 0 makes the form exist with the request.
+    expect(await h.module.control?.timing?.({ delegationAfterMs: 0 })).toEqual({ completeAfterMs: 1500, delegationAfterMs: 0 });
+    const now = String(data(await call(h.url, 'POST', '/IT-bureau-persona', personBody())).id);
+    expect((await call(h.url, 'GET', `/IT-bureau-persona/${now}/delega`)).status).toBe(200);
   });
 
   it('completes on its own after completeAfterMs once the delegation is uploaded', async () => {
@@ -424,23 +485,7 @@ describe('person bureau request', () => {
 
   it('serves IT-crif-azienda with the same machinery', async () => {
     const { url } = await risk({ completeAfterMs: 0 });
-    const { email: _e, ...person } = personBody();
-    void _e;
-    const company = {
-      company_name: 'Openapi',
-      company_legal_form: 'SPA',
-      company_tax_code: VAT,
-      company_vat_number: VAT,
-      company_sdi: 'ABC1234',
-      company_address: 'Via Marinetti',
-      company_street_number: '2',
-      company_city: 'Roma',
-      company_postal_code: '00128',
-      company_province: 'RM',
-      company_country: 'Italia',
-      ...person,
-      company_registration_report_file: b64pdf('visura'),
-    };
+    const company = companyBody();
     const noContact = { ...company, company_sdi: undefined };
     expect((await call(url, 'POST', '/IT-crif-azienda', noContact)).json).toMatchObject({ error: 201 });
     expect((await call(url, 'POST', '/IT-crif-azienda', { ...company, company_tax_code: '12485671008' })).json).toMatchObject({ error: 212, message: 'company_tax_code not valid' });
@@ -612,6 +657,62 @@ describe('KYC', () => {
   });
 });
 
+describe('KYC evidences per entity', () => {
+  /** A completed check of `type` with at least one entity (about half of the subjects match one). */
+  async function completed(url: string, module: AreaModule, type: string): Promise<{ id: string; entity: Record<string, unknown> }> {
+    for (let i = 0; i < 40; i++) {
+      const id = String(data(await call(url, 'POST', `/WW-kyc-${type}`, { query: { firstName: 'mario', lastName: `bianchi${i}` } })).id);
+      await module.control?.advance?.({ id });
+      const entities = data(await call(url, 'GET', `/WW-kyc-evidences/${id}`)).entities as Array<Record<string, unknown>>;
+      if (entities.length > 0) return { id, entity: entities[0]! };
+    }
+    throw new Error('no subject matched an entity');
+  }
+
+  it('chooses JSON, PDF or JPEG by the Content-Type header (the vendor) or a preferring Accept, JSON when JSON is as welcome', () => {
+    expect(evidenceFormat({})).toBe('json');
+    expect(evidenceFormat({ 'content-type': 'application/pdf' })).toBe('pdf');
+    expect(evidenceFormat({ 'content-type': 'image/jpeg', accept: 'application/json' })).toBe('jpeg');
+    expect(evidenceFormat({ 'content-type': 'application/json', accept: 'application/pdf' })).toBe('json');
+    expect(evidenceFormat({ accept: 'application/pdf' })).toBe('pdf');
+    expect(evidenceFormat({ accept: 'image/jpeg' })).toBe('jpeg');
+    // The layer's usual Accept: JSON first, PDF as a fallback → JSON.
+    expect(evidenceFormat({ accept: 'application/json, application/pdf;q=0.9, */*;q=0.5' })).toBe('json');
+    expect(evidenceFormat({ accept: '*/*' })).toBe('json');
+  });
+
+  it('serves a full check entity as JSON, PDF and its photos as JPEG; other kinds only as JSON', async () => {
+    const { url, module } = await risk({ completeAfterMs: 0 });
+    const { id, entity } = await completed(url, module, 'full');
+    const entityId = String(entity.id);
+    const photos = entity.photos as string[];
+    expect(photos).toEqual([expect.stringMatching(/^DIDA\d+\.jpg$/)]);
+    const asJson = await call(url, 'GET', `/WW-kyc-evidences/${id}/${entityId}`, undefined, { headers: { 'content-type': 'application/json' } });
+    expect(Array.isArray(asJson.json.data)).toBe(true);
+    const pdf = await call(url, 'GET', `/WW-kyc-evidences/${id}/${entityId}`, undefined, { headers: { 'content-type': 'application/pdf' } });
+    expect([pdf.status, pdf.headers['content-type']]).toEqual([200, 'application/pdf']);
+    expect(isPdf(pdf.bytes)).toBe(true);
+    const jpeg = await call(url, 'GET', `/WW-kyc-evidences/${id}/${entityId}?photo=${photos[0]}`, undefined, { headers: { 'content-type': 'image/jpeg' } });
+    expect([jpeg.status, jpeg.headers['content-type']]).toEqual([200, 'image/jpeg']);
+    expect(jpeg.bytes.subarray(0, 3).toString('hex')).toBe('ffd8ff');
+    expect(jpeg.bytes.subarray(-2).toString('hex')).toBe('ffd9');
+    const noPhoto = await call(url, 'GET', `/WW-kyc-evidences/${id}/${entityId}`, undefined, { headers: { 'content-type': 'image/jpeg' } });
+    expect([noPhoto.status, noPhoto.json.error]).toEqual([428, 609]);
+    const otherPhoto = await call(url, 'GET', `/WW-kyc-evidences/${id}/${entityId}?photo=test.jpg`, undefined, { headers: { 'content-type': 'image/jpeg' } });
+    expect([otherPhoto.status, otherPhoto.json]).toEqual([404, { success: false, message: `photo test.jpg not present in ${entityId} entitiy`, error: 610, data: null }]);
+
+    const pep = await completed(url, module, 'pep');
+    expect(pep.entity.photos).toEqual([]);
+    expect((await call(url, 'GET', `/WW-kyc-evidences/${pep.id}/${String(pep.entity.id)}`, undefined, { headers: { 'content-type': 'application/pdf' } })).json).toEqual({
+      success: false,
+      message: "operation not permitted, PDF can only be downloaded on requests of type 'full'",
+      error: 607,
+      data: null,
+    });
+    expect((await call(url, 'GET', `/WW-kyc-evidences/${pep.id}/${String(pep.entity.id)}?photo=x.jpg`, undefined, { headers: { 'content-type': 'image/jpeg' } })).json).toMatchObject({ error: 608 });
+  });
+});
+
 describe('IT-creditscore-top-monitor', () => {
   it('activates with the top dataset and can be deleted', async () => {
     const { url, module } = await risk({ completeAfterMs: 0 });
@@ -634,7 +735,7 @@ describe('timing control', () => {
   it('completes on its own, never with 0, and reset forgets everything', async () => {
     const { url, module } = await risk({ completeAfterMs: 60_000 });
     const a = String(data(await call(url, 'POST', '/IT-report-persona', { name: 'A', surname: 'B', taxCode: CF })).id);
-    expect(await module.control?.timing?.({ completeAfterMs: 50 })).toEqual({ completeAfterMs: 50 });
+    expect(await module.control?.timing?.({ completeAfterMs: 50 })).toEqual({ completeAfterMs: 50, delegationAfterMs: 0 });
     await new Promise((r) => setTimeout(r, 200));
     expect(data(await call(url, 'GET', `/IT-report-persona/${a}`)).state).toBe('complete');
     await module.control?.timing?.({ completeAfterMs: 0 });

@@ -3,7 +3,9 @@
  * `IT-crif-persona`; both paths share one implementation and one set of records) and the company
  * request (`IT-crif-azienda`).
  *
- * States: `processing` (created; the delegation form is downloadable at `/{id}/delega`) →
+ * States: `processing` (created; the delegation form is downloadable at `/{id}/delega` once it
+ * exists, `delegationAfterMs` after creation: before, the download answers 406 error 303 "the
+ * delegation has not yet been created" and the record has no `delegation_file`) →
  * `in_progress` (PATCH with the signed delegation; callback fired) → `complete` after
  * `completeAfterMs` or a control `advance` (data filled, callback fired).
  */
@@ -83,6 +85,7 @@ interface BureauKind {
     fileRequired: number;
     delegaWrong: number;
     delegaMissing: number;
+    delegaNotYet: number;
   };
   subject: (input: Record<string, string>) => string;
 }
@@ -93,7 +96,7 @@ const PERSON: BureauKind = {
   fields: PERSON_FIELDS,
   fieldBase: 200,
   // The contract gives every wrong id error 301; the vendor's PATCH uses 305.
-  errors: { list: 300, getWrong: 301, getMissing: 302, patchWrong: 301, patchMissing: 306, cantUpload: 307, badFile: 308, fileRequired: 309, delegaWrong: 301, delegaMissing: 302 },
+  errors: { list: 300, getWrong: 301, getMissing: 302, patchWrong: 301, patchMissing: 306, cantUpload: 307, badFile: 308, fileRequired: 309, delegaWrong: 301, delegaMissing: 302, delegaNotYet: 303 },
   subject: (i) => `${i.first_name ?? ''} ${i.last_name ?? ''}`.trim(),
 };
 
@@ -102,7 +105,7 @@ const COMPANY: BureauKind = {
   paths: ['/IT-crif-azienda'],
   fields: COMPANY_FIELDS,
   fieldBase: 210,
-  errors: { list: 311, getWrong: 312, getMissing: 313, patchWrong: 315, patchMissing: 316, cantUpload: 317, badFile: 318, fileRequired: 319, delegaWrong: 312, delegaMissing: 313 },
+  errors: { list: 311, getWrong: 312, getMissing: 313, patchWrong: 315, patchMissing: 316, cantUpload: 317, badFile: 318, fileRequired: 319, delegaWrong: 312, delegaMissing: 313, delegaNotYet: 314 },
   subject: (i) => i.company_name ?? '',
 };
 
@@ -119,7 +122,8 @@ interface BureauRecord {
   state: BureauState;
   created: number;
   updated: number;
-  delegationFile: string;
+  /** Name of the delegation form, once it exists. */
+  delegationFile?: string;
   signedFile?: string;
 }
 
@@ -132,7 +136,7 @@ function view(rec: BureauRecord): Record<string, unknown> {
   out.creation_timestamp = rec.created;
   out.last_update_timestamp = rec.updated;
   out.owner = rec.owner;
-  out.delegation_file = rec.delegationFile;
+  if (rec.delegationFile !== undefined) out.delegation_file = rec.delegationFile;
   if (rec.signedFile !== undefined) out.signed_delegation_file = rec.signedFile;
   out.id = rec.id;
   return out;
@@ -263,10 +267,14 @@ export function bureauRoutes(ctx: RiskContext): Route[] {
     callback: () => rec.callback,
   });
 
-  /** The record for `id`, or the error answer (wrong id / someone else's). */
+  /**
+   * The record for `id`, or the vendor's error answer: 400 "Wrong id" for a value that is not an id,
+   * 404 "no request found" for a well-formed id that is no request of this caller (unknown, or
+   * someone else's: the two look the same).
+   */
   const find = (kind: BureauKind, req: EmuRequest, id: string, wrong: number, missing: number): BureauRecord | EmuResponse => {
     const seen = ctx.jobs.lookup(id, req.token.owner, kind.family);
-    if (seen === 'malformed' || seen === 'unknown') return fail(400, wrong, 'Wrong id');
+    if (seen === 'malformed') return fail(400, wrong, 'Wrong id');
     const rec = records.get(id.toLowerCase());
     if (seen === 'foreign' || !rec) return fail(404, missing, 'no request found');
     return rec;
@@ -310,8 +318,13 @@ export function bureauRoutes(ctx: RiskContext): Route[] {
             state: 'processing',
             created: now,
             updated: now,
-            delegationFile: `${id}_delega.pdf`,
           };
+          const prepare = (): void => {
+            rec.delegationFile = `${id}_delega.pdf`;
+          };
+          const after = ctx.delegationAfterMs();
+          if (after > 0) ctx.later(after, prepare, `risk delegation ${id}`);
+          else prepare();
           records.set(id, rec);
           ctx.jobs.register(id, req.token.owner, kind.family);
           return ok(view(rec));
@@ -349,7 +362,9 @@ export function bureauRoutes(ctx: RiskContext): Route[] {
         pattern: `${path}/:id/delega`,
         handler: (req, p) => {
           const rec = find(kind, req, p.id ?? '', kind.errors.delegaWrong, kind.errors.delegaMissing);
-          return isRecord(rec) ? pdfResponse(delegationPdf(rec), rec.delegationFile) : rec;
+          if (!isRecord(rec)) return rec;
+          if (rec.delegationFile === undefined) return fail(406, kind.errors.delegaNotYet, 'the delegation has not yet been created');
+          return pdfResponse(delegationPdf(rec), rec.delegationFile);
         },
       },
     ];

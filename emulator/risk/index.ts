@@ -9,7 +9,9 @@
  * Control hooks (`POST /_emulator/risk/<name>`):
  * - `advance {id?}`: complete one pending request (or every one) now, delivering callbacks;
  *   answers `{advanced: [ids]}` once the callbacks were delivered;
- * - `timing {completeAfterMs}`: change the delay (≤ 0: never by itself, only `advance` / `?callback`);
+ * - `timing {completeAfterMs?, delegationAfterMs?}`: change the completion delay (≤ 0: never by
+ *   itself, only `advance` / `?callback`) and the time a bureau request's delegation form takes to
+ *   exist (≤ 0: at once);
  * - `monitorEvent {id}`: simulate a change on an ACTIVATED monitor (callback fired);
  * - `pending {}`: the ids still waiting to complete;
  * - `reset {}`: forget every record and job.
@@ -34,6 +36,13 @@ export interface RiskModuleOptions {
    * @default 1500
    */
   completeAfterMs?: number;
+  /**
+   * Milliseconds between the creation of a bureau request and its delegation form existing: until
+   * then `GET …/{id}/delega` answers 406 (error 303 "the delegation has not yet been created") and
+   * the record has no `delegation_file`. 0 or negative: the form exists as soon as the request does.
+   * @default 0
+   */
+  delegationAfterMs?: number;
   /** The emulator's scheduler (one for every area; `startEmulator` passes its own). @default a new one */
   scheduler?: Scheduler;
 }
@@ -45,12 +54,15 @@ export function createRiskModule(opts: RiskModuleOptions = {}): AreaModule {
   const jobs = new RiskJobs(opts.completeAfterMs ?? DEFAULT_COMPLETE_AFTER_MS, scheduler);
   const resets: Array<() => void> = [];
   const monitorEvents: Array<(id: string) => Promise<boolean>> = [];
+  let delegationAfterMs = opts.delegationAfterMs ?? 0;
   const ctx: RiskContext = {
     jobs,
     now: () => scheduler.now(),
     nowSeconds: () => Math.floor(scheduler.now() / 1000),
     onReset: (fn) => void resets.push(fn),
     onMonitorEvent: (fn) => void monitorEvents.push(fn),
+    delegationAfterMs: () => delegationAfterMs,
+    later: (delayMs, job, label) => void scheduler.after(delayMs, job, label),
   };
   const routes = [
     ...creditScoreRoutes(ctx.now),
@@ -71,10 +83,14 @@ export function createRiskModule(opts: RiskModuleOptions = {}): AreaModule {
     control: {
       advance: async (body) => ({ advanced: await jobs.advance(idOf(body)) }),
       timing: (body) => {
-        const ms = isObj(body) ? Number(body.completeAfterMs) : Number.NaN;
-        if (!Number.isFinite(ms)) throw new Error('timing: completeAfterMs (number) required');
-        jobs.setCompleteAfterMs(ms);
-        return { completeAfterMs: jobs.completeAfterMs };
+        const b = isObj(body) ? body : {};
+        const ms = b.completeAfterMs === undefined ? undefined : Number(b.completeAfterMs);
+        const delegation = b.delegationAfterMs === undefined ? undefined : Number(b.delegationAfterMs);
+        if (ms === undefined && delegation === undefined) throw new Error('timing: completeAfterMs or delegationAfterMs (number) required');
+        if ((ms !== undefined && !Number.isFinite(ms)) || (delegation !== undefined && !Number.isFinite(delegation))) throw new Error('timing: the delays must be numbers');
+        if (ms !== undefined) jobs.setCompleteAfterMs(ms);
+        if (delegation !== undefined) delegationAfterMs = delegation;
+        return { completeAfterMs: jobs.completeAfterMs, delegationAfterMs };
       },
       monitorEvent: async (body) => {
         const id = idOf(body);

@@ -145,4 +145,11 @@ export interface RiskContext {
    * monitor); it answers true when `id` was its monitor and the change was delivered.
    */
   onMonitorEvent: (fn: (id: string) => Promise<boolean>) => void;
+  /**
+   * Milliseconds between the creation of a bureau request and its delegation form existing (the
+   * delegation download answers 406 until then); 0 or less: at once.
+   */
+  delegationAfterMs: () => number;
+  /** Runs `job` `delayMs` later on the emulator's clock (the area's scheduler). */
+  later: (delayMs: number, job: () => void, label: string) => void;
 }

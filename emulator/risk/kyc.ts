@@ -2,7 +2,9 @@
  * Worldwide KYC: `POST /WW-kyc-full|pep|sanction_list|adverse_media` (query body → `PENDING`,
  * `COMPLETED` with `entities` after `completeAfterMs` / `advance`, callback fired),
  * `GET /WW-kyc-evidences[/{id}[/{entity_id}]]` (the last returns the entity's evidences as JSON,
- * or a PDF when asked with `application/pdf` on a `full` request), and the full monitoring
+ * or, on a `full` request, the evidence PDF or a photo as JPEG: the vendor chooses by the request's
+ * `Content-Type` header, `application/pdf` or `image/jpeg` with `?photo=`; without one, an `Accept`
+ * that prefers one of them counts), and the full monitoring
  * `/WW-kyc-full-monitor` (POST → `PENDING` → `ACTIVATED`; GET list, GET `/{id}`, DELETE `/{id}`
  * → `DELETED`). Error numbers are the vendor's, per endpoint.
  */
@@ -124,7 +126,8 @@ export function entitiesOf(query: KycQuery, type: KycType): Array<Record<string,
       locations: [{ address: `${street}, ${city}`, country: 'ITA', city, street, region, type: person ? 'residency' : 'legal_address' }],
       nationalities: person ? ['Italian'] : [],
       codes: [],
-      photos: [],
+      // Individuals found by a full check carry one photo, as the vendor's example does.
+      photos: person && type === 'full' ? [`DIDA${1000000 + Math.floor(r() * 8999999)}.jpg`] : [],
       organization_details: null,
       last_update: type === 'full' ? { pep: updated, adverse_media: updated, sanction_list: updated } : { [type]: updated },
     });
@@ -211,6 +214,40 @@ const listItem = (rec: KycRecord): Record<string, unknown> => ({
 });
 
 const TEN_DAYS = 10 * 24 * 3600;
+
+/** A 1×1 baseline-free JPEG (SOI … EOI), the photo every emulated entity photo downloads as. */
+const PHOTO_JPEG = Buffer.from(
+  'ffd8ffe000104a46494600010101004800480000ffdb004300030202020202030202020303030304060404040404080606050609080a0a090809090a0c0f0c0a0b0e0b09090d110d0e0f101011100a0c12131210130f101010ffc9000b080001000101011100ffcc000600101005ffda0008010100003f00d2cf20ffd9',
+  'hex',
+);
+
+type EvidenceFormat = 'json' | 'pdf' | 'jpeg';
+
+/**
+ * What `GET /WW-kyc-evidences/{id}/{entity_id}` answers with: the vendor documents the request's
+ * `Content-Type` (`application/pdf`, `image/jpeg`); without one, the `Accept` type with the highest
+ * weight among JSON, PDF and JPEG (JSON on a tie, so a client accepting everything gets JSON).
+ */
+export function evidenceFormat(headers: Record<string, string | string[] | undefined>): EvidenceFormat {
+  const one = (v: string | string[] | undefined): string => (Array.isArray(v) ? v.join(',') : (v ?? '')).toLowerCase();
+  const ct = one(headers['content-type']);
+  if (ct.includes('image/jpeg')) return 'jpeg';
+  if (ct.includes('application/pdf')) return 'pdf';
+  if (ct.includes('application/json')) return 'json';
+  const weights: Record<EvidenceFormat, number> = { json: 0, pdf: 0, jpeg: 0 };
+  for (const part of one(headers.accept).split(',')) {
+    const [type = '', ...params] = part.split(';').map((x) => x.trim());
+    const qp = params.find((x) => x.startsWith('q='));
+    const q = qp === undefined ? 1 : Number(qp.slice(2));
+    if (!Number.isFinite(q)) continue;
+    const targets: EvidenceFormat[] =
+      type === 'application/json' || type === 'application/*' ? ['json'] : type === 'application/pdf' ? ['pdf'] : type === 'image/jpeg' || type === 'image/*' ? ['jpeg'] : type === '*/*' ? ['json', 'pdf', 'jpeg'] : [];
+    for (const t of targets) weights[t] = Math.max(weights[t], q);
+  }
+  if (weights.pdf > weights.json && weights.pdf >= weights.jpeg) return 'pdf';
+  if (weights.jpeg > weights.json) return 'jpeg';
+  return 'json';
+}
 
 export function kycRoutes(ctx: RiskContext): Route[] {
   const records = new Map<string, KycRecord>();
@@ -322,18 +359,19 @@ export function kycRoutes(ctx: RiskContext): Route[] {
         const entityId = p.entity ?? '';
         const entity = rec.entities.find((e) => e.id === entityId);
         if (!entity) return fail(404, 605, `entity ${entityId} not present in entities`);
-        const wants = `${req.headers.accept ?? ''} ${req.headers['content-type'] ?? ''}`.toLowerCase();
+        const wants = evidenceFormat(req.headers);
         const expired = ctx.nowSeconds() - rec.created > TEN_DAYS;
-        if (wants.includes('image/jpeg')) {
+        if (wants === 'jpeg') {
           if (rec.type !== 'full') return fail(422, 608, "operation not permitted, JPG can only be downloaded on requests of type 'full'");
           if (expired) return fail(422, 627, 'operation not permitted, 10-day limit for requesting jpg exceeded');
           const photo = req.query.get('photo');
           if (!photo) return fail(428, 609, 'photo required');
-          // Emulated entities carry no photos.
-          return fail(404, 610, `photo ${photo} not present in ${entityId} entitiy`);
+          const photos = Array.isArray(entity.photos) ? entity.photos : [];
+          if (!photos.includes(photo)) return fail(404, 610, `photo ${photo} not present in ${entityId} entitiy`);
+          return { status: 200, body: PHOTO_JPEG, contentType: 'image/jpeg', headers: { 'content-disposition': `attachment; filename="${photo}"` } };
         }
         const results = evidenceOf(entity, rec.type);
-        if (wants.includes('application/pdf')) {
+        if (wants === 'pdf') {
           if (rec.type !== 'full') return fail(422, 607, "operation not permitted, PDF can only be downloaded on requests of type 'full'");
           if (expired) return fail(422, 606, 'operation not permitted, 10-day limit for requesting pdf exceeded');
           const names = Array.isArray(entity.names) && isObj(entity.names[0]) ? String(entity.names[0].full_name) : entityId;
