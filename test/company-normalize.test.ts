@@ -50,6 +50,7 @@ describe('IT-start', () => {
       id: '60b4a85585e34e615c569ef5',
       companyName: 'OPENAPI S.P.A.',
       lastUpdateDate: '2021-05-31T09:11:46.000Z',
+      recordCreationDate: '2021-05-31T09:11:46.000Z',
       address: {
         streetName: 'VIALE F TOMMASO MARINETTI 221',
         toponym: 'VIALE',
@@ -65,8 +66,11 @@ describe('IT-start', () => {
         coordinates: { latitude: 41.8071, longitude: 12.47843 },
       },
       registryStatus: 'ACTIVE',
+      rawRegistryStatus: 'ATTIVA',
       activityStatus: 'A',
+      rawActivityStatus: 'ATTIVA',
       sdiCode: 'USAL8PV',
+      sdiCodeUpdateDate: '2021-05-31T09:11:46.000Z',
       dates: { registrationDate: '2013-07-19T00:00:00.000Z' },
     });
   });
@@ -84,6 +88,11 @@ describe('IT-start', () => {
     expect(status('IN_ISCRIZIONE')).toEqual({ registryStatus: 'REGISTRATION_PENDING', activityStatus: 'I' });
     expect(status('???')).toEqual({ registryStatus: null, activityStatus: null });
   });
+
+  it('keeps a register status it does not know, as written', () => {
+    const m = normalizeItStart({ activityStatus: ' IN_LIQUIDAZIONE ' });
+    expect(m).toMatchObject({ registryStatus: null, rawRegistryStatus: 'IN_LIQUIDAZIONE', activityStatus: null, rawActivityStatus: 'IN_LIQUIDAZIONE' });
+  });
 });
 
 describe('IT-advanced', () => {
@@ -96,12 +105,24 @@ describe('IT-advanced', () => {
     expect(m.atecoClassification).toEqual({
       ateco: { code: '6201', description: "Produzione di software non connesso all'edizione" },
       ateco2022: { code: '6201', description: "Produzione di software non connesso all'edizione" },
+      // the vendor schema: IT-advanced's `ateco` is ATECO 2025
+      ateco2025: { code: '621', description: 'Attività di programmazione informatica' },
     });
     expect(m.detailedLegalForm).toEqual({ code: 'SP', description: "SOCIETA' PER AZIONI" });
     expect(m.dates).toEqual({ registrationDate: '2013-07-19T00:00:00.000Z', startDate: '2013-10-20T00:00:00.000Z', endDate: null });
     expect(m.pec).toBe('openapi@legalmail.it');
     expect(m.vatGroup).toEqual({ participates: false, isLeader: false, registryOk: true }); // spelled gruppo_iva in the example
     expect(m.lastUpdateDate).toBe('2024-02-23T16:16:40.000Z');
+  });
+
+  it('keeps the ceased flags, the SDI code and record timestamps', () => {
+    expect(m.ceased).toBe(false);
+    // the example puts a timestamp where the vendor schema says boolean: not a boolean, so null
+    expect(m.taxCodeCeased).toBeNull();
+    expect(m.taxCodeCeasedUpdateDate).toBe('2021-05-31T09:11:46.000Z');
+    expect(m.sdiCodeUpdateDate).toBe('2021-05-31T09:11:46.000Z');
+    expect(m.recordCreationDate).toBe('2021-06-22T10:47:35.000Z');
+    expect(normalizeItAdvanced({ taxCodeCeased: true, cessata: 1 as unknown as boolean })).toMatchObject({ taxCodeCeased: true, ceased: true });
   });
 
   it('turns the last balance sheet into the ecofin summary and keeps every year, newest first', () => {
@@ -202,8 +223,10 @@ describe('composite tiers', () => {
       chamberOfCommerce: 'TR',
       reaCode: '353472',
       officeType: 'UL',
+      rawOfficeType: 'UL',
       lastUpdateDate: '2024-05-11T20:43:21.266Z',
       activityStatus: 'A',
+      rawActivityStatus: 'A',
       address: {
         streetName: 'PIAZZA SAN GIOVANNI DECOLLATO, 6',
         zipCode: '05100',
@@ -229,6 +252,7 @@ describe('composite tiers', () => {
       name: 'LUCA',
       surname: 'SCURIATTI',
       gender: 'M',
+      rawGender: 'M',
       birthDate: '1973-10-02T00:00:00.000Z',
       age: 49,
       birthTown: 'ROMA (RM)',
@@ -284,6 +308,8 @@ describe('composite tiers', () => {
   it('IT-full: every section, financial lines and ratios included', () => {
     const m = composite('IT-full');
     expect(m.legalForm).toBe('SC');
+    expect(m.rawLegalForm).toBe('SC');
+    expect(m.legalFormDescription).toBe('Joint stock business');
     expect(m.detailedLegalForm).toEqual({ code: 'SR', description: 'Limited liability company/ limited company' });
     expect(m.dates).toEqual({
       registrationDate: '2013-07-19T00:00:00.000Z',
@@ -403,6 +429,10 @@ describe('composite tiers', () => {
       balanceSheetHistory: (m) => m.balanceSheets?.length,
       vatGroup: (m) => m.vatGroup,
       corporateGroups: (m) => m.corporateGroup,
+      ateco2025: (m) => m.atecoClassification?.ateco2025,
+      ceased: (m) => m.ceased,
+      taxCodeCeased: (m) => m.taxCodeCeasedUpdateDate,
+      sdiCodeUpdate: (m) => m.sdiCodeUpdateDate,
     };
     for (const [tier, model] of Object.entries(examples) as [Tier, CompanyModel][]) {
       for (const [facet, get] of Object.entries(probe)) {
@@ -412,6 +442,143 @@ describe('composite tiers', () => {
         else expect(value ?? null, `${tier} should not claim ${facet}`).toBeNull();
       }
     }
+  });
+});
+
+describe('shapes the vendor writes two ways', () => {
+  it('a balance-sheet or income-statement section: one {code, value} object (contract) or a list of them (examples)', () => {
+    const m = normalizeComposite({
+      debts: { code: 'IIC098', value: 5426 },
+      netWorth: [
+        { code: 'IIC072', value: '77415' },
+        { code: 'IIC001', value: 0 },
+      ],
+      annualResult: { code: 'IIC191', value: 204454 },
+      productionValue: [{ code: 'IIC119', value: 45616 }],
+      // a line without a code is no line; a section that is neither object nor list is null
+      adjustments: [{ value: 3 }],
+      inventory: 'n/a',
+    });
+    expect(m.balanceSheet).toEqual({
+      debts: [{ code: 'IIC098', value: 5426 }],
+      netWorth: [
+        { code: 'IIC072', value: 77415 },
+        { code: 'IIC001', value: 0 },
+      ],
+      inventory: null,
+    });
+    expect(m.incomeStatement).toEqual({
+      annualResult: [{ code: 'IIC191', value: 204454 }],
+      productionValue: [{ code: 'IIC119', value: 45616 }],
+      adjustments: [],
+    });
+  });
+
+  it('the contract shape of IT-full (every line section an object) keeps every value', () => {
+    const full = vendorData('GET /IT-full/{vatCode_or_taxCode} #synchronous') as Record<string, unknown>;
+    const asObjects = Object.fromEntries(
+      Object.entries(full).map(([k, v]) => [k, Array.isArray(v) && v.length > 0 && typeof v[0] === 'object' && v[0] !== null && 'value' in (v[0] as object) ? v[0] : v]),
+    );
+    const m = normalizeComposite(asObjects as VComposite);
+    expect(m.balanceSheet?.cashEquivalents).toEqual([{ code: 'IIC070', value: 1020479 }]);
+    expect(m.incomeStatement?.annualResult).toEqual([{ code: 'IIC191', value: 204454 }]);
+    expect(Object.values(m.balanceSheet ?? {}).every((lines) => Array.isArray(lines) && lines.length === 1)).toBe(true);
+  });
+
+  it('list sections given as one object are lists of one (managers, roles, shareholders, owners, subsidiaries, tenders, offices)', () => {
+    const m = normalizeComposite({
+      managers: { name: 'LUCA', surname: 'SCURIATTI', taxCode: 'SCRLCU73R02H501H', roles: { role: { code: 'AUN', description: 'Managing director' }, roleStartDate: '2020-09-10' } },
+      shareholders: { percentShare: 100, shareholdersInformation: { taxCode: '16935371001', companyName: 'OPEN HOLDING SRL' } },
+      subsidiaries: { taxCode: '12345678910', companyName: 'CHILD SRL', province: { code: 'RM', description: 'ROMA' } },
+      affiliateCompanies: { taxCode: '10987654321', companyName: 'SISTER SRL', percentShare: 20 },
+      publicTenders: { year: 2021, applied: 41, won: 42, value: 13812.52 },
+      allOffices: { companyDetails: { vatCode: '12485671007', officeType: { code: 'UL' } }, companyStatus: { activityStatus: { code: 'A' } } },
+    } as unknown as VComposite);
+    expect(m.managers).toEqual([
+      {
+        kind: 'person',
+        taxCode: 'SCRLCU73R02H501H',
+        roles: [{ role: { code: 'AUN', description: 'Managing director' }, startDate: '2020-09-10T00:00:00.000Z' }],
+        isLegalRepresentative: null,
+        name: 'LUCA',
+        surname: 'SCURIATTI',
+        gender: null,
+        rawGender: null,
+        birthDate: null,
+        age: null,
+        birthTown: null,
+      },
+    ]);
+    expect(m.shareholders).toEqual([
+      {
+        percentShare: 100,
+        shareType: null,
+        owners: [{ kind: 'company', taxCode: '16935371001', companyName: 'OPEN HOLDING SRL', serviceNumber: null, sinceDate: null, streetName: null, zipCode: null, town: null }],
+      },
+    ]);
+    expect(m.subsidiaries).toEqual([{ taxCode: '12345678910', companyName: 'CHILD SRL', streetName: null, zipCode: null, town: null, province: { code: 'RM', description: 'ROMA' } }]);
+    expect(m.affiliates).toEqual([{ taxCode: '10987654321', companyName: 'SISTER SRL', percentShare: 20 }]);
+    expect(m.publicTenders).toEqual([{ year: '2021', applied: 41, won: 42, value: 13812.52 }]);
+    expect(m.allOffices).toMatchObject([{ vatCode: '12485671007', officeType: 'UL', activityStatus: 'A' }]);
+  });
+
+  it('the lists stay lists, and what is no object is skipped', () => {
+    const m = normalizeComposite({ managers: [null, 'x', { companyName: 'OPEN HOLDING SRL', taxCode: '16935371001' }], subsidiaries: [], publicTenders: null } as unknown as VComposite);
+    expect(m.managers).toEqual([{ kind: 'company', taxCode: '16935371001', roles: [], isLegalRepresentative: null, companyName: 'OPEN HOLDING SRL' }]);
+    expect(m.subsidiaries).toEqual([]);
+    expect(m.publicTenders).toEqual([]);
+  });
+
+  it('IT-advanced: one shareholder or one balance-sheet year given alone', () => {
+    const m = normalizeItAdvanced({
+      shareHolders: { companyName: 'OPEN HOLDING S.R.L.', taxCode: '16935371001', percentShare: 100 },
+      balanceSheets: { all: { year: 2022, turnover: 4043407 } },
+    } as unknown as VItAdvanced);
+    expect(m.shareholders?.[0]).toMatchObject({ percentShare: 100, owners: [{ kind: 'company', companyName: 'OPEN HOLDING S.R.L.' }] });
+    expect(m.balanceSheets).toMatchObject([{ year: 2022, turnover: 4043407 }]);
+  });
+});
+
+describe('codes the schema’s enums do not know', () => {
+  it('leave the enum null and are kept raw beside it', () => {
+    const m = normalizeComposite({
+      companyDetails: { officeType: { code: 'XX', description: 'Something new' } },
+      companyStatus: { activityStatus: { code: 'L', description: 'In liquidation' } },
+      legalForm: { legalForm: { code: 'CO', description: 'Cooperative' } },
+      managers: [{ name: 'ANNA', surname: 'ROSSI', gender: { code: 'X', description: 'Other' } }],
+      allOffices: [{ companyDetails: { officeType: { code: 'ZZ' } }, companyStatus: { activityStatus: { code: 'Q' } } }],
+    } as unknown as VComposite);
+    expect(m).toMatchObject({
+      officeType: null,
+      rawOfficeType: 'XX',
+      activityStatus: null,
+      rawActivityStatus: 'L',
+      legalForm: null,
+      rawLegalForm: 'CO',
+      legalFormDescription: 'Cooperative',
+    });
+    expect(m.managers?.[0]).toMatchObject({ gender: null, rawGender: 'X' });
+    expect(m.allOffices?.[0]).toMatchObject({ officeType: null, rawOfficeType: 'ZZ', activityStatus: null, rawActivityStatus: 'Q' });
+  });
+
+  it('known codes are kept raw too, as written (F for a woman)', () => {
+    const m = normalizeComposite({ companyStatus: { activityStatus: { code: 'cf' } }, managers: [{ name: 'ANNA', gender: { code: 'F' } }] } as unknown as VComposite);
+    expect(m).toMatchObject({ activityStatus: 'CF', rawActivityStatus: 'cf' });
+    expect(m.managers?.[0]).toMatchObject({ gender: 'W', rawGender: 'F' });
+  });
+
+  it('monitor datasets', () => {
+    expect(normalizeMonitor({ id: '6981e3571a222556460af532', dataset: 'IT-future' })).toMatchObject({ dataset: null, rawDataset: 'IT-future' });
+  });
+
+  it('merging: an enum and its raw code come from the same tier', () => {
+    const full = normalizeComposite({ companyStatus: { activityStatus: { code: 'L' } }, legalForm: { legalForm: { code: 'SC' } } } as unknown as VComposite);
+    const start = normalizeItStart({ activityStatus: 'ATTIVA' });
+    const m = mergeModels(full, start);
+    expect(m).toMatchObject({ activityStatus: null, rawActivityStatus: 'L', registryStatus: 'ACTIVE', rawRegistryStatus: 'ATTIVA', legalForm: 'SC' });
+    // without a raw code of its own, the primary takes the secondary's pair
+    const m2 = mergeModels(normalizeComposite({ companyDetails: { vatCode: '12485671007' } }), start);
+    expect(m2).toMatchObject({ activityStatus: 'A', rawActivityStatus: 'ATTIVA' });
   });
 });
 
@@ -485,6 +652,8 @@ describe('companies outside Italy', () => {
       offices: [],
     });
     expect(m.address).toMatchObject({ streetName: '35 RUE LOUIS BARTHOU', department: { code: '54', description: 'Meurthe-et-Moselle' }, region: { code: '44', description: 'Grand Est' }, townCode: '54482', isBranchOffice: false });
+    // the extra address lines: "NULL" is the vendor's no value
+    expect(m.address).toMatchObject({ streetName2: null, streetName3: null, streetName4: '54130 SAINT-MAX' });
     expect(m.balanceSheets).toEqual([{ year: 2014, balanceSheetDate: '2014-12-31T00:00:00.000Z', employees: 1, turnover: 252900, netWorth: 13916, operatingRevenue: null, equity: null, totalAssets: null }]);
   });
 
@@ -507,6 +676,64 @@ describe('companies outside Italy', () => {
     expect(m.classification?.secondarySic?.map((c) => c.code)).toEqual(['5999', '8711']);
     expect(m.contacts).toEqual({ phone: '+370 5 2772184', fax: '+370 5 2108773', website: 'www.contentus.lt' });
     expect(m.balanceSheets?.[0]).toMatchObject({ year: 2022, operatingRevenue: 5113928, equity: 405055 });
+  });
+
+  it('WW-top: regional breakdown, classification levels and the national classification', () => {
+    const m = normalizeForeign(first<VForeign>('GET /WW-top/{country}/{vatCode_companyNumber_taxCode_or_id}'), 'TOP', 'LT');
+    expect(m.address).toMatchObject({
+      nativeTown: 'Vilniaus M.',
+      county: 'Eastern Europe',
+      nuts1: 'LT0 - Lithuania',
+      nuts2: 'LT01 - Capital Region',
+      nuts3: 'LT011 - Vilnius',
+      usMetropolitanArea: null,
+      usState: null,
+      locationAreas: [
+        { type: 'County', description: 'Vilnius' },
+        { type: 'City municipality', description: 'Vilniaus M. Sav.' },
+      ],
+    });
+    expect(m.classification?.national).toEqual({ types: ['NACE Rev. 2'], primary: ['4669'], secondary: ['4778', '7112'] });
+    const codes = m.classification?.codes ?? [];
+    expect(codes.map((c) => `${c.scheme}:${c.isPrimary ? 'P' : 'S'}:${c.code}`)).toEqual([
+      'NACE:P:4669',
+      'NACE:S:4778',
+      'NACE:S:7112',
+      'NAICS:P:423830',
+      'NAICS:S:459999',
+      'NAICS:S:541330',
+      'SIC:P:5084',
+      'SIC:S:5999',
+      'SIC:S:8711',
+    ]);
+    expect(codes[0]).toEqual({
+      scheme: 'NACE',
+      isPrimary: true,
+      code: '4669',
+      description: 'Wholesale of other machinery and equipment',
+      core: 'Wholesale',
+      section: 'G - Wholesale and retail trade; repair of motor vehicles and motorcycles',
+      division: '46 - Wholesale trade, except of motor vehicles and motorcycles',
+      group: '466 - Wholesale of other machinery, equipment and supplies',
+    });
+  });
+
+  it('foreign lists given as one object (primary code, location area, office, marker)', () => {
+    const m = normalizeForeign(
+      {
+        internationalClassification: { nace: { primary: { code: '4669', description: 'Wholesale' }, secondary: { code: '4778' } } },
+        address: { registeredOffice: { town: 'X', locationArea: { type: 'County', description: 'Vilnius' } } },
+        allOffice: { siretCode: '83772561300025', companyName: 'PARIS SHOP' },
+        markers: { label: 'TIN', number: '1', types: 'TIN' },
+      } as unknown as VForeign,
+      'TOP',
+      'LT',
+    );
+    expect(m.classification?.nace).toEqual({ code: '4669', description: 'Wholesale' });
+    expect(m.classification?.secondaryNace).toEqual([{ code: '4778', description: null }]);
+    expect(m.address?.locationAreas).toEqual([{ type: 'County', description: 'Vilnius' }]);
+    expect(m.offices).toMatchObject([{ siretCode: '83772561300025', companyName: 'PARIS SHOP' }]);
+    expect(m.identifiers).toEqual([{ label: 'TIN', number: '1', types: ['TIN'] }]);
   });
 
   it('WW-start and WW-advanced', () => {
@@ -544,6 +771,7 @@ describe('legal forms and monitors', () => {
       id: '6981e3571a222556460af532',
       code: '12485671007',
       dataset: 'IT_ADVANCED',
+      rawDataset: 'IT-advanced',
       monitoredFields: ['pec'],
       companyId: '60d1bfc731177b0a092cdfc1',
       vatCode: '12485671007',

@@ -38,6 +38,8 @@ export const FACETS = [
   'registryStatus',
   'registrationDate',
   'activityDates', // start and end of activity
+  'ceased', // IT-advanced's `cessata`
+  'taxCodeCeased', // the revenue agency's ceased flag and its update time (IT-advanced)
   'companyDates', // incorporation and founding
   'marketable',
   // legal form
@@ -46,6 +48,7 @@ export const FACETS = [
   // classification
   'ateco',
   'atecoSecondary',
+  'ateco2025', // IT-advanced's ATECO 2025 code
   'internationalClassification',
   // people and size
   'employees',
@@ -58,6 +61,7 @@ export const FACETS = [
   'webAndSocial',
   'pec',
   'sdiCode',
+  'sdiCodeUpdate', // when the SDI code was last updated (IT-start, IT-advanced)
   'vatGroup',
   // registers
   'artisanRegistry',
@@ -101,7 +105,10 @@ export const FIELD_FACETS: Readonly<Record<string, Facet | typeof NESTED_COMPANY
   chamberOfCommerce: 'registration',
   reaCode: 'registration',
   officeType: 'companyDetails',
+  rawOfficeType: 'companyDetails',
   lastUpdateDate: 'lastUpdate',
+  // the Openapi record's own creation time: in the records that carry the Openapi id
+  recordCreationDate: 'openapiId',
   address: 'address',
   'address.toponym': 'addressDetail',
   'address.street': 'addressDetail',
@@ -112,9 +119,16 @@ export const FIELD_FACETS: Readonly<Record<string, Facet | typeof NESTED_COMPANY
   'address.province.description': 'addressNames',
   'address.country': 'addressNames',
   activityStatus: 'activityStatus',
+  rawActivityStatus: 'activityStatus',
   registryStatus: 'registryStatus',
+  rawRegistryStatus: 'registryStatus',
+  ceased: 'ceased',
+  taxCodeCeased: 'taxCodeCeased',
+  taxCodeCeasedUpdateDate: 'taxCodeCeased',
   isMarketable: 'marketable',
   legalForm: 'legalForm',
+  rawLegalForm: 'legalForm',
+  legalFormDescription: 'legalForm',
   detailedLegalForm: 'detailedLegalForm',
   dates: 'registrationDate',
   'dates.startDate': 'activityDates',
@@ -124,6 +138,7 @@ export const FIELD_FACETS: Readonly<Record<string, Facet | typeof NESTED_COMPANY
   atecoClassification: 'ateco',
   'atecoClassification.secondaryAteco': 'atecoSecondary',
   'atecoClassification.secondaryAteco2022': 'atecoSecondary',
+  'atecoClassification.ateco2025': 'ateco2025',
   internationalClassification: 'internationalClassification',
   employees: 'employees',
   'employees.count': 'employeeCount',
@@ -135,6 +150,7 @@ export const FIELD_FACETS: Readonly<Record<string, Facet | typeof NESTED_COMPANY
   webAndSocial: 'webAndSocial',
   pec: 'pec',
   sdiCode: 'sdiCode',
+  sdiCodeUpdateDate: 'sdiCodeUpdate',
   vatGroup: 'vatGroup',
   artisanRegistry: 'artisanRegistry',
   hasSoaCertification: 'soaCertification',
@@ -205,12 +221,23 @@ export const SEED_RANK = 0;
 export const TIERS_ACCEPTING_ID: ReadonlySet<Tier> = new Set<Tier>(['IT-start', 'IT-advanced']);
 
 const IDENTITY: Facet[] = ['companyName', 'vatCode', 'taxCode', 'lastUpdate', 'address'];
-const START: Facet[] = [...IDENTITY, 'openapiId', 'addressDetail', 'activityStatus', 'registryStatus', 'registrationDate', 'sdiCode'];
+const START: Facet[] = [...IDENTITY, 'openapiId', 'addressDetail', 'activityStatus', 'registryStatus', 'registrationDate', 'sdiCode', 'sdiCodeUpdate'];
 /** companyDetails + address of the composite shapes. */
 const COMPOSITE: Facet[] = [...IDENTITY, 'registration', 'companyDetails', 'addressNames', 'branches'];
 
 /** Facets only the IT-start/IT-advanced payloads carry (the Openapi id, the register's own fields). */
-const ONLY_IN_START_ADVANCED: ReadonlySet<Facet> = new Set<Facet>(['openapiId', 'addressDetail', 'registryStatus', 'sdiCode', 'vatGroup', 'balanceSheetHistory']);
+const ONLY_IN_START_ADVANCED: ReadonlySet<Facet> = new Set<Facet>([
+  'openapiId',
+  'addressDetail',
+  'registryStatus',
+  'sdiCode',
+  'sdiCodeUpdate',
+  'vatGroup',
+  'balanceSheetHistory',
+  'ateco2025',
+  'ceased',
+  'taxCodeCeased',
+]);
 
 /** What each tier's payload holds (contract: "Response shapes are built from sections"). */
 export const TIER_COVERAGE: Readonly<Record<Tier, ReadonlySet<Facet>>> = {
@@ -219,8 +246,11 @@ export const TIER_COVERAGE: Readonly<Record<Tier, ReadonlySet<Facet>>> = {
     ...START,
     'registration',
     'ateco',
+    'ateco2025',
     'detailedLegalForm',
     'activityDates',
+    'ceased',
+    'taxCodeCeased',
     'pec',
     'vatGroup',
     'ecofinSummary',

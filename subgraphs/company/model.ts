@@ -46,6 +46,7 @@ export interface CompanyDatesModel {
 
 export interface AtecoClassificationModel {
   ateco?: CodedValueModel | null;
+  ateco2025?: CodedValueModel | null;
   secondaryAteco?: string | null;
   ateco2022?: CodedValueModel | null;
   secondaryAteco2022?: string | null;
@@ -130,8 +131,10 @@ export interface OfficeModel {
   chamberOfCommerce?: string | null;
   reaCode?: string | null;
   officeType?: OfficeTypeCode | null;
+  rawOfficeType?: string | null;
   lastUpdateDate?: string | null;
   activityStatus?: ActivityStatusCode | null;
+  rawActivityStatus?: string | null;
   address?: AddressModel | null;
 }
 
@@ -211,6 +214,7 @@ export interface ManagerPersonModel {
   name?: string | null;
   surname?: string | null;
   gender?: GenderCode | null;
+  rawGender?: string | null;
   birthDate?: string | null;
   age?: number | null;
   birthTown?: string | null;
@@ -319,12 +323,27 @@ export interface CompanyModel {
   chamberOfCommerce?: string | null;
   reaCode?: string | null;
   officeType?: OfficeTypeCode | null;
+  /** The office-type code as the upstream wrote it (kept when the enum does not know it). */
+  rawOfficeType?: string | null;
   lastUpdateDate?: string | null;
+  /** When the company entered the Openapi data set (IT-start/IT-advanced `creationTimestamp`). */
+  recordCreationDate?: string | null;
   address?: AddressModel | null;
   activityStatus?: ActivityStatusCode | null;
+  /** The status as the upstream wrote it: a composite tier's code, or IT-start's register status. */
+  rawActivityStatus?: string | null;
   registryStatus?: RegistryStatusCode | null;
+  rawRegistryStatus?: string | null;
+  /** IT-advanced `cessata`. */
+  ceased?: boolean | null;
+  /** IT-advanced `taxCodeCeased` (the revenue agency's view). */
+  taxCodeCeased?: boolean | null;
+  /** IT-advanced `taxCodeCeasedTimestamp`. */
+  taxCodeCeasedUpdateDate?: string | null;
   isMarketable?: boolean | null;
   legalForm?: LegalFormCategoryCode | null;
+  rawLegalForm?: string | null;
+  legalFormDescription?: string | null;
   detailedLegalForm?: CodedValueModel | null;
   dates?: CompanyDatesModel | null;
   atecoClassification?: AtecoClassificationModel | null;
@@ -338,6 +357,8 @@ export interface CompanyModel {
   webAndSocial?: WebAndSocialModel | null;
   pec?: string | null;
   sdiCode?: string | null;
+  /** IT-start/IT-advanced `sdiCodeTimestamp`. */
+  sdiCodeUpdateDate?: string | null;
   vatGroup?: VatGroupModel | null;
   artisanRegistry?: ArtisanRegistryModel | null;
   hasSoaCertification?: boolean | null;
@@ -368,8 +389,18 @@ export type CompanyField = keyof CompanyModel;
 
 export type ForeignLevel = 'VAT_REGISTRY' | 'START' | 'ADVANCED' | 'TOP';
 
+/** A region an address lies in (WW-top `locationArea`). */
+export interface LocationAreaModel {
+  type?: string | null;
+  description?: string | null;
+}
+
 export interface ForeignAddressModel {
   streetName?: string | null;
+  streetName2?: string | null;
+  streetName3?: string | null;
+  streetName4?: string | null;
+  toponym?: string | null;
   street?: string | null;
   streetNumber?: string | null;
   zipCode?: string | null;
@@ -379,6 +410,14 @@ export interface ForeignAddressModel {
   region?: CodedValueModel | null;
   department?: CodedValueModel | null;
   coordinates?: GeoPointModel | null;
+  nativeTown?: string | null;
+  county?: string | null;
+  nuts1?: string | null;
+  nuts2?: string | null;
+  nuts3?: string | null;
+  usMetropolitanArea?: string | null;
+  usState?: string | null;
+  locationAreas?: LocationAreaModel[] | null;
   isBranchOffice: boolean;
 }
 
@@ -393,6 +432,27 @@ export interface ForeignBalanceSheetModel {
   totalAssets?: number | null;
 }
 
+export type IndustryCodeScheme = 'NACE' | 'NAICS' | 'SIC';
+
+/** One code of an international classification with its hierarchy (WW-top gives the levels). */
+export interface IndustryCodeModel {
+  scheme: IndustryCodeScheme;
+  isPrimary: boolean;
+  code: string;
+  description?: string | null;
+  core?: string | null;
+  section?: string | null;
+  division?: string | null;
+  group?: string | null;
+}
+
+/** The country's own activity classification (WW-top `nationalClassification`). */
+export interface NationalClassificationModel {
+  types: string[];
+  primary: string[];
+  secondary: string[];
+}
+
 export interface ForeignClassificationModel {
   nace?: CodedValueModel | null;
   naics?: CodedValueModel | null;
@@ -401,6 +461,8 @@ export interface ForeignClassificationModel {
   secondaryNace?: CodedValueModel[] | null;
   secondaryNaics?: CodedValueModel[] | null;
   secondarySic?: CodedValueModel[] | null;
+  codes?: IndustryCodeModel[] | null;
+  national?: NationalClassificationModel | null;
 }
 
 export interface ForeignOfficeModel {
@@ -430,6 +492,7 @@ export interface ForeignCompanyModel {
   registrationDate?: string | null;
   incorporationDate?: string | null;
   lastUpdateDate?: string | null;
+  recordCreationDate?: string | null;
   address?: ForeignAddressModel | null;
   contacts?: { phone?: string | null; fax?: string | null; website?: string | null } | null;
   classification?: ForeignClassificationModel | null;
@@ -469,6 +532,7 @@ export interface CompanyMonitorModel {
   id: string;
   code?: string | null;
   dataset?: MonitorDatasetCode | null;
+  rawDataset?: string | null;
   monitoredFields?: string[] | null;
   companyId?: string | null;
   vatCode?: string | null;

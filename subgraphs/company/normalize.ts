@@ -10,6 +10,11 @@
  *
  * Rules: dates become ISO 8601 date-times in UTC; `{code, description}` objects without a code
  * become null; sections absent from a payload stay undefined (so merging knows what is missing).
+ * Shapes the vendor writes two ways are both read: a list section (managers, roles, shareholders,
+ * subsidiaries, public tenders, offices …) given as one object is a list of one; a balance-sheet or
+ * income-statement section given as one `{code, value}` object (the contract) or as a list of them
+ * (the vendor examples) is a list of lines. A code an enum does not know leaves the enum null and is
+ * kept as written in the `raw…` field beside it (`rawActivityStatus`, `rawOfficeType` …).
  */
 import {
   BALANCE_SHEET_SECTIONS,
@@ -30,6 +35,10 @@ import {
   type ForeignLevel,
   type GeoPointModel,
   type IncomeStatementSectionsModel,
+  type IndustryCodeModel,
+  type IndustryCodeScheme,
+  type LocationAreaModel,
+  type NationalClassificationModel,
   type LegalFormCategoryCode,
   type LegalFormModel,
   type ManagerModel,
@@ -48,7 +57,9 @@ import type {
   VComposite,
   VEuStart,
   VForeign,
+  VForeignBalanceSheet,
   VForeignOffice,
+  VForeignSubOffice,
   VGps,
   VItAdvanced,
   VItRegisteredOffice,
@@ -60,8 +71,15 @@ import type {
   VShareholding,
   VCompanyDetails,
   VClassificationItem,
+  VBalanceSheetYear,
+  VOffice,
+  VRole,
 } from './upstream.ts';
 import { bool, dateTime as isoDateTime, float as num, int, str } from '../upstream/coerce.ts';
+
+/** Items of the composite list sections, as `upstream.ts` types them. */
+type VTender = NonNullable<VComposite['publicTenders']>[number];
+type VSubsidiary = NonNullable<VComposite['subsidiaries']>[number];
 
 // ---------------------------------------------------------------------------------------------
 // Scalars
@@ -90,6 +108,15 @@ const oneOf = <T extends string>(v: unknown, allowed: readonly T[]): T | null =>
   const s = str(v)?.toUpperCase();
   return s !== undefined && (allowed as readonly string[]).includes(s) ? (s as T) : null;
 };
+
+/**
+ * The items of a list section: an array's objects, or a single object (the vendor sometimes sends
+ * one item unwrapped) as a list of one; nothing else.
+ */
+export function listOf<T extends object>(v: T | readonly (T | null | undefined)[] | null | undefined | unknown): T[] {
+  if (Array.isArray(v)) return (v as unknown[]).filter((x): x is T => !!x && typeof x === 'object' && !Array.isArray(x));
+  return v && typeof v === 'object' ? [v as T] : [];
+}
 
 const OFFICE_TYPES: readonly OfficeTypeCode[] = ['SSL', 'SL', 'UL', 'S', 'D'];
 const ACTIVITY_STATUSES: readonly ActivityStatusCode[] = ['A', 'CF', 'CS', 'I', 'IF', 'IS', 'S'];
@@ -151,16 +178,22 @@ function registeredOffice(ro: VItRegisteredOffice | null | undefined): AddressMo
 
 export function normalizeItStart(v: VItStart): CompanyModel {
   const registryStatus = registryStatusOf(v.activityStatus);
+  const rawStatus = str(v.activityStatus);
   return {
     vatCode: str(v.vatCode),
     taxCode: str(v.taxCode),
     id: str(v.id),
     companyName: str(v.companyName),
     lastUpdateDate: isoDateTime(v.lastUpdateTimestamp),
+    recordCreationDate: isoDateTime(v.creationTimestamp),
     address: registeredOffice(v.address?.registeredOffice),
     registryStatus,
+    rawRegistryStatus: rawStatus,
     activityStatus: registryStatus ? REGISTRY_TO_ACTIVITY[registryStatus] : null,
+    // The business status was read from the register status: that is its upstream value.
+    rawActivityStatus: rawStatus,
     sdiCode: str(v.sdiCode),
+    sdiCodeUpdateDate: isoDateTime(v.sdiCodeTimestamp),
     dates: { registrationDate: isoDateTime(v.registrationDate) },
   };
 }
@@ -171,8 +204,8 @@ export function normalizeItAdvanced(v: VItAdvanced): CompanyModel {
   const last = v.balanceSheets?.last;
   const group = v.vatGroup ?? v.gruppo_iva;
   const history: BalanceSheetSummaryModel[] = [];
-  for (const y of v.balanceSheets?.all ?? []) {
-    const year = int(y?.year);
+  for (const y of listOf<VBalanceSheetYear>(v.balanceSheets?.all)) {
+    const year = int(y.year);
     if (year === null) continue;
     history.push({
       year,
@@ -191,8 +224,12 @@ export function normalizeItAdvanced(v: VItAdvanced): CompanyModel {
     ...base,
     chamberOfCommerce: str(v.cciaa),
     reaCode: str(v.reaCode),
-    atecoClassification: ateco ? { ateco: coded(ateco.ateco2007) ?? coded(ateco.ateco), ateco2022: coded(ateco.ateco2022) } : null,
+    // IT-advanced's `ateco` is ATECO 2025 (vendor schema); the schema's `ateco` is ATECO 2007.
+    atecoClassification: ateco ? { ateco: coded(ateco.ateco2007), ateco2022: coded(ateco.ateco2022), ateco2025: coded(ateco.ateco) } : null,
     detailedLegalForm: coded(v.detailedLegalForm),
+    ceased: bool(v.cessata),
+    taxCodeCeased: bool(v.taxCodeCeased),
+    taxCodeCeasedUpdateDate: isoDateTime(v.taxCodeCeasedTimestamp),
     dates: { registrationDate: isoDateTime(v.registrationDate), startDate: isoDateTime(v.startDate), endDate: isoDateTime(v.endDate) },
     pec: str(v.pec),
     vatGroup: group ? { participates: bool(group.vatGroupParticipation), isLeader: bool(group.isVatGroupLeader), registryOk: bool(group.registryOk) } : null,
@@ -207,7 +244,7 @@ export function normalizeItAdvanced(v: VItAdvanced): CompanyModel {
         }
       : null,
     employees: last ? { count: int(last.employees) } : null,
-    shareholders: (v.shareHolders ?? []).map(
+    shareholders: listOf<VShareholderInfo & { percentShare?: unknown }>(v.shareHolders).map(
       (h): ShareholdingModel => ({ percentShare: num(h.percentShare), shareType: null, owners: [shareholderOf(h)] }),
     ),
   };
@@ -233,8 +270,8 @@ const isPersonTaxCode = (taxCode: string | null): boolean => taxCode !== null &&
 
 function managerOf(m: VManager): ManagerModel {
   const taxCode = str(m.taxCode);
-  const roles = (m.roles ?? []).flatMap((r) => {
-    const role = coded(r?.role);
+  const roles = listOf<VRole>(m.roles).flatMap((r) => {
+    const role = coded(r.role);
     return role ? [{ role, startDate: isoDateTime(r.roleStartDate) }] : [];
   });
   const isLegalRepresentative = bool(m.isLegalRepresentative);
@@ -242,7 +279,8 @@ function managerOf(m: VManager): ManagerModel {
   if (companyName !== null && str(m.name) === null && str(m.surname) === null && !isPersonTaxCode(taxCode)) {
     return { kind: 'company', taxCode, roles, isLegalRepresentative, companyName };
   }
-  const g = str(m.gender?.code)?.toUpperCase();
+  const rawGender = str(m.gender?.code);
+  const g = rawGender?.toUpperCase();
   return {
     kind: 'person',
     taxCode,
@@ -251,6 +289,7 @@ function managerOf(m: VManager): ManagerModel {
     name: str(m.name),
     surname: str(m.surname),
     gender: g === 'M' ? 'M' : g === 'W' || g === 'F' ? 'W' : null,
+    rawGender,
     birthDate: isoDateTime(m.birthDate),
     age: int(m.age),
     birthTown: str(m.birthTown),
@@ -271,7 +310,7 @@ function shareholdingOf(s: VShareholding): ShareholdingModel {
   return {
     percentShare: num(s.percentShare),
     shareType: coded(s.shareType),
-    owners: (s.shareholdersInformation ?? []).filter((x): x is VShareholderInfo => !!x && typeof x === 'object').map(shareholderOf),
+    owners: listOf<VShareholderInfo>(s.shareholdersInformation).map(shareholderOf),
   };
 }
 
@@ -286,15 +325,18 @@ function detailsOf(d: VCompanyDetails | null | undefined): Partial<CompanyModel>
     reaCode: str(d.reaCode),
     serviceNumber: str(d.openapiNumber) ?? str(d.serviceNumber),
     officeType: oneOf(d.officeType?.code, OFFICE_TYPES),
+    rawOfficeType: str(d.officeType?.code),
   };
 }
 
-function linesOf(v: unknown): FinancialLineModel[] | null {
-  if (!Array.isArray(v)) return null;
+/**
+ * A balance-sheet or income-statement section as lines: the contract writes one `{code, value}`
+ * object, the vendor examples a list of them; both are read. Null for anything else.
+ */
+export function linesOf(v: unknown): FinancialLineModel[] | null {
+  if (!v || typeof v !== 'object') return null;
   const out: FinancialLineModel[] = [];
-  for (const item of v as unknown[]) {
-    if (!item || typeof item !== 'object') continue;
-    const line = item as { code?: unknown; value?: unknown };
+  for (const line of listOf<{ code?: unknown; value?: unknown }>(v)) {
     const code = str(line.code);
     if (code !== null) out.push({ code, value: num(line.value) });
   }
@@ -332,7 +374,10 @@ export function normalizeComposite(d: VComposite): CompanyModel {
   const out: CompanyModel = { ...detailsOf(d.companyDetails) };
   put(out, 'address', d.address, compositeAddress(d.address));
   put(out, 'activityStatus', d.companyStatus, oneOf(d.companyStatus?.activityStatus?.code, ACTIVITY_STATUSES));
+  put(out, 'rawActivityStatus', d.companyStatus, str(d.companyStatus?.activityStatus?.code));
   put(out, 'legalForm', d.legalForm, oneOf(d.legalForm?.legalForm?.code, LEGAL_FORM_CATEGORIES));
+  put(out, 'rawLegalForm', d.legalForm, str(d.legalForm?.legalForm?.code));
+  put(out, 'legalFormDescription', d.legalForm, str(d.legalForm?.legalForm?.description));
   put(out, 'detailedLegalForm', d.legalForm, coded(d.legalForm?.detailedLegalForm));
   const dd = d.companyDates;
   put(
@@ -427,7 +472,7 @@ export function normalizeComposite(d: VComposite): CompanyModel {
     out,
     'publicTenders',
     d.publicTenders,
-    (d.publicTenders ?? []).map((t) => ({ year: str(t?.year), applied: int(t?.applied), won: int(t?.won), value: num(t?.value) })),
+    listOf<VTender>(d.publicTenders).map((t) => ({ year: str(t.year), applied: int(t.applied), won: int(t.won), value: num(t.value) })),
   );
   const ft = d.foreignTrade;
   put(
@@ -445,8 +490,8 @@ export function normalizeComposite(d: VComposite): CompanyModel {
         }
       : null,
   );
-  put(out, 'managers', d.managers, (d.managers ?? []).filter((m): m is VManager => !!m && typeof m === 'object').map(managerOf));
-  put(out, 'shareholders', d.shareholders, (d.shareholders ?? []).filter((s): s is VShareholding => !!s && typeof s === 'object').map(shareholdingOf));
+  put(out, 'managers', d.managers, listOf<VManager>(d.managers).map(managerOf));
+  put(out, 'shareholders', d.shareholders, listOf<VShareholding>(d.shareholders).map(shareholdingOf));
   const cg = d.corporateGroups;
   const npc = cg?.nationalParentCompany;
   put(
@@ -477,17 +522,17 @@ export function normalizeComposite(d: VComposite): CompanyModel {
     out,
     'subsidiaries',
     d.subsidiaries,
-    (d.subsidiaries ?? []).map((s) => ({
-      taxCode: str(s?.taxCode),
-      companyName: str(s?.companyName),
-      streetName: str(s?.streetName),
-      zipCode: str(s?.zipCode),
-      town: str(s?.town),
-      province: coded(s?.province),
+    listOf<VSubsidiary>(d.subsidiaries).map((s) => ({
+      taxCode: str(s.taxCode),
+      companyName: str(s.companyName),
+      streetName: str(s.streetName),
+      zipCode: str(s.zipCode),
+      town: str(s.town),
+      province: coded(s.province),
     })),
   );
   const aff = d.affiliateCompanies;
-  const affList: VAffiliate[] = Array.isArray(aff) ? aff : aff ? [aff] : [];
+  const affList = listOf<VAffiliate>(aff);
   put(
     out,
     'affiliates',
@@ -528,7 +573,7 @@ export function normalizeComposite(d: VComposite): CompanyModel {
   );
   put(out, 'rae', d.rae, coded(d.rae));
   put(out, 'sae', d.sae, coded(d.sae));
-  put(out, 'allOffices', d.allOffices, (d.allOffices ?? []).filter((o) => !!o && typeof o === 'object').map(officeOf));
+  put(out, 'allOffices', d.allOffices, listOf<VOffice>(d.allOffices).map(officeOf));
 
   const bs: BalanceSheetSectionsModel = {};
   let anyBs = false;
@@ -551,7 +596,7 @@ export function normalizeComposite(d: VComposite): CompanyModel {
   return out;
 }
 
-function officeOf(o: NonNullable<VComposite['allOffices']>[number]): OfficeModel {
+function officeOf(o: VOffice): OfficeModel {
   const det = detailsOf(o.companyDetails);
   return {
     companyName: det.companyName ?? null,
@@ -561,8 +606,10 @@ function officeOf(o: NonNullable<VComposite['allOffices']>[number]): OfficeModel
     chamberOfCommerce: det.chamberOfCommerce ?? null,
     reaCode: det.reaCode ?? null,
     officeType: det.officeType ?? null,
+    rawOfficeType: det.rawOfficeType ?? null,
     lastUpdateDate: det.lastUpdateDate ?? null,
     activityStatus: oneOf(o.companyStatus?.activityStatus?.code, ACTIVITY_STATUSES),
+    rawActivityStatus: str(o.companyStatus?.activityStatus?.code),
     address: compositeAddress(o.address),
   };
 }
@@ -600,18 +647,69 @@ function mergeValue(primary: unknown, secondary: unknown): unknown {
  * tier as `primary` (`TIER_RANK`), whatever order the answers arrived in.
  */
 export function mergeModels(primary: CompanyModel, secondary: CompanyModel): CompanyModel {
-  return mergeValue(primary, secondary) as CompanyModel;
+  const out = mergeValue(primary, secondary) as CompanyModel;
+  // An enum and its raw code are one value: when `primary` has a code its enum does not know,
+  // `secondary`'s enum must not stand beside it (IT-full's unknown status with IT-start's ACTIVE).
+  for (const [value, raw] of ENUM_WITH_RAW) {
+    if (primary[raw] !== undefined && primary[raw] !== null) (out as Record<string, unknown>)[value] = primary[value] ?? null;
+  }
+  return out;
 }
+
+/** Enum fields of the model and the raw upstream code kept beside each. */
+const ENUM_WITH_RAW: ReadonlyArray<readonly [keyof CompanyModel, keyof CompanyModel]> = [
+  ['activityStatus', 'rawActivityStatus'],
+  ['registryStatus', 'rawRegistryStatus'],
+  ['officeType', 'rawOfficeType'],
+  ['legalForm', 'rawLegalForm'],
+];
 
 // ---------------------------------------------------------------------------------------------
 // Companies outside Italy
 // ---------------------------------------------------------------------------------------------
 
+/**
+ * Fields of foreign records that `upstream.ts` does not type (yet): French address lines and street
+ * type, WW-top's regional breakdown, classification levels and national classification.
+ */
+interface VForeignOfficeExtra extends VForeignOffice {
+  streetName2?: unknown;
+  streetName3?: unknown;
+  streetName4?: unknown;
+  toponym?: unknown;
+  nativeTown?: unknown;
+  county?: unknown;
+  nuts1?: unknown;
+  nuts2?: unknown;
+  nuts3?: unknown;
+  usMetropolitanArea?: unknown;
+  usState?: unknown;
+  locationArea?: unknown;
+}
+interface VClassificationLevels extends VClassificationItem {
+  core?: unknown;
+  division?: unknown;
+  group?: unknown;
+}
+interface VNationalClassification {
+  type?: unknown;
+  primary?: unknown;
+  secondary?: unknown;
+}
+
+/** The strings of a list (or of a single string given alone). */
+const strings = (v: unknown): string[] => (Array.isArray(v) ? v : v === undefined || v === null ? [] : [v]).map(str).filter((x): x is string => x !== null);
+
 function foreignOffice(a: VForeign['address']): ForeignAddressModel | null {
-  const o: VForeignOffice | null | undefined = a?.registeredOffice ?? a?.branchOffice;
+  const o: VForeignOfficeExtra | null | undefined = a?.registeredOffice ?? a?.branchOffice;
   if (!o) return null;
+  const areas = o.locationArea === undefined ? undefined : listOf<{ type?: unknown; description?: unknown }>(o.locationArea);
   return {
     streetName: str(o.streetName),
+    streetName2: str(o.streetName2),
+    streetName3: str(o.streetName3),
+    streetName4: str(o.streetName4),
+    toponym: str(o.toponym),
     street: str(o.street),
     streetNumber: str(o.streetNumber),
     zipCode: str(o.zipCode),
@@ -621,44 +719,94 @@ function foreignOffice(a: VForeign['address']): ForeignAddressModel | null {
     region: coded(o.region),
     department: coded(o.department),
     coordinates: point(o.gps),
+    nativeTown: str(o.nativeTown),
+    county: str(o.county),
+    nuts1: str(o.nuts1),
+    nuts2: str(o.nuts2),
+    nuts3: str(o.nuts3),
+    usMetropolitanArea: str(o.usMetropolitanArea),
+    usState: str(o.usState),
+    locationAreas: areas
+      ? areas.map((x): LocationAreaModel => ({ type: str(x.type), description: str(x.description) })).filter((x) => x.type !== null || x.description !== null)
+      : null,
     isBranchOffice: !a?.registeredOffice && !!a?.branchOffice,
   };
 }
 
 type VClassification = VCode | { primary?: VClassificationItem[] | null; secondary?: VClassificationItem[] | null } | null | undefined;
 
+const isRanked = (v: object): v is { primary?: unknown; secondary?: unknown } => 'primary' in v || 'secondary' in v;
+
 function primaryOf(v: VClassification): CodedValueModel | null {
-  if (!v) return null;
-  if ('primary' in v || 'secondary' in v) {
-    const list = (v as { primary?: VClassificationItem[] | null }).primary;
-    return Array.isArray(list) && list.length > 0 ? coded(list[0]) : null;
-  }
+  if (!v || typeof v !== 'object') return null;
+  if (isRanked(v)) return listOf<VClassificationItem>(v.primary).map(coded).find((c) => c !== null) ?? null;
   return coded(v as VCode);
 }
 
 function secondaryOf(v: VClassification): CodedValueModel[] | null {
-  if (!v || !('secondary' in v)) return null;
-  const list = (v as { secondary?: VClassificationItem[] | null }).secondary;
-  return Array.isArray(list) ? list.map(coded).filter((c): c is CodedValueModel => c !== null) : null;
+  if (!v || typeof v !== 'object' || !('secondary' in v)) return null;
+  return listOf<VClassificationItem>((v as { secondary?: unknown }).secondary)
+    .map(coded)
+    .filter((c): c is CodedValueModel => c !== null);
+}
+
+/** Every code of a classification scheme, primary first, with its levels where WW-top gives them. */
+function industryCodes(scheme: IndustryCodeScheme, v: VClassification): IndustryCodeModel[] {
+  if (!v || typeof v !== 'object') return [];
+  const ranked: Array<[boolean, VClassificationLevels[]]> = isRanked(v)
+    ? [
+        [true, listOf<VClassificationLevels>(v.primary)],
+        [false, listOf<VClassificationLevels>(v.secondary)],
+      ]
+    : [[true, [v as VClassificationLevels]]];
+  return ranked.flatMap(([isPrimary, items]) =>
+    items.flatMap((item): IndustryCodeModel[] => {
+      const code = str(item.code);
+      if (code === null) return [];
+      return [
+        {
+          scheme,
+          isPrimary,
+          code,
+          description: str(item.description),
+          core: str(item.core),
+          section: str(item.section),
+          division: str(item.division),
+          group: str(item.group),
+        },
+      ];
+    }),
+  );
+}
+
+function nationalClassificationOf(v: unknown): NationalClassificationModel | null {
+  if (!v || typeof v !== 'object' || Array.isArray(v)) return null;
+  const n = v as VNationalClassification;
+  return { types: strings(n.type), primary: strings(n.primary), secondary: strings(n.secondary) };
 }
 
 export function normalizeForeign(v: VForeign, level: ForeignLevel, country: string | null): ForeignCompanyModel {
   const ic = v.internationalClassification;
-  const classification: ForeignClassificationModel | null = ic
-    ? {
-        nace: primaryOf(ic.nace),
-        naics: primaryOf(ic.naics),
-        sic: primaryOf(ic.sic),
-        naf: coded(ic.naf),
-        secondaryNace: secondaryOf(ic.nace),
-        secondaryNaics: secondaryOf(ic.naics),
-        secondarySic: secondaryOf(ic.sic),
-      }
-    : null;
+  const national = nationalClassificationOf((v as VForeign & { nationalClassification?: unknown }).nationalClassification);
+  const classification: ForeignClassificationModel | null =
+    ic || national
+      ? {
+          nace: primaryOf(ic?.nace),
+          naics: primaryOf(ic?.naics),
+          sic: primaryOf(ic?.sic),
+          naf: coded(ic?.naf),
+          secondaryNace: secondaryOf(ic?.nace),
+          secondaryNaics: secondaryOf(ic?.naics),
+          secondarySic: secondaryOf(ic?.sic),
+          codes: ic ? [...industryCodes('NACE', ic.nace), ...industryCodes('NAICS', ic.naics), ...industryCodes('SIC', ic.sic)] : null,
+          national,
+        }
+      : null;
   const address = foreignOffice(v.address);
-  const sheets = (v.balanceSheets?.all ?? (v.balanceSheets?.last ? [v.balanceSheets.last] : []))
+  const all = v.balanceSheets?.all;
+  const sheets = (all !== undefined && all !== null ? listOf<VForeignBalanceSheet>(all) : listOf<VForeignBalanceSheet>(v.balanceSheets?.last))
     .flatMap((y) => {
-      const year = int(y?.year);
+      const year = int(y.year);
       return year === null
         ? []
         : [
@@ -696,6 +844,7 @@ export function normalizeForeign(v: VForeign, level: ForeignLevel, country: stri
     registrationDate: isoDateTime(v.registrationDate),
     incorporationDate: isoDateTime(v.incorporationDate),
     lastUpdateDate: isoDateTime(v.lastUpdateTimestamp),
+    recordCreationDate: isoDateTime(v.creationTimestamp),
     address,
     contacts: v.contacts ? { phone: str(v.contacts.phone), fax: str(v.contacts.fax), website: str(v.contacts.website) } : null,
     classification,
@@ -703,12 +852,14 @@ export function normalizeForeign(v: VForeign, level: ForeignLevel, country: stri
     balanceSheets: v.balanceSheets ? sheets : null,
     creditWorthy: bool(v.creditWorthy),
     companySize: str(v.companySize),
-    identifiers: Array.isArray(v.markers)
-      ? v.markers.map((m) => ({ label: str(m?.label), number: str(m?.number), types: (m?.types ?? []).filter((t): t is string => typeof t === 'string') }))
-      : null,
-    offices: Array.isArray(offices)
-      ? offices.map((o) => ({ siretCode: str(o?.siretCode), companyName: str(o?.companyName), activityStatus: str(o?.activityStatus), address: foreignOffice(o?.address) }))
-      : null,
+    identifiers:
+      v.markers !== undefined && v.markers !== null
+        ? listOf<NonNullable<VForeign['markers']>[number]>(v.markers).map((m) => ({ label: str(m.label), number: str(m.number), types: strings(m.types) }))
+        : null,
+    offices:
+      offices !== undefined && offices !== null
+        ? listOf<VForeignSubOffice>(offices).map((o) => ({ siretCode: str(o.siretCode), companyName: str(o.companyName), activityStatus: str(o.activityStatus), address: foreignOffice(o.address) }))
+        : null,
     vatRegistration: null,
   };
 }
@@ -773,6 +924,7 @@ export function normalizeMonitor(v: VMonitor): CompanyMonitorModel | null {
     id,
     code: str(v.code),
     dataset: datasetFromUpstream(v.dataset),
+    rawDataset: str(v.dataset),
     monitoredFields: Array.isArray(v.monitoredFields) ? v.monitoredFields.filter((f): f is string => typeof f === 'string') : null,
     companyId: str(v.companyId),
     vatCode: str(v.vatCode),
