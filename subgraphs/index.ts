@@ -1,11 +1,11 @@
 /** Every subgraph of the supergraph (their schemas are composed into supergraph.graphql). */
 import type { Subgraph } from './runtime/server.ts';
-import { companySubgraph } from './company/index.ts';
+import { createCompanySubgraph } from './company/index.ts';
 import { createRiskSubgraph } from './risk/index.ts';
 
 /**
- * A fresh set of subgraphs for one stack: stateful subgraphs (the risk status store, bus and
- * poller) get their own instances, configured from `env`.
+ * A fresh set of subgraphs for one stack: stateful subgraphs (the risk and company monitor status
+ * stores, buses and pollers) get their own instances, configured from `env`.
  */
 /** The subgraphs of the supergraph, by name (listing them builds nothing and connects nothing). */
 export const SUBGRAPH_NAMES = ['company', 'risk'] as const;
@@ -16,7 +16,7 @@ export const SUBGRAPH_NAMES = ['company', 'risk'] as const;
  */
 export function createSubgraphs(env: NodeJS.ProcessEnv, names: readonly string[] = SUBGRAPH_NAMES): Subgraph[] {
   const make: Record<(typeof SUBGRAPH_NAMES)[number], () => Subgraph> = {
-    company: () => companySubgraph,
+    company: () => createCompanySubgraph({ env }),
     risk: () => createRiskSubgraph({ env }),
   };
   return SUBGRAPH_NAMES.filter((n) => names.includes(n)).map((n) => make[n]());

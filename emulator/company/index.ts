@@ -9,6 +9,8 @@
  * - `complete {id?}` → completes one pending request (or all) now, firing callbacks
  * - `advance {ms}` → moves the emulator's clock forward (as `POST /_emulator/clock {advanceMs}`,
  *   without waiting for the callbacks) and answers `{pending}`, the company requests still pending
+ * - `monitorCheck {id, changes?}` → a check of a monitor now (as the vendor's periodic one), with
+ *   `changes` (dot path → value) as the register's changes since the last one; fires its callback
  * - `reset` → forgets pending requests and monitors
  *
  * Pending requests are jobs on the emulator's scheduler (`../scheduler.ts`), and the dates of
@@ -107,6 +109,11 @@ export function createCompanyModule(opts: CompanyModuleOptions = {}): AreaModule
       advance: (body) => {
         requests.advance(num(body, 'ms') ?? 0);
         return { pending: requests.pending() };
+      },
+      monitorCheck: (body) => {
+        const o = typeof body === 'object' && body !== null ? (body as Record<string, unknown>) : {};
+        const changes = typeof o.changes === 'object' && o.changes !== null && !Array.isArray(o.changes) ? (o.changes as Record<string, unknown>) : {};
+        return { monitor: typeof o.id === 'string' ? monitors.check(o.id, changes) : null };
       },
       reset: () => {
         requests.clear();

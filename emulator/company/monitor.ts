@@ -31,10 +31,28 @@ interface MonitorRecord {
 }
 
 const HEX24 = /^[0-9a-f]{24}$/i;
+
+/** A copy of `dataset` with the values at the dot paths of `changes` replaced (objects made on the way). */
+function withChanges(dataset: unknown, changes: Record<string, unknown>): unknown {
+  if (Object.keys(changes).length === 0) return dataset;
+  const copy = JSON.parse(JSON.stringify(dataset ?? {})) as Record<string, unknown>;
+  for (const [path, value] of Object.entries(changes)) {
+    const parts = path.split('.');
+    let at: Record<string, unknown> = copy;
+    for (const p of parts.slice(0, -1)) {
+      const next = at[p];
+      at = isObject(next) ? next : (at[p] = {});
+    }
+    at[parts[parts.length - 1]!] = value;
+  }
+  return copy;
+}
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 export class Monitors {
   private readonly records = new Map<string, MonitorRecord>();
+  /** Register changes given through the control API per monitor (dot path → value), applied to every check from then on. */
+  private readonly overrides = new Map<string, Record<string, unknown>>();
 
   /** `clock`: the emulator's (its scheduler): the dates of monitors follow it. */
   constructor(private readonly clock: Pick<Scheduler, 'now'>) {}
@@ -46,6 +64,7 @@ export class Monitors {
 
   clear(): void {
     this.records.clear();
+    this.overrides.clear();
   }
 
   create(req: EmuRequest): EmuResponse {
@@ -102,6 +121,20 @@ export class Monitors {
     return ok(mine.map((r) => ({ companyName: r.companyName, checkedOn: r.checkedOn, nextOn: r.nextOn, expiresOn: r.expiresOn, id: r.id })));
   }
 
+  /**
+   * Control API (`POST /_emulator/company/monitorCheck {id, changes?}`): a check of the monitor
+   * now, as the vendor's periodic one. `changes` (dot path → value) are changes of the company's
+   * register data since the last check; they stay in the monitor's dataset from then on. Fires the
+   * callback. Answers the record, or null for an unknown id.
+   */
+  check(id: string, changes: Record<string, unknown> = {}): MonitorRecord | null {
+    const record = this.records.get(id.toLowerCase());
+    if (!record) return null;
+    this.overrides.set(record.id, { ...(this.overrides.get(record.id) ?? {}), ...changes });
+    this.simulateCheck(record);
+    return record;
+  }
+
   get(req: EmuRequest, id: string): EmuResponse {
     if (!HEX24.test(id)) return fail(406, 1201, 'id not valid');
     const record = this.records.get(id.toLowerCase());
@@ -116,13 +149,14 @@ export class Monitors {
     const record = this.records.get(id.toLowerCase());
     if (!record || record.owner !== req.token.owner) return fail(404, 1205, `no monitoring request matches this id: ${id}`);
     this.records.delete(record.id);
+    this.overrides.delete(record.id);
     return { status: 200, json: { data: [], success: true, message: '1 deleted monitor', error: null } };
   }
 
   /** Sandbox simulation: re-reads the dataset, reports the monitored fields as updated, fires the callback. */
   private simulateCheck(record: MonitorRecord): void {
     const current = datasetOf(record.dataset, record.code);
-    const latest = current.kind === 'found' ? current.record : record.latestDataset;
+    const latest = withChanges(current.kind === 'found' ? current.record : record.latestDataset, this.overrides.get(record.id) ?? {});
     record.previousDataset = record.latestDataset;
     record.latestDataset = latest;
     const fields = record.monitoredFields.length > 0 ? record.monitoredFields : fieldPaths(latest).leaves.filter((p) => p !== 'id');

@@ -1,15 +1,68 @@
 /**
  * The company subgraph: Italian companies (IT-start … IT-full, search, legal forms), companies
- * outside Italy (EU, country and worldwide endpoints) and company monitoring. Owns the `Company`
+ * outside Italy (EU, country and worldwide endpoints) and company monitoring with pushed changes
+ * (`companyChanged`, relays to the caller's callback, the upstream callback ingress
+ * `/company/callbacks/…`, reached through the gateway's `/callbacks/company/…`). Owns the `Company`
  * entity (keys `vatCode`, `taxCode`, `id`); other subgraphs extend it.
  */
 import { readFileSync } from 'node:fs';
 import { parse, type DocumentNode } from 'graphql';
+import type { Subgraph } from '../runtime/server.ts';
+import { layerSecret } from '../runtime/signing.ts';
+import { trackingStores } from '../runtime/tracking/stores.ts';
 import type { Resolvers } from './__generated__/resolvers-types.ts';
+import { COMPANY_POLICY, type CompanyFamilyName } from './policy.ts';
+import { monitorResolvers } from './resolvers/monitor.ts';
 import { resolvers } from './resolvers.ts';
+import { CompanyService, type CompanyServiceOptions } from './service.ts';
 
+const typeDefs: DocumentNode = parse(readFileSync(new URL('./schema.graphql', import.meta.url), 'utf8'));
+
+/** The resolver map over one service: the stateless resolvers plus monitoring. */
+function resolversOf(service: CompanyService): Resolvers {
+  const monitors = monitorResolvers(service);
+  return {
+    ...resolvers,
+    Query: { ...resolvers.Query, ...monitors.Query },
+    Mutation: { ...resolvers.Mutation, ...monitors.Mutation },
+    Subscription: monitors.Subscription,
+  };
+}
+
+/**
+ * A company subgraph with its own monitor service and poller. Its tracked monitors (store,
+ * reservations, idempotency keys, replay guard, poller leases, event bus) live on Redis when the
+ * `env` given has `REDIS_URL` (keys under `REDIS_PREFIX`), else in this process's memory. Stores
+ * passed in `opts` win. Every `COMPANY_*` setting is read from that `env`.
+ */
+export function createCompanySubgraph(opts: CompanyServiceOptions & { env: NodeJS.ProcessEnv }): Subgraph & { name: 'company'; typeDefs: DocumentNode; resolvers: Resolvers; service: CompanyService } {
+  const { env } = opts;
+  const shared = opts.store
+    ? null
+    : trackingStores<CompanyFamilyName>({ redisUrl: env.REDIS_URL, secret: layerSecret(env), area: 'company', policy: COMPANY_POLICY, prefix: env.REDIS_PREFIX?.trim() || undefined });
+  const service = new CompanyService({ ...(shared ?? {}), ...opts });
+  return {
+    name: 'company',
+    typeDefs,
+    resolvers: resolversOf(service),
+    http: (req, res, path) => service.http(req, res, path),
+    start: async (deps) => {
+      const stop = service.start(deps);
+      return async () => {
+        await stop();
+        await shared?.close();
+      };
+    },
+    service,
+  };
+}
+
+/**
+ * The schema and resolvers of a company subgraph over an in-memory monitor service that is never
+ * started (no poller, no callbacks): for tests that execute the schema directly.
+ */
 export const companySubgraph: { name: 'company'; typeDefs: DocumentNode; resolvers: Resolvers } = {
   name: 'company',
-  typeDefs: parse(readFileSync(new URL('./schema.graphql', import.meta.url), 'utf8')),
-  resolvers,
+  typeDefs,
+  resolvers: resolversOf(new CompanyService({ env: {} })),
 };

@@ -9,7 +9,6 @@
 import { badUserInput } from '../runtime/errors.ts';
 import { email, fiscalCode, httpUrl, isoDate, openapiId, optionalText, personFiscalCode, requiredText, vatNumber, vatOrFiscalCode } from '../runtime/validate.ts';
 import type {
-  RiskCallbackInput,
   CompanySubjectInput,
   CreditScoreMonitorInput,
   KycCheckInput,
@@ -20,8 +19,6 @@ import type {
   PersonBureauInput,
   PersonSubjectInput,
 } from './__generated__/resolvers-types.ts';
-import type { RelayTarget } from './store.ts';
-import { privateLiteralHost } from '../runtime/tracking/relay-guard.ts';
 import { base64Pdf as kitBase64Pdf, DEFAULT_MAX_PDF_BYTES } from '../runtime/tracking/uploads.ts';
 
 export { email, httpUrl, isoDate, optionalText, personFiscalCode, requiredText, vatNumber };
@@ -47,42 +44,8 @@ export function pastDate(value: string, field: string): string {
  */
 export const base64Pdf = (value: string, field: string, maxBytes = DEFAULT_MAX_PDF_BYTES): string => kitBase64Pdf(value, field, maxBytes);
 
-const HEADER_NAME = /^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$/;
-const RESERVED_HEADERS = new Set(['host', 'content-length', 'content-type', 'transfer-encoding', 'connection', 'upgrade', 'expect', 'te', 'trailer', 'keep-alive']);
-
-export interface RelayTargetOptions {
-  /**
-   * Allow loopback, private, link-local and unique-local addresses (`RISK_RELAY_ALLOW_PRIVATE=1`).
-   * @default false
-   */
-  allowPrivate?: boolean;
-}
-
-/**
- * The caller's own callback; null when none. A URL whose host is a private IP literal (loopback,
- * RFC 1918, link-local, unique-local …) is refused unless `allowPrivate`; host names are checked
- * when relaying (`relay-guard.ts`).
- */
-export function relayTarget(input: RiskCallbackInput | null | undefined, field: string, opts: RelayTargetOptions = {}): RelayTarget | null {
-  if (!input) return null;
-  const url = httpUrl(input.url, `${field}.url`);
-  const literal = opts.allowPrivate ? null : privateLiteralHost(url);
-  if (literal !== null) throw badUserInput(`${field}.url must not point to a loopback, private or link-local address (${literal})`, `${field}.url`);
-  const method = input.method ?? 'JSON';
-  const fieldName = (input.field ?? 'data').trim() || 'data';
-  if (!/^[A-Za-z0-9_.[\]-]{1,100}$/.test(fieldName)) throw badUserInput(`${field}.field must be a form field name`, `${field}.field`);
-  const headers: Record<string, string> = {};
-  for (const [i, h] of (input.headers ?? []).entries()) {
-    const at = `${field}.headers[${i}]`;
-    if (!HEADER_NAME.test(h.name)) throw badUserInput(`${at}.name is not a valid header name`, `${at}.name`);
-    if (RESERVED_HEADERS.has(h.name.toLowerCase())) throw badUserInput(`${at}.name: ${h.name} cannot be set`, `${at}.name`);
-    if (/[\r\n\u0000]/.test(h.value) || h.value.length > 4096) throw badUserInput(`${at}.value is not a valid header value`, `${at}.value`);
-    headers[h.name] = h.value;
-  }
-  const retry = input.retry ?? 0;
-  if (!Number.isInteger(retry) || retry < 0 || retry > 5) throw badUserInput(`${field}.retry must be between 0 and 5`, `${field}.retry`);
-  return { url, method, field: fieldName, headers, retry };
-}
+// The caller's callback and idempotency keys are the kit's (`runtime/tracking/args.ts`), shared by every area.
+export { idempotencyKey, relayTarget, type RelayTargetOptions } from '../runtime/tracking/args.ts';
 
 type Body = Record<string, unknown>;
 
@@ -222,14 +185,3 @@ export function creditScoreMonitorBody(input: CreditScoreMonitorInput, field = '
 /** A request id: 24 hexadecimal characters, lower-cased (refused before any call otherwise). */
 export const requestId = (value: string, field = 'id'): string => openapiId(value, field, 'a request id');
 
-/**
- * An idempotency key: 8 to 128 characters of letters, digits and `. _ : -`; null when absent.
- * Checked (like every input) before any call.
- */
-export function idempotencyKey(value: string | null | undefined, field = 'idempotencyKey'): string | null {
-  if (value === null || value === undefined) return null;
-  if (!/^[A-Za-z0-9._:-]{8,128}$/.test(value)) {
-    throw badUserInput(`${field} must be 8 to 128 characters of letters, digits, '.', '_', ':' and '-'`, field);
-  }
-  return value;
-}

@@ -22,6 +22,8 @@ export interface CacheStore {
   get(key: string): Promise<CacheEntry | undefined>;
   /** Stores `value`, fresh for `ttlSeconds` and then kept stale for `staleSeconds`. */
   set(key: string, value: unknown, ttlSeconds: number, staleSeconds?: number): Promise<void>;
+  /** Drops the entry under `key` (fresh or stale); nothing when there is none. */
+  delete(key: string): Promise<void>;
   clear(): Promise<void>;
 }
 
@@ -57,6 +59,10 @@ export class MemoryCacheStore implements CacheStore {
     if (ttlSeconds <= 0) return;
     const freshUntil = this.now() + ttlSeconds * 1000;
     this.entries.set(key, { value, freshUntil, keepUntil: freshUntil + Math.max(0, staleSeconds) * 1000 });
+  }
+
+  async delete(key: string): Promise<void> {
+    this.entries.delete(key);
   }
 
   async clear(): Promise<void> {

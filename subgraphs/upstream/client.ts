@@ -222,6 +222,19 @@ export class UpstreamClient implements Upstream {
     return hit?.fresh === true && !isNotFoundMark(hit.value);
   }
 
+  /** Drops the tenant's cached answer of one GET (see `Upstream.forget`). */
+  async forget(ctx: CallContext, ep: Endpoint, opts: CallOptions = {}): Promise<void> {
+    if (ep.method !== 'GET') return;
+    await this.cache.delete(this.cacheKey(ctx, ep, fillPath(ep.path, opts.params), queryString(opts.query)));
+  }
+
+  /** Caches data bought another way as the tenant's answer of one GET (see `Upstream.remember`). */
+  async remember(ctx: CallContext, ep: Endpoint, opts: CallOptions, data: unknown): Promise<void> {
+    const ttl = ep.ttl ?? 0;
+    if (ep.method !== 'GET' || ttl <= 0) return;
+    await this.cache.set(this.cacheKey(ctx, ep, fillPath(ep.path, opts.params), queryString(opts.query)), data, ttl, this.config.maxStaleSeconds);
+  }
+
   private cacheKey(ctx: CallContext, ep: Endpoint, path: string, qs: string): string {
     return `${ctx.auth.tenant}|${ep.area}|${ep.decode ?? 'envelope'}|${path}${qs}`;
   }

@@ -64,6 +64,10 @@ export class RedisCacheStore implements CacheStore {
     await this.redis.set(this.ns + key, JSON.stringify(stored), 'PX', keepMs);
   }
 
+  async delete(key: string): Promise<void> {
+    await this.redis.unlink(this.ns + key);
+  }
+
   /** Drops this store's entries only (its prefix and namespace), never other keys of the Redis. */
   async clear(): Promise<void> {
     await unlinkMatching(this.redis, this.ns);

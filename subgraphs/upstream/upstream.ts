@@ -47,4 +47,15 @@ export interface Upstream {
   download(ctx: CallContext, ep: Endpoint, opts?: CallOptions): Promise<Download>;
   /** Drops every cached answer (all tenants). */
   clearCache(): Promise<void>;
+  /**
+   * Drops the caller's (its tenant's) cached answer of one GET, as `call` would key it: the next
+   * call buys it again. Other tenants' copies stay.
+   */
+  forget(ctx: CallContext, ep: Endpoint, opts?: CallOptions): Promise<void>;
+  /**
+   * Caches `data` as the caller's (its tenant's) answer of one GET, fresh for the endpoint's TTL,
+   * as if `call` had bought it: for data bought another way (the POST + callback variant of a slow
+   * dataset), so later reads of the GET are cache hits. Nothing for uncached endpoints.
+   */
+  remember(ctx: CallContext, ep: Endpoint, opts: CallOptions, data: unknown): Promise<void>;
 }

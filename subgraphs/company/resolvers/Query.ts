@@ -11,7 +11,6 @@ import { companyFacetsFromInfo } from '../selection.ts';
 import { COMPANY_ENDPOINTS, type VLegalForm } from '../upstream.ts';
 import { codeArg, openapiIdArg, taxCodeArg, vatCodeArg } from '../validate.ts';
 import { foreignCompany } from './foreign.ts';
-import { companyMonitor, companyMonitors, createCompanyMonitor, deleteCompanyMonitor } from './monitor.ts';
 import { frenchCompanySearch, searchCompanies } from './search.ts';
 
 export const Query: QueryResolvers = {
@@ -33,11 +32,7 @@ export const Query: QueryResolvers = {
     const list = Array.isArray(data) ? (data as unknown[]) : data && typeof data === 'object' ? [data] : [];
     return list.map((v) => (v && typeof v === 'object' ? normalizeLegalForm(v as VLegalForm) : null)).filter((v): v is LegalFormModel => v !== null);
   },
-  companyMonitors: (_root, _args, ctx) => companyMonitors(ctx),
-  companyMonitor: (_root, { id }, ctx) => companyMonitor(id, ctx),
 };
 
-export const Mutation: MutationResolvers = {
-  createCompanyMonitor: (_root, { input }, ctx) => createCompanyMonitor(input, ctx),
-  deleteCompanyMonitor: (_root, { id }, ctx) => deleteCompanyMonitor(id, ctx),
-};
+/** Monitor queries, mutations and the subscription need the area's service: `monitor.ts`, merged in `../index.ts`. */
+export const Mutation: MutationResolvers = {};

@@ -1,42 +1,31 @@
 /**
- * Company monitoring (upstream `/monitor`): list, read, create (paid), delete.
+ * Company monitoring (upstream `/monitor`): list, read, create (paid, under an idempotency key),
+ * delete, and the `companyChanged` subscription, over the company area's tracked work
+ * (`../service.ts`). Inputs are validated before any call.
  */
+import { GraphQLError } from 'graphql';
 import type { SubgraphContext } from '../../runtime/context.ts';
-import { badUserInput } from '../../runtime/errors.ts';
+import { badUserInput, toClientError } from '../../runtime/errors.ts';
+import { idempotencyKey, relayTarget } from '../../runtime/tracking/args.ts';
+import { privateLiteralHost } from '../../runtime/tracking/relay-guard.ts';
 import { UpstreamError } from '../../upstream/errors.ts';
-import type { CreateCompanyMonitorInput } from '../__generated__/resolvers-types.ts';
+import type { CreateCompanyMonitorInput, MutationResolvers, QueryResolvers, SubscriptionResolvers } from '../__generated__/resolvers-types.ts';
 import type { CompanyMonitorModel } from '../model.ts';
 import { datasetToUpstream, normalizeMonitor } from '../normalize.ts';
-import { COMPANY_ENDPOINTS, type VMonitor, type VMonitorCreateBody } from '../upstream.ts';
-import { codeArg, companyCodeArg, foreignIdArg, openapiIdArg, urlArg } from '../validate.ts';
+import { MONITOR_DELETED } from '../policy.ts';
+import type { CompanyService, TrackedMonitor } from '../service.ts';
+import type { VMonitor, VMonitorCreateBody } from '../upstream.ts';
+import { codeArg, companyCodeArg, foreignIdArg, openapiIdArg, urlArg, vatCodeArg } from '../validate.ts';
 
-const isNotFound = (err: unknown): boolean => err instanceof UpstreamError && err.graphqlCode === 'UPSTREAM_NOT_FOUND';
-
-export async function companyMonitors(ctx: SubgraphContext): Promise<CompanyMonitorModel[]> {
-  let data: unknown;
-  try {
-    data = await ctx.upstream.call<unknown>(ctx, COMPANY_ENDPOINTS.monitorList);
-  } catch (err) {
-    if (isNotFound(err)) return []; // 404 error 1200: no monitoring requests
-    throw err;
-  }
-  return (Array.isArray(data) ? (data as unknown[]) : [])
-    .map((m) => (m && typeof m === 'object' ? normalizeMonitor(m as VMonitor) : null))
-    .filter((m): m is CompanyMonitorModel => m !== null);
+/** The GraphQL view of a tracked monitor (the caller's callback in place of the layer's). */
+function modelOf(entry: TrackedMonitor): CompanyMonitorModel {
+  const m = normalizeMonitor({ ...(entry.record as VMonitor), id: entry.id });
+  if (!m) throw new UpstreamError('decode', 'the monitoring request has no id', 'company', 'monitor', 200);
+  return m;
 }
 
-export async function companyMonitor(id: string, ctx: SubgraphContext): Promise<CompanyMonitorModel | null> {
-  const monitorId = openapiIdArg(id);
-  try {
-    const data = await ctx.upstream.call<unknown>(ctx, COMPANY_ENDPOINTS.monitorGet, { params: { id: monitorId } });
-    return data && typeof data === 'object' ? normalizeMonitor(data as VMonitor) : null;
-  } catch (err) {
-    if (isNotFound(err)) return null;
-    throw err;
-  }
-}
-
-export async function createCompanyMonitor(input: CreateCompanyMonitorInput, ctx: SubgraphContext): Promise<CompanyMonitorModel> {
+/** The upstream body and the caller's relay target of a monitor order, validated. */
+function monitorOrder(input: CreateCompanyMonitorInput, allowPrivate: boolean): { body: VMonitorCreateBody; relay: ReturnType<typeof relayTarget> } {
   const dataset = datasetToUpstream(input.dataset);
   let code: string;
   if (dataset.startsWith('FR-')) code = foreignIdArg(input.code, 'input.code');
@@ -54,23 +43,95 @@ export async function createCompanyMonitor(input: CreateCompanyMonitorInput, ctx
     }
   }
   const callbackUrl = urlArg(input.callbackUrl, 'input.callbackUrl');
+  const retry = input.callbackRetry ?? 0;
+  if (!Number.isInteger(retry) || retry < 0 || retry > 5) throw badUserInput('input.callbackRetry must be between 0 and 5', 'input.callbackRetry');
+  const literal = callbackUrl && !allowPrivate ? privateLiteralHost(callbackUrl) : null;
+  if (literal !== null) throw badUserInput(`input.callbackUrl must not point to a loopback, private or link-local address (${literal})`, 'input.callbackUrl');
+  // Checked above under the caller's own field names; the kit builds the relay target.
+  const relay = callbackUrl ? relayTarget({ url: callbackUrl, method: 'JSON', retry }, 'input.callbackUrl', { allowPrivate: true }) : null;
   const cciaa = codeArg(input.chamberOfCommerce, 'input.chamberOfCommerce', /^[A-Z]{2}$/, 'a two-letter chamber-of-commerce code such as RM');
   const body: VMonitorCreateBody = {
     code,
     dataset,
     ...(monitoredFields ? { monitoredFields } : {}),
-    ...(callbackUrl ? { callback: { url: callbackUrl, method: 'JSON' } } : {}),
     autorenew: input.autorenew ?? true,
     ...(cciaa ? { cciaa } : {}),
   };
-  const data = await ctx.upstream.call<unknown>(ctx, COMPANY_ENDPOINTS.monitorCreate, { body });
-  const monitor = data && typeof data === 'object' ? normalizeMonitor(data as VMonitor) : null;
-  if (!monitor) throw new UpstreamError('decode', 'the monitoring request was created without an id in the answer', 'company', 'monitor', 200);
-  return monitor;
+  return { body, relay };
 }
 
-export async function deleteCompanyMonitor(id: string, ctx: SubgraphContext): Promise<string> {
-  const monitorId = openapiIdArg(id);
-  await ctx.upstream.call<unknown>(ctx, COMPANY_ENDPOINTS.monitorDelete, { params: { id: monitorId } });
-  return monitorId;
+/** Errors thrown while setting up a subscription take the same codes as query errors. */
+const clientError = (err: unknown): unknown => toClientError(err) ?? err;
+
+/** A stream of tracked monitors as `companyChanged` payloads, keeping `return()` for clean-up. */
+function payloads(source: AsyncIterableIterator<TrackedMonitor>): AsyncIterableIterator<{ companyChanged: CompanyMonitorModel }> {
+  const wrap = (r: IteratorResult<TrackedMonitor>): IteratorResult<{ companyChanged: CompanyMonitorModel }> =>
+    r.done ? { value: undefined, done: true } : { value: { companyChanged: modelOf(r.value) }, done: false };
+  const it: AsyncIterableIterator<{ companyChanged: CompanyMonitorModel }> = {
+    [Symbol.asyncIterator]: () => it,
+    next: async () => wrap(await source.next()),
+    return: async () => wrap(source.return ? await source.return() : { value: undefined, done: true }),
+    throw: async (e?: unknown) => wrap(source.throw ? await source.throw(e) : { value: undefined, done: true }),
+  };
+  return it;
+}
+
+/** A check of a monitor (a monitor never checked, or deleted, is no change of the company). */
+const isCheck = (e: TrackedMonitor): boolean => e.rawState !== MONITOR_DELETED && e.record.checkedOn !== null && e.record.checkedOn !== undefined;
+
+export function monitorResolvers(service: CompanyService): { Query: QueryResolvers; Mutation: MutationResolvers; Subscription: SubscriptionResolvers } {
+  const Query: QueryResolvers = {
+    async companyMonitors(_root, _args, ctx) {
+      // The upstream's list (summaries), merged with what the layer knows of each.
+      const list = await service.list(ctx, 'COMPANY_MONITOR');
+      return list.filter((e) => e.rawState !== MONITOR_DELETED).map(modelOf);
+    },
+    async companyMonitor(_root, { id }, ctx) {
+      const entry = await service.monitor(ctx, openapiIdArg(id));
+      return entry ? modelOf(entry) : null;
+    },
+  };
+
+  const Mutation: MutationResolvers = {
+    async createCompanyMonitor(_root, { input, idempotencyKey: key }, ctx) {
+      const idem = idempotencyKey(key);
+      const { body, relay } = monitorOrder(input, service.allowPrivateRelay);
+      return modelOf(await service.createMonitor(ctx, body, relay, idem));
+    },
+    deleteCompanyMonitor: (_root, { id }, ctx) => service.deleteMonitor(ctx, openapiIdArg(id)),
+  };
+
+  const Subscription: SubscriptionResolvers = {
+    companyChanged: {
+      subscribe: async (_root, { monitorId, vatCode }, ctx: SubgraphContext) => {
+        const { tenant } = ctx.auth;
+        const id = monitorId === null || monitorId === undefined ? null : openapiIdArg(monitorId, 'monitorId');
+        const vat = vatCode === null || vatCode === undefined ? null : vatCodeArg(vatCode);
+        if (id !== null) {
+          // The caller's own monitor only: from the store, else read upstream (which checks ownership).
+          try {
+            await service.findForSubscription(ctx, id, 'COMPANY_MONITOR');
+          } catch (err) {
+            if (err instanceof UpstreamError && err.kind === 'http' && (err.status === 400 || err.status === 404 || err.status === 406)) {
+              throw new GraphQLError(`no company monitor ${id} of this account`, { extensions: { code: 'NOT_FOUND' } });
+            }
+            throw clientError(err);
+          }
+        }
+        const matches = (e: TrackedMonitor): boolean =>
+          isCheck(e) && (id === null || e.id === id) && (vat === null || e.record.vatCode === vat);
+        const source = service.bus.subscribe(service.tenantTopic(tenant), {
+          replayLatest: false,
+          // The latest check of each monitor matched, most recent first.
+          initial: async () => (await service.store.list(tenant, 'COMPANY_MONITOR')).filter(matches).sort((a, b) => b.changedAt - a.changedAt),
+          filter: matches,
+          identity: (e) => e.id,
+          version: (e) => e.seq,
+        });
+        return payloads(source);
+      },
+    },
+  };
+
+  return { Query, Mutation, Subscription };
 }

@@ -47,8 +47,13 @@ export const callbackPurpose = (area: string): string => `${area}-callback`;
 export interface IngressArea {
   name: string;
   idPattern: RegExp;
-  policy: Pick<StatePolicy, 'stateOf' | 'timestampsOf'>;
+  policy: Pick<StatePolicy, 'stateOf' | 'timestampsOf' | 'versionOf'>;
+  /** @see AreaSpec.isRecord */
+  isRecord?(body: Obj): boolean;
 }
+
+/** A record as most areas deliver it: an id and a state (or status). */
+const hasIdAndState = (body: Obj): boolean => typeof body.id === 'string' && body.id !== '' && (body.state !== undefined || body.status !== undefined);
 
 /** Largest callback body accepted. */
 const MAX_BODY = 2 * 1024 * 1024;
@@ -79,8 +84,8 @@ function parseJson(text: string): unknown {
   }
 }
 
-/** The record a callback body carries, or null when there is none. */
-export function recordOfPayload(contentType: string, raw: Buffer): Obj | null {
+/** The record a callback body carries (`isRecord` says what one looks like), or null when there is none. */
+export function recordOfPayload(contentType: string, raw: Buffer, isRecord: (body: Obj) => boolean = hasIdAndState): Obj | null {
   const text = raw.toString('utf8');
   let body: unknown;
   if (/application\/x-www-form-urlencoded/i.test(contentType)) {
@@ -96,16 +101,18 @@ export function recordOfPayload(contentType: string, raw: Buffer): Obj | null {
   }
   // Unwrap `{data: …}` envelopes (sometimes nested) down to the record with an id.
   for (let depth = 0; depth < 4 && isObj(body); depth++) {
-    if (typeof body.id === 'string' && body.id !== '' && (body.state !== undefined || body.status !== undefined)) return body;
+    if (isRecord(body)) return body;
     body = body.data;
   }
   return null;
 }
 
-/** What identifies one delivery: the same nonce twice is a replay. */
+/** What identifies one delivery (id, state, last-change time, and the area's version if any): the same nonce twice is a replay. */
 export function deliveryNonce(policy: IngressArea['policy'], record: Obj): string {
   const { updatedAt } = policy.timestampsOf(record);
-  return `${String(record.id).toLowerCase()}|${policy.stateOf(record) ?? ''}|${updatedAt ?? ''}`;
+  const base = `${String(record.id).toLowerCase()}|${policy.stateOf(record) ?? ''}|${updatedAt ?? ''}`;
+  const version = policy.versionOf?.(record) ?? null;
+  return version === null ? base : `${base}|${version}`;
 }
 
 /** The callback object of a relayed record, in the vendor's stored form. */
@@ -227,7 +234,7 @@ export async function handleCallback<F extends string>(req: IncomingMessage, res
     throw err;
   }
   // The body only names the request; its content is not trusted.
-  const posted = recordOfPayload(String(req.headers['content-type'] ?? ''), raw);
+  const posted = recordOfPayload(String(req.headers['content-type'] ?? ''), raw, area.isRecord);
   const id = posted ? String(posted.id).toLowerCase() : '';
   if (!area.idPattern.test(id)) return no('payload');
   if (reservation.id !== null && reservation.id !== id) return no('wrong-request');

@@ -40,6 +40,13 @@ export interface StatePolicy<K extends string = string> {
   awaitsUpstream(kind: K, state: string | null): boolean;
   /** A running monitor (worth an occasional read, in case a callback was lost). */
   isActiveMonitor(kind: K, state: string | null): boolean;
+  /**
+   * What a record says beyond its state and last-change time, for areas whose records change
+   * without either moving (a company monitor's check: same state, a day-granular date, new
+   * values). A different version is a change (published, relayed) and a different delivery (not a
+   * replay). @default none: state and time alone decide
+   */
+  versionOf?(record: Obj): string | null;
 }
 
 /** Everything the kit needs to know of one area. */
@@ -50,6 +57,11 @@ export interface AreaSpec<F extends string, K extends string> {
   policy: StatePolicy<K>;
   /** What a record id looks like (ids in callbacks that do not match are refused). */
   idPattern: RegExp;
+  /**
+   * Whether an object of a callback body is the area's record (the ingress unwraps envelopes down
+   * to it). @default an object with a string `id` and a `state` or `status`
+   */
+  isRecord?(body: Obj): boolean;
 }
 
 /** The env prefix of an area's settings: `risk` → `RISK_`. */

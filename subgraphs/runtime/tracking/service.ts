@@ -509,7 +509,12 @@ export class TrackingService<F extends string, K extends string> {
     const clean = this.withoutLayerCallback(record, relayTo);
     const obs = await this.store.observe(auth.tenant, family, clean, { relay: opts.relay, token: auth.token });
     const entry = obs.entry;
-    if (obs.changed) await this.publish(entry);
+    if (obs.changed) {
+      // The area's own consequences first (e.g. dropping cached data a change made stale), so a
+      // subscriber or a relayed caller that reacts at once sees them.
+      await this.changed(entry, opts.source).catch((err: unknown) => console.error(`[${this.area.name}] change of ${entry.id} not fully handled: ${(err as Error).message}`));
+      await this.publish(entry);
+    }
     else {
       // A change stored earlier whose publication failed (or was cut short): publish it now.
       const known = await this.bus.latest(this.requestTopic(auth.tenant, entry.id)).catch(() => entry);
@@ -534,6 +539,20 @@ export class TrackingService<F extends string, K extends string> {
       void p.finally(() => this.relays.delete(p));
     }
     return obs;
+  }
+
+  /**
+   * Called once per stored change of a piece of work (before it is published and relayed), with
+   * where it was seen. Nothing by default; an area overrides it for its own consequences. A failure
+   * is logged, never stops the publication.
+   */
+  protected async changed(_entry: TrackedRequest<F>, _source: 'mutation' | 'read' | 'callback' | 'poll'): Promise<void> {
+    // Nothing by default.
+  }
+
+  /** The upstream client of the started subgraph (null before `start`). */
+  protected get upstream(): Upstream | null {
+    return this.deps?.upstream ?? null;
   }
 
   /** Publishes a stored change to the request's and the tenant's topics; tried twice before failing. */
