@@ -2,7 +2,8 @@
  * The company subgraph: Italian companies (IT-start … IT-full, search, legal forms), companies
  * outside Italy (EU, country and worldwide endpoints) and company monitoring with pushed changes
  * (`companyChanged`, relays to the caller's callback, the upstream callback ingress
- * `/company/callbacks/…`, reached through the gateway's `/callbacks/company/…`). Owns the `Company`
+ * `/company/callbacks/…`, reached through the gateway's `/callbacks/company/…`), and slow datasets
+ * bought by POST + callback (`/callbacks/company/datasets/…`, `slow-purchase.ts`). Owns the `Company`
  * entity (keys `vatCode`, `taxCode`, `id`); other subgraphs extend it.
  */
 import { readFileSync } from 'node:fs';
@@ -15,6 +16,8 @@ import { COMPANY_POLICY, type CompanyFamilyName } from './policy.ts';
 import { monitorResolvers } from './resolvers/monitor.ts';
 import { resolvers } from './resolvers.ts';
 import { CompanyService, type CompanyServiceOptions } from './service.ts';
+import { attachSlowPurchases, SlowPurchases } from './slow-purchase.ts';
+import type { Upstream } from '../upstream/upstream.ts';
 
 const typeDefs: DocumentNode = parse(readFileSync(new URL('./schema.graphql', import.meta.url), 'utf8'));
 
@@ -41,14 +44,27 @@ export function createCompanySubgraph(opts: CompanyServiceOptions & { env: NodeJ
     ? null
     : trackingStores<CompanyFamilyName>({ redisUrl: env.REDIS_URL, secret: layerSecret(env), area: 'company', policy: COMPANY_POLICY, prefix: env.REDIS_PREFIX?.trim() || undefined });
   const service = new CompanyService({ ...(shared ?? {}), ...opts });
+  // Slow datasets by POST + callback (`slow-purchase.ts`), on the service's signer and replay guard.
+  const purchases = new SlowPurchases({ signer: () => service.signer, replay: service.replay, publicUrl: () => service.publicUrl(), env });
+  let upstream: Upstream | null = null;
   return {
     name: 'company',
     typeDefs,
     resolvers: resolversOf(service),
-    http: (req, res, path) => service.http(req, res, path),
+    http: async (req, res, path) => {
+      if (path.startsWith('/callbacks/datasets/')) {
+        await purchases.http(req, res, path.slice('/callbacks/datasets/'.length), upstream);
+        return true;
+      }
+      return service.http(req, res, path);
+    },
     start: async (deps) => {
       const stop = service.start(deps);
+      upstream = deps.upstream;
+      const detach = attachSlowPurchases(deps.upstream, purchases);
       return async () => {
+        detach();
+        upstream = null;
         await stop();
         await shared?.close();
       };

@@ -36,6 +36,7 @@ import {
 import type { CompanyModel } from './model.ts';
 import { mergeModels, normalizeComposite, normalizeItAdvanced, normalizeItStart } from './normalize.ts';
 import type { VComposite, VItAdvanced } from './upstream.ts';
+import { buyCompanyData } from './slow-purchase.ts';
 
 /** How a company is identified: any of its keys (at least one). */
 export interface CompanyRef {
@@ -178,7 +179,7 @@ export function normalizeTier(tier: Tier, data: unknown, identifier: string): Co
 
 async function buyTier(ctx: SubgraphContext, record: CompanyPurchases, entry: Entry, tier: Tier): Promise<void> {
   const identifier = identifierFor(entry, tier);
-  const data = await ctx.upstream.call<unknown>(ctx, TIER_ENDPOINT[tier], { params: { id: identifier } });
+  const data = await buyCompanyData<unknown>(ctx, TIER_ENDPOINT[tier], { params: { id: identifier } });
   record.record(entry, normalizeTier(tier, data, identifier), TIER_COVERAGE[tier], tier);
 }
 

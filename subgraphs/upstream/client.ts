@@ -232,7 +232,28 @@ export class UpstreamClient implements Upstream {
   async remember(ctx: CallContext, ep: Endpoint, opts: CallOptions, data: unknown): Promise<void> {
     const ttl = ep.ttl ?? 0;
     if (ep.method !== 'GET' || ttl <= 0) return;
-    await this.cache.set(this.cacheKey(ctx, ep, fillPath(ep.path, opts.params), queryString(opts.query)), data, ttl, this.config.maxStaleSeconds);
+    const key = this.cacheKey(ctx, ep, fillPath(ep.path, opts.params), queryString(opts.query));
+    await this.cache.set(key, data, ttl, this.config.maxStaleSeconds);
+    if (ep.slow) await this.pending.delete(key);
+  }
+
+  /**
+   * The upstream request id under which the tenant's answer of a slow GET is being prepared (paid
+   * for, by a 302 or by `markPending`), or null: a `call` of the GET then polls it, never buys again.
+   */
+  async pendingOf(ctx: CallContext, ep: Endpoint, opts: CallOptions = {}): Promise<string | null> {
+    if (ep.method !== 'GET' || !ep.slow) return null;
+    return (await this.pending.get(this.cacheKey(ctx, ep, fillPath(ep.path, opts.params), queryString(opts.query))))?.id ?? null;
+  }
+
+  /**
+   * Notes that the tenant's answer of a slow GET was bought another way (the POST + callback
+   * variant) and is being prepared upstream as request `id`: a later `call` of the GET polls
+   * `IT-check_id/{id}` (free) instead of buying it again, as after a 302.
+   */
+  async markPending(ctx: CallContext, ep: Endpoint, opts: CallOptions, id: string): Promise<void> {
+    if (ep.method !== 'GET' || !ep.slow) return;
+    await this.pending.set(this.cacheKey(ctx, ep, fillPath(ep.path, opts.params), queryString(opts.query)), id, PENDING_RESUME_MS);
   }
 
   private cacheKey(ctx: CallContext, ep: Endpoint, path: string, qs: string): string {

@@ -58,4 +58,8 @@ export interface Upstream {
    * dataset), so later reads of the GET are cache hits. Nothing for uncached endpoints.
    */
   remember(ctx: CallContext, ep: Endpoint, opts: CallOptions, data: unknown): Promise<void>;
+  /** The upstream request id of a slow GET's answer paid for and still being prepared, or null. */
+  pendingOf(ctx: CallContext, ep: Endpoint, opts?: CallOptions): Promise<string | null>;
+  /** Notes a slow GET's answer bought another way as pending upstream under `id` (a `call` then polls it). */
+  markPending(ctx: CallContext, ep: Endpoint, opts: CallOptions, id: string): Promise<void>;
 }

@@ -1,0 +1,234 @@
+/**
+ * Buying a slow company dataset (IT-full, IT-aml, IT-marketing, IT-stakeholders) by its
+ * asynchronous POST variant: `POST /<tier>/{id}` with the layer's signed callback
+ * (`<PUBLIC_URL>/callbacks/company/datasets/<token>`, through the gateway) answers PENDING at once,
+ * and the upstream POSTs the dataset to the callback when it is ready. Polling `IT-check_id/{id}` is
+ * the fallback when the callback is late (`COMPANY_SLOW_CALLBACK_WAIT_MS`, default 30 s) or lost.
+ *
+ * - The purchase is charged once and never made twice: it is noted at once as pending under the
+ *   GET's cache key (`Upstream.markPending`), so any later read of the GET, here or on a replica
+ *   sharing the stores, polls it (free) instead of buying; in this process, concurrent reads join
+ *   the one in flight.
+ * - The dataset is cached under the GET's key (`Upstream.remember`, for the tenant that bought it),
+ *   so later reads are cache hits, whichever replica the callback reached.
+ * - A callback URL is signed (purpose `company-dataset`), names the tenant, tier and company, and is
+ *   accepted once (the replay guard, shared on Redis). Only the upstream and the layer know it
+ *   (HTTPS); a delivery must also name the company asked for. The body is trusted beyond that (a
+ *   re-read would be the IT-check_id poll the callback saves).
+ *
+ * `COMPANY_SLOW_PURCHASE`: `callback` (the default, whenever the layer has a public URL) or `poll`
+ * (the GET with 302 → IT-check_id, as without a public URL). Measured in `bench/slow-purchase.ts`:
+ * see the README ("Slow company datasets").
+ *
+ * The loader calls `buyCompanyData` in place of `ctx.upstream.call` for a company endpoint: fast
+ * endpoints and the `poll` mode go straight to the upstream client.
+ */
+import { randomBytes } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { SubgraphContext } from '../runtime/context.ts';
+import type { ReplayGuard, Signer } from '../runtime/signing.ts';
+import { sendJson } from '../runtime/tracking/http.ts';
+import { BodyTooLarge, readBody, safeDecode } from '../runtime/tracking/ingress.ts';
+import { isObj } from '../runtime/tracking/policy.ts';
+import { CostMeter } from '../upstream/cost.ts';
+import type { Endpoint } from '../upstream/endpoint.ts';
+import type { CallOptions, Upstream } from '../upstream/upstream.ts';
+import { COMPANY_ENDPOINTS } from './upstream.ts';
+
+export type SlowPurchaseMode = 'callback' | 'poll';
+
+const PURPOSE = 'company-dataset';
+/** A dataset callback URL outlives the longest wait of the upstream (its retries included). */
+const CALLBACK_TTL_S = 24 * 3600;
+/** Retries asked of the upstream for its delivery to the layer (the vendor's maximum). */
+const UPSTREAM_RETRIES = 5;
+
+/** The slow tiers, by their path's first segment (`IT-full`). */
+const SLOW_TIERS: ReadonlyMap<string, Endpoint> = new Map(
+  Object.values<Endpoint>(COMPANY_ENDPOINTS)
+    .filter((ep) => ep.slow === true)
+    .map((ep) => [ep.path.split('/')[1] ?? '', ep]),
+);
+
+interface Waiter {
+  resolve(data: unknown): void;
+}
+
+interface TokenClaims {
+  /** Nonce (single use). */
+  n: string;
+  /** Tenant that bought it. */
+  t: string;
+  /** Tier (`IT-full`). */
+  e: string;
+  /** The company code it was bought for. */
+  i: string;
+}
+
+const encode = (c: TokenClaims): string => Buffer.from(JSON.stringify(c), 'utf8').toString('base64url');
+
+function decode(payload: string): TokenClaims | null {
+  try {
+    const v = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as unknown;
+    if (!isObj(v) || typeof v.n !== 'string' || typeof v.t !== 'string' || typeof v.e !== 'string' || typeof v.i !== 'string') return null;
+    return { n: v.n, t: v.t, e: v.e, i: v.i };
+  } catch {
+    return null;
+  }
+}
+
+/** The dataset a delivery carries: `{data: dataset}` (or the dataset itself). */
+function datasetOf(body: unknown): unknown {
+  return isObj(body) && isObj(body.data) ? body.data : body;
+}
+
+/** Whether a dataset is about the company asked for (its code appears among its values). */
+function namesCompany(dataset: unknown, code: string): boolean {
+  return isObj(dataset) && JSON.stringify(dataset).toUpperCase().includes(code.toUpperCase());
+}
+
+const isPendingAnswer = (data: unknown): data is { state: string; id: string } =>
+  isObj(data) && typeof data.id === 'string' && typeof data.state === 'string' && /^(PENDING|IN_PROGRESS|RUNNING)$/i.test(data.state) && Object.keys(data).length <= 3;
+
+export interface SlowPurchaseOptions {
+  signer: () => Signer;
+  replay: ReplayGuard;
+  /** The gateway's public URL ('' when unknown). */
+  publicUrl: () => string;
+  env: NodeJS.ProcessEnv;
+}
+
+export class SlowPurchases {
+  readonly mode: SlowPurchaseMode;
+  /** How long the callback is awaited before polling IT-check_id (ms). */
+  readonly callbackWaitMs: number;
+  private readonly waiters = new Map<string, Waiter>();
+  private readonly inflight = new Map<string, Promise<unknown>>();
+
+  constructor(private readonly opts: SlowPurchaseOptions) {
+    const mode = opts.env.COMPANY_SLOW_PURCHASE?.trim().toLowerCase();
+    this.mode = mode === 'poll' ? 'poll' : 'callback';
+    const wait = Number(opts.env.COMPANY_SLOW_CALLBACK_WAIT_MS);
+    this.callbackWaitMs = Number.isFinite(wait) && wait >= 0 && opts.env.COMPANY_SLOW_CALLBACK_WAIT_MS !== '' && opts.env.COMPANY_SLOW_CALLBACK_WAIT_MS !== undefined ? wait : 30_000;
+  }
+
+  /** A company endpoint's data: a slow tier by POST + callback when it applies, else as the upstream client buys it. */
+  async buy<T>(ctx: SubgraphContext, ep: Endpoint, opts: CallOptions): Promise<T> {
+    const base = this.opts.publicUrl().replace(/\/+$/, '');
+    const tier = ep.path.split('/')[1] ?? '';
+    const code = opts.params?.id;
+    if (this.mode !== 'callback' || !base || !ep.slow || !SLOW_TIERS.has(tier) || !code) return ctx.upstream.call<T>(ctx, ep, opts);
+    // Cached, or paid for already and pending: the client answers (cache hit, or a free poll).
+    if ((await ctx.upstream.isCached(ctx, ep, opts)) || (await ctx.upstream.pendingOf(ctx, ep, opts)) !== null) return ctx.upstream.call<T>(ctx, ep, opts);
+    const slot = `${ctx.auth.tenant}|${ep.path}|${code}`;
+    const running = this.inflight.get(slot);
+    if (running) {
+      ctx.meter.record({ area: ep.area, method: 'GET', path: `/${tier}/${code}`, status: 200, euro: 0, ms: 0, source: 'dedup' });
+      return (await running) as T;
+    }
+    const p = this.purchase(ctx, ep, opts, base, tier, code);
+    this.inflight.set(slot, p);
+    try {
+      return (await p) as T;
+    } finally {
+      if (this.inflight.get(slot) === p) this.inflight.delete(slot);
+    }
+  }
+
+  private async purchase(ctx: SubgraphContext, ep: Endpoint, opts: CallOptions, base: string, tier: string, code: string): Promise<unknown> {
+    const nonce = randomBytes(12).toString('base64url');
+    const token = this.opts.signer().sign(PURPOSE, encode({ n: nonce, t: ctx.auth.tenant, e: tier, i: code }), CALLBACK_TTL_S);
+    let arrived!: (data: unknown) => void;
+    const delivery = new Promise<unknown>((resolve) => (arrived = resolve));
+    this.waiters.set(nonce, { resolve: arrived });
+    try {
+      const post: Endpoint = { area: ep.area, method: 'POST', path: ep.path, ttl: 0, timeoutMs: 20_000 };
+      const callback = { url: `${base}/callbacks/company/datasets/${token}`, method: 'JSON', field: 'data', headers: {}, retry: UPSTREAM_RETRIES };
+      // Paid, sent once (the client never retries a POST): a lost answer is the caller's error (atRisk).
+      const answer = await ctx.upstream.call<unknown>(ctx, post, { params: opts.params, body: { callback } });
+      if (!isPendingAnswer(answer)) {
+        // The dataset at once.
+        await ctx.upstream.remember(ctx, ep, opts, answer);
+        return answer;
+      }
+      await ctx.upstream.markPending(ctx, ep, opts, answer.id);
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<typeof LATE>((resolve) => {
+        timer = setTimeout(() => resolve(LATE), this.callbackWaitMs);
+        timer.unref();
+      });
+      const first = await Promise.race([delivery, late]);
+      clearTimeout(timer);
+      if (first !== LATE) return first;
+      // Late or lost: the GET resumes the pending request by polling IT-check_id (free), or finds
+      // the dataset a callback on another replica cached meanwhile.
+      return await ctx.upstream.call<unknown>(ctx, ep, opts);
+    } finally {
+      this.waiters.delete(nonce);
+    }
+  }
+
+  /** `POST /callbacks/datasets/<token>` (under the subgraph's `/company`). */
+  async http(req: IncomingMessage, res: ServerResponse, rest: string, upstream: Upstream | null): Promise<void> {
+    const refuse = (status: number, error: string): void => {
+      if (!req.readableEnded) req.resume();
+      sendJson(res, status, { error });
+    };
+    if (req.method !== 'POST') return refuse(405, 'method not allowed');
+    const token = safeDecode(rest.split('/')[0] ?? '');
+    const verified = token === null ? null : this.opts.signer().verify(PURPOSE, token);
+    const claims = verified?.ok ? decode(verified.payload) : null;
+    const ep = claims ? SLOW_TIERS.get(claims.e) : undefined;
+    if (!verified?.ok || !claims || !ep) return refuse(403, 'forbidden');
+    let raw: Buffer;
+    try {
+      raw = await readBody(req);
+    } catch (err) {
+      if (err instanceof BodyTooLarge) {
+        req.resume();
+        sendJson(res, 413, { error: 'body too large' }, { connection: 'close' });
+        return;
+      }
+      throw err;
+    }
+    let body: unknown;
+    try {
+      const text = raw.toString('utf8');
+      body = /application\/x-www-form-urlencoded/i.test(String(req.headers['content-type'] ?? '')) ? (JSON.parse(new URLSearchParams(text).get('data') ?? 'null') as unknown) : (JSON.parse(text) as unknown);
+    } catch {
+      return refuse(400, 'no dataset in the body');
+    }
+    const dataset = datasetOf(body);
+    if (!namesCompany(dataset, claims.i)) return refuse(400, 'no dataset of the company asked for in the body');
+    // Once per URL: a second delivery is a replay.
+    if (!(await this.opts.replay.accept(claims.n, 'dataset', verified.expiresAt))) return refuse(403, 'forbidden');
+    if (upstream) {
+      const ctx = { auth: { token: '', tenant: claims.t }, meter: new CostMeter() };
+      await upstream.remember(ctx, ep, { params: { id: claims.i } }, dataset).catch((err: unknown) => console.warn(`[company] dataset not cached: ${(err as Error).message}`));
+    }
+    this.waiters.get(claims.n)?.resolve(dataset);
+    sendJson(res, 200, { ok: true });
+  }
+}
+
+const LATE = Symbol('late');
+
+/** The slow-purchase service of each upstream client (one per started company subgraph). */
+const registry = new WeakMap<Upstream, SlowPurchases>();
+
+/** Makes `purchases` serve the reads made through `upstream` (at subgraph start); returns the undo. */
+export function attachSlowPurchases(upstream: Upstream, purchases: SlowPurchases): () => void {
+  registry.set(upstream, purchases);
+  return () => {
+    if (registry.get(upstream) === purchases) registry.delete(upstream);
+  };
+}
+
+/**
+ * What the company loader calls in place of `ctx.upstream.call` for a company endpoint: a slow tier
+ * by POST + callback when the layer can be called back, anything else as the upstream client buys it.
+ */
+export function buyCompanyData<T = unknown>(ctx: SubgraphContext, ep: Endpoint, opts: CallOptions = {}): Promise<T> {
+  const purchases = registry.get(ctx.upstream);
+  return purchases && ep.slow ? purchases.buy<T>(ctx, ep, opts) : ctx.upstream.call<T>(ctx, ep, opts);
+}
