@@ -3,11 +3,13 @@
  * GraphQL type `<Type>`). Every request type is backed by the status store's snapshot; a company
  * reference carries only its key.
  */
+import type { KycEntityModel } from './kyc.ts';
 import type { TrackedRequest } from './store.ts';
 
-/** A `Company` entity reference: the key the company subgraph gives. */
+/** A `Company` entity reference: the key the company subgraph gives (`vatCode`, or `taxCode` alone). */
 export interface CompanyParent {
   vatCode?: string | null;
+  taxCode?: string | null;
 }
 
 export type RiskRequestParent = TrackedRequest;
@@ -20,3 +22,6 @@ export type NegativeRecordsRequestParent = TrackedRequest;
 export type KycRequestParent = TrackedRequest;
 export type KycMonitorRequestParent = TrackedRequest;
 export type CreditScoreMonitorRequestParent = TrackedRequest;
+
+/** A KYC entity, with the request it was found by (for its evidences and files). */
+export type KycEntityParent = KycEntityModel;

@@ -236,7 +236,8 @@ const partialDates = (v: unknown) =>
     .filter(isObj)
     .map((d) => ({ day: int(d.day), month: int(d.month), year: int(d.year), inferred: bool(d.inferred) }));
 
-export function kycEntityOf(e: Obj): KycEntity {
+/** A KYC entity's own fields (its evidences and files are read by `kyc.ts`). */
+export function kycEntityOf(e: Obj): Omit<KycEntity, 'evidences' | 'evidenceReport' | 'photoFiles'> {
   return {
     id: text(e.id),
     entityType: text(e.entity_type),
@@ -262,6 +263,5 @@ export function kycEntityOf(e: Obj): KycEntity {
   };
 }
 
-export const kycEntitiesOf = (record: Obj): KycEntity[] => list(record.entities).filter(isObj).map(kycEntityOf);
 export const jsonList = (v: unknown): unknown[] => list(v);
 export const objectOrNull = (v: unknown): Obj | null => (isObj(v) ? v : null);

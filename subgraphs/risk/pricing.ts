@@ -1,5 +1,7 @@
 /**
- * The risk area's part of the cost estimate: credit scores by level, the fiscal-code check, and
+ * The risk area's part of the cost estimate: credit scores by level (whichever identifier names the
+ * company: VAT number, tax code or Openapi id, the price is the level's), the fiscal-code check by
+ * the method it uses, and
  * each order mutation by the family its arguments select (reads, lists, uploads and stops are free).
  */
 import { endpointPrice, type Args, type PricedField, type PricingTable } from '../runtime/pricing.ts';
@@ -31,7 +33,7 @@ export const riskPricing: PricingTable = {
   fields: {
     'Query.creditScore': creditScore,
     'Company.creditScore': creditScore,
-    'Query.verifyFiscalCode': { euro: () => endpointPrice(RISK.verifyFiscalCode) },
+    'Query.verifyFiscalCode': { euro: (args) => endpointPrice(args.method === 'POST' ? RISK.verifyFiscalCodePost : RISK.verifyFiscalCode) },
     'Mutation.orderPersonBureauReport': fixed('PERSON_BUREAU'),
     'Mutation.uploadSignedDelegation': { euro: () => endpointPrice(RISK.bureauUpload) },
     'Mutation.orderPatrimonialReport': order(ORDER_FAMILIES.PATRIMONIAL, 'level', 'STANDARD'),

@@ -32,6 +32,12 @@ export const RISK = defineEndpoints({
   creditScoreAdvanced: get('/IT-creditscore-advanced/{id}', SCORE_TTL),
   creditScoreTop: get('/IT-creditscore-top/{id}', SCORE_TTL),
   verifyFiscalCode: get('/IT-verifica_cf/{code}', 24 * 3600),
+  /**
+   * The same check with the code in a JSON body, `{"codice_fiscale": …}` (the contract lists POST;
+   * the vendor spec shows only the GET, so the body's field is the GET's parameter name). Not
+   * cached and never retried, like every POST.
+   */
+  verifyFiscalCodePost: { area: 'risk', method: 'POST', path: '/IT-verifica_cf', timeoutMs: 10_000 },
 
   bureauList: get(BUREAU_PATH),
   bureauCreate: post(BUREAU_PATH),
@@ -47,6 +53,10 @@ export const RISK = defineEndpoints({
 
   kycList: get('/WW-kyc-evidences'),
   kycGet: get('/WW-kyc-evidences/{id}'),
+  // One entity of a KYC request: the service picks JSON, PDF or JPEG by the request's Content-Type.
+  kycEvidences: { area: 'risk', method: 'GET', path: '/WW-kyc-evidences/{id}/{entity}', headers: { 'content-type': 'application/json' } },
+  kycEvidencePdf: { ...download('/WW-kyc-evidences/{id}/{entity}'), headers: { 'content-type': 'application/pdf', accept: 'application/pdf' } },
+  kycEvidencePhoto: { ...download('/WW-kyc-evidences/{id}/{entity}?photo={photo}'), headers: { 'content-type': 'image/jpeg', accept: 'image/jpeg' } },
 
   kycMonitorCreate: post('/WW-kyc-full-monitor'),
   kycMonitorList: get('/WW-kyc-full-monitor'),

@@ -323,6 +323,7 @@ export class UpstreamClient implements Upstream {
     const timeout = this.timeoutOf(ep);
     const headers: Record<string, string> = { authorization: `Bearer ${ctx.auth.token}`, accept: 'application/json, application/pdf;q=0.9, */*;q=0.5' };
     if (hasBody) headers['content-type'] = 'application/json';
+    for (const [name, value] of Object.entries(ep.headers ?? {})) if (name.toLowerCase() !== 'authorization') headers[name.toLowerCase()] = value;
     try {
       return await request(`${this.config.baseUrls[ep.area]}${upstreamPath(this.config, ep.area, path)}${qs}`, {
         dispatcher: this.agent,

@@ -27,6 +27,13 @@ export interface Endpoint {
    * @default 'envelope'
    */
   decode?: 'envelope' | 'raw';
+  /**
+   * Request headers this endpoint needs beyond the usual ones, e.g. the `Content-Type` by which
+   * `GET /WW-kyc-evidences/{id}/{entity_id}` chooses JSON, a PDF or a JPEG. They win over the
+   * client's own `accept` / `content-type`, never over `authorization`.
+   * @default none
+   */
+  headers?: Readonly<Record<string, string>>;
 }
 
 export const defineEndpoints = <T extends Record<string, Endpoint>>(table: T): T => table;

@@ -29,7 +29,6 @@ import {
   isFinalState,
   isObj,
   jsonList,
-  kycEntitiesOf,
   kycQueryOf,
   normaliseState,
   objectOrNull,
@@ -38,6 +37,7 @@ import {
   toDateTime,
   type Obj,
 } from '../model.ts';
+import { kycEntitiesOfRequest, kycEntityResolvers } from '../kyc.ts';
 import type { RiskService } from '../service.ts';
 import type { TrackedRequest } from '../store.ts';
 import { FAMILIES, RISK } from '../upstream.ts';
@@ -223,7 +223,7 @@ export function requestResolvers(service: RiskService) {
     ...common,
     kind: str('type'),
     query: (p) => kycQueryOf(rec(p).query),
-    entities: (p) => kycEntitiesOf(rec(p)),
+    entities: (p) => kycEntitiesOfRequest(p),
     evidences: (p) => jsonList(rec(p).evidences),
   };
 
@@ -234,7 +234,7 @@ export function requestResolvers(service: RiskService) {
     autorenew: (p) => bool(rec(p).autorenew),
     expiresAt: (p) => toDateTime(rec(p).expiryTimestamp),
     query: (p) => kycQueryOf(rec(p).query),
-    entities: (p) => kycEntitiesOf(rec(p)),
+    entities: (p) => kycEntitiesOfRequest(p),
     evidences: (p) => jsonList(rec(p).evidences),
   };
 
@@ -250,6 +250,7 @@ export function requestResolvers(service: RiskService) {
   };
 
   return {
+    KycEntity: kycEntityResolvers(service),
     RiskRequest,
     PersonBureauRequest,
     PatrimonialRequest,

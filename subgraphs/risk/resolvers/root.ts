@@ -6,7 +6,6 @@
 import { GraphQLError } from 'graphql';
 import type { SubgraphContext } from '../../runtime/context.ts';
 import { badUserInput, toClientError } from '../../runtime/errors.ts';
-import { italianCodeShape } from '../../runtime/validate.ts';
 import { UpstreamError } from '../../upstream/errors.ts';
 import type {
   CompanyResolvers,
@@ -15,6 +14,7 @@ import type {
   RiskFamily,
   SubscriptionResolvers,
 } from '../__generated__/resolvers-types.ts';
+import { companyScoreIdentifier, scoreIdentifier } from '../identifiers.ts';
 import { creditScores } from '../loaders.ts';
 import { isFinalState, isObj, toSeconds } from '../model.ts';
 import { requestTopic, tenantTopic, type RiskService } from '../service.ts';
@@ -33,7 +33,6 @@ import {
   personSubjectBody,
   relayTarget,
   requestId,
-  vatNumber,
 } from '../validate.ts';
 
 /** Errors thrown while setting up a subscription take the same codes as query errors. */
@@ -65,12 +64,18 @@ function familyOf(table: Readonly<Record<string, RiskFamilyName>>, value: string
 export function rootResolvers(service: RiskService) {
   const relayOpts = { allowPrivate: service.allowPrivateRelay };
   const Query: QueryResolvers = {
-    creditScore: (_root, { vatCode, level }, ctx) => creditScores(ctx).load({ vat: vatNumber(vatCode, 'vatCode'), level }),
+    creditScore: (_root, { vatCode, taxCode, id, level }, ctx) => creditScores(ctx).load({ code: scoreIdentifier({ vatCode, taxCode, id }), level }),
 
-    verifyFiscalCode: async (_root, { taxCode }, ctx) => {
+    verifyFiscalCode: (_root, { taxCode, method }, ctx) => {
       const code = anyFiscalCode(taxCode, 'taxCode');
-      const data = await ctx.upstream.call<unknown>(ctx, RISK.verifyFiscalCode, { params: { code } });
-      return { taxCode: code, valid: isObj(data) && (data.validita === true || data.validita === 1 || data.validita === 'true') };
+      // One call per code and method in a query (aliases, fragments): a POST is never cached upstream.
+      return ctx.once(`risk:verifyFiscalCode:${method}:${code}`, async () => {
+        const data =
+          method === 'POST'
+            ? await ctx.upstream.call<unknown>(ctx, RISK.verifyFiscalCodePost, { body: { codice_fiscale: code } })
+            : await ctx.upstream.call<unknown>(ctx, RISK.verifyFiscalCode, { params: { code } });
+        return { taxCode: code, valid: isObj(data) && (data.validita === true || data.validita === 1 || data.validita === 'true') };
+      });
     },
 
     riskRequest: async (_root, { family, id }, ctx) => {
@@ -190,11 +195,13 @@ export function rootResolvers(service: RiskService) {
 
   const Company: CompanyResolvers = {
     __resolveReference: (ref) => ref,
+    vatCode: (company) => company.vatCode ?? null,
+    taxCode: (company) => company.taxCode ?? null,
     creditScore: (company, { level }, ctx) => {
-      // Credit scores exist for Italian VAT numbers only: a company without one (e.g. foreign) has none.
-      const vatCode = company.vatCode ?? '';
-      if (italianCodeShape(vatCode) !== 'vat') return null;
-      return creditScores(ctx).load({ vat: vatNumber(vatCode, 'vatCode'), level });
+      // By VAT number, or by tax code for a company reached by that key alone; a company with
+      // neither Italian identifier (e.g. foreign) has no score.
+      const code = companyScoreIdentifier(company);
+      return code === null ? null : creditScores(ctx).load({ code, level });
     },
   };
 
