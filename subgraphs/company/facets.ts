@@ -9,11 +9,15 @@
  * - `FIELD_FACETS`: each `Company` field path (dot notation below `Company`) → the facet it needs;
  *   the longest listed prefix of a path wins, so `ecofin.turnover` needs `ecofinSummary` while
  *   `ecofin.turnoverRange` needs `ecofin`.
- * - `TIER_COVERAGE`: each tier (IT-start … IT-full) → the facets its payload holds (contract shape
- *   table + the vendor spec's example payloads, as `normalize.ts` reads them).
+ * - `SOURCE_COVERAGE`: each purchasable source → the facets its payload holds: the tiers (IT-start …
+ *   IT-full, `TIER_COVERAGE`: contract shape table + the vendor spec's example payloads, as
+ *   `normalize.ts` reads them) and the cheap single-purpose endpoints whose payload holds the same
+ *   data as a tier's field (IT-name, IT-address, IT-pec, IT-sdicode, IT-vatgroup).
  *
- * `cheapestEndpoint(facets)` picks the lowest-priced tier covering them all; prices come from the
- * one price table (`priceOf`). No GraphQL here: `selection.ts` turns a selection set into paths.
+ * `planPurchase(facets)` picks the set of sources with the least total euro covering them all
+ * (sources already cached cost nothing; ties: fewer paid calls, fewer calls, then table order),
+ * respecting which identifiers each source accepts; prices come from the one price table
+ * (`priceOf`). No GraphQL here: `selection.ts` turns a selection set into paths.
  */
 import type { Endpoint } from '../upstream/endpoint.ts';
 import { priceOf } from '../../contract/prices.ts';
@@ -60,8 +64,10 @@ export const FACETS = [
   'contacts',
   'webAndSocial',
   'pec',
+  'pecHistory', // earlier PEC addresses (IT-pec only)
   'sdiCode',
   'sdiCodeUpdate', // when the SDI code was last updated (IT-start, IT-advanced)
+  'recordCreation', // when the company entered the Openapi data set (IT-start, IT-advanced)
   'vatGroup',
   // registers
   'artisanRegistry',
@@ -107,8 +113,7 @@ export const FIELD_FACETS: Readonly<Record<string, Facet | typeof NESTED_COMPANY
   officeType: 'companyDetails',
   rawOfficeType: 'companyDetails',
   lastUpdateDate: 'lastUpdate',
-  // the Openapi record's own creation time: in the records that carry the Openapi id
-  recordCreationDate: 'openapiId',
+  recordCreationDate: 'recordCreation',
   address: 'address',
   'address.toponym': 'addressDetail',
   'address.street': 'addressDetail',
@@ -149,6 +154,7 @@ export const FIELD_FACETS: Readonly<Record<string, Facet | typeof NESTED_COMPANY
   contacts: 'contacts',
   webAndSocial: 'webAndSocial',
   pec: 'pec',
+  pecHistory: 'pecHistory',
   sdiCode: 'sdiCode',
   sdiCodeUpdateDate: 'sdiCodeUpdate',
   vatGroup: 'vatGroup',
@@ -217,11 +223,9 @@ export const TIER_RANK: Readonly<Record<Tier, number>> = {
 /** The rank of data that came with search results (IT-search enrichment). */
 export const SEED_RANK = 0;
 
-/** Tiers whose path accepts an Openapi company id (the composite tiers take only a VAT or tax code). */
-export const TIERS_ACCEPTING_ID: ReadonlySet<Tier> = new Set<Tier>(['IT-start', 'IT-advanced']);
 
 const IDENTITY: Facet[] = ['companyName', 'vatCode', 'taxCode', 'lastUpdate', 'address'];
-const START: Facet[] = [...IDENTITY, 'openapiId', 'addressDetail', 'activityStatus', 'registryStatus', 'registrationDate', 'sdiCode', 'sdiCodeUpdate'];
+const START: Facet[] = [...IDENTITY, 'openapiId', 'addressDetail', 'activityStatus', 'registryStatus', 'registrationDate', 'sdiCode', 'sdiCodeUpdate', 'recordCreation'];
 /** companyDetails + address of the composite shapes. */
 const COMPOSITE: Facet[] = [...IDENTITY, 'registration', 'companyDetails', 'addressNames', 'branches'];
 
@@ -232,12 +236,16 @@ const ONLY_IN_START_ADVANCED: ReadonlySet<Facet> = new Set<Facet>([
   'registryStatus',
   'sdiCode',
   'sdiCodeUpdate',
+  'recordCreation',
   'vatGroup',
   'balanceSheetHistory',
   'ateco2025',
   'ceased',
   'taxCodeCeased',
 ]);
+
+/** Facets no tier holds, only a single-purpose endpoint (`SOURCE_COVERAGE`). */
+const ONLY_IN_SINGLE_PURPOSE: ReadonlySet<Facet> = new Set<Facet>(['pecHistory']);
 
 /** What each tier's payload holds (contract: "Response shapes are built from sections"). */
 export const TIER_COVERAGE: Readonly<Record<Tier, ReadonlySet<Facet>>> = {
@@ -306,14 +314,8 @@ export const TIER_COVERAGE: Readonly<Record<Tier, ReadonlySet<Facet>>> = {
     'raeSae',
   ]),
   // The contract: Full holds every section; only what the start/advanced payloads alone carry is missing.
-  'IT-full': new Set<Facet>(FACETS.filter((f) => !ONLY_IN_START_ADVANCED.has(f))),
+  'IT-full': new Set<Facet>(FACETS.filter((f) => !ONLY_IN_START_ADVANCED.has(f) && !ONLY_IN_SINGLE_PURPOSE.has(f))),
 };
-
-/** Euro per call of a tier, from the shared price table. */
-export function tierPrice(tier: Tier): number {
-  const ep = TIER_ENDPOINT[tier];
-  return priceOf(ep.area, ep.method, ep.path);
-}
 
 export const covers = (have: ReadonlySet<Facet>, need: Iterable<Facet>): boolean => {
   for (const f of need) if (!have.has(f)) return false;
@@ -347,6 +349,97 @@ export function facetsForPaths(paths: Iterable<string>): Set<Facet> {
   return out;
 }
 
+
+// ---------------------------------------------------------------------------------------------
+// Purchasable sources: the tiers and the single-purpose endpoints that hold a tier's field.
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Every source the planner may buy, in table order (the last tie-break). The single-purpose
+ * endpoints listed are those whose payload holds the same data as a tier's field (vendor examples
+ * and the emulator): IT-name (name, keys, id, last update), IT-address (the IT-start registered
+ * office), IT-pec (current PEC and its history), IT-sdicode (the SDI code), IT-vatgroup (the three
+ * VAT-group flags of IT-advanced). IT-shareholders is not one: it lists only holders above 10 %
+ * (less than IT-advanced's `shareHolders`, which costs less).
+ */
+export const SOURCES = [...TIERS, 'IT-name', 'IT-address', 'IT-pec', 'IT-sdicode', 'IT-vatgroup'] as const;
+export type Source = (typeof SOURCES)[number];
+
+/** The single-purpose sources (not tiers). */
+export type SinglePurposeSource = Exclude<Source, Tier>;
+
+export const isTier = (s: Source): s is Tier => (TIERS as readonly string[]).includes(s);
+
+export const SOURCE_ENDPOINT: Readonly<Record<Source, Endpoint>> = {
+  ...TIER_ENDPOINT,
+  'IT-name': COMPANY_ENDPOINTS.itName,
+  'IT-address': COMPANY_ENDPOINTS.itAddress,
+  'IT-pec': COMPANY_ENDPOINTS.itPec,
+  'IT-sdicode': COMPANY_ENDPOINTS.itSdicode,
+  'IT-vatgroup': COMPANY_ENDPOINTS.itVatgroup,
+};
+
+/** Name, keys, Openapi id and last update: what IT-name's record holds (its address is the town alone). */
+const NAME_RECORD: Facet[] = ['companyName', 'vatCode', 'taxCode', 'openapiId', 'lastUpdate'];
+
+/** What each source's payload holds. */
+export const SOURCE_COVERAGE: Readonly<Record<Source, ReadonlySet<Facet>>> = {
+  ...TIER_COVERAGE,
+  'IT-name': new Set<Facet>(NAME_RECORD),
+  // The same `address.registeredOffice` as IT-start.
+  'IT-address': new Set<Facet>([...NAME_RECORD, 'address', 'addressDetail']),
+  'IT-pec': new Set<Facet>(['pec', 'pecHistory']),
+  'IT-sdicode': new Set<Facet>(['sdiCode']),
+  'IT-vatgroup': new Set<Facet>(['vatGroup']),
+};
+
+/** Kinds of identifier a company may be known by. */
+export type IdentifierKind = 'vatCode' | 'taxCode' | 'id';
+
+const ANY_ID: ReadonlySet<IdentifierKind> = new Set<IdentifierKind>(['vatCode', 'taxCode', 'id']);
+const VAT_OR_TAX: ReadonlySet<IdentifierKind> = new Set<IdentifierKind>(['vatCode', 'taxCode']);
+
+/** The identifiers each source's path accepts (vendor spec parameter names). */
+export const SOURCE_ACCEPTS: Readonly<Record<Source, ReadonlySet<IdentifierKind>>> = {
+  'IT-start': ANY_ID,
+  'IT-advanced': ANY_ID,
+  'IT-marketing': VAT_OR_TAX,
+  'IT-stakeholders': VAT_OR_TAX,
+  'IT-aml': VAT_OR_TAX,
+  'IT-full': VAT_OR_TAX,
+  'IT-name': ANY_ID,
+  'IT-address': ANY_ID,
+  'IT-pec': ANY_ID,
+  'IT-sdicode': ANY_ID,
+  'IT-vatgroup': new Set<IdentifierKind>(['vatCode', 'id']),
+};
+
+/** Tiers whose path accepts an Openapi company id (the composite tiers take only a VAT or tax code). */
+export const TIERS_ACCEPTING_ID: ReadonlySet<Tier> = new Set<Tier>(TIERS.filter((t) => SOURCE_ACCEPTS[t].has('id')));
+
+/**
+ * Precedence when two sources hold the same field (see `TIER_RANK`): a single-purpose endpoint
+ * ranks with IT-start (its data is the register's own, like IT-start's).
+ */
+export const SOURCE_RANK: Readonly<Record<Source, number>> = {
+  ...TIER_RANK,
+  'IT-name': 1,
+  'IT-address': 1,
+  'IT-pec': 1,
+  'IT-sdicode': 1,
+  'IT-vatgroup': 1,
+};
+
+/** Euro per call of a source, from the shared price table. */
+export function sourcePrice(source: Source): number {
+  const ep = SOURCE_ENDPOINT[source];
+  return priceOf(ep.area, ep.method, ep.path);
+}
+
+/** Euro per call of a tier. */
+export const tierPrice = (tier: Tier): number => sourcePrice(tier);
+
+
 /** The lowest-priced single tier that holds every facet, or null when none does. */
 export function cheapestEndpoint(facets: Iterable<Facet>, allowed: readonly Tier[] = TIERS): Tier | null {
   const need = [...facets];
@@ -360,33 +453,109 @@ export function cheapestEndpoint(facets: Iterable<Facet>, allowed: readonly Tier
 
 export interface PurchasePlanOptions {
   /**
-   * The company is known only by its Openapi id: composite tiers need a VAT or tax code first, so
-   * the plan starts with a tier that accepts the id. @default false
+   * The company is known only by its Openapi id: sources that need a VAT or tax code are usable
+   * only beside one that accepts the id and answers with the VAT number. @default false
    */
   byIdOnly?: boolean;
+  /**
+   * The identifiers known for the company (overrides `byIdOnly`). A source that accepts none of
+   * them is usable only beside a source that accepts one and answers with one it accepts.
+   * @default every kind (`byIdOnly`: the id alone)
+   */
+  known?: ReadonlySet<IdentifierKind>;
+  /** Sources already in the upstream client's cache for this company: they cost nothing. @default none */
+  cached?: ReadonlySet<Source>;
+  /** Sources the plan may use. @default SOURCES */
+  allowed?: readonly Source[];
+}
+
+/** What a plan costs: euro of its paid calls, number of paid calls and of sources. */
+export interface PlanCost {
+  euro: number;
+  paidCalls: number;
+  calls: number;
+}
+
+export function planCost(plan: readonly Source[], cached: ReadonlySet<Source> = new Set()): PlanCost {
+  let euro = 0;
+  let paidCalls = 0;
+  for (const s of plan) {
+    if (cached.has(s)) continue;
+    euro += sourcePrice(s);
+    paidCalls++;
+  }
+  return { euro: Math.round(euro * 1e6) / 1e6, paidCalls, calls: plan.length };
+}
+
+/** The identifier kinds a source's answer tells (its keys). */
+const KINDS_TOLD: ReadonlyArray<readonly [Facet, IdentifierKind]> = [
+  ['vatCode', 'vatCode'],
+  ['taxCode', 'taxCode'],
+  ['openapiId', 'id'],
+];
+
+/**
+ * Whether every source of `plan` can be called with what is known, or with a key told by a
+ * source of the plan that can be called directly (one step: that source is called first).
+ */
+export function planIsCallable(plan: readonly Source[], known: ReadonlySet<IdentifierKind>): boolean {
+  const direct = plan.filter((s) => [...SOURCE_ACCEPTS[s]].some((k) => known.has(k)));
+  if (direct.length === plan.length) return true;
+  const learnt = new Set(known);
+  for (const s of direct) for (const [f, k] of KINDS_TOLD) if (SOURCE_COVERAGE[s].has(f)) learnt.add(k);
+  return plan.every((s) => [...SOURCE_ACCEPTS[s]].some((k) => learnt.has(k)));
+}
+
+/** `a` better than `b`: less euro, then fewer paid calls, then fewer calls, then table order. */
+function better(a: PlanCost, aIdx: readonly number[], b: PlanCost, bIdx: readonly number[]): boolean {
+  if (Math.abs(a.euro - b.euro) > 1e-9) return a.euro < b.euro;
+  if (a.paidCalls !== b.paidCalls) return a.paidCalls < b.paidCalls;
+  if (a.calls !== b.calls) return a.calls < b.calls;
+  for (let i = 0; i < Math.min(aIdx.length, bIdx.length); i++) if (aIdx[i] !== bIdx[i]) return (aIdx[i] as number) < (bIdx[i] as number);
+  return false;
 }
 
 /**
- * The tiers to buy for a set of facets, cheapest first in call order: one tier when one covers
- * everything (always, except when the id-only tiers and the composite-only facets are both needed),
- * otherwise the cheapest combination. Empty when nothing is needed.
+ * The sources to buy for a set of facets: the least total euro covering them all (sources in
+ * `cached` are free), on a tie fewer paid calls, fewer calls, then table order; in table order.
+ * Every source must be callable with the identifiers known (`planIsCallable`). Empty when
+ * nothing is needed; throws when no combination covers the need.
  */
-export function planPurchase(facets: Iterable<Facet>, options: PurchasePlanOptions = {}): Tier[] {
-  const need = new Set(facets);
-  if (options.byIdOnly && need.size > 0) need.add('openapiId');
-  if (need.size === 0) return [];
-  const single = cheapestEndpoint(need);
-  if (single) return [single];
-  // No single tier: the cheapest combination (6 tiers → 63 subsets), fewer calls on a tie.
-  let best: { tiers: Tier[]; price: number } | null = null;
-  for (let mask = 1; mask < 1 << TIERS.length; mask++) {
-    const tiers = TIERS.filter((_, i) => mask & (1 << i));
-    const have = new Set<Facet>(tiers.flatMap((t) => [...TIER_COVERAGE[t]]));
-    if (!covers(have, need)) continue;
-    const price = tiers.reduce((sum, t) => sum + tierPrice(t), 0);
-    if (!best || price < best.price - 1e-9 || (Math.abs(price - best.price) < 1e-9 && tiers.length < best.tiers.length)) best = { tiers, price };
+export function planPurchase(facets: Iterable<Facet>, options: PurchasePlanOptions = {}): Source[] {
+  const need = [...new Set(facets)];
+  if (need.length === 0) return [];
+  const known = options.known ?? (options.byIdOnly ? new Set<IdentifierKind>(['id']) : ANY_ID);
+  const cached = options.cached ?? new Set<Source>();
+  const allowed = options.allowed ?? SOURCES;
+  const bit = new Map<Facet, bigint>(need.map((f, i) => [f, 1n << BigInt(i)]));
+  const full = (1n << BigInt(need.length)) - 1n;
+  const maskOf = (s: Source): bigint => {
+    let m = 0n;
+    for (const f of SOURCE_COVERAGE[s]) m |= bit.get(f) ?? 0n;
+    return m;
+  };
+  const tellsKey = (s: Source): boolean => KINDS_TOLD.some(([f, k]) => !known.has(k) && SOURCE_COVERAGE[s].has(f));
+  // Candidates: sources holding a needed facet, and (when a key is missing) those telling one.
+  const candidates = SOURCES.filter((s) => allowed.includes(s) && (maskOf(s) !== 0n || tellsKey(s)));
+  const masks = candidates.map(maskOf);
+  const index = candidates.map((s) => SOURCES.indexOf(s));
+  const n = candidates.length;
+  const union: bigint[] = new Array<bigint>(1 << n).fill(0n);
+  let best: { plan: Source[]; cost: PlanCost; idx: number[] } | null = null;
+  for (let m = 1; m < 1 << n; m++) {
+    const low = m & -m;
+    const i = 31 - Math.clz32(low);
+    union[m] = (union[m ^ low] as bigint) | (masks[i] as bigint);
+    if (union[m] !== full) continue;
+    const picked: number[] = [];
+    for (let j = 0; j < n; j++) if (m & (1 << j)) picked.push(j);
+    const plan = picked.map((j) => candidates[j] as Source);
+    const cost = planCost(plan, cached);
+    const idx = picked.map((j) => index[j] as number);
+    if (best && !better(cost, idx, best.cost, best.idx)) continue;
+    if (!planIsCallable(plan, known)) continue;
+    best = { plan, cost, idx };
   }
-  if (!best) throw new Error(`no company tier covers ${[...need].join(', ')}`);
-  // Tiers that accept an id go first: their answer gives the VAT number the others need.
-  return [...best.tiers].sort((a, b) => Number(TIERS_ACCEPTING_ID.has(b)) - Number(TIERS_ACCEPTING_ID.has(a)));
+  if (!best) throw new Error(`no company source covers ${need.join(', ')}`);
+  return best.plan;
 }

@@ -3,16 +3,20 @@
  * selections into facets (`selection.ts`) and ask for them.
  *
  * The batch function groups the keys per company (same VAT number, tax code or id), unions their
- * facets, and buys the single cheapest tier covering them (`planPurchase`); every key of that
- * company is answered from what is then known. A per-request record of what each company was
+ * facets, and buys the set of sources with the least total euro covering them (`planPurchase`:
+ * tiers and single-purpose endpoints); the calls for one company run in parallel, and every key of
+ * that company is answered from what is then known. A per-request record of what each company was
  * already bought with (`CompanyPurchases`) answers later keys whose facets are covered without
- * another call, so an operation makes one upstream call per distinct company. Repeated operations
- * are answered by the upstream client's cache: the same tier and identifier make the same cache
- * key, which is why the VAT number is used whenever it is known, and before planning a purchase
- * the loader asks which tiers are cached for the company, and uses them when they cover the need.
+ * another call, and purchases still in flight count as covering what they will hold, so an
+ * operation never buys the same source of a company twice. Repeated operations are answered by the
+ * upstream client's cache: the same source and identifier make the same cache key, which is why the
+ * VAT number is used whenever it is known; before planning, the loader asks which sources are
+ * cached for the company, and counts them as free.
+ *
+ * Precedence between answers goes by the source's rank (`SOURCE_RANK`), not by arrival.
  *
  * Failures stay with the keys they concern: after a purchase fails, a key whose facets are covered
- * (by what was bought before or beside the failed tier) is answered, and only the others get the
+ * (by what was bought before or beside the failed source) is answered, and only the others get the
  * error. A purchase refused by the operation's euro budget is retried key by key, cheapest first,
  * so the keys that fit are still answered.
  */
@@ -22,21 +26,24 @@ import { CostLimitError } from '../upstream/cost.ts';
 import { UpstreamError } from '../upstream/errors.ts';
 import {
   covers,
+  isTier,
+  planCost,
   planPurchase,
   SEED_RANK,
-  TIER_COVERAGE,
-  TIER_ENDPOINT,
-  TIER_RANK,
-  TIERS,
-  TIERS_ACCEPTING_ID,
-  tierPrice,
+  SOURCE_ACCEPTS,
+  SOURCE_COVERAGE,
+  SOURCE_ENDPOINT,
+  SOURCE_RANK,
+  SOURCES,
   type Facet,
+  type IdentifierKind,
+  type Source,
   type Tier,
 } from './facets.ts';
 import type { CompanyModel } from './model.ts';
 import { mergeModels, normalizeComposite, normalizeItAdvanced, normalizeItStart } from './normalize.ts';
+import { normalizeSinglePurpose } from './normalize-extra.ts';
 import type { VComposite, VItAdvanced } from './upstream.ts';
-import { buyCompanyData } from './slow-purchase.ts';
 
 /** How a company is identified: any of its keys (at least one). */
 export interface CompanyRef {
@@ -57,8 +64,8 @@ export interface CompanyLoadResult {
   covered: ReadonlySet<Facet>;
 }
 
-/** Where a piece of data came from: a tier, or search results. */
-export type CompanySource = Tier | 'search';
+/** Where a piece of data came from: a purchasable source, or search results. */
+export type CompanySource = Source | 'search';
 
 const aliasOf = (v: string | null | undefined): string | null => {
   const s = typeof v === 'string' ? v.trim().toUpperCase() : '';
@@ -69,13 +76,13 @@ const aliasOf = (v: string | null | undefined): string | null => {
 interface Part {
   model: CompanyModel;
   rank: number;
-  /** Between tiers of the same rank: the later one in the tier table. */
+  /** Between sources of the same rank: the later one in the source table. */
   tie: number;
   /** Between answers of the same source: the newer one. */
   seq: number;
 }
 
-interface Entry {
+export interface Entry {
   vatCode: string | null;
   taxCode: string | null;
   id: string | null;
@@ -83,11 +90,11 @@ interface Entry {
   parts: Part[];
   model: CompanyModel;
   covered: Set<Facet>;
-  /** Purchases for one company run one after the other, so a later one sees what an earlier bought. */
-  tail: Promise<void>;
+  /** Purchases under way for this company: a need they will cover waits for them instead of buying again. */
+  inflight: Map<Source, Promise<Error | null>>;
   /**
    * A not-found failure of a purchase in this request: a later need of the same company fails the
-   * same way without another call (a company that is not found is not found by any tier). Other
+   * same way without another call (a company that is not found is not found by any source). Other
    * failures (timeouts, unavailability, the euro budget) are not remembered: a later need retries.
    */
   failure: Error | null;
@@ -110,7 +117,7 @@ export class CompanyPurchases {
       if (a && (entry = this.byAlias.get(a))) break;
     }
     if (!entry) {
-      entry = { vatCode: null, taxCode: null, id: null, parts: [], model: {}, covered: new Set(), tail: Promise.resolve(), failure: null };
+      entry = { vatCode: null, taxCode: null, id: null, parts: [], model: {}, covered: new Set(), inflight: new Map(), failure: null };
     }
     this.learn(entry, ref);
     return entry;
@@ -129,14 +136,14 @@ export class CompanyPurchases {
 
   /**
    * Records data bought (or received, e.g. search results) for a company. Precedence goes by the
-   * source's rank (`TIER_RANK`), not by arrival: a lower-ranked answer only fills what the
+   * source's rank (`SOURCE_RANK`), not by arrival: a lower-ranked answer only fills what the
    * higher-ranked ones lack, leaf by leaf.
    */
   record(entry: Entry, model: CompanyModel, covered: Iterable<Facet>, source: CompanySource): void {
     const part: Part =
       source === 'search'
         ? { model, rank: SEED_RANK, tie: -1, seq: this.seq++ }
-        : { model, rank: TIER_RANK[source], tie: TIERS.indexOf(source), seq: this.seq++ };
+        : { model, rank: SOURCE_RANK[source], tie: SOURCES.indexOf(source), seq: this.seq++ };
     entry.parts.push(part);
     entry.parts.sort((a, b) => b.rank - a.rank || b.tie - a.tie || b.seq - a.seq);
     entry.model = entry.parts.reduce<CompanyModel>((merged, p) => mergeModels(merged, p.model), {});
@@ -150,11 +157,25 @@ export class CompanyPurchases {
   }
 }
 
-/** The identifier a tier is called with: the VAT number when known (one cache key per company and tier). */
-function identifierFor(entry: Entry, tier: Tier): string {
-  const id = entry.vatCode ?? entry.taxCode ?? (TIERS_ACCEPTING_ID.has(tier) ? entry.id : null);
-  if (!id) throw new Error(`company loader: no identifier usable with ${tier}`);
-  return id;
+/** The identifier kinds known for a company. */
+export function knownKinds(entry: Pick<Entry, 'vatCode' | 'taxCode' | 'id'>): Set<IdentifierKind> {
+  const out = new Set<IdentifierKind>();
+  if (entry.vatCode) out.add('vatCode');
+  if (entry.taxCode) out.add('taxCode');
+  if (entry.id) out.add('id');
+  return out;
+}
+
+/**
+ * The identifier a source is called with: the VAT number when it accepts it and it is known (one
+ * cache key per company and source), else the tax code, else the Openapi id; null when none fits.
+ */
+export function identifierFor(entry: Pick<Entry, 'vatCode' | 'taxCode' | 'id'>, source: Source): string | null {
+  const accepts = SOURCE_ACCEPTS[source];
+  if (entry.vatCode && accepts.has('vatCode')) return entry.vatCode;
+  if (entry.taxCode && accepts.has('taxCode')) return entry.taxCode;
+  if (entry.id && accepts.has('id')) return entry.id;
+  return null;
 }
 
 /** The element of a start/advanced answer that is the company asked for. */
@@ -177,84 +198,95 @@ export function normalizeTier(tier: Tier, data: unknown, identifier: string): Co
   return normalizeComposite(obj as VComposite);
 }
 
-async function buyTier(ctx: SubgraphContext, record: CompanyPurchases, entry: Entry, tier: Tier): Promise<void> {
-  const identifier = identifierFor(entry, tier);
-  const data = await buyCompanyData<unknown>(ctx, TIER_ENDPOINT[tier], { params: { id: identifier } });
-  record.record(entry, normalizeTier(tier, data, identifier), TIER_COVERAGE[tier], tier);
+/** Normalizes any source's answer. */
+export function normalizeSource(source: Source, data: unknown, identifier: string): CompanyModel {
+  return isTier(source) ? normalizeTier(source, data, identifier) : normalizeSinglePurpose(source, data, identifier);
+}
+
+async function buySource(ctx: SubgraphContext, record: CompanyPurchases, entry: Entry, source: Source): Promise<void> {
+  const identifier = identifierFor(entry, source);
+  if (!identifier) throw new Error(`company loader: no identifier usable with ${source}`);
+  const data = await ctx.upstream.call<unknown>(ctx, SOURCE_ENDPOINT[source], { params: { id: identifier } });
+  record.record(entry, normalizeSource(source, data, identifier), SOURCE_COVERAGE[source], source);
+}
+
+/** The sources the upstream client has cached for a company (asked only for those callable now). */
+async function cachedSources(ctx: SubgraphContext, entry: Entry, candidates: readonly Source[]): Promise<Set<Source>> {
+  const hits = await Promise.all(
+    candidates.map((s) => {
+      const id = identifierFor(entry, s);
+      return id ? ctx.upstream.isCached(ctx, SOURCE_ENDPOINT[s], { params: { id } }).catch(() => false) : Promise.resolve(false);
+    }),
+  );
+  return new Set(candidates.filter((_, i) => hits[i]));
 }
 
 /**
- * The plan for what a company lacks: tiers already in the upstream client's cache are free, so the
- * cheapest combination of cached tiers and a purchase for the rest wins (on a tie: fewer paid calls,
- * then fewer tiers, then the fuller ones). Without cached tiers, or for a company known only by id (tiers are called with
- * the VAT number), it is `planPurchase`.
+ * The plan for what a company lacks: the least-euro set of sources, counting those already in the
+ * upstream client's cache as free, with the identifiers known.
  */
-async function cheapestPlan(ctx: SubgraphContext, entry: Entry, missing: readonly Facet[]): Promise<Tier[]> {
-  const byIdOnly = !entry.vatCode && !entry.taxCode;
-  const fresh = planPurchase(missing, { byIdOnly });
-  if (byIdOnly) return fresh;
-  const hits = await Promise.all(
-    TIERS.map((tier) => ctx.upstream.isCached(ctx, TIER_ENDPOINT[tier], { params: { id: identifierFor(entry, tier) } }).catch(() => false)),
-  );
-  const cached = new Set(TIERS.filter((_, i) => hits[i]));
-  if (cached.size === 0) return fresh;
-  const paidOf = (tiers: readonly Tier[]): Tier[] => tiers.filter((t) => !cached.has(t));
-  const euroOf = (tiers: readonly Tier[]): number => paidOf(tiers).reduce((sum, t) => sum + tierPrice(t), 0);
-  const rankOf = (tiers: readonly Tier[]): number => tiers.reduce((sum, t) => sum + TIER_RANK[t], 0);
-  let best = { tiers: fresh, euro: euroOf(fresh), paid: paidOf(fresh).length, rank: rankOf(fresh) };
-  const list = [...cached];
-  for (let mask = 1; mask < 1 << list.length; mask++) {
-    const free = list.filter((_, i) => mask & (1 << i));
-    const have = new Set(free.flatMap((t) => [...TIER_COVERAGE[t]]));
-    const rest = missing.filter((f) => !have.has(f));
-    const tiers = [...new Set([...free, ...(rest.length > 0 ? planPurchase(rest) : [])])];
-    const euro = euroOf(tiers);
-    const paid = paidOf(tiers).length;
-    const rank = rankOf(tiers);
-    const better =
-      euro < best.euro - 1e-9 ||
-      (Math.abs(euro - best.euro) < 1e-9 && (paid < best.paid || (paid === best.paid && (tiers.length < best.tiers.length || (tiers.length === best.tiers.length && rank > best.rank)))));
-    if (better) best = { tiers, euro, paid, rank };
-  }
-  return best.tiers;
+async function cheapestPlan(ctx: SubgraphContext, entry: Entry, missing: readonly Facet[], exclude: ReadonlySet<Source>): Promise<Source[]> {
+  const known = knownKinds(entry);
+  const allowed = SOURCES.filter((s) => !exclude.has(s));
+  const candidates = allowed.filter((s) => [...SOURCE_COVERAGE[s]].some((f) => missing.includes(f)));
+  const cached = await cachedSources(ctx, entry, candidates);
+  return planPurchase(missing, { known, cached, allowed });
 }
 
-/** Calls the tiers of a plan; resolves, once every call has settled, to the first failure or null. */
-async function buyPlan(ctx: SubgraphContext, record: CompanyPurchases, entry: Entry, plan: readonly Tier[]): Promise<Error | null> {
-  let rest = plan;
-  if (!entry.vatCode && !entry.taxCode) {
-    // Known by id only: the first tier (start/advanced) tells the VAT number the others need.
-    const [first, ...others] = plan;
-    if (first === undefined) return null;
-    try {
-      await buyTier(ctx, record, entry, first);
-    } catch (err) {
-      return asError(err);
-    }
-    rest = others;
-  }
-  const settled = await Promise.allSettled(rest.map((t) => buyTier(ctx, record, entry, t)));
-  const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
-  return failed ? asError(failed.reason) : null;
+/**
+ * Starts the purchases of a plan, in parallel: the sources callable with the identifiers known at
+ * once, the others (which need a key one of the first tells) when the first have answered.
+ */
+function startPlan(ctx: SubgraphContext, record: CompanyPurchases, entry: Entry, plan: readonly Source[]): Promise<Error | null>[] {
+  const direct = plan.filter((s) => identifierFor(entry, s) !== null);
+  const later = plan.filter((s) => !direct.includes(s));
+  const run = (s: Source, after: Promise<unknown>): Promise<Error | null> => {
+    const p = after.then(() => buySource(ctx, record, entry, s)).then(
+      () => null,
+      (err: unknown) => asError(err),
+    );
+    entry.inflight.set(s, p);
+    void p.then(() => {
+      if (entry.inflight.get(s) === p) entry.inflight.delete(s);
+    });
+    return p;
+  };
+  const first = direct.map((s) => run(s, Promise.resolve()));
+  const firstDone = Promise.all(first);
+  return [...first, ...later.map((s) => run(s, firstDone))];
 }
 
 const missingOf = (entry: Entry, need: Iterable<Facet>): Facet[] => [...need].filter((f) => !entry.covered.has(f));
 
 /**
- * Buys what `entry` lacks of `need`: the cheapest plan, counting tiers already cached as free,
- * id-accepting tiers first. Resolves to the failure, if any (what was bought is recorded anyway).
+ * Buys what `entry` lacks of `need`: purchases already in flight for the company are awaited
+ * rather than repeated, and the cheapest plan buys the rest, its calls in parallel. Resolves to
+ * the failure, if any (what was bought is recorded anyway).
  */
 async function complete(ctx: SubgraphContext, record: CompanyPurchases, entry: Entry, need: Iterable<Facet>): Promise<Error | null> {
   const missing = missingOf(entry, need);
   if (missing.length === 0) return null;
   if (entry.failure) return entry.failure;
-  let plan: Tier[];
-  try {
-    plan = await cheapestPlan(ctx, entry, missing);
-  } catch (err) {
-    return asError(err);
+  // What purchases under way will hold.
+  const waiting: Promise<Error | null>[] = [];
+  const coming = new Set<Facet>();
+  for (const [s, p] of entry.inflight) {
+    if (!missing.some((f) => SOURCE_COVERAGE[s].has(f))) continue;
+    waiting.push(p);
+    for (const f of SOURCE_COVERAGE[s]) coming.add(f);
   }
-  const failure = await buyPlan(ctx, record, entry, plan);
+  const rest = missing.filter((f) => !coming.has(f));
+  if (rest.length > 0) {
+    let plan: Source[];
+    try {
+      plan = await cheapestPlan(ctx, entry, rest, new Set(entry.inflight.keys()));
+    } catch (err) {
+      return asError(err);
+    }
+    waiting.push(...startPlan(ctx, record, entry, plan));
+  }
+  const outcomes = await Promise.all(waiting);
+  const failure = outcomes.find((o): o is Error => o !== null) ?? null;
   if (failure && isNotFound(failure)) entry.failure = failure;
   return failure;
 }
@@ -262,13 +294,13 @@ async function complete(ctx: SubgraphContext, record: CompanyPurchases, entry: E
 /** Euro the cheapest plan for what `entry` lacks of `need` would cost. */
 function priceOfNeed(entry: Entry, need: Iterable<Facet>): number {
   try {
-    return planPurchase(missingOf(entry, need), { byIdOnly: !entry.vatCode && !entry.taxCode }).reduce((sum, t) => sum + tierPrice(t), 0);
+    return planCost(planPurchase(missingOf(entry, need), { known: knownKinds(entry) })).euro;
   } catch {
     return Number.POSITIVE_INFINITY;
   }
 }
 
-/** Answers the keys of one company: one purchase for their union, key by key when it is over budget. */
+/** Answers the keys of one company: one plan for their union, key by key when it is over budget. */
 async function serveCompany(ctx: SubgraphContext, record: CompanyPurchases, entry: Entry, keys: readonly CompanyLoadKey[]): Promise<(CompanyLoadResult | Error)[]> {
   const need = new Set<Facet>();
   for (const key of keys) for (const f of key.facets) need.add(f);
@@ -311,13 +343,8 @@ function createCompanyLoader(ctx: SubgraphContext, record: CompanyPurchases): Da
       const results: (CompanyLoadResult | Error)[] = new Array(keys.length);
       await Promise.all(
         [...groups].map(async ([entry, indexes]) => {
-          const run = entry.tail.then(() => serveCompany(ctx, record, entry, indexes.map((i) => keys[i] as CompanyLoadKey)));
-          entry.tail = run.then(
-            () => undefined,
-            () => undefined,
-          );
           try {
-            const answers = await run;
+            const answers = await serveCompany(ctx, record, entry, indexes.map((i) => keys[i] as CompanyLoadKey));
             indexes.forEach((i, j) => (results[i] = answers[j] ?? new Error('company loader: no answer')));
           } catch (err) {
             for (const i of indexes) results[i] = asError(err);

@@ -356,6 +356,8 @@ export interface CompanyModel {
   contacts?: ContactsModel | null;
   webAndSocial?: WebAndSocialModel | null;
   pec?: string | null;
+  /** IT-pec `history`: earlier PEC addresses. */
+  pecHistory?: PecHistoryEntryModel[] | null;
   sdiCode?: string | null;
   /** IT-start/IT-advanced `sdiCodeTimestamp`. */
   sdiCodeUpdateDate?: string | null;
@@ -546,4 +548,11 @@ export interface CompanyMonitorModel {
   updatedFields?: unknown;
   latestDataset?: unknown;
   previousDataset?: unknown;
+}
+
+/** An earlier PEC address of a company (IT-pec `history`). */
+export interface PecHistoryEntryModel {
+  pec: string | null;
+  /** When the upstream recorded this address (IT-pec `timestamp`), ISO 8601. */
+  recordedAt: string | null;
 }

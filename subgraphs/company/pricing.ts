@@ -4,23 +4,49 @@
  * buys with, with nothing counted as cached); the other paid fields cost their endpoint.
  */
 import { endpointPrice, type Args, type EntityPosition, type PricingTable } from '../runtime/pricing.ts';
-import { planPurchase, tierPrice, TIER_COVERAGE, covers, type Facet } from './facets.ts';
+import { planCost, planPurchase, TIER_COVERAGE, covers, type Facet, type IdentifierKind } from './facets.ts';
 import type { ForeignLevel } from './model.ts';
 import { foreignEndpoint } from './resolvers/foreign.ts';
 import { MAX_ITEMS_WITH_PURCHASES } from './resolvers/search.ts';
 import { companyFacetsFromInfo } from './selection.ts';
 import { COMPANY_ENDPOINTS } from './upstream.ts';
 
-/** The query planner asks the owning subgraph for every key of an entity in every fetch. */
+/**
+ * What the query planner asks the company subgraph for when an operation crosses into another
+ * subgraph: every field of the keys other subgraphs declare for `Company` (the risk area's key
+ * holds both the VAT number and the tax code). A root lookup knows its own identifier.
+ */
 const KEY_FACETS: Facet[] = ['vatCode', 'taxCode'];
+
+/** Facets a root lookup knows without a call (the identifier it was asked with). */
+const KNOWN_AT: Readonly<Record<string, Facet>> = {
+  'Query.company': 'vatCode',
+  'Query.companyByTaxCode': 'taxCode',
+  'Query.companyById': 'openapiId',
+};
+
+const EVERY_KIND: ReadonlySet<IdentifierKind> = new Set<IdentifierKind>(['vatCode', 'taxCode', 'id']);
+const TAX_CODE_ONLY: ReadonlySet<IdentifierKind> = new Set<IdentifierKind>(['taxCode']);
+/** The identifiers a company is known by at each place (nested companies: the payload's tax code). */
+const KNOWN_KINDS: Readonly<Record<string, ReadonlySet<IdentifierKind>>> = {
+  'Query.company': new Set<IdentifierKind>(['vatCode']),
+  'Query.companyByTaxCode': TAX_CODE_ONLY,
+  'Query.companyById': new Set<IdentifierKind>(['id']),
+  'ManagerCompany.company': TAX_CODE_ONLY,
+  'ShareholderCompany.company': TAX_CODE_ONLY,
+  'Subsidiary.company': TAX_CODE_ONLY,
+  'AffiliateCompany.company': TAX_CODE_ONLY,
+};
 
 function companyPrice(at: EntityPosition): number {
   const facets = companyFacetsFromInfo({ fieldNodes: [at.node], fragments: at.fragments, variableValues: at.variables });
   for (const f of KEY_FACETS) facets.add(f);
+  const known = KNOWN_AT[at.coordinate];
+  if (known) facets.delete(known);
   // Search items come with the search's own enrichment (up to IT-advanced data) at no extra call.
   if (at.coordinate === 'CompanySearchResult.items' && covers(TIER_COVERAGE['IT-advanced'], facets)) return 0;
-  const plan = planPurchase(facets, { byIdOnly: at.coordinate === 'Query.companyById' });
-  const price = plan.reduce((sum, tier) => sum + tierPrice(tier), 0);
+  const plan = planPurchase(facets, { known: KNOWN_KINDS[at.coordinate] ?? EVERY_KIND });
+  const price = planCost(plan).euro;
   if (at.coordinate !== 'CompanySearchResult.items') return price;
   // Purchases for search items are made for at most MAX_ITEMS_WITH_PURCHASES of them (more is
   // refused before any call): spread that over the `limit` items the estimate counts.
@@ -48,6 +74,12 @@ export const companyPricing: PricingTable = {
     'Shareholding.owners': { maxItems: (_args, _parent, assumed) => Math.min(2, assumed) },
     'Query.frenchCompanySearch': { euro: () => endpointPrice(COMPANY_ENDPOINTS.frSearch) },
     'Query.foreignCompany': { euro: foreignPrice },
+    // Single-purpose sections bought per field (resolvers/sources.ts): one call per occurrence at most.
+    'Company.beneficialOwners': { euro: () => endpointPrice(COMPANY_ENDPOINTS.itUbo) },
+    'Company.publicAdministration': { euro: () => endpointPrice(COMPANY_ENDPOINTS.itPa) },
+    'Company.splitPayment': { euro: () => endpointPrice(COMPANY_ENDPOINTS.itSplitpayment) },
+    'Company.isCeased': { euro: () => endpointPrice(COMPANY_ENDPOINTS.itClosed) },
+    'Company.vatGroupTaxCodeCheck': { euro: () => endpointPrice(COMPANY_ENDPOINTS.itVatgroup) },
     'Mutation.createCompanyMonitor': { euro: () => endpointPrice(COMPANY_ENDPOINTS.monitorCreate) },
   },
   entities: { Company: companyPrice },

@@ -29,6 +29,19 @@ export const COMPANY_ENDPOINTS = defineEndpoints({
   itStakeholders: slow('/IT-stakeholders/{id}'),
   itAml: slow('/IT-aml/{id}'),
   itFull: slow('/IT-full/{id}'),
+  // Single-purpose Italian endpoints (one section each). `{id}`: VAT number, tax code or Openapi id,
+  // except IT-vatgroup (VAT number or id; `?taxCode=` adds the tax code's relation to the group)
+  // and IT-pa / IT-splitpayment (tax code or VAT number).
+  itName: lookup('/IT-name/{id}'),
+  itAddress: lookup('/IT-address/{id}'),
+  itPec: lookup('/IT-pec/{id}'),
+  itSdicode: lookup('/IT-sdicode/{id}'),
+  itVatgroup: lookup('/IT-vatgroup/{id}'),
+  /** `?date=YYYY-MM-DD`: ceased on or before that day. The revenue agency's answer is live: kept an hour. */
+  itClosed: lookup('/IT-closed/{id}', { ttl: HOUR }),
+  itUbo: lookup('/IT-ubo/{id}'),
+  itPa: lookup('/IT-pa/{id}'),
+  itSplitpayment: lookup('/IT-splitpayment/{id}'),
   /** Where a slow request's dataset is polled (followed by the upstream client, listed for completeness). */
   itCheckId: { area: 'company', method: 'GET', path: '/IT-check_id/{id}', ttl: 0 },
   itSearch: lookup('/IT-search', { ttl: HOUR, timeoutMs: 20_000 }),

@@ -22,6 +22,7 @@ import type { CompanyParent } from '../mappers.ts';
 import type { CompanyModel } from '../model.ts';
 import { companyFacetsFromInfo, fieldFacetsFromInfo } from '../selection.ts';
 import { openapiIdArg, taxCodeArg, vatCodeArg } from '../validate.ts';
+import { beneficialOwners, isCeased, publicAdministration, splitPayment, vatGroupTaxCodeCheck } from './sources.ts';
 
 /** Resolver of one `Company` field: the model's value, bought first if it is not covered yet. */
 function read<K extends keyof CompanyModel>(key: K) {
@@ -107,6 +108,13 @@ export const Company: CompanyResolvers = {
   ratios: read('ratios'),
   rae: read('rae'),
   sae: read('sae'),
+  // Single-purpose endpoints (resolvers/sources.ts; pecHistory comes with IT-pec through the planner).
+  pecHistory: read('pecHistory'),
+  beneficialOwners,
+  publicAdministration,
+  splitPayment,
+  isCeased,
+  vatGroupTaxCodeCheck,
 };
 
 export const Manager: ManagerResolvers = {

@@ -1,0 +1,85 @@
+/**
+ * `Company` fields bought from a single-purpose endpoint each, only when selected: beneficial
+ * owners (IT-ubo), public administration (IT-pa), split payment (IT-splitpayment), cessation
+ * (IT-closed) and a tax code's relation to the VAT group (IT-vatgroup with `taxCode`). An upstream
+ * error fails the field alone (the company and its other fields resolve), with the error's stable
+ * code; IT-pa and IT-splitpayment answer 404 for every company they do not list, which is null.
+ * One call per company, endpoint and arguments per request; repeated operations hit the cache.
+ */
+import type { GraphQLResolveInfo } from 'graphql';
+import type { SubgraphContext } from '../../runtime/context.ts';
+import type { CompanyResolvers } from '../__generated__/resolvers-types.ts';
+import type { Endpoint } from '../../upstream/endpoint.ts';
+import { UpstreamError } from '../../upstream/errors.ts';
+import { refOf, withFacets } from '../companies.ts';
+import type { IdentifierKind } from '../facets.ts';
+import type { CompanyParent } from '../mappers.ts';
+import { normalizeBeneficialOwners, normalizePublicAdministration, normalizeSplitPayment, normalizeVatGroupCheck, oneRecord } from '../normalize-extra.ts';
+import { COMPANY_ENDPOINTS } from '../upstream.ts';
+import { isoDate } from '../../runtime/validate.ts';
+import { taxCodeArg } from '../validate.ts';
+
+/** The identifier an endpoint is called with (VAT number first: one cache key per company). */
+async function identifierOf(ctx: SubgraphContext, parent: CompanyParent, accepts: readonly IdentifierKind[]): Promise<string> {
+  const ref = refOf(parent);
+  for (const k of accepts) {
+    const v = ref[k];
+    if (v) return v;
+  }
+  // Known by a key the endpoint does not take: learn the VAT number (cheapest source that holds it).
+  const full = await withFacets(ctx, parent, new Set(['vatCode']));
+  const vat = refOf(full).vatCode;
+  if (!vat || !accepts.includes('vatCode')) throw new UpstreamError('http', 'the company has no VAT number this endpoint accepts', 'company', 'company', 404);
+  return vat;
+}
+
+/** One call per (endpoint, identifier, query) per request. */
+function callOnce(ctx: SubgraphContext, ep: Endpoint, id: string, query: Record<string, string> = {}): Promise<unknown> {
+  const key = `company:source:${ep.path}|${id.toUpperCase()}|${JSON.stringify(query)}`;
+  return ctx.once(key, () => ctx.upstream.call<unknown>(ctx, ep, { params: { id }, query }));
+}
+
+const nullWhenNotFound = async <T>(p: Promise<T>): Promise<T | null> => {
+  try {
+    return await p;
+  } catch (err) {
+    if (err instanceof UpstreamError && err.graphqlCode === 'UPSTREAM_NOT_FOUND') return null;
+    throw err;
+  }
+};
+
+type Field<K extends keyof CompanyResolvers> = NonNullable<CompanyResolvers[K]>;
+
+export const beneficialOwners: Field<'beneficialOwners'> = async (parent: CompanyParent, _args: unknown, ctx: SubgraphContext) => {
+  const id = await identifierOf(ctx, parent, ['vatCode', 'taxCode', 'id']);
+  return normalizeBeneficialOwners(await callOnce(ctx, COMPANY_ENDPOINTS.itUbo, id));
+};
+
+export const publicAdministration: Field<'publicAdministration'> = async (parent: CompanyParent, _args: unknown, ctx: SubgraphContext) => {
+  const id = await identifierOf(ctx, parent, ['vatCode', 'taxCode']);
+  const data = await nullWhenNotFound(callOnce(ctx, COMPANY_ENDPOINTS.itPa, id));
+  const r = data === null ? null : oneRecord(data);
+  return r ? normalizePublicAdministration(r) : null;
+};
+
+export const splitPayment: Field<'splitPayment'> = async (parent: CompanyParent, _args: unknown, ctx: SubgraphContext) => {
+  const id = await identifierOf(ctx, parent, ['vatCode', 'taxCode']);
+  const data = await nullWhenNotFound(callOnce(ctx, COMPANY_ENDPOINTS.itSplitpayment, id));
+  const r = data === null ? null : oneRecord(data);
+  return r ? normalizeSplitPayment(r) : null;
+};
+
+export const isCeased: Field<'isCeased'> = async (parent: CompanyParent, args: { onDate?: string | null }, ctx: SubgraphContext, _info: GraphQLResolveInfo) => {
+  const date = args.onDate === null || args.onDate === undefined ? null : isoDate(args.onDate, 'onDate');
+  const id = await identifierOf(ctx, parent, ['vatCode', 'taxCode', 'id']);
+  const r = oneRecord(await callOnce(ctx, COMPANY_ENDPOINTS.itClosed, id, date ? { date } : {}));
+  const v = r?.taxCodeCeased;
+  return typeof v === 'boolean' ? v : null;
+};
+
+export const vatGroupTaxCodeCheck: Field<'vatGroupTaxCodeCheck'> = async (parent: CompanyParent, args: { taxCode: string }, ctx: SubgraphContext) => {
+  const taxCode = taxCodeArg(args.taxCode, 'taxCode');
+  const id = await identifierOf(ctx, parent, ['vatCode', 'id']);
+  const r = oneRecord(await callOnce(ctx, COMPANY_ENDPOINTS.itVatgroup, id, { taxCode }));
+  return r ? normalizeVatGroupCheck(r) : null;
+};
