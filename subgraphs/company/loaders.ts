@@ -44,6 +44,7 @@ import type { CompanyModel } from './model.ts';
 import { mergeModels, normalizeComposite, normalizeItAdvanced, normalizeItStart } from './normalize.ts';
 import { normalizeSinglePurpose } from './normalize-extra.ts';
 import type { VComposite, VItAdvanced } from './upstream.ts';
+import { buyCompanyData } from './slow-purchase.ts';
 
 /** How a company is identified: any of its keys (at least one). */
 export interface CompanyRef {
@@ -206,7 +207,7 @@ export function normalizeSource(source: Source, data: unknown, identifier: strin
 async function buySource(ctx: SubgraphContext, record: CompanyPurchases, entry: Entry, source: Source): Promise<void> {
   const identifier = identifierFor(entry, source);
   if (!identifier) throw new Error(`company loader: no identifier usable with ${source}`);
-  const data = await ctx.upstream.call<unknown>(ctx, SOURCE_ENDPOINT[source], { params: { id: identifier } });
+  const data = await buyCompanyData<unknown>(ctx, SOURCE_ENDPOINT[source], { params: { id: identifier } });
   record.record(entry, normalizeSource(source, data, identifier), SOURCE_COVERAGE[source], source);
 }
 
