@@ -433,6 +433,7 @@ describe('composite tiers', () => {
       ceased: (m) => m.ceased,
       taxCodeCeased: (m) => m.taxCodeCeasedUpdateDate,
       sdiCodeUpdate: (m) => m.sdiCodeUpdateDate,
+      recordCreation: (m) => m.recordCreationDate,
     };
     for (const [tier, model] of Object.entries(examples) as [Tier, CompanyModel][]) {
       for (const [facet, get] of Object.entries(probe)) {
