@@ -4,8 +4,8 @@
  *
  * - `creditScore` takes a VAT number, a tax code or an Openapi id (exactly one, validated before
  *   any call), buys one score per identifier and level, and caches it under that identifier.
- * - The `Company` entity is keyed by the pair `vatCode taxCode`: a company the gateway hands over
- *   with its tax code only (its VAT number not bought) is scored by that tax code.
+ * - The `Company` entity is joined on the company subgraph's hidden `lookupCode` (the identifier it
+ *   knows without a purchase): a company is scored by it, with no company call.
  * - `verifyFiscalCode(method: POST)` sends the code in a body (never in a URL), one call per code
  *   per query, never cached; GET stays cached.
  */
@@ -106,43 +106,53 @@ describe('creditScore by VAT number, tax code or Openapi id', () => {
   });
 });
 
-describe('Company.creditScore by either key', () => {
+describe("Company.creditScore by the company's lookupCode", () => {
   /** The risk subgraph's own answer for `_entities` representations (what the gateway hands over). */
   async function entities(representations: Obj[]): Promise<Obj> {
     const res = await request(t.stack.subgraphs.graphqlUrl('risk'), {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({
-        query: 'query($r: [_Any!]!) { _entities(representations: $r) { ... on Company { vatCode taxCode creditScore { vatCode taxCode score } } } }',
+        query: 'query($r: [_Any!]!) { _entities(representations: $r) { ... on Company { lookupCode creditScore { vatCode taxCode companyId score } } } }',
         variables: { r: representations },
       }),
     });
     return (await res.body.json()) as Obj;
   }
 
-  it('is scored by tax code when the gateway hands the company over with its tax code only', async () => {
+  it('is scored by whichever identifier the company subgraph knew: VAT number, tax code or Openapi id', async () => {
+    const id = companyIdOfVat(BETA_SERVIZI);
     const out = await entities([
-      { __typename: 'Company', vatCode: null, taxCode: CF2 },
-      { __typename: 'Company', vatCode: OPENAPI_SPA, taxCode: OPENAPI_SPA },
-      { __typename: 'Company', vatCode: null, taxCode: BETA_SERVIZI },
-      { __typename: 'Company', vatCode: 'FR40303265045', taxCode: null },
+      { __typename: 'Company', lookupCode: CF2 },
+      { __typename: 'Company', lookupCode: OPENAPI_SPA },
+      { __typename: 'Company', lookupCode: id },
+      { __typename: 'Company', lookupCode: 'FR40303265045' },
     ]);
     expect(out.errors).toBeUndefined();
     const list = (out.data as { _entities: Obj[] })._entities;
-    expect(list[0]).toMatchObject({ vatCode: null, taxCode: CF2, creditScore: { taxCode: CF2 } });
-    expect(list[1]).toMatchObject({ vatCode: OPENAPI_SPA, creditScore: { vatCode: OPENAPI_SPA, score: 'GREEN' } });
-    expect(list[2]).toMatchObject({ taxCode: BETA_SERVIZI, creditScore: { vatCode: BETA_SERVIZI } });
-    expect(list[3]).toEqual({ vatCode: 'FR40303265045', taxCode: null, creditScore: null });
+    expect(list[0]).toMatchObject({ lookupCode: CF2, creditScore: { taxCode: CF2 } });
+    expect(list[1]).toMatchObject({ lookupCode: OPENAPI_SPA, creditScore: { vatCode: OPENAPI_SPA, score: 'GREEN' } });
+    expect(list[2]).toMatchObject({ lookupCode: id, creditScore: { vatCode: BETA_SERVIZI, companyId: id } });
+    expect(list[3]).toEqual({ lookupCode: 'FR40303265045', creditScore: null });
     expect((await riskCalls()).sort()).toEqual(
-      [`GET /IT-creditscore-start/${CF2} 200`, `GET /IT-creditscore-start/${OPENAPI_SPA} 200`, `GET /IT-creditscore-start/${BETA_SERVIZI} 200`].sort(),
+      [`GET /IT-creditscore-start/${CF2} 200`, `GET /IT-creditscore-start/${OPENAPI_SPA} 200`, `GET /IT-creditscore-start/${id} 200`].sort(),
     );
   });
 
-  it('through the gateway, a company found by tax code gets its score with one risk call', async () => {
-    const data = await gql(`{ companyByTaxCode(taxCode: "${BETA_SERVIZI}") { creditScore(level: ADVANCED) { vatCode score } } }`);
-    expect(data.companyByTaxCode).toMatchObject({ creditScore: { vatCode: BETA_SERVIZI } });
-    // The company area's own calls (buying keys or not) are the company planner's; risk makes one.
-    expect(await riskCalls()).toEqual([`GET /IT-creditscore-advanced/${BETA_SERVIZI} 200`]);
+  it('through the gateway, a company looked up by VAT number, tax code or id is scored without buying company data', async () => {
+    const id = companyIdOfVat(BETA_SERVIZI);
+    const data = await gql(`query($id: ID!) {
+      byVat: company(vatCode: "${OPENAPI_SPA}") { vatCode creditScore { vatCode score } }
+      byTax: companyByTaxCode(taxCode: "${BETA_SERVIZI}") { taxCode creditScore(level: ADVANCED) { vatCode score } }
+      byId: companyById(id: $id) { id creditScore { companyId } }
+    }`, { id });
+    expect(data.byVat).toMatchObject({ vatCode: OPENAPI_SPA, creditScore: { vatCode: OPENAPI_SPA } });
+    expect(data.byTax).toMatchObject({ taxCode: BETA_SERVIZI, creditScore: { vatCode: BETA_SERVIZI } });
+    expect(data.byId).toMatchObject({ id, creditScore: { companyId: id } });
+    expect(await t.calls('company')).toEqual([]);
+    expect((await riskCalls()).sort()).toEqual(
+      [`GET /IT-creditscore-start/${OPENAPI_SPA} 200`, `GET /IT-creditscore-advanced/${BETA_SERVIZI} 200`, `GET /IT-creditscore-start/${id} 200`].sort(),
+    );
   });
 });
 

@@ -10,6 +10,7 @@ import { loadCompany } from './loaders.ts';
 import type { CompanyParent } from './mappers.ts';
 import type { CompanyModel } from './model.ts';
 import { mergeModels } from './normalize.ts';
+import { openapiIdArg, taxCodeArg, vatCodeArg } from './validate.ts';
 
 /** Identity fields a stub may know, and the facet each answers. */
 const STUB_FACETS: ReadonlyArray<readonly [keyof CompanyModel, Facet]> = [
@@ -66,4 +67,26 @@ export async function withFacetsOrStub(ctx: SubgraphContext, parent: CompanyPare
   } catch {
     return parent;
   }
+}
+
+/**
+ * The `lookupCode` of a company: the identifier known without a purchase, for other subgraphs to
+ * join on (the VAT number, else the tax code, else the Openapi id); null when none is known.
+ */
+export function lookupCodeOf(p: CompanyParent): string | null {
+  const r = refOf(p);
+  for (const v of [r.vatCode, r.taxCode, r.id]) if (typeof v === 'string' && present(v)) return v;
+  return null;
+}
+
+/**
+ * The model a `lookupCode` reference from another subgraph stands for, validated: 11 digits are a
+ * VAT number (a company's 11-digit tax code follows the same rule, and every company endpoint
+ * takes either), 16 characters a personal tax code, 24 hexadecimal characters an Openapi id.
+ */
+export function modelOfLookupCode(code: unknown): CompanyModel {
+  const s = typeof code === 'string' ? code.trim() : '';
+  if (/^[0-9]{11}$/.test(s)) return { vatCode: vatCodeArg(s, 'lookupCode') };
+  if (/^[0-9a-f]{24}$/i.test(s)) return { id: openapiIdArg(s, 'lookupCode') };
+  return { taxCode: taxCodeArg(s, 'lookupCode') };
 }

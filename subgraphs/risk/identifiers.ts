@@ -32,14 +32,16 @@ export function scoreIdentifier(args: ScoreArgs): string {
 }
 
 /**
- * The identifier of a `Company` reference: its Italian VAT number, else its Italian tax code (a
- * company reached by its `taxCode` key); null when it has neither (a foreign company), so no call.
- * A value of the right shape with a wrong checksum is refused (`BAD_USER_INPUT`).
+ * The identifier of a `Company` reference: its `lookupCode`, which the company subgraph gives as
+ * whatever it knows without a purchase (the VAT number, else the tax code, else the Openapi id);
+ * the service takes any of them. Null for a value of none of these shapes (no call). A value of the
+ * right shape with a wrong checksum is refused (`BAD_USER_INPUT`).
  */
-export function companyScoreIdentifier(ref: { vatCode?: string | null; taxCode?: string | null }): string | null {
-  const vat = ref.vatCode ?? '';
-  if (italianCodeShape(vat) === 'vat') return vatNumber(compactVat(vat), 'vatCode');
-  const tax = ref.taxCode ?? '';
-  if (italianCodeShape(tax) !== null) return fiscalCode(tax, 'taxCode');
+export function companyScoreIdentifier(ref: { lookupCode?: string | null }): string | null {
+  const code = (ref.lookupCode ?? '').trim();
+  const shape = italianCodeShape(code);
+  if (shape === 'vat') return vatNumber(compactVat(code), 'vatCode');
+  if (shape !== null) return fiscalCode(code, 'taxCode');
+  if (/^[0-9a-f]{24}$/i.test(code)) return openapiId(code, 'id', 'an Openapi company id');
   return null;
 }

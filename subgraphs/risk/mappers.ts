@@ -6,10 +6,9 @@
 import type { KycEntityModel } from './kyc.ts';
 import type { TrackedRequest } from './store.ts';
 
-/** A `Company` entity reference: the key the company subgraph gives (`vatCode`, or `taxCode` alone). */
+/** A `Company` entity reference: the key the company subgraph gives (`lookupCode`). */
 export interface CompanyParent {
-  vatCode?: string | null;
-  taxCode?: string | null;
+  lookupCode: string;
 }
 
 export type RiskRequestParent = TrackedRequest;

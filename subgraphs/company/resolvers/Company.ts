@@ -16,12 +16,11 @@ import type {
   ShareholderResolvers,
   SubsidiaryResolvers,
 } from '../__generated__/resolvers-types.ts';
-import { companyStub, hasKey, withFacets, withFacetsOrStub } from '../companies.ts';
+import { companyStub, hasKey, lookupCodeOf, modelOfLookupCode, withFacets, withFacetsOrStub } from '../companies.ts';
 import { covers } from '../facets.ts';
 import type { CompanyParent } from '../mappers.ts';
 import type { CompanyModel } from '../model.ts';
 import { companyFacetsFromInfo, fieldFacetsFromInfo } from '../selection.ts';
-import { openapiIdArg, taxCodeArg, vatCodeArg } from '../validate.ts';
 import { beneficialOwners, isCeased, publicAdministration, splitPayment, vatGroupTaxCodeCheck } from './sources.ts';
 
 /** Resolver of one `Company` field: the model's value, bought first if it is not covered yet. */
@@ -42,15 +41,12 @@ function nested(model: CompanyModel, ctx: SubgraphContext, info: GraphQLResolveI
 
 export const Company: CompanyResolvers = {
   async __resolveReference(reference, ctx, info) {
-    const ref = reference as { vatCode?: string | null; taxCode?: string | null; id?: string | null };
-    const model: CompanyModel = {};
-    if (ref.vatCode) model.vatCode = vatCodeArg(ref.vatCode, 'vatCode');
-    if (ref.taxCode) model.taxCode = taxCodeArg(ref.taxCode, 'taxCode');
-    if (ref.id) model.id = openapiIdArg(ref.id, 'id');
+    const model = modelOfLookupCode((reference as { lookupCode?: unknown }).lookupCode);
     const stub = companyStub(model);
     if (!hasKey(stub)) return null;
     return withFacets(ctx, stub, companyFacetsFromInfo(info));
   },
+  lookupCode: (parent) => lookupCodeOf(parent) ?? '',
   vatCode: read('vatCode'),
   taxCode: read('taxCode'),
   id: read('id'),

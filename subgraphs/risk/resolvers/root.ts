@@ -195,11 +195,9 @@ export function rootResolvers(service: RiskService) {
 
   const Company: CompanyResolvers = {
     __resolveReference: (ref) => ref,
-    vatCode: (company) => company.vatCode ?? null,
-    taxCode: (company) => company.taxCode ?? null,
+    lookupCode: (company) => company.lookupCode,
     creditScore: (company, { level }, ctx) => {
-      // By VAT number, or by tax code for a company reached by that key alone; a company with
-      // neither Italian identifier (e.g. foreign) has no score.
+      // By whichever identifier the company subgraph knew without a purchase.
       const code = companyScoreIdentifier(company);
       return code === null ? null : creditScores(ctx).load({ code, level });
     },
