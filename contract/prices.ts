@@ -90,6 +90,20 @@ const DEFAULT_PRICES: Record<string, number> = {
   'pecmassiva * quota': 0.001,
   'pecmassiva * threads': 0.001,
   'pecmassiva * cron-start': 0.001,
+  // certified mailboxes (PEC): prices not shown by the contract; documented defaults (OPENAPI_PRICES
+  // overrides). Reads, lists, uploads and form downloads are free; keys on the whole path (ids as
+  // {id}) price the operations that share the `pec` segment.
+  'pec GET verifica_pec': 0.001,
+  'pec GET domini_pec': 0.001,
+  'pec POST pec': 5,
+  'pec DELETE pec/{id}': 0,
+  'pec GET pec/{id}/rinnovo': 5,
+  'pec PATCH pec/{id}/modifica': 2,
+  'pec PATCH pec/{id}/conservazione': 10,
+  'pec PATCH pec/{id}/trasformazione': 3,
+  'pec POST pec/{id}/multiutenza': 1,
+  'pec POST comunica_pec': 10,
+  'pec POST comunica_pec/{id}/procura_registro_imprese': 0,
   // postal codes (contract base prices)
   'cap GET regioni': 0.01,
   'cap GET province': 0.01,
@@ -180,8 +194,29 @@ export const endpointOf = (path: string): string => path.replace(/^\/+/, '').spl
  */
 export function priceOf(area: Area, method: string, path: string, table: PriceTable = current): number {
   const ep = endpointOf(path);
-  return table[`${area} ${method.toUpperCase()} ${ep}`] ?? table[`${area} * ${ep}`] ?? 0;
+  const route = routeOf(path);
+  const m = method.toUpperCase();
+  if (route !== ep) {
+    const specific = table[`${area} ${m} ${route}`] ?? table[`${area} * ${route}`];
+    if (specific !== undefined) return specific;
+  }
+  return table[`${area} ${m} ${ep}`] ?? table[`${area} * ${ep}`] ?? 0;
 }
+
+/**
+ * The whole path as a price key, ids replaced by `{id}` (`/pec/6040…0e/rinnovo` and the template
+ * `/pec/{id}/rinnovo` both give `pec/{id}/rinnovo`): for areas whose paid operations share a first
+ * segment with free ones (PEC: reading a mailbox is free, renewing it is paid). A key on the whole
+ * path wins over the first segment's.
+ */
+export const routeOf = (path: string): string =>
+  path
+    .replace(/^\/+/, '')
+    .split('?')[0]!
+    .split('/')
+    .filter((s) => s !== '')
+    .map((s) => (/^\{\w+\}$|^[0-9a-f]{24}$|^\d+$/i.test(s) ? '{id}' : s))
+    .join('/');
 
 /** The process's whole table, for documentation, the emulator and the bench. */
 export const priceTable = (): PriceTable => current;
