@@ -15,7 +15,7 @@ import { CostMeter } from '../subgraphs/upstream/cost.ts';
 import { fillPath, type Endpoint } from '../subgraphs/upstream/endpoint.ts';
 import { UpstreamError } from '../subgraphs/upstream/errors.ts';
 import { endpointOf, priceOf } from '../contract/prices.ts';
-import { cheapestEndpoint, FACETS, facetOfPath, facetsForPaths, FIELD_FACETS, planPurchase, TIER_COVERAGE, TIERS, tierPrice, type Facet } from '../subgraphs/company/facets.ts';
+import { cheapestEndpoint, FACETS, facetOfPath, facetsForPaths, FIELD_FACETS, planPurchase, SOURCE_COVERAGE, SOURCES, TIER_COVERAGE, TIERS, tierPrice, type Facet } from '../subgraphs/company/facets.ts';
 import { vendorData, vendorExampleKeys } from '../subgraphs/company/fixtures/examples.ts';
 import { companySubgraph } from '../subgraphs/company/index.ts';
 import { searchEnrichment } from '../subgraphs/company/resolvers/search.ts';
@@ -39,6 +39,11 @@ const EXAMPLE_OF: Record<string, string> = {
   'IT-aml': 'GET /IT-aml/{vatCode_or_taxCode} #synchronous',
   'IT-full': 'GET /IT-full/{vatCode_or_taxCode} #synchronous',
   'IT-legalforms': 'GET /IT-legalforms',
+  'IT-name': 'GET /IT-name/{vatCode_taxCode_or_id}',
+  'IT-address': 'GET /IT-address/{vatCode_taxCode_or_id}',
+  'IT-pec': 'GET /IT-pec/{vatCode_taxCode_or_id}',
+  'IT-sdicode': 'GET /IT-sdicode/{vatCode_taxCode_or_id}',
+  'IT-vatgroup': 'GET /IT-vatgroup/{vatCode_or_id} #without taxCode',
 };
 
 const FOREIGN_EXAMPLES = vendorExampleKeys().filter((k) => /^GET \/(EU|FR|DE|ES|PT|GB|BE|AT|CH|PL|WW)-(start|advanced|top)\//.test(k));
@@ -146,7 +151,13 @@ describe('company facet tables', () => {
   it('map every field of Company (schema) to a facet', () => {
     const company = getSchema().getType('Company');
     if (!isObjectType(company)) throw new Error('no Company type');
-    for (const field of Object.keys(company.getFields())) expect(facetOfPath(field), field).not.toBeNull();
+    // The key known without a purchase, and the fields bought from their own endpoint when asked
+    // (resolvers/sources.ts), need no facet.
+    const own = ['lookupCode', 'beneficialOwners', 'publicAdministration', 'splitPayment', 'isCeased', 'vatGroupTaxCodeCheck'];
+    for (const field of Object.keys(company.getFields())) {
+      if (own.includes(field)) expect(facetOfPath(field), field).toBeNull();
+      else expect(facetOfPath(field), field).not.toBeNull();
+    }
   });
 
   it('list only paths that exist in the schema', () => {
@@ -163,10 +174,14 @@ describe('company facet tables', () => {
     }
   });
 
-  it('cover every facet by at least one tier, IT-full by all but the start-only ones', () => {
-    for (const f of FACETS) expect(TIERS.some((t) => TIER_COVERAGE[t].has(f)), f).toBe(true);
-    const onlyStart = FACETS.filter((f) => !TIER_COVERAGE['IT-full'].has(f));
-    expect(onlyStart.sort()).toEqual(['addressDetail', 'balanceSheetHistory', 'openapiId', 'registryStatus', 'sdiCode', 'vatGroup'].sort());
+  it('cover every facet by at least one source, IT-full by all but the start/advanced-only and single-purpose ones', () => {
+    for (const f of FACETS) expect(SOURCES.some((s) => SOURCE_COVERAGE[s].has(f)), f).toBe(true);
+    // Only IT-pec holds the PEC history.
+    expect(FACETS.filter((f) => !TIERS.some((t) => TIER_COVERAGE[t].has(f)))).toEqual(['pecHistory']);
+    const notInFull = FACETS.filter((f) => !TIER_COVERAGE['IT-full'].has(f));
+    expect(notInFull.sort()).toEqual(
+      ['addressDetail', 'ateco2025', 'balanceSheetHistory', 'ceased', 'openapiId', 'pecHistory', 'recordCreation', 'registryStatus', 'sdiCode', 'sdiCodeUpdate', 'taxCodeCeased', 'vatGroup'].sort(),
+    );
   });
 
   it('price the tiers from the shared price table, in their real order', () => {
@@ -236,9 +251,13 @@ describe('cheapestEndpoint', () => {
 
   it('needs two tiers only when none holds everything', () => {
     expect(pick('id', 'managers.taxCode')).toBeNull();
-    expect(planPurchase(facetsForPaths(['id', 'managers.taxCode']))).toEqual(['IT-start', 'IT-stakeholders']);
-    expect(planPurchase(new Set<Facet>(['managers']), { byIdOnly: true })).toEqual(['IT-start', 'IT-stakeholders']);
-    expect(planPurchase(new Set<Facet>(['pec']), { byIdOnly: true })).toEqual(['IT-advanced']);
+    // IT-name (€0.02) holds the Openapi id and tells the VAT number: €0.52, not IT-start + IT-stakeholders €0.55.
+    expect(planPurchase(facetsForPaths(['id', 'managers.taxCode']))).toEqual(['IT-stakeholders', 'IT-name']);
+    expect(planPurchase(new Set<Facet>(['managers']), { byIdOnly: true })).toEqual(['IT-stakeholders', 'IT-name']);
+    // IT-pec takes the Openapi id: €0.03, not IT-advanced €0.15.
+    expect(planPurchase(new Set<Facet>(['pec']), { byIdOnly: true })).toEqual(['IT-pec']);
+    // The composite tiers take no id: IT-name (tells the VAT number) beside IT-marketing.
+    expect(planPurchase(new Set<Facet>(['webAndSocial']), { byIdOnly: true })).toEqual(['IT-marketing', 'IT-name']);
     expect(planPurchase(new Set<Facet>())).toEqual([]);
   });
 
@@ -254,12 +273,12 @@ describe('cheapestEndpoint', () => {
 // What operations buy
 // ---------------------------------------------------------------------------------------------
 
-describe('company operations buy the cheapest single call per company', () => {
-  it('identity alone: one IT-start call', async () => {
+describe('company operations buy the least euro per company', () => {
+  it('identity alone: one IT-name call (€0.02, not IT-start €0.05)', async () => {
     const r = await run(`{ company(vatCode: "${VAT}") { vatCode taxCode companyName } }`);
     expect(r.errors).toBeUndefined();
-    expect(endpoints(r)).toEqual(['IT-start']);
-    expect(r.calls[0]!.path).toBe(`/IT-start/${VAT}`);
+    expect(endpoints(r)).toEqual(['IT-name']);
+    expect(r.calls[0]!.path).toBe(`/IT-name/${VAT}`);
     expect(r.data).toEqual({ company: { vatCode: VAT, taxCode: VAT, companyName: 'OPENAPI S.P.A.' } });
   });
 
@@ -306,10 +325,12 @@ describe('company operations buy the cheapest single call per company', () => {
     expect(more.data?.company).toEqual({ pec: 'OPENAPI@LEGALMAIL.IT', ratios: { profitability: { roe: 83.3 } } });
   });
 
-  it('unions the needs of every field asking for the same company (one call)', async () => {
+  it('unions the needs of every field asking for the same company (one plan)', async () => {
     const r = await run(`{ a: company(vatCode: "${VAT}") { pec } b: company(vatCode: "${VAT}") { managers { taxCode } } c: companyByTaxCode(taxCode: "${VAT}") { companyName } }`);
     expect(r.errors).toBeUndefined();
-    expect(endpoints(r)).toEqual(['IT-full']);
+    // IT-stakeholders + IT-pec (€0.53) rather than IT-full (€1.50), each once for the three fields.
+    expect(endpoints(r).sort()).toEqual(['IT-pec', 'IT-stakeholders']);
+    expect(r.calls.reduce((sum, c) => sum + c.euro, 0)).toBeCloseTo(0.53, 6);
   });
 
   it('buys nothing for a nested company when the parent payload holds what is selected', async () => {
@@ -328,8 +349,8 @@ describe('company operations buy the cheapest single call per company', () => {
       }
     }`);
     expect(r.errors).toBeUndefined();
-    expect(endpoints(r)).toEqual(['IT-stakeholders', 'IT-advanced']);
-    expect(r.calls[1]!.path).toBe(`/IT-advanced/${HOLDING}`);
+    // The holding's VAT number and PEC: IT-name + IT-pec (€0.05) rather than IT-advanced (€0.15), once.
+    expect(r.calls.map((c) => c.path).sort()).toEqual([`/IT-name/${HOLDING}`, `/IT-pec/${HOLDING}`, `/IT-stakeholders/${VAT}`]);
     const c = r.data?.company as { managers: Array<{ company?: { vatCode: string; pec: string } }> };
     expect(c.managers.find((m) => m.company)?.company).toEqual({ vatCode: HOLDING, pec: 'openapi@legalmail.it' });
   });
@@ -340,21 +361,21 @@ describe('company operations buy the cheapest single call per company', () => {
       company(vatCode: "${VAT}") { managers { ... on ManagerCompany { company { pec } } } }
     }`);
     expect(r.errors).toBeUndefined();
-    expect(endpoints(r).sort()).toEqual(['IT-advanced', 'IT-stakeholders']);
+    expect(endpoints(r).sort()).toEqual(['IT-name', 'IT-pec', 'IT-stakeholders']);
   });
 
-  it('resolves entity references by each key, batching them', async () => {
+  it('resolves entity references by each kind of lookupCode, batching them', async () => {
     const r = await run(`{
       _entities(representations: [
-        { __typename: "Company", vatCode: "${VAT}" },
-        { __typename: "Company", taxCode: "${VAT}" },
-        { __typename: "Company", id: "60b4a85585e34e615c569ef5" }
+        { __typename: "Company", lookupCode: "${VAT}" },
+        { __typename: "Company", lookupCode: " ${VAT} " },
+        { __typename: "Company", lookupCode: "60b4a85585e34e615c569ef5" }
       ]) { ... on Company { vatCode companyName } }
     }`);
     expect(r.errors).toBeUndefined();
-    // VAT and tax code are the same string: one company, one call; the id is not known to be it.
-    expect(endpoints(r)).toEqual(['IT-start', 'IT-start']);
-    expect(r.calls.map((c) => c.path).sort()).toEqual([`/IT-start/${VAT}`, '/IT-start/60b4a85585e34e615c569ef5']);
+    // The same VAT number twice: one company, one call; the id is not known to be it.
+    expect(endpoints(r)).toEqual(['IT-name', 'IT-name']);
+    expect(r.calls.map((c) => c.path).sort()).toEqual([`/IT-name/${VAT}`, '/IT-name/60b4a85585e34e615c569ef5']);
     expect(r.data?._entities).toEqual([
       { vatCode: VAT, companyName: 'OPENAPI S.P.A.' },
       { vatCode: VAT, companyName: 'OPENAPI S.P.A.' },
@@ -362,10 +383,10 @@ describe('company operations buy the cheapest single call per company', () => {
     ]);
   });
 
-  it('a company known by id only: IT-start first, then the composite tier by VAT', async () => {
+  it('a company known by id only: IT-name first (it tells the VAT number), then the composite tier by VAT', async () => {
     const r = await run(`{ companyById(id: "60B4A85585E34E615C569EF5") { id vatCode managers { taxCode } } }`);
     expect(r.errors).toBeUndefined();
-    expect(r.calls.map((c) => c.path)).toEqual(['/IT-start/60b4a85585e34e615c569ef5', `/IT-stakeholders/${VAT}`]);
+    expect(r.calls.map((c) => c.path)).toEqual(['/IT-name/60b4a85585e34e615c569ef5', `/IT-stakeholders/${VAT}`]);
   });
 
   it('refuses bad input before any call', async () => {
@@ -402,7 +423,7 @@ describe('company operations buy the cheapest single call per company', () => {
     // the nested company keeps what the parent payload says of it; its pec reports the failure
     const managers = (r.data?.company as { managers: Array<{ company?: unknown }> }).managers;
     expect(managers.find((m) => m.company)?.company).toEqual({ companyName: 'OPEN HOLDING SRL', pec: null });
-    expect(endpoints(r).sort()).toEqual(['IT-stakeholders', 'IT-start']);
+    expect(endpoints(r).sort()).toEqual(['IT-name', 'IT-stakeholders']);
   });
 });
 
