@@ -36,7 +36,8 @@ describe('two tiers of one company', () => {
     expect(one.errors).toBeUndefined();
     const range = one.data?.company.ecofin?.turnoverRange?.code;
     expect(range).toMatch(/\S/);
-    expect(await companyCalls()).toEqual([`GET /IT-marketing/${OPENAPI_SPA} 200`]);
+    // A slow tier, bought by POST with the layer's callback.
+    expect(await companyCalls()).toEqual([`POST /IT-marketing/${OPENAPI_SPA} 200`]);
 
     // The composite answer comes from the cache at once, IT-advanced from upstream after it.
     const q2 = `{ company(vatCode: "${OPENAPI_SPA}") { balanceSheets { year } ecofin { turnoverRange { code } turnover } } }`;
@@ -81,8 +82,9 @@ describe('a failed or over-budget tier', () => {
     expect(res.data?.a?.id).toMatch(/^[0-9a-f]{24}$/);
     expect(res.data?.b).toBeNull();
     expect(res.errors?.map((e) => [e.path?.join('.'), e.extensions?.code])).toEqual([['b', 'UPSTREAM_NOT_FOUND']]);
-    expect((await companyCalls()).sort()).toEqual([`GET /IT-stakeholders/${OPENAPI_SPA} 404`, `GET /IT-start/${OPENAPI_SPA} 200`]);
-    expect(res.extensions?.cost).toMatchObject({ euro: 0.05 });
+    // One plan for both: IT-name (the id, €0.02) + IT-stakeholders (€0.50), in parallel.
+    expect((await companyCalls()).sort()).toEqual([`GET /IT-name/${OPENAPI_SPA} 200`, `POST /IT-stakeholders/${OPENAPI_SPA} 404`]);
+    expect(res.extensions?.cost).toMatchObject({ euro: 0.02 });
   });
 
   it('is retried by a later need of the same company in the operation, unless it was not found', async () => {
@@ -101,14 +103,15 @@ describe('a failed or over-budget tier', () => {
     await t.clearCalls();
 
     // The owner's first purchase fails (every retry answered 500); the nested hop asks again.
-    await t.control('faults', { area: 'company', pathPrefix: `/IT-start/${owner}`, status: 500, count: 3 });
+    // The owner's address: IT-address (€0.03).
+    await t.control('faults', { area: 'company', pathPrefix: `/IT-address/${owner}`, status: 500, count: 3 });
     const res = await t.gql<Walk>(walk(owner!));
     expect(res.data?.a).toBeNull();
     expect(res.errors?.map((e) => [e.path?.join('.'), e.extensions?.code])).toEqual([['a', 'UPSTREAM_UNAVAILABLE']]);
     const nested = res.data?.b.shareholders.flatMap((s) => s.owners).find((o) => o.taxCode === owner);
     expect(nested?.company?.address?.town).toMatch(/\S/);
     const ownerCalls = (await companyCalls()).filter((c) => c.includes(owner!));
-    expect(ownerCalls).toEqual([500, 500, 500, 200].map((s) => `GET /IT-start/${owner} ${s}`));
+    expect(ownerCalls).toEqual([500, 500, 500, 200].map((s) => `GET /IT-address/${owner} ${s}`));
   });
 
   it('answers the keys that fit the budget when their union does not', async () => {
@@ -121,8 +124,9 @@ describe('a failed or over-budget tier', () => {
       expect(res.data?.a?.companyName).toBe('OPENAPI S.P.A.');
       expect(res.data?.b).toBeNull();
       expect(res.errors?.map((e) => [e.path?.join('.'), e.extensions?.code, e.extensions?.scope])).toEqual([['b', 'COST_LIMIT_EXCEEDED', 'day']]);
-      expect((await d.calls('company')).map((c) => `${c.method} ${c.path} ${c.status}`)).toEqual([`GET /IT-start/${OPENAPI_SPA} 200`]);
-      expect(res.extensions?.cost).toMatchObject({ upstreamCalls: 1, euro: 0.05, budget: { day: { limit: 1, committed: 0.05, remaining: 0.95 } } });
+      // The union (IT-full €1.50) is over the day's €1; the name alone (IT-name €0.02) fits.
+      expect((await d.calls('company')).map((c) => `${c.method} ${c.path} ${c.status}`)).toEqual([`GET /IT-name/${OPENAPI_SPA} 200`]);
+      expect(res.extensions?.cost).toMatchObject({ upstreamCalls: 1, euro: 0.02, budget: { day: { limit: 1, committed: 0.02, remaining: 0.98 } } });
     } finally {
       await d.close();
     }
@@ -133,13 +137,14 @@ describe('tiers already cached', () => {
   it('answer what they cover without buying a cheaper tier', async () => {
     const rich = await t.gql(`{ company(vatCode: "${OPENAPI_SPA}") { managers { __typename } ecofin { turnoverRange { code } } } }`);
     expect(rich.errors).toBeUndefined();
-    expect(await companyCalls()).toEqual([`GET /IT-aml/${OPENAPI_SPA} 200`]);
+    // managers + turnover range: IT-aml (€0.90) is cheaper than IT-stakeholders + IT-marketing (€1.00).
+    expect(await companyCalls()).toEqual([`POST /IT-aml/${OPENAPI_SPA} 200`]);
 
     const res = await t.gql<{ company: { companyName: string; address: { town: string } } }>(`{ company(vatCode: "${OPENAPI_SPA}") { companyName address { town } } }`);
     expect(res.errors).toBeUndefined();
     expect(res.data?.company.companyName).toMatch(/OPENAPI/);
     expect(res.data?.company.address.town).toMatch(/\S/);
-    expect(await companyCalls()).toEqual([`GET /IT-aml/${OPENAPI_SPA} 200`]);
+    expect(await companyCalls()).toEqual([`POST /IT-aml/${OPENAPI_SPA} 200`]);
     expect(res.extensions?.cost).toMatchObject({ upstreamCalls: 0, cacheHits: 1, euro: 0 });
   });
 
@@ -148,7 +153,8 @@ describe('tiers already cached', () => {
     await t.clearCalls();
     const res = await t.gql(`{ company(vatCode: "${OPENAPI_SPA}") { companyName managers { __typename } } }`);
     expect(res.errors).toBeUndefined();
-    expect(await companyCalls()).toEqual([`GET /IT-stakeholders/${OPENAPI_SPA} 200`]);
+    // The cached IT-name holds the name but not the managers: IT-stakeholders alone (one call) holds both.
+    expect(await companyCalls()).toEqual([`POST /IT-stakeholders/${OPENAPI_SPA} 200`]);
     expect(res.extensions?.cost).toMatchObject({ upstreamCalls: 1, cacheHits: 0, euro: 0.5 });
   });
 });

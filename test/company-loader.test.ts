@@ -16,11 +16,12 @@ import { endpointOf } from '../contract/prices.ts';
 const VAT = '12485671007';
 const EXAMPLE_OF: Record<string, string> = {
   'IT-start': 'GET /IT-start/{vatCode_taxCode_or_id}',
+  'IT-name': 'GET /IT-name/{vatCode_taxCode_or_id}',
   'IT-aml': 'GET /IT-aml/{vatCode_or_taxCode} #synchronous',
   'IT-full': 'GET /IT-full/{vatCode_or_taxCode} #synchronous',
 };
 
-/** Answers IT-start, IT-aml and IT-full with the vendor examples; `failures` are thrown first, one per call. */
+/** Answers IT-start, IT-name, IT-aml and IT-full with the vendor examples; `failures` are thrown first, one per call. */
 class ScriptedUpstream {
   readonly calls: string[] = [];
   readonly cached = new Set<string>();
@@ -65,7 +66,8 @@ describe('failures within one request', () => {
     await expect(loadCompany(ctx, { vatCode: VAT }, NAME)).rejects.toMatchObject({ status: 503 });
     const again = await loadCompany(ctx, { vatCode: VAT }, NAME);
     expect(again.model.companyName).toBe('OPENAPI S.P.A.');
-    expect(upstream.calls).toEqual([`/IT-start/${VAT}`, `/IT-start/${VAT}`]);
+    // The name alone: IT-name (€0.02), bought again after the 503.
+    expect(upstream.calls).toEqual([`/IT-name/${VAT}`, `/IT-name/${VAT}`]);
   });
 
   it('a not-found failure is remembered: later needs fail without another call', async () => {
@@ -74,16 +76,23 @@ describe('failures within one request', () => {
     await expect(loadCompany(ctx, { vatCode: VAT }, NAME)).rejects.toMatchObject({ status: 404 });
     await expect(loadCompany(ctx, { vatCode: VAT }, NAME)).rejects.toMatchObject({ status: 404 });
     await expect(loadCompany(ctx, { vatCode: VAT }, new Set<Facet>(['address']))).rejects.toMatchObject({ status: 404 });
-    expect(upstream.calls).toEqual([`/IT-start/${VAT}`]);
+    expect(upstream.calls).toEqual([`/IT-name/${VAT}`]);
   });
 });
 
 describe('cached tiers', () => {
-  it('are used when they cover the need, even when a cheaper tier would, the fewest of them', async () => {
+  it('are used when they cover the need, even when a cheaper source would, the fewest of them', async () => {
     const upstream = new ScriptedUpstream();
-    upstream.cached.add(`/IT-start/${VAT}`).add(`/IT-full/${VAT}`);
+    upstream.cached.add(`/IT-full/${VAT}`);
+    // IT-name would cost €0.02; the cached IT-full costs nothing.
     await loadCompany(contextOf(upstream), { vatCode: VAT }, NAME);
     expect(upstream.calls).toEqual([`/IT-full/${VAT}`]);
+
+    // Two cached sources that each cover the need: one is read (the first in table order).
+    upstream.calls.length = 0;
+    upstream.cached.add(`/IT-start/${VAT}`);
+    await loadCompany(contextOf(upstream), { vatCode: VAT }, NAME);
+    expect(upstream.calls).toEqual([`/IT-start/${VAT}`]);
 
     upstream.calls.length = 0;
     upstream.cached.clear();
@@ -97,10 +106,10 @@ describe('cached tiers', () => {
   it('cover part of the need for free, and only the rest is bought', async () => {
     const upstream = new ScriptedUpstream();
     upstream.cached.add(`/IT-aml/${VAT}`);
-    // managers are in the cached IT-aml; the Openapi id only in IT-start/IT-advanced: buy IT-start
-    // (€0.05) instead of IT-start + IT-stakeholders (€0.55).
+    // managers are in the cached IT-aml; the Openapi id is not: buy IT-name (€0.02) instead of
+    // IT-name + IT-stakeholders (€0.52).
     const both = await loadCompany(contextOf(upstream), { vatCode: VAT }, new Set<Facet>(['openapiId', 'managers']));
-    expect(upstream.calls.sort()).toEqual([`/IT-aml/${VAT}`, `/IT-start/${VAT}`]);
+    expect(upstream.calls.sort()).toEqual([`/IT-aml/${VAT}`, `/IT-name/${VAT}`]);
     expect(both.model.id).toBe('60b4a85585e34e615c569ef5');
     expect(both.model.managers?.length).toBeGreaterThan(0);
   });
@@ -112,15 +121,17 @@ describe('cached tiers', () => {
     expect(upstream.calls).toEqual([`/IT-full/${VAT}`]);
   });
 
-  it('are not asked about for a company known only by its Openapi id', async () => {
+  it('are asked about under the Openapi id for a company known only by it, for the sources that take an id', async () => {
     const upstream = new ScriptedUpstream();
-    let asked = 0;
-    upstream.isCached = async () => {
-      asked++;
-      return false;
+    const asked: string[] = [];
+    const isCached = upstream.isCached.bind(upstream);
+    upstream.isCached = async (ctx: unknown, ep: Endpoint, opts: CallOptions = {}) => {
+      asked.push(fillPath(ep.path, opts.params));
+      return isCached(ctx, ep, opts);
     };
+    upstream.cached.add('/IT-start/60b4a85585e34e615c569ef5');
     await loadCompany(contextOf(upstream), { id: '60b4a85585e34e615c569ef5' }, NAME);
-    expect(asked).toBe(0);
+    expect(asked.sort()).toEqual(['/IT-address/60b4a85585e34e615c569ef5', '/IT-advanced/60b4a85585e34e615c569ef5', '/IT-name/60b4a85585e34e615c569ef5', '/IT-start/60b4a85585e34e615c569ef5']);
     expect(upstream.calls).toEqual(['/IT-start/60b4a85585e34e615c569ef5']);
   });
 });
