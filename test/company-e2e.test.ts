@@ -47,27 +47,28 @@ const OVERVIEW = /* GraphQL */ `
   }
 `;
 
-describe('cheapest covering endpoint', () => {
-  it('buys identity, address, managers, shareholders and ecofin with one IT-aml call, then none', async () => {
+describe('least euro', () => {
+  it('buys identity, address, managers, shareholders and ecofin with IT-stakeholders + IT-advanced (€0.65, not IT-aml €0.90), then nothing', async () => {
     const first = await t.gql<{ company: { companyName: string; managers: unknown[] } }>(OVERVIEW, { vatCode: OPENAPI_SPA });
     expect(first.errors).toBeUndefined();
     expect(first.data?.company.companyName).toBe('OPENAPI S.P.A.');
     expect(first.data?.company.managers.length).toBeGreaterThan(0);
-    expect(await companyCalls()).toEqual([`GET /IT-aml/${OPENAPI_SPA}`]);
-    expect(first.extensions?.cost).toMatchObject({ upstreamCalls: 1, cacheHits: 0, euro: 0.9 });
-    expect(first.extensions?.cost?.calls.map((c) => c.path)).toEqual([`/IT-aml/${OPENAPI_SPA}`]);
+    // In parallel: the set, not the order (the slow tier by POST + callback).
+    expect((await companyCalls()).sort()).toEqual([`GET /IT-advanced/${OPENAPI_SPA}`, `POST /IT-stakeholders/${OPENAPI_SPA}`]);
+    expect(first.extensions?.cost).toMatchObject({ upstreamCalls: 2, cacheHits: 0, euro: 0.65 });
+    expect(first.extensions?.cost?.calls.map((c) => c.path).sort()).toEqual([`/IT-advanced/${OPENAPI_SPA}`, `/IT-stakeholders/${OPENAPI_SPA}`]);
 
     const again = await t.gql(OVERVIEW, { vatCode: OPENAPI_SPA });
     expect(again.data).toEqual(first.data);
-    expect(await companyCalls()).toEqual([`GET /IT-aml/${OPENAPI_SPA}`]);
-    expect(again.extensions?.cost).toMatchObject({ upstreamCalls: 0, cacheHits: 1, euro: 0 });
+    expect(await companyCalls()).toHaveLength(2);
+    expect(again.extensions?.cost).toMatchObject({ upstreamCalls: 0, cacheHits: 2, euro: 0 });
   });
 
-  it('buys IT-start for identity and address alone', async () => {
+  it('buys IT-address (€0.03, not IT-start €0.05) for identity and address alone', async () => {
     const res = await t.gql(`{ company(vatCode: "${OPENAPI_SPA}") { companyName address { town } } }`);
     expect(res.errors).toBeUndefined();
-    expect(await companyCalls()).toEqual([`GET /IT-start/${OPENAPI_SPA}`]);
-    expect(res.extensions?.cost).toMatchObject({ upstreamCalls: 1, euro: 0.05 });
+    expect(await companyCalls()).toEqual([`GET /IT-address/${OPENAPI_SPA}`]);
+    expect(res.extensions?.cost).toMatchObject({ upstreamCalls: 1, euro: 0.03 });
   });
 });
 
@@ -120,7 +121,7 @@ describe('walking the ownership graph', () => {
     const q = `{ company(vatCode: "${OPENAPI_SPA}") { companyName address { town } } }`;
     const results = await Promise.all(Array.from({ length: 20 }, () => t.gql(q)));
     for (const r of results) expect(r.errors).toBeUndefined();
-    expect(await companyCalls()).toEqual([`GET /IT-start/${OPENAPI_SPA}`]);
+    expect(await companyCalls()).toEqual([`GET /IT-address/${OPENAPI_SPA}`]);
   });
 });
 
@@ -146,7 +147,8 @@ describe('bad input and upstream failures', () => {
   });
 
   it('maps a token without the scope to UNAUTHENTICATED', async () => {
-    const { token } = (await t.control('tokens', { scopes: ['GET:test.company.openapi.com/IT-start'], credit: 10, owner: 'narrow@example.com' })) as { token: string };
+    // The name alone is bought from IT-name: the token may call that and nothing else.
+    const { token } = (await t.control('tokens', { scopes: ['GET:test.company.openapi.com/IT-name'], credit: 10, owner: 'narrow@example.com' })) as { token: string };
     const ok = await t.gql(`{ company(vatCode: "${OPENAPI_SPA}") { companyName } }`, undefined, { authorization: `Bearer ${token}` });
     expect(ok.errors).toBeUndefined();
     const res = await t.gql(OVERVIEW, { vatCode: OPENAPI_SPA }, { authorization: `Bearer ${token}` });
@@ -164,7 +166,7 @@ describe('bad input and upstream failures', () => {
     const res = await t.gql(`{ company(vatCode: "${OPENAPI_SPA}") { companyName } }`);
     expect(res.errors).toBeUndefined();
     expect((await t.calls('company')).map((c) => c.status)).toEqual([503, 503, 200]);
-    expect(res.extensions?.cost).toMatchObject({ upstreamCalls: 3, euro: 0.05 });
+    expect(res.extensions?.cost).toMatchObject({ upstreamCalls: 3, euro: 0.02 });
   });
 
   it('maps persistent 5xx to UPSTREAM_UNAVAILABLE', async () => {
@@ -180,18 +182,20 @@ describe('bad input and upstream failures', () => {
     expect(res.errors?.[0]?.extensions?.code).toBe('UPSTREAM_TIMEOUT');
   });
 
-  it('follows the 302 → IT-check_id flow of a slow dataset', async () => {
-    await t.control('company/slow', { ms: 300 });
+  it('follows the 302 → IT-check_id flow of a slow dataset (COMPANY_SLOW_PURCHASE=poll)', async () => {
+    const p = await startTestStack({ OPENAPI_RETRY_BASE_MS: '5', OPENAPI_POLL_MIN_MS: '50', COMPANY_SLOW_PURCHASE: 'poll' });
     try {
-      const res = await t.gql(OVERVIEW, { vatCode: BETA_SERVIZI });
+      await p.control('company/slow', { ms: 300 });
+      const res = await p.gql(`query($vatCode: String!) { company(vatCode: $vatCode) { companyName managers { __typename } } }`, { vatCode: BETA_SERVIZI });
       expect(res.errors).toBeUndefined();
-      const calls = (await t.calls('company')).filter((c) => c.path.includes(BETA_SERVIZI) || c.path.startsWith('/IT-check_id/'));
-      expect(calls[0]).toMatchObject({ path: `/IT-aml/${BETA_SERVIZI}`, status: 302 });
-      expect(calls.slice(1).every((c) => c.path.startsWith('/IT-check_id/'))).toBe(true);
+      const calls = await p.calls('company');
+      expect(calls[0]).toMatchObject({ method: 'GET', path: `/IT-stakeholders/${BETA_SERVIZI}`, status: 302 });
+      expect(calls.length).toBeGreaterThan(1);
+      expect(calls.slice(1).every((c) => c.method === 'GET' && c.path.startsWith('/IT-check_id/'))).toBe(true);
       expect(calls.at(-1)!.status).toBe(200);
-      expect(res.extensions?.cost).toMatchObject({ upstreamCalls: calls.length, euro: 0.9 });
+      expect(res.extensions?.cost).toMatchObject({ upstreamCalls: calls.length, euro: 0.5 });
     } finally {
-      await t.control('company/slow', { ms: 0 });
+      await p.close();
     }
   });
 
@@ -207,15 +211,15 @@ describe('bad input and upstream failures', () => {
 
 describe('cost limit', () => {
   it('refuses an operation whose estimate passes its budget before any call', async () => {
-    const vats = ['03456780158', '03456781057', '03456782055'];
+    const vats = ['03456780158', '03456781057', '03456782055', '03456783053'];
     const q = `{ ${vats.map((v, i) => `c${i}: company(vatCode: "${v}") { companyName managers { roles { role { code } } } ecofin { turnover } }`).join(' ')} }`;
     const res = await t.gql<Record<string, { companyName: string } | null>>(q);
-    // three IT-aml purchases at €0.90 against a budget of €2: nothing is bought
+    // four IT-stakeholders + IT-advanced purchases at €0.65 against a budget of €2: nothing is bought
     expect(res.errors?.map((e) => e.extensions?.code)).toEqual(['COST_LIMIT_EXCEEDED']);
-    expect(res.errors?.[0]?.extensions).toMatchObject({ scope: 'operation', budget: 2, estimate: 2.7 });
+    expect(res.errors?.[0]?.extensions).toMatchObject({ scope: 'operation', budget: 2, estimate: 2.6 });
     expect(res.data ?? null).toBeNull();
     expect(await t.calls('company')).toHaveLength(0);
-    expect(res.extensions?.cost).toMatchObject({ upstreamCalls: 0, euro: 0, estimate: { euro: 2.7 } });
+    expect(res.extensions?.cost).toMatchObject({ upstreamCalls: 0, euro: 0, estimate: { euro: 2.6 } });
   });
 });
 
