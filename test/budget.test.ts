@@ -136,12 +136,20 @@ describe('one budget per operation', () => {
       const res = await s.gql(walk(BETA_SERVIZI, 1));
       const cost = res.extensions!.cost!;
       expect(cost.estimate!.euro).toBeLessThanOrEqual(6.2);
-      // The root's tier and score (€3.15) and both owners' IT-start (€0.10) fit; neither owner's €3
-      // score does (€6.25 > €6.2). With a budget per subgraph request, the risk entity fetch of the
-      // two owners (€6) would have fit, and €9.25 been spent.
-      expect(res.errors?.map((e) => [e.extensions?.code, e.extensions?.scope])).toContainEqual(['COST_LIMIT_EXCEEDED', 'operation']);
-      const charged = (await s.calls()).reduce((sum, c) => sum + c.price, 0);
-      expect(charged).toBeCloseTo(3.25, 6);
+      // The root's IT-advanced and score (€3.15) fit; the owners' names come with the root's payload
+      // and the hop to the risk subgraph is by lookupCode, so the owners cost no company purchase.
+      // One owner's €3 score fits (€6.15), the other's does not (€9.15 > €6.2). With a budget per
+      // subgraph request, the risk entity fetch of the two owners (€6) would have fit, and €9.15
+      // been spent.
+      expect(res.errors?.map((e) => [e.extensions?.code, e.extensions?.scope])).toEqual([['COST_LIMIT_EXCEEDED', 'operation']]);
+      const calls = await s.calls();
+      expect(calls.filter((c) => c.area === 'company').map((c) => `${c.method} ${c.path}`)).toEqual([`GET /IT-advanced/${BETA_SERVIZI}`]);
+      const scores = calls.filter((c) => c.path.startsWith('/IT-creditscore-top/')).map((c) => c.path.split('/')[2]);
+      expect(scores).toHaveLength(2);
+      expect(scores).toContain(BETA_SERVIZI);
+      const charged = calls.reduce((sum, c) => sum + c.price, 0);
+      expect(charged).toBeCloseTo(6.15, 6);
+      expect(cost.estimate!.euro).toBeGreaterThanOrEqual(charged);
       expect(cost.euro).toBeCloseTo(charged, 6);
       expect(cost.budget?.operation).toMatchObject({ limit: 6.2 });
       expect(cost.budget!.operation.remaining!).toBeCloseTo(6.2 - charged, 6);
@@ -157,15 +165,40 @@ describe('the daily budget of a tenant', () => {
     try {
       const a = await s.gql(`{ company(vatCode: "${OPENAPI_SPA}") { creditScore(level: ADVANCED) { score } } }`);
       expect(a.errors).toBeUndefined();
-      expect(a.extensions?.cost?.budget?.day).toEqual({ limit: 1.2, committed: 1.05, remaining: 0.15 });
+      // The score alone (€1): the company is known by its VAT number, nothing of it is bought.
+      expect(a.extensions?.cost?.budget?.day).toEqual({ limit: 1.2, committed: 1, remaining: 0.2 });
       const b = await s.gql(`{ company(vatCode: "${BETA_SERVIZI}") { companyName creditScore(level: START) { score } } }`);
       expect(b.errors?.map((e) => [e.path?.join('.'), e.extensions?.code, e.extensions?.scope])).toEqual([['company.creditScore', 'COST_LIMIT_EXCEEDED', 'day']]);
-      expect(b.extensions?.cost?.budget?.day).toEqual({ limit: 1.2, committed: 1.1, remaining: 0.1 });
+      // The name (IT-name €0.02) fits, the €0.50 score does not.
+      expect(b.extensions?.cost?.budget?.day).toEqual({ limit: 1.2, committed: 1.02, remaining: 0.18 });
       // Another tenant has its own day.
       const other = await s.createToken(100);
       const c = await s.gql(`{ company(vatCode: "${BETA_SERVIZI}") { creditScore(level: START) { score } } }`, undefined, { authorization: `Bearer ${other}` });
       expect(c.errors).toBeUndefined();
-      expect(c.extensions?.cost?.budget?.day).toMatchObject({ committed: 0.55, remaining: 0.65 });
+      expect(c.extensions?.cost?.budget?.day).toMatchObject({ committed: 0.5, remaining: 0.7 });
+    } finally {
+      await s.close();
+    }
+  });
+});
+
+describe('parallel purchases for one company', () => {
+  it('are each admitted by the ledger before they are sent', async () => {
+    // The day's budget is checked on each paid call. The profile's plan is IT-stakeholders (€0.50)
+    // + IT-advanced (€0.15), sent in parallel: €0.65 against €0.60, so one of them is refused
+    // before it leaves, and no more than the budget is spent.
+    const s = await startTestStack({ OPENAPI_MAX_EURO_PER_DAY: '0.6' });
+    try {
+      const res = await s.gql(`{ company(vatCode: "${OPENAPI_SPA}") { companyName managers { __typename } shareholders { percentShare } ecofin { turnover } } }`);
+      expect(res.data?.company ?? null).toBeNull();
+      expect(res.errors?.map((e) => [e.path?.join('.'), e.extensions?.code, e.extensions?.scope])).toEqual([['company', 'COST_LIMIT_EXCEEDED', 'day']]);
+      const calls = await s.calls('company');
+      expect(calls).toHaveLength(1);
+      expect([`/IT-stakeholders/${OPENAPI_SPA}`, `/IT-advanced/${OPENAPI_SPA}`]).toContain(calls[0]!.path);
+      const charged = calls.reduce((sum, c) => sum + c.price, 0);
+      expect(charged).toBeLessThanOrEqual(0.6);
+      expect(res.extensions?.cost?.euro).toBeCloseTo(charged, 6);
+      expect(res.extensions?.cost?.budget?.day).toEqual({ limit: 0.6, committed: charged, remaining: Math.round((0.6 - charged) * 1e4) / 1e4 });
     } finally {
       await s.close();
     }
@@ -175,13 +208,14 @@ describe('the daily budget of a tenant', () => {
 describe('money at risk', () => {
   it('reports a paid read whose answer was lost, and the wallet agrees', async () => {
     const token = await t.createToken(100);
-    // IT-start is carried out and charged upstream; its answer comes after the layer gave up.
-    await t.control('faults', { area: 'company', pathPrefix: `/IT-start/${OPENAPI_SPA}`, delayAfterMs: 2500, count: 1 });
+    // The name is bought from IT-name (€0.02): carried out and charged upstream, its answer comes
+    // after the layer gave up.
+    await t.control('faults', { area: 'company', pathPrefix: `/IT-name/${OPENAPI_SPA}`, delayAfterMs: 2500, count: 1 });
     const res = await t.gql(`{ company(vatCode: "${OPENAPI_SPA}") { companyName } }`, undefined, { authorization: `Bearer ${token}` });
     expect(res.errors).toBeUndefined(); // the retry answered
     const cost = res.extensions!.cost!;
-    expect(cost).toMatchObject({ upstreamCalls: 2, euro: 0.05, atRisk: 0.05 });
-    expect(cost.calls.filter((c) => c.atRisk)).toEqual([expect.objectContaining({ status: 0, euro: 0, atRisk: 0.05 })]);
+    expect(cost).toMatchObject({ upstreamCalls: 2, euro: 0.02, atRisk: 0.02 });
+    expect(cost.calls.filter((c) => c.atRisk)).toEqual([expect.objectContaining({ status: 0, euro: 0, atRisk: 0.02 })]);
     // Once the emulator has finished the lost call, the wallet shows both charges.
     await expect.poll(async () => (await t.calls('company')).length, { timeout: 5000 }).toBe(2);
     expect(100 - (await t.credit(token))).toBeCloseTo(cost.euro + cost.atRisk!, 6);
@@ -189,11 +223,11 @@ describe('money at risk', () => {
 
   it('reports a paid read whose connection was reset after the upstream charged', async () => {
     const token = await t.createToken(100);
-    await t.control('faults', { area: 'company', pathPrefix: `/IT-start/${OPENAPI_SPA}`, reset: true, count: 1 });
+    await t.control('faults', { area: 'company', pathPrefix: `/IT-name/${OPENAPI_SPA}`, reset: true, count: 1 });
     const res = await t.gql(`{ company(vatCode: "${OPENAPI_SPA}") { companyName } }`, undefined, { authorization: `Bearer ${token}` });
     expect(res.errors).toBeUndefined();
-    expect(res.extensions?.cost).toMatchObject({ upstreamCalls: 2, euro: 0.05, atRisk: 0.05 });
-    expect(100 - (await t.credit(token))).toBeCloseTo(0.1, 6);
+    expect(res.extensions?.cost).toMatchObject({ upstreamCalls: 2, euro: 0.02, atRisk: 0.02 });
+    expect(100 - (await t.credit(token))).toBeCloseTo(0.04, 6);
   });
 });
 
@@ -219,20 +253,24 @@ describe('not found', () => {
 
 describe('slow datasets', () => {
   it('are never bought twice when the polls fail: the next query resumes the one paid for', async () => {
-    await t.control('company/slow', { ms: 1500 });
+    // Polling mode (GET, 302 → IT-check_id), where the polls can fail.
+    const p = await startTestStack({ OPENAPI_RETRY_BASE_MS: '5', OPENAPI_TIMEOUT_MS: '1500', COMPANY_SLOW_PURCHASE: 'poll' });
     try {
+      await p.control('company/slow', { ms: 1500 });
+      // managers + turnover: IT-stakeholders (slow) + IT-advanced, €0.65.
       const q = `{ company(vatCode: "${BETA_SERVIZI}") { managers { __typename } ecofin { turnover } } }`;
       // Every poll of the first query fails (the check id answers 503 on each attempt).
-      await t.control('faults', { area: 'company', pathPrefix: '/IT-check_id/', status: 503, count: 3 });
-      const first = await t.gql(q);
+      await p.control('faults', { area: 'company', pathPrefix: '/IT-check_id/', status: 503, count: 3 });
+      const first = await p.gql(q);
       expect(first.errors?.map((e) => e.extensions?.code)).toEqual(['UPSTREAM_UNAVAILABLE']);
-      const second = await t.gql(q);
+      const second = await p.gql(q);
       expect(second.errors).toBeUndefined();
-      const bought = (await t.calls('company')).filter((c) => c.path.startsWith('/IT-aml/'));
-      expect(bought).toHaveLength(1);
-      expect(first.extensions!.cost!.euro + second.extensions!.cost!.euro).toBeCloseTo(0.9, 6);
+      const calls = await p.calls('company');
+      expect(calls.filter((c) => c.path.startsWith('/IT-stakeholders/'))).toHaveLength(1);
+      expect(calls.filter((c) => c.path.startsWith('/IT-advanced/'))).toHaveLength(1);
+      expect(first.extensions!.cost!.euro + second.extensions!.cost!.euro).toBeCloseTo(0.65, 6);
     } finally {
-      await t.control('company/slow', { ms: 0 });
+      await p.close();
     }
   });
 });
@@ -242,8 +280,8 @@ describe('stale answers', () => {
     const q = `{ company(vatCode: "${OPENAPI_SPA}") { companyName address { town } } }`;
     const fresh = await t.gql<{ company: { companyName: string } }>(q);
     expect(fresh.errors).toBeUndefined();
-    now += 25 * 3600_000; // past IT-start's day of freshness, within the default day of staleness
-    await t.control('faults', { area: 'company', pathPrefix: '/IT-start/', status: 503, count: 3 });
+    now += 25 * 3600_000; // past IT-address's day of freshness, within the default day of staleness
+    await t.control('faults', { area: 'company', pathPrefix: '/IT-address/', status: 503, count: 3 });
     const stale = await t.gql<{ company: { companyName: string } }>(q);
     expect(stale.errors).toBeUndefined();
     expect(stale.data).toEqual(fresh.data);
@@ -256,7 +294,7 @@ describe('stale answers', () => {
     const q = `{ company(vatCode: "${OPENAPI_SPA}") { companyName } }`;
     expect((await t.gql(q)).errors).toBeUndefined();
     now += 49 * 3600_000;
-    await t.control('faults', { area: 'company', pathPrefix: '/IT-start/', status: 503, count: 3 });
+    await t.control('faults', { area: 'company', pathPrefix: '/IT-name/', status: 503, count: 3 });
     const res = await t.gql(q);
     expect(res.errors?.map((e) => e.extensions?.code)).toEqual(['UPSTREAM_UNAVAILABLE']);
     expect(res.extensions?.warnings).toBeUndefined();
