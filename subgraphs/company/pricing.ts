@@ -11,12 +11,11 @@ import { MAX_ITEMS_WITH_PURCHASES } from './resolvers/search.ts';
 import { companyFacetsFromInfo } from './selection.ts';
 import { COMPANY_ENDPOINTS } from './upstream.ts';
 
-/**
+/*
  * What the query planner asks the company subgraph for when an operation crosses into another
- * subgraph: every field of the keys other subgraphs declare for `Company` (the risk area's key
- * holds both the VAT number and the tax code). A root lookup knows its own identifier.
+ * subgraph is the key `lookupCode`: the identifier already known, which needs no purchase, so it
+ * adds nothing to a company's price.
  */
-const KEY_FACETS: Facet[] = ['vatCode', 'taxCode'];
 
 /** Facets a root lookup knows without a call (the identifier it was asked with). */
 const KNOWN_AT: Readonly<Record<string, Facet>> = {
@@ -40,7 +39,6 @@ const KNOWN_KINDS: Readonly<Record<string, ReadonlySet<IdentifierKind>>> = {
 
 function companyPrice(at: EntityPosition): number {
   const facets = companyFacetsFromInfo({ fieldNodes: [at.node], fragments: at.fragments, variableValues: at.variables });
-  for (const f of KEY_FACETS) facets.add(f);
   const known = KNOWN_AT[at.coordinate];
   if (known) facets.delete(known);
   // Search items come with the search's own enrichment (up to IT-advanced data) at no extra call.
