@@ -2,13 +2,14 @@
 import type { Subgraph } from './runtime/server.ts';
 import { createCompanySubgraph } from './company/index.ts';
 import { createRiskSubgraph } from './risk/index.ts';
+import { createPostalSubgraph } from './postal/index.ts';
 
 /**
  * A fresh set of subgraphs for one stack: stateful subgraphs (the risk and company monitor status
  * stores, buses and pollers) get their own instances, configured from `env`.
  */
 /** The subgraphs of the supergraph, by name (listing them builds nothing and connects nothing). */
-export const SUBGRAPH_NAMES = ['company', 'risk'] as const;
+export const SUBGRAPH_NAMES = ['company', 'risk', 'postal'] as const;
 
 /**
  * The subgraphs named (all by default). Only those are built: a stateful subgraph on Redis opens its
@@ -18,6 +19,7 @@ export function createSubgraphs(env: NodeJS.ProcessEnv, names: readonly string[]
   const make: Record<(typeof SUBGRAPH_NAMES)[number], () => Subgraph> = {
     company: () => createCompanySubgraph({ env }),
     risk: () => createRiskSubgraph({ env }),
+    postal: () => createPostalSubgraph(),
   };
   return SUBGRAPH_NAMES.filter((n) => names.includes(n)).map((n) => make[n]());
 }

@@ -120,6 +120,8 @@ export const FIELD_FACETS: Readonly<Record<string, Facet | typeof NESTED_COMPANY
   'address.streetNumber': 'addressDetail',
   'address.hamlet': 'addressDetail',
   'address.townCode': 'addressDetail',
+  // named by cadastral code when the section bought has it, else by town and province code
+  'address.municipality': 'address',
   'address.coordinates': 'addressDetail',
   'address.province.description': 'addressNames',
   'address.country': 'addressNames',

@@ -3,6 +3,7 @@ import type { Resolvers } from './__generated__/resolvers-types.ts';
 import { AffiliateCompany, Company, CompanyMonitor, Manager, ManagerCompany, Shareholder, ShareholderCompany, Subsidiary } from './resolvers/Company.ts';
 import { Mutation, Query } from './resolvers/Query.ts';
 import { DateTimeScalar } from '../runtime/scalars.ts';
+import { municipalityRef } from '../runtime/municipality.ts';
 import { JSONScalar } from './scalars.ts';
 
 export const resolvers: Resolvers = {
@@ -18,4 +19,7 @@ export const resolvers: Resolvers = {
   Subsidiary,
   AffiliateCompany,
   CompanyMonitor,
+  // Addresses name their municipality for the postal subgraph (cadastral code, else town and province).
+  CompanyAddress: { municipality: (a) => municipalityRef(a) },
+  BeneficialOwnerAddress: { municipality: (a) => municipalityRef(a) },
 };

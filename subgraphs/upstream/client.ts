@@ -74,6 +74,9 @@ interface Shared {
   via: 'self' | 'dedup' | 'cache';
 }
 
+/** The cache "tenant" of answers every account gets alike (`Endpoint.publicData`). */
+const PUBLIC_TENANT = '*public*';
+
 export class UpstreamClient implements Upstream {
   private readonly agent: Agent;
   private readonly inflight = new InFlight();
@@ -257,7 +260,7 @@ export class UpstreamClient implements Upstream {
   }
 
   private cacheKey(ctx: CallContext, ep: Endpoint, path: string, qs: string): string {
-    return `${ctx.auth.tenant}|${ep.area}|${ep.decode ?? 'envelope'}|${path}${qs}`;
+    return `${ep.publicData ? PUBLIC_TENANT : ctx.auth.tenant}|${ep.area}|${ep.decode ?? 'envelope'}|${path}${qs}`;
   }
 
   /** Streams a document (PDF, XML); an error answer is decoded into an `UpstreamError`. */

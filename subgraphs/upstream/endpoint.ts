@@ -13,6 +13,13 @@ export interface Endpoint {
   path: string;
   /** Seconds a successful GET answer stays in the per-tenant cache. @default 0 (not cached) */
   ttl?: number;
+  /**
+   * The answer is public reference data, the same for every account (postal codes, municipalities):
+   * its cache entry is shared by every tenant instead of kept per tenant, so one tenant's purchase
+   * answers the others. Only for endpoints whose answer depends on nothing but the request.
+   * @default false
+   */
+  publicData?: boolean;
   /** Per-attempt timeout in milliseconds. @default 10000 */
   timeoutMs?: number;
   /**

@@ -41,6 +41,7 @@ import { kycEntitiesOfRequest, kycEntityResolvers } from '../kyc.ts';
 import type { RiskService } from '../service.ts';
 import type { TrackedRequest } from '../store.ts';
 import { FAMILIES, RISK } from '../upstream.ts';
+import { municipalityRef } from '../../runtime/municipality.ts';
 
 const rec = (p: TrackedRequest): Obj => p.record as Obj;
 const str = (name: string) => (p: TrackedRequest): string | null => text(rec(p)[name]);
@@ -250,6 +251,9 @@ export function requestResolvers(service: RiskService) {
   };
 
   return {
+    // Places name their municipality for the postal subgraph (city and province code).
+    PersonPlace: { municipality: (p: { city?: string | null; province?: string | null }) => municipalityRef({ town: p.city, province: p.province }) },
+    PersonResidence: { municipality: (p: { city?: string | null; province?: string | null }) => municipalityRef({ town: p.city, province: p.province }) },
     KycEntity: kycEntityResolvers(service),
     RiskRequest,
     PersonBureauRequest,

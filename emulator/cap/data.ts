@@ -1,0 +1,216 @@
+/**
+ * The postal area's data: Istat's municipalities from `data/comuni.json` (CC BY 3.0 IT, see
+ * `data/NOTICE.md`), with the regions, provinces and metropolitan cities derived from them, plus two
+ * lists the file does not hold:
+ *
+ * - suppressed municipalities (`comuni_soppressi`): no public machine-readable source was at hand in
+ *   the repository or the registries, so this is a documented, realistic list of municipalities
+ *   merged away by real fusions after 2014 (the vendor spec's own example, Barbarano Vicentino,
+ *   among them). Istat and cadastral codes are the ones those towns had; treat the list as
+ *   illustrative, not complete.
+ * - street types (DUG, denominazioni urbanistiche generiche): the common Italian street types as the
+ *   national street registry (ANNCSU) and the postal operator write them. The contract lists `/dug`
+ *   but no public source shows it: the shape is designed from the contract's words.
+ *
+ * Fields the vendor shows but the Istat file cannot give (surfaces, presidents, phone numbers,
+ * patron saints) are left out of the answers rather than invented.
+ */
+import { readFileSync } from 'node:fs';
+
+interface ComuneRow {
+  nome: string;
+  codice: string;
+  regione: { codice: string; nome: string };
+  provincia: { codice: string; nome: string };
+  sigla: string;
+  codiceCatastale: string;
+  cap: string[];
+  popolazione: number;
+}
+
+export interface Municipality {
+  name: string;
+  /** Istat code, 6 digits (`058091`). */
+  istat: string;
+  cadastral: string;
+  regionCode: string;
+  region: string;
+  provinceCode: string;
+  province: string;
+  sigla: string;
+  zips: string[];
+  population: number;
+  suppressed: boolean;
+  /** Istat code of the municipality a suppressed one was merged into. */
+  mergedInto?: string;
+}
+
+export interface Region {
+  istat: string;
+  name: string;
+  capital: string;
+  population: number;
+  municipalities: number;
+  provinces: number;
+}
+
+export interface Province {
+  istat: string;
+  sigla: string;
+  name: string;
+  region: string;
+  population: number;
+  municipalities: number;
+}
+
+export interface MetroCity {
+  name: string;
+  capital: string;
+  population: number;
+  municipalities: number;
+}
+
+/** Regional capitals (capoluoghi di regione), by region Istat code. */
+const REGION_CAPITALS: Record<string, string> = {
+  '01': 'Torino', '02': 'Aosta', '03': 'Milano', '04': 'Trento', '05': 'Venezia', '06': 'Trieste', '07': 'Genova',
+  '08': 'Bologna', '09': 'Firenze', '10': 'Perugia', '11': 'Ancona', '12': 'Roma', '13': "L'Aquila", '14': 'Campobasso',
+  '15': 'Napoli', '16': 'Bari', '17': 'Potenza', '18': 'Catanzaro', '19': 'Palermo', '20': 'Cagliari',
+};
+
+/** The 14 metropolitan cities (città metropolitane, law 56/2014), by the Istat code of their province. */
+const METRO_PROVINCES: Record<string, string> = {
+  '001': 'Torino', '010': 'Genova', '015': 'Milano', '027': 'Venezia', '037': 'Bologna', '048': 'Firenze', '058': 'Roma',
+  '063': 'Napoli', '072': 'Bari', '080': 'Reggio Calabria', '092': 'Cagliari', '082': 'Palermo', '083': 'Messina', '087': 'Catania',
+};
+
+/**
+ * Suppressed municipalities (see the file's comment): name, province sigla, the municipality it was
+ * merged into (a living one of the Istat file), and its cadastral code where a public source gives
+ * it (the vendor spec's example). Their Istat codes are assigned here in the `9xx` range of their
+ * province, which no living municipality uses: illustrative, not the historical codes.
+ */
+const SUPPRESSED: ReadonlyArray<readonly [name: string, sigla: string, mergedInto: string, cadastral: string | null]> = [
+  ['Barbarano Vicentino', 'VI', 'Barbarano Mossano', 'A627'],
+  ['Mossano', 'VI', 'Barbarano Mossano', null],
+  ['Lu', 'AL', 'Lu e Cuccaro Monferrato', null],
+  ['Cuccaro Monferrato', 'AL', 'Lu e Cuccaro Monferrato', null],
+  ['Maccagno', 'VA', 'Maccagno con Pino e Veddasca', null],
+  ['Pino sulla Sponda del Lago Maggiore', 'VA', 'Maccagno con Pino e Veddasca', null],
+  ['Veddasca', 'VA', 'Maccagno con Pino e Veddasca', null],
+  ['Figline Valdarno', 'FI', 'Figline e Incisa Valdarno', null],
+  ["Incisa in Val d'Arno", 'FI', 'Figline e Incisa Valdarno', null],
+  ['Bleggio Superiore', 'TN', 'Comano Terme', null],
+  ['Lomaso', 'TN', 'Comano Terme', null],
+  ['Corigliano Calabro', 'CS', 'Corigliano-Rossano', null],
+  ['Rossano', 'CS', 'Corigliano-Rossano', null],
+  ['Sillano', 'LU', 'Sillano Giuncugnano', null],
+  ['Giuncugnano', 'LU', 'Sillano Giuncugnano', null],
+];
+
+/** Street types (DUG). */
+export const STREET_TYPES: readonly string[] = [
+  'VIA', 'VIALE', 'PIAZZA', 'PIAZZALE', 'PIAZZETTA', 'CORSO', 'LARGO', 'VICOLO', 'VICO', 'STRADA', 'STRADA COMUNALE',
+  'STRADA PROVINCIALE', 'STRADA STATALE', 'STRADA VICINALE', 'STRADA REGIONALE', 'CONTRADA', 'LOCALITA', 'FRAZIONE',
+  'BORGO', 'BORGATA', 'CASCINA', 'CORTE', 'CALLE', 'CAMPO', 'FONDAMENTA', 'SALIZADA', 'RIO TERA', 'SESTIERE',
+  'LUNGOMARE', 'LUNGOLAGO', 'LUNGOTEVERE', 'LUNGARNO', 'LUNGOPO', 'RIVIERA', 'SALITA', 'DISCESA', 'SCALINATA', 'RAMPA',
+  'GALLERIA', 'PASSAGGIO', 'PASSEGGIATA', 'TRAVERSA', 'TRATTURO', 'VIOTTOLO', 'SENTIERO', 'SOTTOPORTICO', 'PORTICO',
+  'CIRCONVALLAZIONE', 'RACCORDO', 'ROTONDA', 'ZONA', 'QUARTIERE', 'RIONE', 'PARCO', 'VILLAGGIO', 'MASSERIA',
+];
+
+function load(): Municipality[] {
+  const raw = JSON.parse(readFileSync(new URL('../../data/comuni.json', import.meta.url), 'utf8')) as ComuneRow[];
+  return raw.map((c) => ({
+    name: c.nome,
+    istat: c.codice,
+    cadastral: c.codiceCatastale,
+    regionCode: c.regione.codice,
+    region: c.regione.nome,
+    provinceCode: c.provincia.codice,
+    province: c.provincia.nome,
+    sigla: c.sigla,
+    zips: c.cap,
+    population: c.popolazione,
+    suppressed: false,
+  }));
+}
+
+export interface PostalData {
+  municipalities: Municipality[];
+  suppressed: Municipality[];
+  regions: Region[];
+  provinces: Province[];
+  metroCities: MetroCity[];
+  byIstat: Map<string, Municipality>;
+  byZip: Map<string, Municipality[]>;
+}
+
+let cached: PostalData | null = null;
+
+/** The data set, built once per process. */
+export function postalData(): PostalData {
+  if (cached) return cached;
+  const municipalities = load();
+  const suppressed: Municipality[] = [];
+  const byName = new Map(municipalities.map((m) => [m.name, m]));
+  const perProvince = new Map<string, number>();
+  for (const [name, sigla, mergedInto, cadastral] of SUPPRESSED) {
+    const p = byName.get(mergedInto);
+    if (!p || p.sigla !== sigla) continue;
+    const n = (perProvince.get(p.provinceCode) ?? 0) + 1;
+    perProvince.set(p.provinceCode, n);
+    const istat = `${p.provinceCode}${String(900 + n)}`;
+    suppressed.push({ name, istat, cadastral: cadastral ?? '', regionCode: p.regionCode, region: p.region, provinceCode: p.provinceCode, province: p.province, sigla, zips: [], population: 0, suppressed: true, mergedInto: p.istat });
+  }
+  const regions = new Map<string, Region>();
+  const provinces = new Map<string, Province>();
+  for (const m of municipalities) {
+    const r = regions.get(m.regionCode) ?? { istat: m.regionCode, name: m.region, capital: REGION_CAPITALS[m.regionCode] ?? '', population: 0, municipalities: 0, provinces: 0 };
+    r.population += m.population;
+    r.municipalities++;
+    regions.set(m.regionCode, r);
+    let p = provinces.get(m.provinceCode);
+    if (!p) {
+      p = { istat: m.provinceCode, sigla: m.sigla, name: m.province, region: m.region, population: 0, municipalities: 0 };
+      provinces.set(m.provinceCode, p);
+      r.provinces++;
+    }
+    p.population += m.population;
+    p.municipalities++;
+  }
+  const metroCities: MetroCity[] = Object.entries(METRO_PROVINCES).map(([code, capital]) => {
+    const p = provinces.get(code);
+    return { name: (p?.name ?? capital).toUpperCase(), capital, population: p?.population ?? 0, municipalities: p?.municipalities ?? 0 };
+  });
+  const byIstat = new Map<string, Municipality>();
+  for (const m of [...municipalities, ...suppressed]) byIstat.set(m.istat, m);
+  const byZip = new Map<string, Municipality[]>();
+  for (const m of municipalities) for (const z of m.zips) byZip.set(z, [...(byZip.get(z) ?? []), m]);
+  cached = {
+    municipalities,
+    suppressed,
+    regions: [...regions.values()].sort((a, b) => a.name.localeCompare(b.name)),
+    provinces: [...provinces.values()].sort((a, b) => a.sigla.localeCompare(b.sigla)),
+    metroCities,
+    byIstat,
+    byZip,
+  };
+  return cached;
+}
+
+/** An Istat code as the vendor writes it: without leading zeros (`058091` → `58091`). */
+export const vendorIstat = (istat: string): string => String(Number.parseInt(istat, 10));
+
+/** A 6-digit Istat code from either form; null when it is not one. */
+export function fullIstat(code: string): string | null {
+  const t = code.trim();
+  return /^\d{1,6}$/.test(t) ? t.padStart(6, '0') : null;
+}
+
+/** Lower case without accents or punctuation, for name matching. */
+export const fold = (s: string): string =>
+  s
+    .normalize('NFD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, ' ')
+    .trim();

@@ -1,0 +1,16 @@
+/**
+ * The postal subgraph: postal codes, municipalities (also as the `municipality` of every address
+ * of the supergraph, by cadastral code), provinces, regions, metropolitan cities, suppressed
+ * municipalities, street types and address completion. Stateless: its only state is the upstream
+ * cache, where postal answers are public data shared by every tenant.
+ */
+import { readFileSync } from 'node:fs';
+import { parse } from 'graphql';
+import type { Subgraph } from '../runtime/server.ts';
+import { createResolvers } from './resolvers/index.ts';
+
+const typeDefs = parse(readFileSync(new URL('./schema.graphql', import.meta.url), 'utf8'));
+
+export function createPostalSubgraph(): Subgraph {
+  return { name: 'postal', typeDefs, resolvers: createResolvers() };
+}

@@ -1,0 +1,242 @@
+/** Every resolver of the postal subgraph, typed by the generated `Resolvers`. */
+import type { Resolvers } from '../__generated__/resolvers-types.ts';
+import { badUserInput } from '../../runtime/errors.ts';
+import { optionalText, requiredText } from '../../runtime/validate.ts';
+import { complete } from '../complete.ts';
+import type { MunicipalityParent } from '../mappers.ts';
+import * as svc from '../service.ts';
+import { istat6, POSTAL, type CapInfo, type MetroCityInfo, type ProvinceInfo, type SuppressedInfo } from '../upstream.ts';
+import type { SubgraphContext } from '../../runtime/context.ts';
+import { UpstreamError } from '../../upstream/errors.ts';
+
+const POSTAL_CODE = /^\d{5}$/;
+const CADASTRAL = /^[A-Za-z]\d{3}$/;
+const PROVINCE_CODE = /^[A-Za-z]{2}$/;
+
+function postalCode(v: string | null | undefined, field: string): string | null {
+  const t = v?.replace(/\s/g, '') ?? '';
+  if (t === '') return null;
+  if (!POSTAL_CODE.test(t)) throw badUserInput(`${field} must be an Italian postal code of 5 digits`, field);
+  return t;
+}
+
+function istatCode(v: string | null | undefined, field: string): string | null {
+  const t = v?.trim() ?? '';
+  if (t === '') return null;
+  const code = istat6(t);
+  if (!code) throw badUserInput(`${field} must be an Istat code of up to 6 digits`, field);
+  return code;
+}
+
+function cadastralCode(v: string | null | undefined, field: string): string | null {
+  const t = v?.trim() ?? '';
+  if (t === '') return null;
+  if (!CADASTRAL.test(t)) throw badUserInput(`${field} must be a cadastral code: a letter and three digits (e.g. H501)`, field);
+  return t.toUpperCase();
+}
+
+function provinceCode(v: string | null | undefined, field: string): string | null {
+  const t = v?.trim() ?? '';
+  if (t === '') return null;
+  if (!PROVINCE_CODE.test(t)) throw badUserInput(`${field} must be a two-letter province code (e.g. RM)`, field);
+  return t.toUpperCase();
+}
+
+/** The vendor's Istat code without leading zeros, as its paths and filters take it. */
+const vendorIstat = (code: string): string => String(Number.parseInt(code, 10));
+
+async function orNull<T>(p: Promise<T>): Promise<T | null> {
+  try {
+    return await p;
+  } catch (err) {
+    if (err instanceof UpstreamError && (err.status === 404 || err.status === 204)) return null;
+    throw err;
+  }
+}
+
+const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : null);
+const int = (v: unknown): number | null => {
+  const n = num(v);
+  return n === null ? null : Math.round(n);
+};
+const str = (v: unknown): string | null => (typeof v === 'string' && v.trim() !== '' ? v : typeof v === 'number' ? String(v) : null);
+
+const province = (p: ProvinceInfo) => ({
+  code: p.sigla,
+  name: p.provincia,
+  istatCode: p.istat === undefined ? null : String(p.istat).padStart(3, '0'),
+  region: p.regione ?? null,
+  population: int(p.residenti),
+  municipalityCount: int(p.num_comuni),
+  area: num(p.superficie),
+});
+
+const istatOrFail = (ctx: SubgraphContext, m: MunicipalityParent): Promise<string | null> => svc.istatOf(ctx, m);
+
+export function createResolvers(): Resolvers {
+  return {
+    Query: {
+      async postalCode(_, args, ctx) {
+        const code = postalCode(args.code, 'code');
+        if (!code) throw badUserInput('code is required', 'code');
+        const data = await orNull(ctx.upstream.call<CapInfo>(ctx, POSTAL.cap, { params: { cap: code } }));
+        if (!data || !Array.isArray(data.comuni) || data.comuni.length === 0) return null;
+        return {
+          code,
+          places: data.comuni.flatMap((c) => {
+            const istat = istat6(c.comune_istat ?? c.istat);
+            if (!istat) return [];
+            const hamlet = c.frazione ?? null;
+            return [{ municipality: hamlet ? { istatCode: istat } : { istatCode: istat, name: c.comune }, hamlet }];
+          }),
+          province: data.provincia ? { code: data.sigla_provincia ?? null, name: data.provincia } : null,
+          region: data.regione ?? null,
+        };
+      },
+      async municipality(_, args, ctx) {
+        const istat = istatCode(args.istatCode, 'istatCode');
+        const cadastral = cadastralCode(args.cadastralCode, 'cadastralCode');
+        if ((istat === null) === (cadastral === null)) throw badUserInput('give exactly one of istatCode and cadastralCode');
+        if (cadastral) return svc.byCadastral(ctx, cadastral);
+        return svc.byIstat(ctx, vendorIstat(istat!));
+      },
+      async searchMunicipalities(_, args, ctx) {
+        const filters: svc.SearchFilters = {
+          comune: optionalText(args.name, 'name', 100),
+          cap: postalCode(args.postalCode, 'postalCode'),
+          istat: ((c) => (c ? vendorIstat(c) : null))(istatCode(args.istatCode, 'istatCode')),
+          codice_catasto: cadastralCode(args.cadastralCode, 'cadastralCode'),
+          regione: optionalText(args.region, 'region', 60),
+          provincia: optionalText(args.province, 'province', 60),
+        };
+        if (Object.values(filters).every((v) => v === null)) throw badUserInput('give at least one filter: name, postalCode, istatCode, cadastralCode, region or province');
+        return svc.search(ctx, filters);
+      },
+      async completeMunicipality(_, args, ctx) {
+        const prefix = requiredText(args.prefix, 'prefix', 100);
+        const limit = args.limit ?? 10;
+        if (!Number.isInteger(limit) || limit < 1 || limit > 50) throw badUserInput('limit must be between 1 and 50', 'limit');
+        return complete(ctx, prefix, optionalText(args.province, 'province', 60), limit);
+      },
+      async regions(_, __, ctx) {
+        return (await svc.regions(ctx)).map((r) => ({
+          istatCode: r.istat === undefined ? null : String(r.istat).padStart(2, '0'),
+          name: r.regione,
+          capital: r.capoluogo ?? null,
+          population: int(r.num_residenti),
+          municipalityCount: int(r.num_comuni),
+          provinceCount: int(r.num_province),
+          area: num(r.superficie),
+        }));
+      },
+      async provinces(_, args, ctx) {
+        const region = optionalText(args.region, 'region', 60);
+        if (!region) return (await svc.provinces(ctx)).map(province);
+        const list = (await orNull(ctx.upstream.call<ProvinceInfo[]>(ctx, POSTAL.provincesOf, { query: { regione: region } }))) ?? [];
+        return list.map(province);
+      },
+      async province(_, args, ctx) {
+        const code = provinceCode(args.code, 'code');
+        if (!code) throw badUserInput('code is required', 'code');
+        const p = await orNull(ctx.upstream.call<ProvinceInfo>(ctx, POSTAL.province, { params: { code } }));
+        return p ? province(p) : null;
+      },
+      async metropolitanCities(_, __, ctx) {
+        const list = (await orNull(ctx.upstream.call<MetroCityInfo[]>(ctx, POSTAL.metroCities))) ?? [];
+        return list.map((c) => ({
+          name: c.denominazione,
+          capital: c.capoluogo ?? null,
+          population: int(c.popolazione),
+          municipalityCount: int(c.num_comuni),
+          area: num(c.superficie),
+          density: num(c.densita),
+        }));
+      },
+      async suppressedMunicipalities(_, args, ctx) {
+        const sigla = provinceCode(args.province, 'province');
+        const list = (await orNull(ctx.upstream.call<SuppressedInfo[]>(ctx, POSTAL.suppressed, { query: { sigla_provincia: sigla } }))) ?? [];
+        return list.flatMap((s) => {
+          const istat = istat6(s.istat);
+          if (!istat) return [];
+          return [
+            {
+              istatCode: istat,
+              name: s.comune,
+              cadastralCode: str(s.cod_fisco),
+              province: s.provincia ? { code: s.sigla_provincia ?? null, name: s.provincia } : null,
+              region: s.regione ?? null,
+            },
+          ];
+        });
+      },
+      async streetTypes(_, args, ctx) {
+        const prefix = optionalText(args.prefix, 'prefix', 40);
+        const list = (await orNull(ctx.upstream.call<Array<{ dug?: string } | string>>(ctx, POSTAL.streetTypes, { query: { dug: prefix?.toUpperCase() } }))) ?? [];
+        return list.flatMap((d) => {
+          const v = typeof d === 'string' ? d : d.dug;
+          return v ? [v] : [];
+        });
+      },
+    },
+    Municipality: {
+      async __resolveReference(ref, ctx) {
+        const r = ref as MunicipalityParent;
+        if (r.lookupCode !== undefined && !r.istatCode) return svc.byLookup(ctx, r.lookupCode);
+        return r;
+      },
+      lookupCode: (m) => svc.lookupOf(m),
+      async istatCode(m, _, ctx) {
+        return istatOrFail(ctx, m);
+      },
+      async cadastralCode(m, _, ctx) {
+        if (m.cadastralCode) return m.cadastralCode;
+        const istat = await istatOrFail(ctx, m);
+        const adv = istat ? await svc.advance(ctx, vendorIstat(istat)) : null;
+        return str(adv?.cod_fisco)?.toUpperCase() ?? null;
+      },
+      async name(m, _, ctx) {
+        if (m.name !== undefined) return m.name;
+        const istat = await istatOrFail(ctx, m);
+        return istat ? ((await svc.byIstat(ctx, vendorIstat(istat)))?.name ?? null) : null;
+      },
+      async suppressed(m, _, ctx) {
+        if (m.suppressed !== undefined) return m.suppressed;
+        const istat = await istatOrFail(ctx, m);
+        return istat ? ((await svc.byIstat(ctx, vendorIstat(istat)))?.suppressed ?? null) : null;
+      },
+      async province(m, _, ctx) {
+        const istat = await istatOrFail(ctx, m);
+        const b = istat ? await svc.base(ctx, vendorIstat(istat)) : null;
+        if (!b?.provincia) return null;
+        return { code: await svc.provinceCode(ctx, b.provincia), name: b.provincia };
+      },
+      async region(m, _, ctx) {
+        const istat = await istatOrFail(ctx, m);
+        const b = istat ? await svc.base(ctx, vendorIstat(istat)) : null;
+        if (!b?.regione) return null;
+        return { code: await svc.regionCode(ctx, b.regione), name: b.regione };
+      },
+      async postalCodes(m, _, ctx) {
+        const istat = await istatOrFail(ctx, m);
+        const b = istat ? await svc.base(ctx, vendorIstat(istat)) : null;
+        return b?.cap ?? null;
+      },
+      async details(m, _, ctx) {
+        const istat = await istatOrFail(ctx, m);
+        const a = istat ? await svc.advance(ctx, vendorIstat(istat)) : null;
+        if (!a) return null;
+        return {
+          population: int(a.num_residenti),
+          area: num(a.superficie),
+          phonePrefix: str(a.prefisso),
+          inhabitantsName: str(a.nome_abitanti),
+          email: str(a.email),
+          pec: str(a.pec),
+          phone: str(a.tel),
+          hamlets: Array.isArray(a.frazioni) ? a.frazioni.filter((f): f is string => typeof f === 'string' && f !== '..') : [],
+          previousIstatCode: str(a.istat_old),
+        };
+      },
+    },
+  };
+}
