@@ -21,7 +21,7 @@ import { covers } from '../facets.ts';
 import type { CompanyParent } from '../mappers.ts';
 import type { CompanyModel } from '../model.ts';
 import { companyFacetsFromInfo, fieldFacetsFromInfo } from '../selection.ts';
-import { beneficialOwners, isCeased, publicAdministration, splitPayment, vatGroupTaxCodeCheck } from './sources.ts';
+import { beneficialOwners, isCeased, publicAdministration, splitPayment, validateSourceArguments, vatGroupTaxCodeCheck } from './sources.ts';
 
 /** Resolver of one `Company` field: the model's value, bought first if it is not covered yet. */
 function read<K extends keyof CompanyModel>(key: K) {
@@ -44,6 +44,7 @@ export const Company: CompanyResolvers = {
     const model = modelOfLookupCode((reference as { lookupCode?: unknown }).lookupCode);
     const stub = companyStub(model);
     if (!hasKey(stub)) return null;
+    validateSourceArguments(ctx, info);
     return withFacets(ctx, stub, companyFacetsFromInfo(info));
   },
   lookupCode: (parent) => lookupCodeOf(parent) ?? '',

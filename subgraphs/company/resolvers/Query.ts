@@ -12,12 +12,28 @@ import { COMPANY_ENDPOINTS, type VLegalForm } from '../upstream.ts';
 import { codeArg, openapiIdArg, taxCodeArg, vatCodeArg } from '../validate.ts';
 import { foreignCompany } from './foreign.ts';
 import { frenchCompanySearch, searchCompanies } from './search.ts';
+import { validateSourceArguments } from './sources.ts';
 
 export const Query: QueryResolvers = {
-  company: (_root, { vatCode }, ctx, info) => withFacets(ctx, companyStub({ vatCode: vatCodeArg(vatCode) }), companyFacetsFromInfo(info)),
-  companyByTaxCode: (_root, { taxCode }, ctx, info) => withFacets(ctx, companyStub({ taxCode: taxCodeArg(taxCode) }), companyFacetsFromInfo(info)),
-  companyById: (_root, { id }, ctx, info) => withFacets(ctx, companyStub({ id: openapiIdArg(id) }), companyFacetsFromInfo(info)),
-  searchCompanies: (_root, args, ctx, info) => searchCompanies(args, ctx, info),
+  company: (_root, { vatCode }, ctx, info) => {
+    const stub = companyStub({ vatCode: vatCodeArg(vatCode) });
+    validateSourceArguments(ctx, info);
+    return withFacets(ctx, stub, companyFacetsFromInfo(info));
+  },
+  companyByTaxCode: (_root, { taxCode }, ctx, info) => {
+    const stub = companyStub({ taxCode: taxCodeArg(taxCode) });
+    validateSourceArguments(ctx, info);
+    return withFacets(ctx, stub, companyFacetsFromInfo(info));
+  },
+  companyById: (_root, { id }, ctx, info) => {
+    const stub = companyStub({ id: openapiIdArg(id) });
+    validateSourceArguments(ctx, info);
+    return withFacets(ctx, stub, companyFacetsFromInfo(info));
+  },
+  searchCompanies: (_root, args, ctx, info) => {
+    validateSourceArguments(ctx, info);
+    return searchCompanies(args, ctx, info);
+  },
   frenchCompanySearch: (_root, args, ctx, info) => frenchCompanySearch(args, ctx, info),
   foreignCompany: (_root, args, ctx) => foreignCompany(args, ctx),
   async legalForms(_root, { code }, ctx) {

@@ -6,7 +6,7 @@
  * code; IT-pa and IT-splitpayment answer 404 for every company they do not list, which is null.
  * One call per company, endpoint and arguments per request; repeated operations hit the cache.
  */
-import type { GraphQLResolveInfo } from 'graphql';
+import { getDirectiveValues, GraphQLIncludeDirective, GraphQLSkipDirective, Kind, valueFromASTUntyped, type FieldNode, type GraphQLResolveInfo, type SelectionSetNode } from 'graphql';
 import type { SubgraphContext } from '../../runtime/context.ts';
 import type { CompanyResolvers } from '../__generated__/resolvers-types.ts';
 import type { Endpoint } from '../../upstream/endpoint.ts';
@@ -18,6 +18,55 @@ import { normalizeBeneficialOwners, normalizePublicAdministration, normalizeSpli
 import { COMPANY_ENDPOINTS } from '../upstream.ts';
 import { isoDate } from '../../runtime/validate.ts';
 import { taxCodeArg } from '../validate.ts';
+
+/** Validators of the arguments of the fields above, by field name (the same the resolvers use). */
+const ARGUMENT_CHECKS: Readonly<Record<string, (args: Record<string, unknown>) => void>> = {
+  isCeased: (a) => {
+    if (a.onDate !== null && a.onDate !== undefined) isoDate(a.onDate as string, 'onDate');
+  },
+  vatGroupTaxCodeCheck: (a) => void taxCodeArg(a.taxCode as string, 'taxCode'),
+};
+
+const skipped = (node: FieldNode, variables: Record<string, unknown>): boolean =>
+  getDirectiveValues(GraphQLSkipDirective, node, variables)?.if === true || getDirectiveValues(GraphQLIncludeDirective, node, variables)?.if === false;
+
+/**
+ * Validates the arguments of every single-purpose field of the operation (on any company, however
+ * deep) before the first purchase: a company resolver that buys the rest of a selection calls this
+ * first, so a bad `isCeased(onDate:)` or `vatGroupTaxCodeCheck(taxCode:)` is refused with
+ * BAD_USER_INPUT before any paid call. Once per request.
+ */
+export function validateSourceArguments(ctx: SubgraphContext, info: Pick<GraphQLResolveInfo, 'operation' | 'fragments' | 'variableValues'>): void {
+  const failure = ctx.once('company:source-arguments', () => {
+    const variables = info.variableValues ?? {};
+    const seen = new Set<string>();
+    const walk = (set: SelectionSetNode | undefined): void => {
+      for (const sel of set?.selections ?? []) {
+        if (sel.kind === Kind.FIELD) {
+          if (skipped(sel, variables)) continue;
+          const check = ARGUMENT_CHECKS[sel.name.value];
+          if (check) {
+            const args: Record<string, unknown> = {};
+            for (const a of sel.arguments ?? []) args[a.name.value] = valueFromASTUntyped(a.value, variables);
+            check(args);
+          }
+          walk(sel.selectionSet);
+        } else if (sel.kind === Kind.INLINE_FRAGMENT) walk(sel.selectionSet);
+        else if (!seen.has(sel.name.value)) {
+          seen.add(sel.name.value);
+          walk(info.fragments[sel.name.value]?.selectionSet);
+        }
+      }
+    };
+    try {
+      walk(info.operation.selectionSet);
+      return null;
+    } catch (err) {
+      return err;
+    }
+  });
+  if (failure) throw failure;
+}
 
 /** The identifier an endpoint is called with (VAT number first: one cache key per company). */
 async function identifierOf(ctx: SubgraphContext, parent: CompanyParent, accepts: readonly IdentifierKind[]): Promise<string> {
