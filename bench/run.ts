@@ -14,6 +14,7 @@ import { startStack } from '../stack.ts';
 import { runFaultBench } from './faults.ts';
 import { runSubscriptionBench } from './subscriptions.ts';
 import { runScaleOutBench, type CompanyRow } from './scale-out.ts';
+import { runPostalBench } from './postal.ts';
 
 const LATENCY_MS = Number(process.env.BENCH_UPSTREAM_LATENCY_MS ?? 40);
 const N = Number(process.env.BENCH_OPERATIONS ?? 40);
@@ -165,6 +166,8 @@ async function main(): Promise<void> {
   await runSubscriptionBench();
 
   await runScaleOutBench({ latencyMs: LATENCY_MS, operations: N, concurrency: CONCURRENCY, throughputMs: THROUGHPUT_MS, scenarios: SCENARIOS, memoryRows: rows });
+
+  await runPostalBench(LATENCY_MS);
 }
 
 await main();
