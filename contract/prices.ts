@@ -115,7 +115,36 @@ const DEFAULT_PRICES: Record<string, number> = {
   'cap GET comuni_base': 0.04,
   'cap GET comuni_advance': 0.05,
   'cap GET cerca_comuni': 0.001,
+  // invoicing (contract prices, pay-as-you-go; `INVOICE_SUBSCRIPTION_PRICES` has the subscription
+  // ones). Charged on submission, cancellation and return. Configurations: the first
+  // `INVOICE_CONFIGURATIONS_INCLUDED` of an account are free, each further one costs
+  // `invoice extra-configuration`; a custom signature adds `invoice custom-signature` to a submission.
+  'invoice POST api_configurations': 0,
+  'invoice POST IT-configurations': 0,
+  'invoice * extra-configuration': 1,
+  'invoice POST IT-invoices': 0.154,
+  'invoice POST WW-invoices': 0.09,
+  'invoice POST IT-receipts': 0.019,
+  'invoice PATCH IT-receipts': 0.019,
+  'invoice DELETE IT-receipts': 0.019,
+  'invoice * custom-signature': 0.045,
 };
+
+/** Configurations an invoicing account has without charge (contract, Limits); each further one is priced. */
+export const INVOICE_CONFIGURATIONS_INCLUDED = 10;
+
+/**
+ * The invoicing prices with an annual subscription (the contract's "from" prices): a deployment
+ * with a subscription puts these in its `OPENAPI_PRICES` file.
+ */
+export const INVOICE_SUBSCRIPTION_PRICES: Readonly<Record<string, number>> = Object.freeze({
+  'invoice POST IT-invoices': 0.049,
+  'invoice POST WW-invoices': 0.017,
+  'invoice POST IT-receipts': 0.009,
+  'invoice PATCH IT-receipts': 0.009,
+  'invoice DELETE IT-receipts': 0.009,
+  'invoice * custom-signature': 0.013,
+});
 
 /** Country start/advanced endpoints share one price each. */
 for (const c of ['FR', 'DE', 'ES', 'PT', 'GB', 'BE', 'AT', 'CH', 'PL']) {
@@ -217,6 +246,9 @@ export const routeOf = (path: string): string =>
     .filter((s) => s !== '')
     .map((s) => (/^\{\w+\}$|^[0-9a-f]{24}$|^\d+$/i.test(s) ? '{id}' : s))
     .join('/');
+
+/** Euro of a named charge of an area that is no endpoint (`invoice extra-configuration`), from the process's table. */
+export const surchargeOf = (area: Area, name: string, table: PriceTable = current): number => table[`${area} * ${name}`] ?? 0;
 
 /** The process's whole table, for documentation, the emulator and the bench. */
 export const priceTable = (): PriceTable => current;

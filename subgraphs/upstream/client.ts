@@ -30,6 +30,14 @@ import { endpointOf, priceOf } from '../../contract/prices.ts';
 
 export type { CallContext, CallOptions, Download, QueryValue } from './upstream.ts';
 
+/** What a call that is not a GET sends beyond its URL (see `CallOptions`). */
+interface Payload {
+  json?: unknown;
+  raw?: CallOptions['raw'];
+  headers?: CallOptions['headers'];
+  price?: number;
+}
+
 interface Answer extends RawAnswer {
   location: string | null;
   /** Euro at risk when the answer does not say whether the call was carried out (502/504 on a POST). */
@@ -115,7 +123,11 @@ export class UpstreamClient implements Upstream {
     const path = fillPath(ep.path, opts.params);
     const qs = queryString(opts.query);
     this.requireToken(ctx, ep, path);
-    if (ep.method !== 'GET') return (await this.fetchDecoded(ctx, ep, path, qs, opts.body)) as T;
+    if (ep.method !== 'GET') return (await this.fetchDecoded(ctx, ep, path, qs, { json: opts.body, raw: opts.raw, headers: opts.headers, price: opts.price })) as T;
+
+    // A GET with its own price (a paid change read by GET, e.g. a PEC renewal) or its own headers
+    // (credentials): never cached, never joined with another call, never retried when priced.
+    if (opts.price !== undefined || opts.headers !== undefined) return (await this.fetchDecoded(ctx, ep, path, qs, { headers: opts.headers, price: opts.price })) as T;
 
     const key = this.cacheKey(ctx, ep, path, qs);
     const ttl = ep.ttl ?? 0;
@@ -322,17 +334,18 @@ export class UpstreamClient implements Upstream {
   }
 
   /** One HTTP exchange; network failures and timeouts become `UpstreamError`s. */
-  private async send(ctx: CallContext, ep: Endpoint, path: string, qs: string, body: unknown, hasBody: boolean, deadline = true) {
+  private async send(ctx: CallContext, ep: Endpoint, path: string, qs: string, payload: Payload | undefined, hasBody: boolean, deadline = true) {
     const timeout = this.timeoutOf(ep);
     const headers: Record<string, string> = { authorization: `Bearer ${ctx.auth.token}`, accept: 'application/json, application/pdf;q=0.9, */*;q=0.5' };
-    if (hasBody) headers['content-type'] = 'application/json';
+    if (hasBody) headers['content-type'] = payload?.raw ? payload.raw.contentType : 'application/json';
     for (const [name, value] of Object.entries(ep.headers ?? {})) if (name.toLowerCase() !== 'authorization') headers[name.toLowerCase()] = value;
+    for (const [name, value] of Object.entries(payload?.headers ?? {})) if (name.toLowerCase() !== 'authorization') headers[name.toLowerCase()] = value;
     try {
       return await request(`${this.config.baseUrls[ep.area]}${upstreamPath(this.config, ep.area, path)}${qs}`, {
         dispatcher: this.agent,
         method: ep.method,
         headers,
-        body: hasBody ? JSON.stringify(body ?? {}) : undefined,
+        body: hasBody ? (payload?.raw ? payload.raw.body : JSON.stringify(payload?.json ?? {})) : undefined,
         headersTimeout: timeout,
         bodyTimeout: timeout,
         signal: deadline ? AbortSignal.any([AbortSignal.timeout(timeout), this.closing.signal]) : this.closing.signal,
@@ -358,15 +371,15 @@ export class UpstreamClient implements Upstream {
   }
 
   /** One attempt: wait for the rate, send, read, meter. */
-  private async attempt(ctx: CallContext, ep: Endpoint, path: string, qs: string, body: unknown): Promise<Answer> {
+  private async attempt(ctx: CallContext, ep: Endpoint, path: string, qs: string, payload: Payload | undefined): Promise<Answer> {
     // Held, not hit: queued until the area's rate allows it, or refused here (RATE_LIMITED, never sent).
     await this.limiter.take({ area: ep.area, method: ep.method, path, tenant: ctx.auth.tenant }, this.closing.signal);
-    const price = priceOf(ep.area, ep.method, path);
+    const price = payload?.price ?? priceOf(ep.area, ep.method, path);
     await ctx.meter.reserve(price, `${ep.method} ${endpointOf(path)}`);
     const started = Date.now();
     let answer: Answer;
     try {
-      const res = await this.send(ctx, ep, path, qs, body, ep.method !== 'GET' && ep.method !== 'DELETE');
+      const res = await this.send(ctx, ep, path, qs, payload, ep.method !== 'GET' && ep.method !== 'DELETE');
       const text = await res.body.text();
       const location = res.headers.location;
       answer = {
@@ -417,14 +430,14 @@ export class UpstreamClient implements Upstream {
    * flow. `pendingKey` (the cache key) remembers a dataset still pending upstream, so that a later
    * call resumes polling it instead of buying it again.
    */
-  private async fetchDecoded(ctx: CallContext, ep: Endpoint, path: string, qs: string, body: unknown, pendingKey?: string): Promise<unknown> {
+  private async fetchDecoded(ctx: CallContext, ep: Endpoint, path: string, qs: string, payload: Payload | undefined, pendingKey?: string): Promise<unknown> {
     if (pendingKey && ep.slow) {
       const resumed = await this.pending.get(pendingKey);
       if (resumed) return this.followSlow(ctx, ep, path, resumed.id, 0, pendingKey);
     }
-    const retries = ep.method === 'GET' ? this.config.maxRetries : 0;
+    const retries = ep.method === 'GET' && payload?.price === undefined ? this.config.maxRetries : 0;
     const outcome = await this.withRetries(retries, async (): Promise<{ slow: Answer } | { data: unknown }> => {
-      const answer = await this.attempt(ctx, ep, path, qs, body);
+      const answer = await this.attempt(ctx, ep, path, qs, payload);
       if (answer.status === 302 && ep.slow) return { slow: answer };
       let decoded;
       try {

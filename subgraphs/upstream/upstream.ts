@@ -27,6 +27,24 @@ export interface CallOptions {
   query?: Record<string, QueryValue>;
   /** JSON body (POST, PATCH, PUT). */
   body?: unknown;
+  /**
+   * A body sent as is instead of JSON (e.g. FatturaPA XML as `application/xml`); wins over `body`.
+   * Calls that are not GETs only.
+   */
+  raw?: { contentType: string; body: string | Buffer };
+  /**
+   * Request headers of this one call (e.g. a custom signature's credentials): sent, never cached,
+   * logged or kept; they never replace `authorization`. A GET with headers is neither cached nor
+   * joined with another call (its answer may depend on them: a mailbox's credentials).
+   */
+  headers?: Readonly<Record<string, string>>;
+  /**
+   * Euro of this call when the price table's price for its endpoint does not apply (a price that
+   * depends on the account, e.g. a configuration beyond the included ones, or on a header, e.g. a
+   * custom signature's surcharge, or a renewal priced per year). A priced GET is neither cached,
+   * joined nor retried (it changes something upstream). @default the table's price
+   */
+  price?: number;
 }
 
 export interface Download {

@@ -16,7 +16,7 @@ import type { SubgraphContext, UpstreamAuth } from '../context.ts';
 import { notFound, upstreamToGraphQL } from '../errors.ts';
 import type { SubgraphDeps } from '../server.ts';
 import { layerSigner, MemoryReplayGuard, randomId, type ReplayGuard, type Signer } from '../signing.ts';
-import type { CallContext, Upstream } from '../../upstream/upstream.ts';
+import type { CallContext, CallOptions, Upstream } from '../../upstream/upstream.ts';
 import { CostMeter } from '../../upstream/cost.ts';
 import { mayHaveBeenCarriedOut, UpstreamError } from '../../upstream/errors.ts';
 import type { Endpoint } from '../../upstream/endpoint.ts';
@@ -144,6 +144,20 @@ function outcomeStillUnknown(held: IdempotencyRecord, why: string): GraphQLError
   );
 }
 
+/** How a creation is sent, when not as a JSON body carrying the layer's own per-request callback. */
+export interface CreateSend {
+  /**
+   * Put the layer's per-request callback in the body. @default true; false for areas notified per
+   * configuration (`configCallback`)
+   */
+  callback?: boolean;
+  /**
+   * The call's options (a raw body such as XML, per-call headers, a price): the `body` given to
+   * `create` then only identifies the order (its fingerprint). Nothing of them is stored.
+   */
+  options?: CallOptions;
+}
+
 /** Topic of one piece of work's changes. */
 export const requestTopicOf = (area: string, tenant: string, id: string): string => `${area}:${tenant}:${id.toLowerCase()}`;
 /** Topic of every change of a tenant's work in an area. */
@@ -267,7 +281,7 @@ export class TrackingService<F extends string, K extends string> {
    *   free reads, by the callback reservation it carried) and else answers `OUTCOME_UNKNOWN`;
    * - a key whose order was refused (an error answer, a budget refusal) is free again.
    */
-  async create(ctx: SubgraphContext, family: F, body: Obj, relayTo: RelayTarget | null, callerKey: string | null = null): Promise<TrackedRequest<F>> {
+  async create(ctx: SubgraphContext, family: F, body: Obj, relayTo: RelayTarget | null, callerKey: string | null = null, send: CreateSend = {}): Promise<TrackedRequest<F>> {
     const key = callerKey ?? randomId(18);
     const fingerprint = fingerprintOf(family, body);
     const slot = `${ctx.auth.tenant}\u0000${key}`;
@@ -276,7 +290,7 @@ export class TrackingService<F extends string, K extends string> {
       if (running.fingerprint !== fingerprint) throw keyReused(key);
       return running.promise;
     }
-    const promise = this.createOnce(ctx, family, body, relayTo, key, fingerprint);
+    const promise = this.createOnce(ctx, family, body, relayTo, key, fingerprint, send);
     const entry = { fingerprint, promise };
     this.ordering.set(slot, entry);
     try {
@@ -287,10 +301,10 @@ export class TrackingService<F extends string, K extends string> {
   }
 
   /** Claims the key and orders, or answers from what the key already holds. */
-  private async createOnce(ctx: SubgraphContext, family: F, body: Obj, relayTo: RelayTarget | null, key: string, fingerprint: string): Promise<TrackedRequest<F>> {
+  private async createOnce(ctx: SubgraphContext, family: F, body: Obj, relayTo: RelayTarget | null, key: string, fingerprint: string, send: CreateSend): Promise<TrackedRequest<F>> {
     const { tenant } = ctx.auth;
     const base = this.publicUrl();
-    const reservation = base ? randomId(16) : null;
+    const reservation = base && send.callback !== false ? randomId(16) : null;
     const startedAt = Date.now();
     let held = await this.store.claimIdempotencyKey({ tenant, key, family, fingerprint, reservation, relay: relayTo, state: 'pending', id: null, startedAt, atRisk: 0 });
     if (held) {
@@ -300,7 +314,7 @@ export class TrackingService<F extends string, K extends string> {
       while (held.state === 'pending' && Date.now() < deadline) {
         await new Promise((r) => setTimeout(r, 200));
         const now = await this.store.idempotencyRecord(tenant, key);
-        if (!now) return this.createOnce(ctx, family, body, relayTo, key, fingerprint); // released: order again
+        if (!now) return this.createOnce(ctx, family, body, relayTo, key, fingerprint, send); // released: order again
         held = now;
       }
       if (held.state === 'created' && held.id !== null) return this.existing(ctx, held.family, held.id);
@@ -319,7 +333,7 @@ export class TrackingService<F extends string, K extends string> {
         // unreachable, e.g. restarting; a 403 (forged, replayed) is final and not retried.
         upstreamBody.callback = { url: `${base}/callbacks/${this.area.name}/${token}`, method: 'JSON', field: 'data', headers: {}, retry: UPSTREAM_CALLBACK_RETRIES };
       }
-      rec = this.requireRecord(await ctx.upstream.call<unknown>(ctx, ep, { body: upstreamBody }), ep.path);
+      rec = this.requireRecord(await ctx.upstream.call<unknown>(ctx, ep, send.options ?? { body: upstreamBody }), ep.path);
     } catch (err) {
       if (!mayHaveBeenCarriedOut(err)) {
         // Refused before sending, or answered with an error: nothing was created. The key is free again.
@@ -339,6 +353,23 @@ export class TrackingService<F extends string, K extends string> {
     await this.store.settleIdempotencyKey(tenant, key, { state: 'created', id });
     if (reservation !== null) await this.store.bindKey(reservation, id);
     return (await this.apply(ctx.auth, family, rec, { source: 'mutation', relay: relayTo })).entry;
+  }
+
+  /**
+   * The layer's signed callback URL for one configuration of the tenant (areas notified per
+   * configuration, e.g. invoicing: every delivery names its own record of `family`, re-read upstream
+   * with the caller's token): the configuration's reservation renewed (same key, new expiry, the
+   * relay given), or a new one. Null when the layer has no public URL.
+   */
+  async configCallback(ctx: CallContext, family: F, config: string, relayTo: RelayTarget | null): Promise<string | null> {
+    const base = this.publicUrl();
+    if (!base) return null;
+    const { tenant } = ctx.auth;
+    const key = (await this.store.configReservation(tenant, config))?.key ?? randomId(16);
+    const token = this.signer.sign(callbackPurpose(this.area.name), key, this.monitorCallbackTtlSeconds);
+    const expiresAt = Number(token.split('.')[1]);
+    await this.store.reserve({ key, tenant, family, id: null, config, relay: relayTo, expiresAt, token: ctx.auth.token });
+    return `${base}/callbacks/${this.area.name}/${token}`;
   }
 
   /** The request an idempotency key already created: from the store, else read upstream (free). */

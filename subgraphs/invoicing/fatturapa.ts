@@ -1,0 +1,294 @@
+/**
+ * Italian invoices before they are sent: a structured `InvoiceInput` checked field by field and
+ * turned into a FatturaPA 1.2 document (built with fast-xml-parser's `XMLBuilder`, never by string
+ * concatenation), and FatturaPA XML given as is read (`contract/fatturapa.ts`) and checked for the
+ * same consistency. Every mistake is `BAD_USER_INPUT` naming the field (`input.lines[1].vatRate`,
+ * or the XML element for raw XML), thrown before any paid call.
+ */
+import { XMLBuilder } from 'fast-xml-parser';
+import { isValidFiscalCode, isValidItalianVat } from '../../contract/checksums.ts';
+import {
+  cents,
+  DOCUMENT_TYPES,
+  FATTURAPA_NS,
+  ITALIAN_VAT_RATES,
+  readFattura,
+  totalOfSummaries,
+  VAT_NATURES,
+  type FatturaLine,
+  type FatturaParty,
+  type FatturaSummary,
+  type FatturaVatSummary,
+} from '../../contract/fatturapa.ts';
+import { badUserInput } from '../runtime/errors.ts';
+import { email, fiscalCode, isCalendarDay, requiredText, vatNumber } from '../runtime/validate.ts';
+
+/** The GraphQL input of an invoice (as the resolvers receive it). */
+export interface InvoicePartyIn {
+  name: string;
+  country?: string | null;
+  vatNumber?: string | null;
+  fiscalCode?: string | null;
+  street: string;
+  zip: string;
+  city: string;
+  province?: string | null;
+}
+
+export interface InvoiceLineIn {
+  description: string;
+  quantity?: number | null;
+  unitPrice: number;
+  vatRate: number;
+  nature?: string | null;
+}
+
+export interface InvoiceIn {
+  format?: 'PRIVATE' | 'PUBLIC_ADMINISTRATION' | null;
+  documentType?: string | null;
+  number: string;
+  date: string;
+  currency?: string | null;
+  sender: InvoicePartyIn;
+  recipient: InvoicePartyIn;
+  recipientCode?: string | null;
+  recipientPec?: string | null;
+  lines: readonly InvoiceLineIn[];
+  expectedTotal?: number | null;
+}
+
+/** Largest number of lines accepted in one invoice. */
+export const MAX_LINES = 1000;
+
+const RECIPIENT_CODE_LENGTH = { FPR12: 7, FPA12: 6 } as const;
+
+function country(value: string | null | undefined, field: string): string {
+  const v = (value ?? 'IT').trim().toUpperCase();
+  if (!/^[A-Z]{2}$/.test(v)) throw badUserInput(`${field} must be a two-letter country code`, field);
+  return v;
+}
+
+function amount(value: number, field: string, opts: { positive?: boolean } = {}): number {
+  if (!Number.isFinite(value)) throw badUserInput(`${field} must be a number`, field);
+  if (opts.positive ? value <= 0 : value < 0) throw badUserInput(`${field} must be ${opts.positive ? 'more than 0' : '0 or more'}`, field);
+  if (Math.abs(value) >= 1e11) throw badUserInput(`${field} is too large`, field);
+  return value;
+}
+
+function party(p: InvoicePartyIn, field: string, role: 'sender' | 'recipient'): FatturaParty {
+  const c = country(p.country, `${field}.country`);
+  let vat: string | null = null;
+  let cf: string | null = null;
+  if (c === 'IT') {
+    if (p.vatNumber !== null && p.vatNumber !== undefined && p.vatNumber.trim() !== '') vat = vatNumber(p.vatNumber, `${field}.vatNumber`);
+    if (p.fiscalCode !== null && p.fiscalCode !== undefined && p.fiscalCode.trim() !== '') cf = fiscalCode(p.fiscalCode, `${field}.fiscalCode`);
+    if (role === 'sender' && vat === null) throw badUserInput(`${field}.vatNumber is required: the issuing company is identified by its VAT number`, `${field}.vatNumber`);
+    if (vat === null && cf === null) throw badUserInput(`${field} needs a vatNumber or a fiscalCode`, `${field}.vatNumber`);
+  } else {
+    if (role === 'sender') throw badUserInput(`${field}.country must be IT for an Italian invoice (cross-border invoices from France or Germany are issued separately)`, `${field}.country`);
+    const v = (p.vatNumber ?? '').replace(/\s/g, '').toUpperCase();
+    if (!/^[A-Z0-9]{2,28}$/.test(v)) throw badUserInput(`${field}.vatNumber is required for a foreign party (2 to 28 letters and digits)`, `${field}.vatNumber`);
+    vat = v.startsWith(c) ? v.slice(2) : v;
+  }
+  const zip = requiredText(p.zip, `${field}.zip`, 10);
+  if (c === 'IT' && !/^\d{5}$/.test(zip)) throw badUserInput(`${field}.zip must be an Italian postal code of 5 digits`, `${field}.zip`);
+  let province: string | null = null;
+  if (p.province !== null && p.province !== undefined && p.province.trim() !== '') {
+    province = p.province.trim().toUpperCase();
+    if (!/^[A-Z]{2}$/.test(province)) throw badUserInput(`${field}.province must be a province code of 2 letters`, `${field}.province`);
+  } else if (c === 'IT') throw badUserInput(`${field}.province is required for an Italian address`, `${field}.province`);
+  return {
+    country: c,
+    vatNumber: vat,
+    fiscalCode: cf,
+    name: requiredText(p.name, `${field}.name`, 80),
+    street: requiredText(p.street, `${field}.street`, 60),
+    zip,
+    city: requiredText(p.city, `${field}.city`, 60),
+    province,
+    addressCountry: c,
+  };
+}
+
+/** VAT summaries of lines: taxable and tax per (rate, nature). */
+export function summariesOf(lines: readonly FatturaLine[]): FatturaVatSummary[] {
+  const groups = new Map<string, FatturaVatSummary>();
+  for (const l of lines) {
+    const key = `${l.vatRate}|${l.nature ?? ''}`;
+    const g = groups.get(key) ?? { vatRate: l.vatRate, nature: l.nature, taxable: 0, tax: 0 };
+    g.taxable = cents(g.taxable + l.totalPrice);
+    groups.set(key, g);
+  }
+  for (const g of groups.values()) g.tax = cents((g.taxable * g.vatRate) / 100);
+  return [...groups.values()];
+}
+
+function today(): string {
+  return new Date().toISOString().slice(0, 10);
+}
+
+/** A structured invoice checked (BAD_USER_INPUT naming the field) and summarised. */
+export function invoiceFromInput(input: InvoiceIn, field = 'input'): FatturaSummary {
+  const format = input.format === 'PUBLIC_ADMINISTRATION' ? 'FPA12' : 'FPR12';
+  const documentType = (input.documentType ?? 'TD01').trim().toUpperCase();
+  if (!(DOCUMENT_TYPES as readonly string[]).includes(documentType)) throw badUserInput(`${field}.documentType must be a FatturaPA document type (TD01 … TD28)`, `${field}.documentType`);
+  const number = requiredText(input.number, `${field}.number`, 20);
+  if (!/\d/.test(number)) throw badUserInput(`${field}.number must contain at least one digit`, `${field}.number`);
+  const date = (input.date ?? '').trim();
+  if (!isCalendarDay(date)) throw badUserInput(`${field}.date must be a day YYYY-MM-DD`, `${field}.date`);
+  if (date > today()) throw badUserInput(`${field}.date must not be in the future`, `${field}.date`);
+  const currency = (input.currency ?? 'EUR').trim().toUpperCase();
+  if (!/^[A-Z]{3}$/.test(currency)) throw badUserInput(`${field}.currency must be an ISO 4217 code`, `${field}.currency`);
+  const sender = party(input.sender, `${field}.sender`, 'sender');
+  const recipient = party(input.recipient, `${field}.recipient`, 'recipient');
+  if (recipient.country === 'IT' && recipient.vatNumber !== null && recipient.vatNumber === sender.vatNumber) {
+    throw badUserInput(`${field}.recipient.vatNumber is the sender's own VAT number`, `${field}.recipient.vatNumber`);
+  }
+
+  let pec: string | null = null;
+  if (input.recipientPec !== null && input.recipientPec !== undefined && input.recipientPec.trim() !== '') pec = email(input.recipientPec, `${field}.recipientPec`);
+  let code = (input.recipientCode ?? '').trim().toUpperCase();
+  const want = RECIPIENT_CODE_LENGTH[format];
+  if (code === '') {
+    if (format === 'FPA12') throw badUserInput(`${field}.recipientCode is required for the public administration (its 6-character office code)`, `${field}.recipientCode`);
+    code = recipient.country === 'IT' ? '0000000' : 'XXXXXXX';
+  }
+  if (!/^[A-Z0-9]+$/.test(code) || code.length !== want) {
+    throw badUserInput(`${field}.recipientCode must be ${want} letters and digits for ${format === 'FPA12' ? 'the public administration' : 'a private recipient'}`, `${field}.recipientCode`);
+  }
+  if (pec !== null && code !== '0000000') throw badUserInput(`${field}.recipientPec goes with recipientCode 0000000 (or none)`, `${field}.recipientPec`);
+
+  if (input.lines.length === 0) throw badUserInput(`${field}.lines must hold at least one line`, `${field}.lines`);
+  if (input.lines.length > MAX_LINES) throw badUserInput(`${field}.lines holds more than ${MAX_LINES} lines`, `${field}.lines`);
+  const lines = input.lines.map((l, i): FatturaLine => {
+    const at = `${field}.lines[${i}]`;
+    const quantity = amount(l.quantity ?? 1, `${at}.quantity`, { positive: true });
+    const unitPrice = amount(l.unitPrice, `${at}.unitPrice`);
+    const rate = l.vatRate;
+    if (!(ITALIAN_VAT_RATES as readonly number[]).includes(rate)) throw badUserInput(`${at}.vatRate must be one of ${ITALIAN_VAT_RATES.join(', ')} (percent)`, `${at}.vatRate`);
+    const nature = l.nature === null || l.nature === undefined || l.nature.trim() === '' ? null : l.nature.trim().toUpperCase();
+    if (rate === 0 && nature === null) throw badUserInput(`${at}.nature is required for a 0 % line (N1 … N7)`, `${at}.nature`);
+    if (nature !== null && rate !== 0) throw badUserInput(`${at}.nature applies to 0 % lines only`, `${at}.nature`);
+    if (nature !== null && !(VAT_NATURES as readonly string[]).includes(nature)) throw badUserInput(`${at}.nature must be one of ${VAT_NATURES.join(', ')}`, `${at}.nature`);
+    return { number: i + 1, description: requiredText(l.description, `${at}.description`, 1000), quantity, unitPrice, totalPrice: cents(quantity * unitPrice), vatRate: rate, nature };
+  });
+  const vatSummaries = summariesOf(lines);
+  const total = totalOfSummaries(vatSummaries);
+  if (input.expectedTotal !== null && input.expectedTotal !== undefined && Math.abs(input.expectedTotal - total) > 0.005) {
+    throw badUserInput(`${field}.expectedTotal ${input.expectedTotal} does not match the lines: taxable plus VAT is ${total.toFixed(2)}`, `${field}.expectedTotal`, { computedTotal: total });
+  }
+  return { format, recipientCode: code, recipientPec: pec, sender, recipient, documentType, currency, date, number, lines, vatSummaries, total };
+}
+
+const fmt = (n: number): string => n.toFixed(2);
+
+function partyXml(p: FatturaParty, role: 'sender' | 'recipient'): Record<string, unknown> {
+  const anagrafici: Record<string, unknown> = {};
+  if (p.vatNumber !== null) anagrafici.IdFiscaleIVA = { IdPaese: p.country ?? 'IT', IdCodice: p.vatNumber };
+  if (p.fiscalCode !== null) anagrafici.CodiceFiscale = p.fiscalCode;
+  anagrafici.Anagrafica = { Denominazione: p.name };
+  if (role === 'sender') anagrafici.RegimeFiscale = 'RF01';
+  const sede: Record<string, unknown> = { Indirizzo: p.street, CAP: p.zip, Comune: p.city };
+  if (p.province !== null) sede.Provincia = p.province;
+  sede.Nazione = p.addressCountry ?? p.country ?? 'IT';
+  return { DatiAnagrafici: anagrafici, Sede: sede };
+}
+
+const builder = new XMLBuilder({ ignoreAttributes: false, attributeNamePrefix: '@', format: true, suppressEmptyNode: true });
+
+/** The FatturaPA 1.2 document of a checked invoice. */
+export function buildFattura(s: FatturaSummary, progressive: string): string {
+  const transmission: Record<string, unknown> = {
+    IdTrasmittente: { IdPaese: s.sender.country ?? 'IT', IdCodice: s.sender.vatNumber },
+    ProgressivoInvio: progressive,
+    FormatoTrasmissione: s.format,
+    CodiceDestinatario: s.recipientCode,
+  };
+  if (s.recipientPec !== null) transmission.PECDestinatario = s.recipientPec;
+  return builder.build({
+    '?xml': { '@version': '1.0', '@encoding': 'UTF-8' },
+    'p:FatturaElettronica': {
+      '@versione': s.format,
+      '@xmlns:p': FATTURAPA_NS,
+      '@xmlns:ds': 'http://www.w3.org/2000/09/xmldsig#',
+      '@xmlns:xsi': 'http://www.w3.org/2001/XMLSchema-instance',
+      FatturaElettronicaHeader: {
+        DatiTrasmissione: transmission,
+        CedentePrestatore: partyXml(s.sender, 'sender'),
+        CessionarioCommittente: partyXml(s.recipient, 'recipient'),
+      },
+      FatturaElettronicaBody: {
+        DatiGenerali: {
+          DatiGeneraliDocumento: { TipoDocumento: s.documentType, Divisa: s.currency, Data: s.date, Numero: s.number, ImportoTotaleDocumento: fmt(s.total ?? totalOfSummaries(s.vatSummaries)) },
+        },
+        DatiBeniServizi: {
+          DettaglioLinee: s.lines.map((l) => ({
+            NumeroLinea: l.number,
+            Descrizione: l.description,
+            Quantita: l.quantity.toFixed(2),
+            PrezzoUnitario: l.unitPrice.toFixed(2),
+            PrezzoTotale: fmt(l.totalPrice),
+            AliquotaIVA: fmt(l.vatRate),
+            ...(l.nature !== null ? { Natura: l.nature } : {}),
+          })),
+          DatiRiepilogo: s.vatSummaries.map((r) => ({
+            AliquotaIVA: fmt(r.vatRate),
+            ...(r.nature !== null ? { Natura: r.nature } : {}),
+            ImponibileImporto: fmt(r.taxable),
+            Imposta: fmt(r.tax),
+            ...(r.nature === null ? { EsigibilitaIVA: 'I' } : {}),
+          })),
+        },
+      },
+    },
+  });
+}
+
+/**
+ * FatturaPA XML given as is, read and checked like a structured invoice: well formed, required
+ * elements present, document type, date, VAT numbers and fiscal codes, recipient code for the
+ * format, VAT rates and natures, line totals, VAT summaries and the document total. The field of
+ * an error is `xml` with the element's path (`xml:DettaglioLinee[2]/AliquotaIVA`).
+ */
+export function checkFatturaXml(xml: string, field = 'xml'): FatturaSummary {
+  if (xml.length > 5 * 1024 * 1024) throw badUserInput(`${field} is larger than 5 MB`, field);
+  const read = readFattura(xml);
+  if (!read.ok) {
+    if (read.error === 'structure') throw badUserInput(`${field} is not a well-formed FatturaPA 1.2 document`, field);
+    throw badUserInput(`${field}: ${read.field} is missing or not valid`, `${field}:${read.field}`);
+  }
+  const s = read.summary;
+  const bad = (path: string, why: string): never => {
+    throw badUserInput(`${field}: ${path} ${why}`, `${field}:${path}`);
+  };
+  if (!(DOCUMENT_TYPES as readonly string[]).includes(s.documentType)) bad('TipoDocumento', 'is not a FatturaPA document type');
+  if (!isCalendarDay(s.date)) bad('Data', 'is not a day YYYY-MM-DD');
+  if (s.date > today()) bad('Data', 'is in the future');
+  if (!/\d/.test(s.number)) bad('Numero', 'must contain at least one digit');
+  if (s.sender.country !== 'IT') bad('CedentePrestatore/DatiAnagrafici/IdFiscaleIVA/IdPaese', 'must be IT for an Italian invoice');
+  if (!isValidItalianVat(s.sender.vatNumber ?? '')) bad('CedentePrestatore/DatiAnagrafici/IdFiscaleIVA/IdCodice', 'is not a valid Italian VAT number');
+  if (s.sender.fiscalCode !== null && !isValidFiscalCode(s.sender.fiscalCode)) bad('CedentePrestatore/DatiAnagrafici/CodiceFiscale', 'is not a valid fiscal code');
+  if (s.recipient.country === 'IT' && s.recipient.vatNumber !== null && !isValidItalianVat(s.recipient.vatNumber)) bad('CessionarioCommittente/DatiAnagrafici/IdFiscaleIVA/IdCodice', 'is not a valid Italian VAT number');
+  if (s.recipient.fiscalCode !== null && !isValidFiscalCode(s.recipient.fiscalCode)) bad('CessionarioCommittente/DatiAnagrafici/CodiceFiscale', 'is not a valid fiscal code');
+  const code = s.recipientCode ?? '';
+  if (!/^[A-Z0-9]+$/.test(code) || code.length !== RECIPIENT_CODE_LENGTH[s.format]) bad('DatiTrasmissione/CodiceDestinatario', `must be ${RECIPIENT_CODE_LENGTH[s.format]} letters and digits for ${s.format}`);
+  if (s.recipientPec !== null && code !== '0000000') bad('DatiTrasmissione/PECDestinatario', 'goes with CodiceDestinatario 0000000');
+  s.lines.forEach((l, i) => {
+    const at = `DettaglioLinee[${i}]`;
+    if (!(ITALIAN_VAT_RATES as readonly number[]).includes(l.vatRate)) bad(`${at}/AliquotaIVA`, `must be one of ${ITALIAN_VAT_RATES.join(', ')}`);
+    if (l.vatRate === 0 && (l.nature === null || !(VAT_NATURES as readonly string[]).includes(l.nature))) bad(`${at}/Natura`, 'is required (N1 … N7) on a 0 % line');
+    if (l.vatRate !== 0 && l.nature !== null) bad(`${at}/Natura`, 'applies to 0 % lines only');
+    if (Math.abs(cents(l.quantity * l.unitPrice) - l.totalPrice) > 0.01) bad(`${at}/PrezzoTotale`, `is not Quantita × PrezzoUnitario (${cents(l.quantity * l.unitPrice).toFixed(2)})`);
+  });
+  const expected = summariesOf(s.lines);
+  s.vatSummaries.forEach((r, i) => {
+    const at = `DatiRiepilogo[${i}]`;
+    const match = expected.find((e) => e.vatRate === r.vatRate && (e.nature ?? null) === (r.nature ?? null));
+    if (!match) bad(`${at}/AliquotaIVA`, 'has no line at this rate');
+    if (Math.abs(match!.taxable - r.taxable) > 0.01) bad(`${at}/ImponibileImporto`, `is not the sum of its lines (${match!.taxable.toFixed(2)})`);
+    if (Math.abs(cents((r.taxable * r.vatRate) / 100) - r.tax) > 0.01) bad(`${at}/Imposta`, `is not ImponibileImporto × AliquotaIVA (${cents((r.taxable * r.vatRate) / 100).toFixed(2)})`);
+  });
+  if (expected.length !== s.vatSummaries.length) bad('DatiRiepilogo', 'must have one summary per VAT rate of the lines');
+  if (s.total !== null && Math.abs(s.total - totalOfSummaries(s.vatSummaries)) > 0.01) bad('ImportoTotaleDocumento', `is not taxable plus VAT (${totalOfSummaries(s.vatSummaries).toFixed(2)})`);
+  return s;
+}

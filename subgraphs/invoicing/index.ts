@@ -1,0 +1,44 @@
+/**
+ * The invoicing subgraph: company configurations (also on the `Company` entity), Italian invoices
+ * from structured input or FatturaPA XML, the invoice list, live status subscriptions, and the
+ * upstream notification ingress (`/invoicing/callbacks/…`, reached through the gateway's
+ * `/callbacks/invoicing/…`).
+ */
+import { readFileSync } from 'node:fs';
+import { parse } from 'graphql';
+import type { Subgraph } from '../runtime/server.ts';
+import { layerSecret } from '../runtime/signing.ts';
+import { trackingStores } from '../runtime/tracking/stores.ts';
+import { INVOICING_POLICY } from './policy.ts';
+import { createResolvers } from './resolvers/index.ts';
+import { InvoicingService, type InvoicingServiceOptions } from './service.ts';
+import type { InvoicingFamily } from './upstream.ts';
+
+const typeDefs = parse(readFileSync(new URL('./schema.graphql', import.meta.url), 'utf8'));
+
+/**
+ * An invoicing subgraph with its own service and poller. Its tracked work lives on Redis when the
+ * `env` given has `REDIS_URL` (keys under `REDIS_PREFIX`), else in this process's memory; stores
+ * passed in `opts` win. Every `INVOICING_*` setting is read from that `env`.
+ */
+export function createInvoicingSubgraph(opts: InvoicingServiceOptions & { env: NodeJS.ProcessEnv }): Subgraph & { service: InvoicingService } {
+  const { env } = opts;
+  const shared = opts.store
+    ? null
+    : trackingStores<InvoicingFamily>({ redisUrl: env.REDIS_URL, secret: layerSecret(env), area: 'invoicing', policy: INVOICING_POLICY, prefix: env.REDIS_PREFIX?.trim() || undefined });
+  const service = new InvoicingService({ ...(shared ?? {}), ...opts });
+  return {
+    name: 'invoicing',
+    typeDefs,
+    resolvers: createResolvers(service),
+    http: (req, res, path) => service.http(req, res, path),
+    start: async (deps) => {
+      const stop = service.start(deps);
+      return async () => {
+        await stop();
+        await shared?.close();
+      };
+    },
+    service,
+  };
+}

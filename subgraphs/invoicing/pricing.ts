@@ -1,0 +1,20 @@
+/**
+ * The invoicing area's part of the cost estimate: a submission at the invoice price (plus the
+ * custom signature's when credentials are given), a configuration at most the price of one beyond
+ * the included ones; reads, lists and updates are free.
+ */
+import { surchargeOf } from '../../contract/prices.ts';
+import { endpointPrice, type PricingTable } from '../runtime/pricing.ts';
+import { INVOICING } from './upstream.ts';
+
+const submission = (args: Record<string, unknown>): number => endpointPrice(INVOICING.invoiceSubmit) + (args.signature ? surchargeOf('invoice', 'custom-signature') : 0);
+
+export const invoicingPricing: PricingTable = {
+  fields: {
+    'Mutation.configureInvoicing': { euro: () => Math.max(endpointPrice(INVOICING.configurationCreate), surchargeOf('invoice', 'extra-configuration')) },
+    'Mutation.issueInvoice': { euro: submission },
+    'Mutation.issueInvoiceXml': { euro: submission },
+    'InvoiceConnection.nodes': { maxItems: (_args, parentArgs) => (typeof parentArgs.first === 'number' ? parentArgs.first : 20) },
+  },
+  entities: {},
+};

@@ -1,0 +1,331 @@
+/**
+ * Every resolver of the invoicing subgraph, typed by the generated `Resolvers`. Inputs are checked
+ * before any call (BAD_USER_INPUT naming the field); submissions go through the service (paid once
+ * per idempotency key); live status comes from the kit's bus, latest state first.
+ */
+import { GraphQLError } from 'graphql';
+import type { SubgraphContext } from '../../runtime/context.ts';
+import { badUserInput, toClientError } from '../../runtime/errors.ts';
+import { DateTimeScalar, parseIsoDateTime } from '../../runtime/scalars.ts';
+import { idempotencyKey, relayTarget } from '../../runtime/tracking/args.ts';
+import { isObj } from '../../runtime/tracking/policy.ts';
+import { email, fiscalCode, isCalendarDay, italianCodeShape, requiredText, vatOrFiscalCode } from '../../runtime/validate.ts';
+import { UpstreamError } from '../../upstream/errors.ts';
+import type {
+  InvoiceDirection,
+  InvoiceResolvers,
+  InvoiceState,
+  InvoicingConfigurationResolvers,
+  InvoicingEvent,
+  Resolvers,
+  SdiStatus,
+} from '../__generated__/resolvers-types.ts';
+import { buildFattura, checkFatturaXml, invoiceFromInput, type InvoiceIn } from '../fatturapa.ts';
+import type { InvoiceParent, Obj } from '../mappers.ts';
+import { INVOICING_POLICY, secondsOf } from '../policy.ts';
+import { eventName, invoiceTopic, tenantTopic, type InvoicingEventName, type InvoicingService, type SignatureCredentials, type TrackedInvoice } from '../service.ts';
+
+const INVOICE_STATES: readonly string[] = ['NEW', 'SENT', 'RECEIVED', 'DONE', 'ERROR'];
+const SDI_STATUSES: readonly string[] = ['BOOKED', 'SENT', 'DELIVERED', 'NOT_DELIVERED', 'RECEIVED', 'ACCEPTED', 'REJECTED', 'TERMS_EXPIRED', 'ERROR'];
+const INVOICE_ID = /^[0-9a-f]{24}$/;
+
+const str = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : typeof v === 'number' ? String(v) : null);
+const numOrNull = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : null);
+const iso = (v: unknown): string | null => {
+  const s = secondsOf(v);
+  return s === null ? null : new Date(s * 1000).toISOString();
+};
+
+function invoiceId(value: string, field = 'id'): string {
+  const v = value.trim().toLowerCase();
+  if (!INVOICE_ID.test(v)) throw badUserInput(`${field} must be an invoice id of 24 hexadecimal characters`, field);
+  return v;
+}
+
+/** A live stream of snapshots as `{ <field>: snapshot }` payloads, keeping `return()` for clean-up. */
+function payloads<K extends string, V>(key: K, source: AsyncIterableIterator<V>): AsyncIterableIterator<{ [k in K]: V }> {
+  const wrap = (r: IteratorResult<V>): IteratorResult<{ [k in K]: V }> => (r.done ? { value: undefined, done: true } : { value: { [key]: r.value } as { [k in K]: V }, done: false });
+  const it: AsyncIterableIterator<{ [k in K]: V }> = {
+    [Symbol.asyncIterator]: () => it,
+    next: async () => wrap(await source.next()),
+    return: async () => wrap(source.return ? await source.return() : { value: undefined, done: true }),
+    throw: async (e?: unknown) => wrap(source.throw ? await source.throw(e) : { value: undefined, done: true }),
+  };
+  return it;
+}
+
+/** Errors thrown while setting up a subscription take the same codes as query errors. */
+const clientError = (err: unknown): unknown => toClientError(err) ?? err;
+
+function signatureOf(input: { user: string; password: string } | null | undefined): SignatureCredentials | null {
+  if (!input) return null;
+  return { user: requiredText(input.user, 'signature.user', 200), password: requiredText(input.password, 'signature.password', 200) };
+}
+
+function credentialsOf(input: { taxCode: string; password: string; pin: string } | null | undefined, field: string): { taxCode: string; password: string; pin: string } | null {
+  if (!input) return null;
+  return {
+    taxCode: fiscalCode(input.taxCode, `${field}.taxCode`),
+    password: requiredText(input.password, `${field}.password`, 200),
+    pin: requiredText(input.pin, `${field}.pin`, 50),
+  };
+}
+
+/** The configuration's fiscal id: an Italian VAT number or fiscal code, checksum-validated. */
+function configFiscalId(value: string, field: string): string {
+  return vatOrFiscalCode(value, field).code;
+}
+
+/** The progressive number of a transmission (`ProgressivoInvio`, up to 10 letters and digits) from the document number. */
+function progressiveOf(number: string): string {
+  const clean = number.replace(/[^A-Za-z0-9]/g, '').slice(-10);
+  return clean === '' ? '1' : clean;
+}
+
+/** Per request: the account's configurations, read once (free) for every company asked about. */
+const configurationsByRequest = new WeakMap<SubgraphContext, Promise<Obj[]>>();
+
+export function createResolvers(service: InvoicingService): Resolvers {
+  const relayOpts = { allowPrivate: service.allowPrivateRelay };
+
+  const Invoice: InvoiceResolvers = {
+    id: (p) => p.id,
+    state: (p) => {
+      const s = str(p.record.state);
+      return (s !== null && INVOICE_STATES.includes(s) ? s : 'RAW_UNKNOWN') as InvoiceState;
+    },
+    rawState: (p) => str(p.record.state),
+    direction: (p) => (p.record.direction === 'incoming' ? 'INCOMING' : 'OUTGOING') as InvoiceDirection,
+    fiscalId: (p) => str(p.record.fiscal_id),
+    documentType: (p) => str(p.record.type),
+    documentNumber: (p) => str(p.record.document_number),
+    issueDate: (p) => str(p.record.issue_date),
+    currency: (p) => str(p.record.currency),
+    totalAmount: (p) => numOrNull(p.record.total_gross_amount ?? p.record.total_amount_including_tax),
+    taxableAmount: (p) => numOrNull(p.record.total_amount_excluding_tax),
+    taxAmount: (p) => numOrNull(p.record.total_tax_amount),
+    payableAmount: (p) => numOrNull(p.record.total_payable_amount),
+    toPublicAdministration: (p) => (typeof p.record.to_pa === 'boolean' ? p.record.to_pa : null),
+    lines: (p) => (Array.isArray(p.record.invoice_lines) ? p.record.invoice_lines.filter(isObj) : []),
+    sender: (p) => (isObj(p.record.sender) ? p.record.sender : null),
+    recipient: (p) => (isObj(p.record.recipient) ? p.record.recipient : null),
+    sdi: (p) => (isObj(p.record.details) ? p.record.details : null),
+    createdAt: (p) => iso(p.record.create_at ?? p.record.created_at),
+    updatedAt: (p) => iso(p.record.updated_at ?? p.record.create_at),
+  };
+
+  const InvoicingConfiguration: InvoicingConfigurationResolvers = {
+    id: (c) => String(c.id ?? ''),
+    fiscalId: (c) => String(c.fiscal_id ?? ''),
+    name: (c) => String(c.name ?? ''),
+    email: (c) => String(c.email ?? ''),
+    customerInvoices: (c) => c.customer_invoice !== false,
+    supplierInvoices: (c) => c.supplier_invoice === true,
+    receipts: (c) => c.receipts === true,
+    receiptsCredentialsTaxCode: (c) => (isObj(c.receipts_authentication) ? str(c.receipts_authentication.taxCode) : null),
+    events: (c) => [
+      ...new Set(
+        (Array.isArray(c.api_configurations) ? c.api_configurations : [])
+          .map((a) => (isObj(a) ? eventName(a.event) : null))
+          .filter((e): e is InvoicingEventName => e !== null),
+      ),
+    ] as InvoicingEvent[],
+    active: (c) => c.active !== false,
+    createdAt: (c) => iso(c.create_timestamp),
+  };
+
+  const defaultEvents = (customer: boolean, supplier: boolean, receipts: boolean): InvoicingEventName[] => [
+    ...(customer ? (['CUSTOMER_INVOICE'] as const) : []),
+    ...(supplier ? (['SUPPLIER_INVOICE'] as const) : []),
+    ...(receipts ? (['RECEIPT', 'RECEIPT_RETRY', 'RECEIPT_ERROR'] as const) : []),
+  ];
+
+  return {
+    DateTime: DateTimeScalar,
+    Query: {
+      invoicingConfigurations: (_r, _a, ctx) => service.configurations(ctx),
+      invoice: async (_r, { id }, ctx) => {
+        const key = invoiceId(id);
+        try {
+          return await service.read(ctx, 'INVOICE', key);
+        } catch (err) {
+          if (err instanceof UpstreamError && err.kind === 'http' && (err.status === 404 || err.status === 400)) return null;
+          throw err;
+        }
+      },
+      invoices: async (_r, { filter, first, after }, ctx) => {
+        const size = first ?? 20;
+        if (!Number.isInteger(size) || size < 1 || size > 100) throw badUserInput('first must be between 1 and 100', 'first');
+        let offset = 0;
+        if (after !== null && after !== undefined) {
+          const m = /^o:(\d{1,7})$/.exec(Buffer.from(after, 'base64url').toString('utf8'));
+          if (!m) throw badUserInput('after is not a cursor of this list', 'after');
+          offset = Number(m[1]);
+        }
+        const query: Record<string, string | number | undefined> = { skip: offset, limit: Math.min(100, size + 1) };
+        if (filter?.direction) query.direction = filter.direction === 'INCOMING' ? 'incoming' : 'outgoing';
+        if (filter?.states && filter.states.length > 0) {
+          const bad = filter.states.find((s) => s === 'RAW_UNKNOWN');
+          if (bad) throw badUserInput('filter.states: RAW_UNKNOWN is no state to filter by', 'filter.states');
+          query.state = filter.states.join(',');
+        }
+        if (filter?.fiscalId) query.fiscal_id = configFiscalId(filter.fiscalId, 'filter.fiscalId');
+        if (filter?.documentType) query.type = requiredText(filter.documentType, 'filter.documentType', 4).toUpperCase();
+        if (filter?.documentNumber) query.document_number = requiredText(filter.documentNumber, 'filter.documentNumber', 20);
+        for (const [k, q] of [['issuedAfter', 'issue_date[after]'], ['issuedBefore', 'issue_date[before]']] as const) {
+          const v = filter?.[k];
+          if (v === null || v === undefined) continue;
+          if (!isCalendarDay(v)) throw badUserInput(`filter.${k} must be a day YYYY-MM-DD`, `filter.${k}`);
+          query[q] = v;
+        }
+        const items = await service.page(ctx, query);
+        const nodes: InvoiceParent[] = items.slice(0, size).map((r) => ({ id: String(r.id), record: r }));
+        const hasNextPage = items.length > size;
+        return { nodes, pageInfo: { hasNextPage, endCursor: hasNextPage ? Buffer.from(`o:${offset + size}`).toString('base64url') : null } };
+      },
+    },
+    Mutation: {
+      configureInvoicing: (_r, { input }, ctx) => {
+        const customer = input.customerInvoices ?? true;
+        const supplier = input.supplierInvoices ?? false;
+        const receipts = input.receipts ?? false;
+        const credentials = credentialsOf(input.receiptsCredentials, 'input.receiptsCredentials');
+        if (receipts && credentials === null) throw badUserInput('input.receiptsCredentials are required to send receipts', 'input.receiptsCredentials');
+        return service.configure(ctx, {
+          fiscalId: configFiscalId(input.fiscalId, 'input.fiscalId'),
+          name: requiredText(input.name, 'input.name', 200),
+          email: email(input.email, 'input.email'),
+          customerInvoices: customer,
+          supplierInvoices: supplier,
+          receipts,
+          credentials,
+          events: [...new Set(input.events ?? defaultEvents(customer, supplier, receipts))] as InvoicingEventName[],
+          relay: relayTarget(input.callback, 'input.callback', relayOpts),
+        });
+      },
+      updateInvoicingConfiguration: (_r, { input }, ctx) => {
+        const change: Parameters<InvoicingService['update']>[1] = { fiscalId: configFiscalId(input.fiscalId, 'input.fiscalId') };
+        if (input.receipts !== null && input.receipts !== undefined) change.receipts = input.receipts;
+        const credentials = credentialsOf(input.receiptsCredentials, 'input.receiptsCredentials');
+        if (credentials) change.credentials = credentials;
+        if (input.events) change.events = [...new Set(input.events)] as InvoicingEventName[];
+        if (input.callback) change.relay = relayTarget(input.callback, 'input.callback', relayOpts);
+        return service.update(ctx, change);
+      },
+      issueInvoice: (_r, { input, signature, idempotencyKey: key }, ctx) => {
+        const idem = idempotencyKey(key);
+        const sig = signatureOf(signature);
+        const summary = invoiceFromInput(input as InvoiceIn);
+        const xml = buildFattura(summary, progressiveOf(summary.number));
+        // The document built is read back and checked like any given XML.
+        checkFatturaXml(xml);
+        return service.issue(ctx, xml, sig, idem);
+      },
+      issueInvoiceXml: (_r, { xml, signature, idempotencyKey: key }, ctx) => {
+        const idem = idempotencyKey(key);
+        const sig = signatureOf(signature);
+        checkFatturaXml(xml);
+        return service.issue(ctx, xml, sig, idem);
+      },
+    },
+    Subscription: {
+      invoiceUpdated: {
+        subscribe: async (_r, { id }, ctx: SubgraphContext) => {
+          const { tenant } = ctx.auth;
+          if (id !== null && id !== undefined) {
+            let entry: TrackedInvoice;
+            try {
+              entry = await service.findForSubscription(ctx, invoiceId(id), 'INVOICE');
+            } catch (err) {
+              if (err instanceof UpstreamError && err.kind === 'http' && (err.status === 400 || err.status === 404)) {
+                throw new GraphQLError(`no invoice ${id} of this account`, { extensions: { code: 'NOT_FOUND' } });
+              }
+              throw clientError(err);
+            }
+            const source = service.bus.subscribe(invoiceTopic(tenant, entry.id), {
+              initial: async () => [(await service.store.get(tenant, entry.id)) ?? entry],
+              identity: (e) => e.id,
+              version: (e) => e.seq,
+              until: (e) => INVOICING_POLICY.isFinal(e.rawState),
+            });
+            return payloads('invoiceUpdated', source);
+          }
+          const source = service.bus.subscribe(tenantTopic(tenant), {
+            replayLatest: false,
+            initial: async () => (await service.store.list(tenant, 'INVOICE')).filter((e) => e.record.direction !== 'incoming' && !INVOICING_POLICY.isFinal(e.rawState)),
+            filter: (e) => e.record.direction !== 'incoming',
+            identity: (e) => e.id,
+            version: (e) => e.seq,
+          });
+          return payloads('invoiceUpdated', source);
+        },
+      },
+      invoiceReceived: {
+        subscribe: (_r, { since }, ctx: SubgraphContext) => {
+          const { tenant } = ctx.auth;
+          let after: number | null = null;
+          if (since !== null && since !== undefined) {
+            const ms = parseIsoDateTime(since);
+            if (ms === null) throw badUserInput('since must be an ISO 8601 date-time', 'since');
+            after = Math.floor(ms / 1000);
+          }
+          const source = service.bus.subscribe(tenantTopic(tenant), {
+            replayLatest: false,
+            initial: async () =>
+              after === null ? [] : (await service.store.list(tenant, 'INVOICE')).filter((e) => e.record.direction === 'incoming' && (e.createdAt ?? 0) > after!),
+            filter: (e) => e.record.direction === 'incoming',
+            identity: (e) => e.id,
+            version: (e) => e.seq,
+          });
+          return payloads('invoiceReceived', source);
+        },
+      },
+    },
+    Company: {
+      __resolveReference: (ref) => ref,
+      lookupCode: (c) => c.lookupCode,
+      invoicingConfiguration: async (company, _a, ctx) => {
+        // Only a VAT number or a fiscal code names a configuration (an Openapi id does not).
+        if (italianCodeShape(company.lookupCode) === null) return null;
+        let all = configurationsByRequest.get(ctx);
+        if (!all) {
+          all = service.configurations(ctx);
+          configurationsByRequest.set(ctx, all);
+        }
+        return (await all).find((c) => String(c.fiscal_id ?? '').toUpperCase() === company.lookupCode.toUpperCase()) ?? null;
+      },
+    },
+    Invoice,
+    InvoicingConfiguration,
+    InvoiceLine: {
+      number: (l) => (typeof l.line_number === 'number' ? l.line_number : null),
+      description: (l) => str(l.description),
+      quantity: (l) => numOrNull(l.quantity),
+      unitPrice: (l) => numOrNull(l.unit_price),
+      totalPrice: (l) => numOrNull(l.total_price),
+      vatRate: (l) => numOrNull(l.vat_rate),
+      nature: (l) => str(l.nature),
+    },
+    InvoiceParty: {
+      name: (p) => str(p.name),
+      vatNumber: (p) => str(p.vat_id),
+      fiscalCode: (p) => str(p.tax_code),
+      street: (p) => str(p.street),
+      city: (p) => str(p.city),
+      zip: (p) => str(p.zip),
+      province: (p) => str(p.province),
+      country: (p) => str(p.country_code),
+    },
+    SdiDetails: {
+      id: (d) => str(d.sdi_id),
+      fileName: (d) => str(d.sdi_filename),
+      status: (d) => {
+        const s = str(d.sdi_status);
+        return (s === null ? null : SDI_STATUSES.includes(s) ? s : 'RAW_UNKNOWN') as SdiStatus | null;
+      },
+      rawStatus: (d) => str(d.sdi_status),
+      message: (d) => str(d.sdi_message),
+      updatedAt: (d) => str(d.sdi_update_date),
+    },
+  };
+}

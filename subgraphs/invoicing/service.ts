@@ -1,0 +1,186 @@
+/**
+ * The invoicing area's work: the kit's service (`runtime/tracking/service.ts`) over the invoice
+ * family and the invoicing state policy, plus what is the area's own: company configurations (with
+ * the layer's one signed callback per configuration, registered upstream for the chosen events),
+ * and invoice submission as FatturaPA XML (paid, under an idempotency key, custom signature
+ * credentials in the submission's headers only). Settings: `INVOICING_*` of the env given.
+ */
+import { createHash } from 'node:crypto';
+import { INVOICE_CONFIGURATIONS_INCLUDED, priceOf, surchargeOf } from '../../contract/prices.ts';
+import type { SubgraphContext } from '../runtime/context.ts';
+import { requestTopicOf, tenantTopicOf, TrackingService, type TrackingServiceOptions } from '../runtime/tracking/service.ts';
+import type { Obj } from '../runtime/tracking/policy.ts';
+import { isObj } from '../runtime/tracking/policy.ts';
+import type { RelayTarget, TrackedRequest } from '../runtime/tracking/store.ts';
+import { UpstreamError } from '../upstream/errors.ts';
+import { INVOICING_AREA } from './policy.ts';
+import { INVOICING, type InvoicingFamily, type InvoicingKind } from './upstream.ts';
+
+export type InvoicingServiceOptions = TrackingServiceOptions<InvoicingFamily>;
+export type TrackedInvoice = TrackedRequest<InvoicingFamily>;
+
+/** The contract's six events, in the vendor's enum spelling, by GraphQL name. */
+export const EVENT_NAMES = {
+  RECEIPT: 'receipt',
+  RECEIPT_CREDENTIALS: 'receipt-credentials',
+  RECEIPT_RETRY: 'receipt-retry',
+  RECEIPT_ERROR: 'receipt-error',
+  CUSTOMER_INVOICE: 'customer-invoice',
+  SUPPLIER_INVOICE: 'supplier-invoice',
+} as const;
+export type InvoicingEventName = keyof typeof EVENT_NAMES;
+
+/** An event as the service spells it (dash or underscore) → its GraphQL name, or null. */
+export function eventName(upstream: unknown): InvoicingEventName | null {
+  if (typeof upstream !== 'string') return null;
+  const n = upstream.trim().toLowerCase().replace(/_/g, '-');
+  const hit = (Object.entries(EVENT_NAMES) as Array<[InvoicingEventName, string]>).find(([, v]) => v === n);
+  return hit ? hit[0] : null;
+}
+
+/** Events whose deliveries name an invoice (re-read through the invoice family). */
+const INVOICE_EVENTS: readonly InvoicingEventName[] = ['CUSTOMER_INVOICE', 'SUPPLIER_INVOICE'];
+
+export interface ConfigurationOrder {
+  fiscalId: string;
+  name: string;
+  email: string;
+  customerInvoices: boolean;
+  supplierInvoices: boolean;
+  receipts: boolean;
+  credentials: { taxCode: string; password: string; pin: string } | null;
+  events: InvoicingEventName[];
+  relay: RelayTarget | null;
+}
+
+export interface ConfigurationChange {
+  fiscalId: string;
+  receipts?: boolean;
+  credentials?: { taxCode: string; password: string; pin: string };
+  events?: InvoicingEventName[];
+  relay?: RelayTarget | null;
+}
+
+/** Custom signature credentials of one submission: only ever in its headers. */
+export interface SignatureCredentials {
+  user: string;
+  password: string;
+}
+
+/** Topic of one invoice's changes. */
+export const invoiceTopic = (tenant: string, id: string): string => requestTopicOf(INVOICING_AREA.name, tenant, id);
+/** Topic of every change of a tenant's invoices. */
+export const tenantTopic = (tenant: string): string => tenantTopicOf(INVOICING_AREA.name, tenant);
+
+export class InvoicingService extends TrackingService<InvoicingFamily, InvoicingKind> {
+  constructor(opts: InvoicingServiceOptions = {}) {
+    super(INVOICING_AREA, opts);
+  }
+
+  /** The account's configurations (free). */
+  async configurations(ctx: SubgraphContext): Promise<Obj[]> {
+    try {
+      const list = await ctx.upstream.call<unknown>(ctx, INVOICING.configurationList);
+      return Array.isArray(list) ? list.filter(isObj) : [];
+    } catch (err) {
+      if (err instanceof UpstreamError && err.graphqlCode === 'UPSTREAM_NOT_FOUND') return [];
+      throw err;
+    }
+  }
+
+  /** The configuration of one fiscal id, or null (free). */
+  async configuration(ctx: SubgraphContext, fiscalId: string): Promise<Obj | null> {
+    try {
+      const c = await ctx.upstream.call<unknown>(ctx, INVOICING.configurationGet, { params: { fiscalId } });
+      return isObj(c) ? c : null;
+    } catch (err) {
+      if (err instanceof UpstreamError && err.graphqlCode === 'UPSTREAM_NOT_FOUND') return null;
+      throw err;
+    }
+  }
+
+  /**
+   * The `api_configurations` the layer registers for `events`: its own signed callback (one per
+   * configuration) for the invoice events; none when the layer has no public URL.
+   */
+  private async apiConfigurations(ctx: SubgraphContext, fiscalId: string, events: readonly InvoicingEventName[], relay: RelayTarget | null): Promise<Obj[]> {
+    const wanted = events.filter((e) => INVOICE_EVENTS.includes(e));
+    if (wanted.length === 0) return [];
+    const url = await this.configCallback(ctx, 'INVOICE', fiscalId, relay);
+    if (url === null) return [];
+    return wanted.map((e) => ({ event: EVENT_NAMES[e], callback: { url, method: 'JSON', field: 'data', headers: {}, retry: 5 } }));
+  }
+
+  /**
+   * Creates a configuration: free for the account's first ten, each further one charged (the
+   * account's configurations are counted first, free).
+   */
+  async configure(ctx: SubgraphContext, order: ConfigurationOrder): Promise<Obj> {
+    const existing = await this.configurations(ctx);
+    const price = existing.length >= INVOICE_CONFIGURATIONS_INCLUDED ? surchargeOf('invoice', 'extra-configuration') : priceOf('invoice', 'POST', INVOICING.configurationCreate.path);
+    const body: Obj = {
+      fiscal_id: order.fiscalId,
+      name: order.name,
+      email: order.email,
+      customer_invoice: order.customerInvoices,
+      supplier_invoice: order.supplierInvoices,
+      receipts: order.receipts,
+      api_configurations: await this.apiConfigurations(ctx, order.fiscalId, order.events, order.relay),
+    };
+    if (order.credentials) body.receipts_authentication = order.credentials;
+    const rec = await ctx.upstream.call<unknown>(ctx, INVOICING.configurationCreate, { body, price });
+    if (!isObj(rec)) throw new UpstreamError('decode', 'the answer carries no configuration', 'invoice', 'api_configurations', 200);
+    return rec;
+  }
+
+  /** Updates receipts, credentials, events or the relay of a configuration (free). */
+  async update(ctx: SubgraphContext, change: ConfigurationChange): Promise<Obj> {
+    const body: Obj = { fiscal_id: change.fiscalId };
+    if (change.receipts !== undefined) body.receipts = change.receipts;
+    if (change.credentials !== undefined) body.receipts_authentication = change.credentials;
+    if (change.events !== undefined || change.relay !== undefined) {
+      let events = change.events;
+      if (events === undefined) {
+        const now = await this.configuration(ctx, change.fiscalId);
+        events = (Array.isArray(now?.api_configurations) ? now.api_configurations : [])
+          .map((a) => (isObj(a) ? eventName(a.event) : null))
+          .filter((e): e is InvoicingEventName => e !== null);
+      }
+      const relay = change.relay !== undefined ? change.relay : ((await this.store.configReservation(ctx.auth.tenant, change.fiscalId))?.relay ?? null);
+      body.api_configurations = await this.apiConfigurations(ctx, change.fiscalId, [...new Set(events)], relay);
+    }
+    const rec = await ctx.upstream.call<unknown>(ctx, INVOICING.configurationUpdate, { body });
+    if (!isObj(rec)) throw new UpstreamError('decode', 'the answer carries no configuration', 'invoice', 'IT-configuration', 200);
+    return rec;
+  }
+
+  /**
+   * Submits a checked FatturaPA document (paid once per idempotency key). Notifications come to the
+   * configuration's callback, so the submission carries none. Custom signature credentials go in
+   * the headers of this one call and are charged the signature's price on top.
+   */
+  issue(ctx: SubgraphContext, xml: string, signature: SignatureCredentials | null, key: string | null): Promise<TrackedInvoice> {
+    const ep = INVOICING.invoiceSubmit;
+    const price = priceOf(ep.area, ep.method, ep.path) + (signature ? surchargeOf('invoice', 'custom-signature') : 0);
+    const fingerprint = { xml: createHash('sha256').update(xml).digest('base64url'), customSignature: signature !== null };
+    return this.create(ctx, 'INVOICE', fingerprint, null, key, {
+      callback: false,
+      options: {
+        raw: { contentType: 'application/xml', body: xml },
+        headers: signature ? { 'x-signature-user': signature.user, 'x-signature-password': signature.password } : undefined,
+        price,
+      },
+    });
+  }
+
+  /** One page of the caller's invoices as the service lists them (free), `first + 1` asked to know whether more follow. */
+  async page(ctx: SubgraphContext, query: Record<string, string | number | undefined>): Promise<Obj[]> {
+    try {
+      const list = await ctx.upstream.call<unknown>(ctx, INVOICING.invoiceList, { query });
+      return Array.isArray(list) ? list.filter(isObj) : [];
+    } catch (err) {
+      if (err instanceof UpstreamError && err.graphqlCode === 'UPSTREAM_NOT_FOUND') return [];
+      throw err;
+    }
+  }
+}

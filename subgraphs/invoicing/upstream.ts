@@ -1,0 +1,38 @@
+/**
+ * The invoicing area's REST endpoints (`invoice.openapi.com`): the one table of paths, so a
+ * deployment changes a path here. The contract's paths are the default (`/api_configurations`,
+ * `/IT-configuration`, `/invoices`, `/IT-invoices_import`, `/WW-invoices`,
+ * `/certificates/qes-automatic`); the vendor's (`/IT-configurations`, `/IT-invoices`,
+ * `/IT-receipts`) fill what the contract does not show (submission of Italian invoices, one
+ * invoice, configurations read by fiscal id, receipts), and the SDI's `/invoices_download/{id}`
+ * serves an invoice's document (XML or PDF by `Accept`).
+ */
+import type { FamilyTable } from '../runtime/tracking/policy.ts';
+import { defineEndpoints, type Endpoint } from '../upstream/endpoint.ts';
+
+/** Paid submissions get a longer timeout (they are never retried). */
+const SUBMIT_TIMEOUT = 30_000;
+
+const get = (path: string): Endpoint => ({ area: 'invoice', method: 'GET', path });
+const submit = (method: 'POST' | 'PATCH' | 'DELETE', path: string): Endpoint => ({ area: 'invoice', method, path, timeoutMs: SUBMIT_TIMEOUT });
+
+export const INVOICING = defineEndpoints({
+  configurationCreate: submit('POST', '/api_configurations'),
+  configurationUpdate: submit('PATCH', '/IT-configuration'),
+  configurationList: get('/IT-configurations'),
+  configurationGet: get('/IT-configurations/{fiscalId}'),
+
+  invoiceSubmit: submit('POST', '/IT-invoices'),
+  invoiceList: get('/invoices'),
+  invoiceGet: get('/IT-invoices/{id}'),
+  invoiceXml: { area: 'invoice', method: 'GET', path: '/invoices_download/{id}', timeoutMs: 60_000, headers: { accept: 'application/xml' } },
+  invoicePdf: { area: 'invoice', method: 'GET', path: '/invoices_download/{id}', timeoutMs: 60_000, headers: { accept: 'application/pdf' } },
+});
+
+/** The families of tracked work, as the GraphQL schema names them. */
+export type InvoicingFamily = 'INVOICE';
+export type InvoicingKind = 'invoice';
+
+export const FAMILIES: FamilyTable<InvoicingFamily, InvoicingKind> = {
+  INVOICE: { family: 'INVOICE', kind: 'invoice', create: INVOICING.invoiceSubmit, get: INVOICING.invoiceGet, list: INVOICING.invoiceList, download: INVOICING.invoicePdf },
+};

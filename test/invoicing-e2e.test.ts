@@ -1,0 +1,300 @@
+/**
+ * E-invoicing end to end, as an accounting frontend sees it: the real stack (emulator, subgraphs,
+ * gateway) on loopback ports, GraphQL over HTTP, live status over graphql-ws, the upstream's
+ * notifications through the gateway's callback ingress (one signed callback per configuration).
+ *
+ * The emulator's SDI moves only when told (`invoice/timing` 0, then `invoice/advance`), so no
+ * assertion depends on time; timeouts below are safety limits only.
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createClient, type Client, type FormattedExecutionResult } from 'graphql-ws';
+import WebSocket from 'ws';
+import { makeFiscalCode } from '../contract/checksums.ts';
+import { startTestStack, type TestStack } from './support/stack.ts';
+import { withSafety } from './support/safety.ts';
+
+const ENV = { LAYER_SECRET: 'invoicing-e2e-test-secret-0123456789', INVOICING_RELAY_ALLOW_PRIVATE: '1', INVOICING_POLL_INTERVAL_MS: '60000' };
+const SAFETY_MS = 20_000;
+
+type Obj = Record<string, unknown>;
+type Result = FormattedExecutionResult<Obj, unknown>;
+
+/** The issuing company (OpenAPI S.p.A., the vendor's own example) and two customers. */
+const SENDER_VAT = '12485671007';
+const CUSTOMER_VAT = '01234567897';
+const PA_VAT = '02222222222';
+const PERSON_CF = makeFiscalCode({ surname: 'Rossi', name: 'Maria', birthDate: '1980-04-12', gender: 'F', cadastralCode: 'H501' });
+
+let t: TestStack;
+const clients: Client[] = [];
+
+const auth = (token: string): Record<string, string> => ({ authorization: `Bearer ${token}` });
+
+async function gql<T = Obj>(token: string, query: string, variables: Obj = {}): Promise<{ data: T; cost: NonNullable<NonNullable<Awaited<ReturnType<TestStack['gql']>>['extensions']>['cost']> }> {
+  const res = await t.gql<T>(query, variables, auth(token));
+  expect(res.errors, JSON.stringify(res.errors)).toBeUndefined();
+  return { data: res.data as T, cost: res.extensions!.cost! };
+}
+
+function subscribe(token: string, query: string, variables: Obj): AsyncIterableIterator<Result> {
+  const client = createClient({ url: t.stack.gateway.wsUrl, webSocketImpl: WebSocket, connectionParams: auth(token), retryAttempts: 0, lazy: true });
+  clients.push(client);
+  return client.iterate<Obj>({ query, variables });
+}
+
+async function next(it: AsyncIterableIterator<Result>, what: string): Promise<Obj> {
+  const r = await withSafety(it.next(), what, SAFETY_MS);
+  expect(r.done, `${what}: stream ended`).toBe(false);
+  expect(r.value.errors, JSON.stringify(r.value.errors)).toBeUndefined();
+  return r.value.data as Obj;
+}
+
+const CONFIGURE = `mutation($input: ConfigureInvoicingInput!) { configureInvoicing(input: $input) { id fiscalId name email customerInvoices supplierInvoices receipts events active } }`;
+const ISSUE = `mutation($input: InvoiceInput!, $signature: SignatureCredentialsInput, $key: String) {
+  issueInvoice(input: $input, signature: $signature, idempotencyKey: $key) { id state direction documentNumber totalAmount taxableAmount taxAmount toPublicAdministration sdi { status } lines { number vatRate totalPrice } }
+}`;
+const UPDATED = `subscription($id: ID) { invoiceUpdated(id: $id) { id state sdi { status message } } }`;
+
+const party = (name: string, vatNumber: string | null, fiscalCode: string | null = null): Obj => ({
+  name,
+  vatNumber,
+  fiscalCode,
+  street: 'Via Roma 1',
+  zip: '00100',
+  city: 'Roma',
+  province: 'RM',
+});
+
+function invoiceInput(over: Obj = {}): Obj {
+  return {
+    number: 'FT-2025/001',
+    date: '2025-01-31',
+    sender: party('Openapi SpA', SENDER_VAT),
+    recipient: party('Cliente Srl', CUSTOMER_VAT),
+    recipientCode: 'ABC1234',
+    lines: [
+      { description: 'Consulenza', quantity: 2, unitPrice: 100, vatRate: 22 },
+      { description: 'Libro', quantity: 1, unitPrice: 50, vatRate: 4 },
+    ],
+    ...over,
+  };
+}
+
+async function configure(token: string, over: Obj = {}): Promise<Obj> {
+  const { data } = await gql<{ configureInvoicing: Obj }>(token, CONFIGURE, {
+    input: { fiscalId: SENDER_VAT, name: 'Openapi SpA', email: 'fatture@example.com', supplierInvoices: true, ...over },
+  });
+  return data.configureInvoicing;
+}
+
+beforeAll(async () => {
+  t = await startTestStack(ENV);
+}, 60_000);
+
+afterAll(async () => {
+  await Promise.all(clients.map((c) => c.dispose()));
+  await t?.close();
+});
+
+beforeEach(async () => {
+  await t.control('invoice/timing', { sentAfterMs: 0, outcomeAfterMs: 0, paTermsAfterMs: 0 });
+  await t.clearCalls();
+});
+
+const callsOf = async (): Promise<string[]> => (await t.calls('invoice')).map((c) => `${c.method} ${c.path.replace(/[0-9a-f]{24}/, '{id}')} ${c.status}`);
+
+describe('configurations', () => {
+  it('configures a company (free: the account has fewer than ten) with the layer callback for its events, and shows it on Company', async () => {
+    const token = await t.createToken(50);
+    const config = await configure(token);
+    expect(config).toMatchObject({ fiscalId: SENDER_VAT, email: 'fatture@example.com', customerInvoices: true, supplierInvoices: true, receipts: false, active: true });
+    expect(config.events).toEqual(['CUSTOMER_INVOICE', 'SUPPLIER_INVOICE']);
+    expect(await callsOf()).toEqual(['GET /IT-configurations 200', 'POST /api_configurations 200']);
+    expect(await t.credit(token)).toBe(50);
+
+    // Registered upstream: the layer's own signed callback under /callbacks/invoicing/, once for both events.
+    const upstream = await gql<{ invoicingConfigurations: Obj[] }>(token, `{ invoicingConfigurations { fiscalId events } }`);
+    expect(upstream.data.invoicingConfigurations).toEqual([{ fiscalId: SENDER_VAT, events: ['CUSTOMER_INVOICE', 'SUPPLIER_INVOICE'] }]);
+
+    // Joined through the gateway by the Company key: one free list of the account's configurations, no company data bought.
+    await t.clearCalls();
+    const joined = await gql<{ a: Obj; b: Obj }>(
+      token,
+      `query($a: String!, $b: String!) { a: company(vatCode: $a) { vatCode invoicingConfiguration { fiscalId email events } } b: company(vatCode: $b) { invoicingConfiguration { fiscalId } } }`,
+      { a: SENDER_VAT, b: CUSTOMER_VAT },
+    );
+    expect(joined.data).toEqual({ a: { vatCode: SENDER_VAT, invoicingConfiguration: { fiscalId: SENDER_VAT, email: 'fatture@example.com', events: ['CUSTOMER_INVOICE', 'SUPPLIER_INVOICE'] } }, b: { invoicingConfiguration: null } });
+    expect(joined.cost.euro).toBe(0);
+    expect(await callsOf()).toEqual(['GET /IT-configurations 200']);
+    expect(await t.calls('company')).toEqual([]);
+
+    // A second configuration of the same company is refused by the service.
+    const again = await t.gql(CONFIGURE, { input: { fiscalId: SENDER_VAT, name: 'x', email: 'a@b.it' } }, auth(token));
+    expect(again.errors?.[0]?.extensions?.upstream).toBeDefined();
+  });
+
+  it('the eleventh configuration costs one euro, the first ten nothing', async () => {
+    const token = await t.createToken(5);
+    const vats = ['01234567897', '09876543217', '11111111115', '02222222222', '12485671007', '00000000000', '03333333333', '04444444444', '05555555555', '06666666666', '07777777777'];
+    const { isValidItalianVat } = await import('../contract/checksums.ts');
+    const valid = vats.filter(isValidItalianVat);
+    const { makeItalianVat } = await import('../contract/checksums.ts');
+    for (let i = 0; valid.length < 11; i++) valid.push(makeItalianVat(String(1000000000 + i * 7)));
+    for (const vat of valid.slice(0, 10)) {
+      const { cost } = await gql(token, CONFIGURE, { input: { fiscalId: vat, name: `Company ${vat}`, email: `${vat}@example.com` } });
+      expect(cost.euro).toBe(0);
+    }
+    const { cost } = await gql(token, CONFIGURE, { input: { fiscalId: valid[10], name: 'Eleventh', email: 'eleventh@example.com' } });
+    expect(cost.euro).toBe(1);
+    expect(await t.credit(token)).toBe(4);
+  });
+
+  it('updates receipts, credentials and events; the email cannot change (the vendor refuses it with 670)', async () => {
+    const token = await t.createToken(5);
+    await configure(token, { supplierInvoices: false });
+    await t.clearCalls();
+    const { data } = await gql<{ updateInvoicingConfiguration: Obj }>(
+      token,
+      `mutation($input: UpdateInvoicingConfigurationInput!) { updateInvoicingConfiguration(input: $input) { receipts receiptsCredentialsTaxCode events } }`,
+      { input: { fiscalId: SENDER_VAT, receipts: true, receiptsCredentials: { taxCode: PERSON_CF, password: 'secret', pin: '1234' }, events: ['CUSTOMER_INVOICE', 'SUPPLIER_INVOICE'] } },
+    );
+    expect(data.updateInvoicingConfiguration).toEqual({ receipts: true, receiptsCredentialsTaxCode: PERSON_CF, events: ['CUSTOMER_INVOICE', 'SUPPLIER_INVOICE'] });
+    expect(await callsOf()).toEqual(['PATCH /IT-configuration 200']);
+    // The schema has no email to update; the emulator answers the vendor's refusal to anyone who tries.
+    const bad = await t.gql(`mutation { updateInvoicingConfiguration(input: { fiscalId: "${SENDER_VAT}", email: "x@y.it" }) { email } }`, {}, auth(token));
+    expect(bad.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+  });
+});
+
+describe('issuing Italian invoices', () => {
+  it('issues an invoice from structured input and pushes NEW → SENT → DONE', async () => {
+    const token = await t.createToken(5);
+    await configure(token);
+    await t.clearCalls();
+    const { data, cost } = await gql<{ issueInvoice: Obj }>(token, ISSUE, { input: invoiceInput() });
+    const inv = data.issueInvoice;
+    expect(inv).toMatchObject({ state: 'NEW', direction: 'OUTGOING', documentNumber: 'FT-2025/001', totalAmount: 296, taxableAmount: 250, taxAmount: 46, toPublicAdministration: false, sdi: { status: 'BOOKED' } });
+    expect(inv.lines).toEqual([
+      { number: 1, vatRate: 22, totalPrice: 200 },
+      { number: 2, vatRate: 4, totalPrice: 50 },
+    ]);
+    expect(cost.euro).toBe(0.154);
+    expect(await callsOf()).toEqual(['POST /IT-invoices 200']);
+
+    const it1 = subscribe(token, UPDATED, { id: inv.id });
+    expect(await next(it1, 'NEW')).toEqual({ invoiceUpdated: { id: inv.id, state: 'NEW', sdi: { status: 'BOOKED', message: null } } });
+    await t.control('invoice/advance', { id: inv.id });
+    expect(await next(it1, 'SENT')).toEqual({ invoiceUpdated: { id: inv.id, state: 'SENT', sdi: { status: 'SENT', message: null } } });
+    await t.control('invoice/advance', { id: inv.id });
+    expect(await next(it1, 'DONE')).toEqual({ invoiceUpdated: { id: inv.id, state: 'DONE', sdi: { status: 'DELIVERED', message: null } } });
+    expect((await withSafety(it1.next(), 'end', SAFETY_MS)).done).toBe(true);
+    // Each notification was re-read once (free); nothing else.
+    expect(await callsOf()).toEqual(['POST /IT-invoices 200', 'GET /IT-invoices/{id} 200', 'GET /IT-invoices/{id} 200']);
+    expect(await t.credit(token)).toBeCloseTo(5 - 0.154, 6);
+  });
+
+  it('an invoice to the public administration stays SENT when delivered, and is DONE when ACCEPTED', async () => {
+    const token = await t.createToken(5);
+    await configure(token);
+    const { data } = await gql<{ issueInvoice: Obj }>(token, ISSUE, {
+      input: invoiceInput({ format: 'PUBLIC_ADMINISTRATION', recipient: party('Comune di Roma', PA_VAT), recipientCode: 'UFABCD' }),
+    });
+    const id = data.issueInvoice.id as string;
+    expect(data.issueInvoice.toPublicAdministration).toBe(true);
+    const s = subscribe(token, UPDATED, { id });
+    expect(((await next(s, 'NEW')).invoiceUpdated as Obj).state).toBe('NEW');
+    await t.control('invoice/advance', { id });
+    expect(await next(s, 'SENT')).toMatchObject({ invoiceUpdated: { state: 'SENT', sdi: { status: 'SENT' } } });
+    await t.control('invoice/advance', { id });
+    expect(await next(s, 'DELIVERED')).toMatchObject({ invoiceUpdated: { state: 'SENT', sdi: { status: 'DELIVERED' } } });
+    await t.control('invoice/advance', { id, sdiStatus: 'ACCEPTED' });
+    expect(await next(s, 'ACCEPTED')).toMatchObject({ invoiceUpdated: { state: 'DONE', sdi: { status: 'ACCEPTED' } } });
+    expect((await withSafety(s.next(), 'end', SAFETY_MS)).done).toBe(true);
+  });
+
+  it('an invoice to the public administration REJECTED ends in ERROR', async () => {
+    const token = await t.createToken(5);
+    await configure(token);
+    const { data } = await gql<{ issueInvoice: Obj }>(token, ISSUE, {
+      input: invoiceInput({ number: 'PA-2', format: 'PUBLIC_ADMINISTRATION', recipient: party('Comune di Roma', PA_VAT), recipientCode: 'UFABCD' }),
+    });
+    const id = data.issueInvoice.id as string;
+    const s = subscribe(token, UPDATED, { id });
+    await next(s, 'NEW');
+    await t.control('invoice/advance', { id });
+    await next(s, 'SENT');
+    await t.control('invoice/advance', { id });
+    await next(s, 'DELIVERED');
+    await t.control('invoice/advance', { id, sdiStatus: 'REJECTED' });
+    expect(await next(s, 'REJECTED')).toMatchObject({ invoiceUpdated: { state: 'ERROR', sdi: { status: 'REJECTED', message: 'EC02: rifiutata dalla PA' } } });
+  });
+
+  it('issues raw FatturaPA XML, and the same idempotency key never pays twice', async () => {
+    const token = await t.createToken(5);
+    await configure(token);
+    // The layer's own document for a structured invoice, issued as raw XML.
+    const { buildFattura, invoiceFromInput } = await import('../subgraphs/invoicing/fatturapa.ts');
+    const xml = buildFattura(invoiceFromInput(invoiceInput({ number: 'XML-1' }) as never), 'XML1');
+    await t.clearCalls();
+    const q = `mutation($xml: String!, $key: String) { issueInvoiceXml(xml: $xml, idempotencyKey: $key) { id state documentNumber totalAmount } }`;
+    const first = await gql<{ issueInvoiceXml: Obj }>(token, q, { xml, key: 'xml-once' });
+    const second = await gql<{ issueInvoiceXml: Obj }>(token, q, { xml, key: 'xml-once' });
+    expect(second.data.issueInvoiceXml).toEqual(first.data.issueInvoiceXml);
+    expect(first.data.issueInvoiceXml).toMatchObject({ state: 'NEW', documentNumber: 'XML-1', totalAmount: 296 });
+    expect(second.cost.euro).toBe(0);
+    expect(await callsOf()).toEqual(['POST /IT-invoices 200']);
+  });
+
+  it('custom signature credentials go only in the submission headers, and cost the signature price', async () => {
+    const token = await t.createToken(5);
+    await configure(token);
+    const { data, cost } = await gql<{ issueInvoice: Obj }>(token, ISSUE, { input: invoiceInput({ number: 'SIG-1' }), signature: { user: 'signer', password: 'p4ss-w0rd-secret' } });
+    expect(cost.euro).toBeCloseTo(0.199, 6);
+    expect(await t.credit(token)).toBeCloseTo(5 - 0.199, 6);
+    // Nothing the layer keeps or shows carries them.
+    const read = await t.gql(`query($id: ID!) { invoice(id: $id) { id state } }`, { id: data.issueInvoice.id }, auth(token));
+    expect(JSON.stringify(read)).not.toContain('p4ss-w0rd-secret');
+  });
+});
+
+describe('invalid invoices are refused before any upstream call', () => {
+  const cases: Array<[string, Obj, string]> = [
+    ['a total that does not add up', { expectedTotal: 300 }, 'input.expectedTotal'],
+    ['a VAT rate Italy does not have', { lines: [{ description: 'x', unitPrice: 10, vatRate: 21 }] }, 'input.lines[0].vatRate'],
+    ['a 0 % line without a nature', { lines: [{ description: 'x', unitPrice: 10, vatRate: 0 }] }, 'input.lines[0].nature'],
+    ['a wrong fiscal code', { recipient: party('Maria Rossi', null, 'RSSMRA80D52H501X') }, 'input.recipient.fiscalCode'],
+    ['a wrong VAT number', { recipient: party('Cliente', '01234567890') }, 'input.recipient.vatNumber'],
+    ['a wrong document type', { documentType: 'TD99' }, 'input.documentType'],
+    ['a date in the future', { date: '2999-01-01' }, 'input.date'],
+    ['a non-existent day', { date: '2025-02-30' }, 'input.date'],
+    ['a recipient code of the wrong length', { recipientCode: 'ABC12' }, 'input.recipientCode'],
+    ['a PA invoice without office code', { format: 'PUBLIC_ADMINISTRATION', recipientCode: null }, 'input.recipientCode'],
+    ['a PEC with a recipient code', { recipientPec: 'cliente@pec.it' }, 'input.recipientPec'],
+    ['no lines', { lines: [] }, 'input.lines'],
+    ['a negative quantity', { lines: [{ description: 'x', quantity: -1, unitPrice: 10, vatRate: 22 }] }, 'input.lines[0].quantity'],
+  ];
+  it.each(cases)('%s', async (_what, over, field) => {
+    const token = await t.createToken(5);
+    await t.clearCalls();
+    const res = await t.gql(ISSUE, { input: invoiceInput(over) }, auth(token));
+    expect(res.errors?.[0]?.extensions?.code, JSON.stringify(res.errors)).toBe('BAD_USER_INPUT');
+    expect(res.errors?.[0]?.extensions?.field).toBe(field);
+    expect(await t.calls('invoice')).toEqual([]);
+    expect(await t.credit(token)).toBe(5);
+  });
+
+  it('raw XML whose VAT summary does not match its lines, or that is not XML', async () => {
+    const token = await t.createToken(5);
+    const { buildFattura, invoiceFromInput } = await import('../subgraphs/invoicing/fatturapa.ts');
+    const good = buildFattura(invoiceFromInput(invoiceInput() as never), '1');
+    const q = `mutation($xml: String!) { issueInvoiceXml(xml: $xml) { id } }`;
+    await t.clearCalls();
+    const tampered = good.replace('<Imposta>44.00</Imposta>', '<Imposta>40.00</Imposta>');
+    expect(tampered).not.toBe(good);
+    const r1 = await t.gql(q, { xml: tampered }, auth(token));
+    expect(r1.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', field: 'xml:DatiRiepilogo[0]/Imposta' });
+    const r2 = await t.gql(q, { xml: '<not-closed>' }, auth(token));
+    expect(r2.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', field: 'xml' });
+    expect(await t.calls('invoice')).toEqual([]);
+  });
+});
