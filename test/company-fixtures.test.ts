@@ -72,6 +72,10 @@ const ROUTES: Route[] = exampleKeys.map((key) => {
 function exampleFor(method: string, path: string, query: URLSearchParams): string | null {
   const candidates = ROUTES.filter((r) => r.method === method && r.pattern.test(path));
   if (candidates.length <= 1) return candidates[0]?.key ?? null;
+  // IT-vatgroup: asked with a tax code or without; IT-ubo: a company without beneficial owners.
+  const variant = (v: string): string | undefined => candidates.find((r) => r.variant === v)?.key;
+  if (variant('with taxCode')) return (query.has('taxCode') ? variant('with taxCode') : variant('without taxCode')) ?? null;
+  if (variant('presence')) return (path === `/IT-ubo/${NO_UBO_VAT}` ? variant('non-presence') : variant('presence')) ?? null;
   const enrichment = query.get('dataEnrichment');
   const byEnrichment = candidates.find((r) => r.variant !== null && (enrichment ? r.variant.toLowerCase() === enrichment.toLowerCase() : r.variant === 'NoEnrichment'));
   if (byEnrichment) return byEnrichment.key;
@@ -845,13 +849,45 @@ const NOT_REACHED: Readonly<Record<string, string>> = {
     ['Address', 'Pec', 'Shareholders', 'Name'].map((e) => [`GET /IT-search #${e}`, `searchCompanies asks IT-search for the start or advanced enrichment only (their records hold every field of the ${e.toLowerCase()} enrichment)`]),
   ),
   'GET /IT-shareholders/{vatCode_taxCode_or_id}': 'not bought: it lists only holders above 10 %, less than IT-advanced’s shareHolders, which the planner buys instead',
-  // Single-purpose endpoints added as Company fields in the same issue, still without a row.
-  'GET /IT-vatgroup/{vatCode_or_id} #with taxCode': 'no row yet: `vatGroupTaxCodeCheck` was added in the same issue (the lead adds its row)',
-  'GET /IT-ubo/{vatCode_taxCode_or_id} #presence': 'no row yet: `beneficialOwners` was added in the same issue (the lead adds its row)',
-  'GET /IT-ubo/{vatCode_taxCode_or_id} #non-presence': 'no row yet: `beneficialOwners` was added in the same issue (the lead adds its row)',
-  'GET /IT-pa/{taxCode_vatCode}': 'no row yet: `publicAdministration` was added in the same issue (the lead adds its row)',
-  'GET /IT-splitpayment/{taxCode_vatCode}': 'no row yet: `splitPayment` was added in the same issue (the lead adds its row)',
 };
+
+/** A company the stub answers IT-ubo's "no beneficial owner" example for. */
+const NO_UBO_VAT = makeItalianVat('0222222222');
+
+/** One register an IPA record cites, from its flat `<prefix>…` fields; null when all are empty. */
+function paListing(r: Obj, prefix: string): Obj | null {
+  const code = text(r[`${prefix}TypeCode`]);
+  const description = text(r[`${prefix}TypeDescription`]);
+  const out: Obj = {
+    entityCode: text(r[`${prefix}EntityCode`]),
+    typeId: text(r[`${prefix}TypeId`]),
+    type: code === null ? null : { code, description },
+    inclusionDate: dt(r[`${prefix}InclusionDate`]),
+    exclusionDate: dt(r[`${prefix}ExclusionDate`]),
+  };
+  return Object.values(out).some((v) => v !== null) ? out : null;
+}
+
+const PA_LISTING = `entityCode typeId type { code description } inclusionDate exclusionDate`;
+const UBO_FIELDS = `name surname taxCode birthDate birthTown birthProvince { code description }
+  address { toponym street streetNumber zipCode town province { code description } region { code description } }
+  roles { code description type }`;
+
+function beneficialOwner(o: Obj): Obj {
+  const a = obj(o.address);
+  return {
+    name: text(o.name),
+    surname: text(o.surname),
+    taxCode: text(o.taxCode),
+    birthDate: dt(o.birthDate),
+    birthTown: text(o.birthTown),
+    birthProvince: coded(o.birthProvince),
+    address: a
+      ? { toponym: text(a.toponym), street: text(a.street), streetNumber: text(a.streetNumber), zipCode: text(a.zipCode), town: text(a.town), province: coded(a.province), region: coded(a.region) }
+      : null,
+    roles: records(o.roles).map((r) => ({ code: text(r.code), description: text(r.description), type: text(r.type) })),
+  };
+}
 
 /** IT-marketing (sections of the Marketing shape) bought for `vat`, answered with `example`. */
 function marketingRow(endpoint: string, example: string, vat: string): Row {
@@ -956,6 +992,159 @@ const ROWS: Row[] = [
     variables: { v: VAT },
     expected: (b) => ({ company: { vatCode: VAT, isCeased: bool(itSingle(b).taxCodeCeased) } }),
     notExposed: inData({ id: 'the Openapi id is bought from IT-start, IT-advanced or IT-name; IT-closed is bought for the live ceased flag' }),
+  },
+  {
+    endpoint: 'IT-vatgroup (with taxCode)',
+    example: 'GET /IT-vatgroup/{vatCode_or_id} #with taxCode',
+    request: { method: 'GET', path: `/IT-vatgroup/${VAT}`, query: { taxCode: 'RSSMRA80A01H501U' } },
+    operation: `query($v: String!, $t: String!) { company(vatCode: $v) {
+      vatGroupTaxCodeCheck(taxCode: $t) { participates isLeader registryOk taxCodeConsistent taxCodeEntrant taxCodePresent members } } }`,
+    variables: { v: VAT, t: 'RSSMRA80A01H501U' },
+    expected: (b) => {
+      const r = itSingle(b);
+      return {
+        company: {
+          vatGroupTaxCodeCheck: {
+            participates: bool(r.vatGroupParticipation),
+            isLeader: bool(r.isVatGroupLeader),
+            registryOk: bool(r.registryOk),
+            taxCodeConsistent: bool(r.taxCodeVatCodeConsistent),
+            taxCodeEntrant: bool(r.taxCodeEntrant),
+            taxCodePresent: bool(r.taxCodePresent),
+            members: list(r.vatGroupMembers),
+          },
+        },
+      };
+    },
+  },
+  {
+    endpoint: 'IT-ubo (owners found)',
+    example: 'GET /IT-ubo/{vatCode_taxCode_or_id} #presence',
+    request: { method: 'GET', path: `/IT-ubo/${VAT}` },
+    operation: `query($v: String!) { company(vatCode: $v) { beneficialOwners { ${UBO_FIELDS} } } }`,
+    variables: { v: VAT },
+    expected: (b) => ({ company: { beneficialOwners: itRecords(b).map(beneficialOwner) } }),
+  },
+  {
+    endpoint: 'IT-ubo (none found)',
+    example: 'GET /IT-ubo/{vatCode_taxCode_or_id} #non-presence',
+    request: { method: 'GET', path: `/IT-ubo/${NO_UBO_VAT}` },
+    operation: `query($v: String!) { company(vatCode: $v) { beneficialOwners { ${UBO_FIELDS} } } }`,
+    variables: { v: NO_UBO_VAT },
+    expected: (b) => ({ company: { beneficialOwners: itRecords(b).map(beneficialOwner) } }),
+  },
+  {
+    endpoint: 'IT-pa',
+    example: 'GET /IT-pa/{taxCode_vatCode}',
+    request: { method: 'GET', path: `/IT-pa/${VAT}` },
+    operation: `query($v: String!) { company(vatCode: $v) { publicAdministration {
+      paId companyName taxCode vatCode establishmentDate terminationDate phone fax url managerName managerSurname managerTitle
+      ipaEntityCode ipaCategory { code description } ipaType { code description } ipaInclusionDate ipaCategoryId ipaExclusionDate
+      isPublicAdministration participationStatus
+      siope { ${PA_LISTING} } miur { ${PA_LISTING} } treasury { ${PA_LISTING} } nationalHealthServiceCode istatS13 { ${PA_LISTING} } harmonisedAccounting { ${PA_LISTING} }
+      ateco { code description } detailedLegalForm { code description }
+      address { streetName toponym street streetNumber hamlet zipCode town townCode townIstatCode townNumber province { code description } provinceNumber region { code description } area { code description } }
+      invoicingOffices { administrationCode officeCode description sdiCode streetName zipCode town province region taxCode invoicingStartDate taxCodeVerificationDate lastUpdateDate }
+      lastUpdateDate } } }`,
+    variables: { v: VAT },
+    expected: (b) => {
+      const r = itSingle(b);
+      const ro = obj(obj(r.address)?.registeredOffice) ?? {};
+      const town = obj(ro.town) ?? {};
+      const province = obj(ro.province) ?? {};
+      const flat = (prefix: string): Obj | null => {
+        const code = text(r[`${prefix}Code`]);
+        const description = text(r[`${prefix}Description`]);
+        return code === null ? null : { code, description };
+      };
+      return {
+        company: {
+          publicAdministration: {
+            paId: text(r.paId),
+            companyName: text(r.companyName),
+            taxCode: text(r.taxCode),
+            vatCode: text(r.vatCode),
+            establishmentDate: dt(r.establishmentDate),
+            terminationDate: dt(r.terminationDate),
+            phone: text(r.phone),
+            fax: text(r.fax),
+            url: text(r.url),
+            managerName: text(r.managerName),
+            managerSurname: text(r.managerSurname),
+            managerTitle: text(r.managerTitle),
+            ipaEntityCode: text(r.ipaEntityCode),
+            ipaCategory: flat('ipaCategory'),
+            ipaType: flat('ipaType'),
+            ipaInclusionDate: dt(r.ipaInclusionDate),
+            ipaCategoryId: text(r.ipaCategoryId),
+            ipaExclusionDate: dt(r.ipaExclusionDate),
+            isPublicAdministration: bool(r.pa),
+            participationStatus: text(r.participationStatus),
+            siope: paListing(r, 'siope'),
+            miur: paListing(r, 'miur'),
+            treasury: paListing(r, 'dt'),
+            nationalHealthServiceCode: text(r.ssnEntityCode),
+            istatS13: paListing(r, 's13Istat'),
+            harmonisedAccounting: paListing(r, 'dlgs1182011'),
+            ateco: coded(obj(r.atecoClassification)?.ateco),
+            detailedLegalForm: coded(r.detailedLegalForm),
+            address: {
+              streetName: text(ro.streetName),
+              toponym: text(ro.toponym),
+              street: text(ro.street),
+              streetNumber: text(ro.streetNumber),
+              hamlet: text(ro.hamlet),
+              zipCode: text(ro.zipCode),
+              town: text(town.description),
+              townCode: text(town.code),
+              townIstatCode: text(town.istat),
+              townNumber: text(town.number),
+              province: coded(ro.province),
+              provinceNumber: text(province.number),
+              region: coded(ro.region),
+              area: coded(ro.area),
+            },
+            invoicingOffices: records(r.paInvoicingOffice).map((o) => ({
+              administrationCode: text(o.administrationCode),
+              officeCode: text(o.ouCode),
+              description: text(o.ouDescription),
+              sdiCode: text(o.sdiCode),
+              streetName: text(o.streetName),
+              zipCode: text(o.zipCode),
+              town: text(o.town),
+              province: text(o.province),
+              region: text(o.region),
+              taxCode: text(o.taxCode),
+              invoicingStartDate: dt(o.sfeStartDate),
+              taxCodeVerificationDate: dt(o.taxCodeVerificationDate),
+              lastUpdateDate: dt(o.lastUpdateTimestamp),
+            })),
+            lastUpdateDate: dt(r.lastUpdateTimestamp),
+          },
+        },
+      };
+    },
+  },
+  {
+    endpoint: 'IT-splitpayment',
+    example: 'GET /IT-splitpayment/{taxCode_vatCode}',
+    request: { method: 'GET', path: `/IT-splitpayment/${VAT}` },
+    operation: `query($v: String!) { company(vatCode: $v) { splitPayment { companyName taxCode companyType startDate lastUpdateDate } } }`,
+    variables: { v: VAT },
+    expected: (b) => {
+      const r = itSingle(b);
+      return {
+        company: {
+          splitPayment: {
+            companyName: text(r.companyName),
+            taxCode: text(r.taxCode),
+            companyType: text(r.companyType),
+            startDate: dt(r.startingDateTimestamp),
+            lastUpdateDate: dt(r.lastUpdateTimestamp),
+          },
+        },
+      };
+    },
   },
   {
     endpoint: 'IT-start',

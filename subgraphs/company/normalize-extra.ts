@@ -174,6 +174,19 @@ export interface PublicAdministrationOut {
   ipaCategory: CodedValueOut | null;
   ipaType: CodedValueOut | null;
   ipaInclusionDate: string | null;
+  ipaCategoryId: string | null;
+  ipaExclusionDate: string | null;
+  isPublicAdministration: boolean | null;
+  participationStatus: string | null;
+  siope: PublicAdministrationListingOut | null;
+  miur: PublicAdministrationListingOut | null;
+  treasury: PublicAdministrationListingOut | null;
+  nationalHealthServiceCode: string | null;
+  istatS13: PublicAdministrationListingOut | null;
+  harmonisedAccounting: PublicAdministrationListingOut | null;
+  ateco: CodedValueOut | null;
+  detailedLegalForm: CodedValueOut | null;
+  address: PublicAdministrationAddressOut | null;
   invoicingOffices: Array<{
     administrationCode: string | null;
     officeCode: string | null;
@@ -186,17 +199,84 @@ export interface PublicAdministrationOut {
     region: string | null;
     taxCode: string | null;
     invoicingStartDate: string | null;
+    taxCodeVerificationDate: string | null;
+    lastUpdateDate: string | null;
   }>;
   lastUpdateDate: string | null;
 }
 
-/** IT-pa record (the vendor example's field names). `paId` is a number beyond 2^53: kept as text. */
+export interface PublicAdministrationListingOut {
+  entityCode: string | null;
+  typeId: string | null;
+  type: CodedValueOut | null;
+  inclusionDate: string | null;
+  exclusionDate: string | null;
+}
+
+export interface PublicAdministrationAddressOut {
+  streetName: string | null;
+  toponym: string | null;
+  street: string | null;
+  streetNumber: string | null;
+  hamlet: string | null;
+  zipCode: string | null;
+  town: string | null;
+  townCode: string | null;
+  townIstatCode: string | null;
+  townNumber: string | null;
+  province: CodedValueOut | null;
+  provinceNumber: string | null;
+  region: CodedValueOut | null;
+  area: CodedValueOut | null;
+}
+
+/**
+ * One register an IPA record cites, from its flat `<prefix>EntityCode`, `<prefix>TypeId`,
+ * `<prefix>TypeCode`/`Description`, `<prefix>InclusionDate`, `<prefix>ExclusionDate` fields; null
+ * when every one is empty.
+ */
+function listingOf(r: Json, prefix: string): PublicAdministrationListingOut | null {
+  const out: PublicAdministrationListingOut = {
+    entityCode: str(r[`${prefix}EntityCode`]),
+    typeId: str(r[`${prefix}TypeId`]),
+    type: flatCoded(r, `${prefix}Type`),
+    inclusionDate: isoDateTime(r[`${prefix}InclusionDate`]),
+    exclusionDate: isoDateTime(r[`${prefix}ExclusionDate`]),
+  };
+  return Object.values(out).some((v) => v !== null) ? out : null;
+}
+
+/** IT-pa's `address.registeredOffice` (town and province as register objects, or as plain text). */
+function paAddress(v: unknown): PublicAdministrationAddressOut | null {
+  const ro = obj(obj(v)?.registeredOffice);
+  if (!ro) return null;
+  const town = obj(ro.town);
+  const province = obj(ro.province);
+  return {
+    streetName: str(ro.streetName),
+    toponym: str(ro.toponym),
+    street: str(ro.street),
+    streetNumber: str(ro.streetNumber),
+    hamlet: str(ro.hamlet),
+    zipCode: str(ro.zipCode),
+    town: town ? str(town.description) : str(ro.town),
+    townCode: town ? str(town.code) : str(ro.townCode),
+    townIstatCode: town ? str(town.istat) : null,
+    townNumber: town ? str(town.number) : null,
+    province: codedOf(ro.province),
+    provinceNumber: province ? str(province.number) : null,
+    region: codedOf(ro.region),
+    area: codedOf(ro.area),
+  };
+}
+
+/** IT-pa record (the vendor example's field names). `paId` is a number beyond 2^53: kept as text, as the payload writes it (shortest form). */
 export function normalizePublicAdministration(r: Json): PublicAdministrationOut {
   const offices = (Array.isArray(r.paInvoicingOffice) ? (r.paInvoicingOffice as unknown[]) : obj(r.paInvoicingOffice) ? [r.paInvoicingOffice] : [])
     .map(obj)
     .filter((x): x is Json => x !== null);
   return {
-    paId: typeof r.paId === 'number' ? BigInt(Math.trunc(r.paId)).toString() : str(r.paId),
+    paId: str(r.paId),
     companyName: str(r.companyName),
     taxCode: str(r.taxCode),
     vatCode: str(r.vatCode),
@@ -212,6 +292,19 @@ export function normalizePublicAdministration(r: Json): PublicAdministrationOut 
     ipaCategory: flatCoded(r, 'ipaCategory'),
     ipaType: flatCoded(r, 'ipaType'),
     ipaInclusionDate: isoDateTime(r.ipaInclusionDate),
+    ipaCategoryId: str(r.ipaCategoryId),
+    ipaExclusionDate: isoDateTime(r.ipaExclusionDate),
+    isPublicAdministration: bool(r.pa),
+    participationStatus: str(r.participationStatus),
+    siope: listingOf(r, 'siope'),
+    miur: listingOf(r, 'miur'),
+    treasury: listingOf(r, 'dt'),
+    nationalHealthServiceCode: str(r.ssnEntityCode),
+    istatS13: listingOf(r, 's13Istat'),
+    harmonisedAccounting: listingOf(r, 'dlgs1182011'),
+    ateco: codedOf(obj(r.atecoClassification)?.ateco),
+    detailedLegalForm: codedOf(r.detailedLegalForm),
+    address: paAddress(r.address),
     invoicingOffices: offices.map((o) => ({
       administrationCode: str(o.administrationCode),
       officeCode: str(o.ouCode),
@@ -224,6 +317,8 @@ export function normalizePublicAdministration(r: Json): PublicAdministrationOut 
       region: str(o.region),
       taxCode: str(o.taxCode),
       invoicingStartDate: isoDateTime(o.sfeStartDate),
+      taxCodeVerificationDate: isoDateTime(o.taxCodeVerificationDate),
+      lastUpdateDate: isoDateTime(o.lastUpdateTimestamp),
     })),
     lastUpdateDate: isoDateTime(r.lastUpdateTimestamp),
   };
