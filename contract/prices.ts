@@ -252,3 +252,62 @@ export const surchargeOf = (area: Area, name: string, table: PriceTable = curren
 
 /** The process's whole table, for documentation, the emulator and the bench. */
 export const priceTable = (): PriceTable => current;
+
+// ---------------------------------------------------------------------------------------------
+// Free tiers
+
+/** The period a free tier counts over: a calendar day, month or year, Italian time. */
+export type FreePeriod = 'day' | 'month' | 'year';
+
+/** Calls of one endpoint an account makes free of charge per period. */
+export interface FreeTier {
+  period: FreePeriod;
+  calls: number;
+}
+
+/**
+ * The contract's free tiers (Limits, "Per-request prices and free tiers"), keyed like the prices
+ * (`"<area> <METHOD> <endpoint>"`, or `*` for every method). Each method of an endpoint counts on
+ * its own (the vendor's counters are per scope, `METHOD:host/endpoint`). A call is free when every
+ * tier of its endpoint still has room (POST /tokens: within 150 this month and 1,500 this year).
+ */
+const FREE_TIERS: Readonly<Record<string, readonly FreeTier[]>> = {
+  'oauth POST tokens': [
+    { period: 'month', calls: 150 },
+    { period: 'year', calls: 1500 },
+  ],
+  'oauth * tokens': [{ period: 'day', calls: 1440 }],
+  'oauth * subscriptions': [{ period: 'day', calls: 1440 }],
+  'oauth * errors': [{ period: 'day', calls: 1440 }],
+  'oauth * scopes': [{ period: 'day', calls: 1440 }],
+  'oauth * wallet': [{ period: 'day', calls: 1440 }],
+  'oauth * callbacks': [{ period: 'day', calls: 1440 }],
+  'oauth * stats': [{ period: 'day', calls: 1440 }],
+  'pecmassiva * send': [{ period: 'day', calls: 1440 }],
+  'pecmassiva * threads': [{ period: 'day', calls: 1440 }],
+  'pecmassiva * inbox': [{ period: 'day', calls: 1440 }],
+  'pecmassiva * quota': [{ period: 'day', calls: 1440 }],
+  'pecmassiva * cron-start': [{ period: 'day', calls: 1440 }],
+  'cap GET regioni': [{ period: 'month', calls: 10000 }],
+  'cap GET province': [{ period: 'month', calls: 10000 }],
+  'cap GET provincia': [{ period: 'month', calls: 10000 }],
+  'cap GET citta_metropolitane': [{ period: 'month', calls: 10000 }],
+  'cap GET comuni_soppressi': [{ period: 'month', calls: 10000 }],
+  'cap GET dug': [{ period: 'month', calls: 44640 }],
+  'cap GET cerca_comuni': [{ period: 'day', calls: 1440 }],
+};
+
+/** The free tiers of one call's endpoint and the key its use is counted under (`cap GET cerca_comuni`); null without one. */
+export function freeTierOf(area: Area, method: string, path: string): { key: string; tiers: readonly FreeTier[] } | null {
+  const ep = endpointOf(path);
+  const m = method.toUpperCase();
+  const tiers = FREE_TIERS[`${area} ${m} ${ep}`] ?? FREE_TIERS[`${area} * ${ep}`];
+  return tiers ? { key: `${area} ${m} ${ep}`, tiers } : null;
+}
+
+/** Calendar day, month and year of `ms` in Italy, as `YYYY-MM-DD`, `YYYY-MM`, `YYYY`. */
+const ROME_DAY = new Intl.DateTimeFormat('en-CA', { timeZone: 'Europe/Rome', year: 'numeric', month: '2-digit', day: '2-digit' });
+export function periodOf(period: FreePeriod, ms: number): string {
+  const day = ROME_DAY.format(new Date(ms));
+  return period === 'day' ? day : period === 'month' ? day.slice(0, 7) : day.slice(0, 4);
+}

@@ -5,8 +5,9 @@
  *
  * For every area call, in this order: latency of the area → injected fault (if one matches) →
  * route match (404/405) → bearer token and scope (401 "Wrong Token", error 125) → body parsing
- * (400 on bad JSON, 413 above 20 MB) → wallet check (402, error 610; 611 for the GET of the slow
- * company datasets, as the vendor spec shows) → handler → charge → (a fault's `delayAfterMs`) →
+ * (400 on bad JSON, 413 above 20 MB) → free tier (the contract's, per account on the emulator's
+ * clock: a call inside it is not charged, `free-tiers.ts`) → wallet check (402, error 610; 611 for
+ * the GET of the slow company datasets, as the vendor spec shows) → handler → charge → (a fault's `delayAfterMs`) →
  * answer → call log.
  *
  * Scopes are checked in the vendor form `METHOD:test.<host><scopePath>` (the emulator behaves as the
@@ -51,6 +52,7 @@ import { AREA_HOSTS, fail, hexId, sandboxHost, type Area, type AreaModule, type 
 import { callbackSettings } from './callbacks.ts';
 import { Scheduler, type ClockMode } from './scheduler.ts';
 import { priceOf } from '../contract/prices.ts';
+import { FreeTierCounters } from './free-tiers.ts';
 
 /** The built-in token: `EMULATOR_TOKEN` or `emulator-token`. */
 export const DEFAULT_TOKEN = process.env.EMULATOR_TOKEN?.trim() || 'emulator-token';
@@ -327,6 +329,8 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
   /** Area calls being handled right now (late answers and hangs included). */
   let inflight = 0;
   const calls: CallRecord[] = [];
+  /** The contract's free tiers, per account, on the emulator's clock. */
+  const freeTiers = new FreeTierCounters(() => scheduler.now());
   const tokenStore = new Map<string, EmuToken>();
   tokenStore.set(DEFAULT_TOKEN, { token: DEFAULT_TOKEN, scopes: allAreaScopes(), credit: DEFAULT_CREDIT, owner: 'emulator@example.com' });
 
@@ -433,7 +437,8 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
     const creditError = CREDIT_ERROR_611.has(`${area} ${method} ${scopePath.slice(1)}`) ? 611 : CREDIT_ERROR;
     const insufficient = (price: number): EmuResponse =>
       fail(402, creditError, `Billing error message: Insufficient Credit in Wallet: ${price} > ${round6(token.credit)} code 810`);
-    const listPrice = route.price ?? priceOf(area, method, path);
+    // A call inside its endpoint's free tier (counted per account) is not charged.
+    const listPrice = freeTiers.claim(token.owner, area, method, path) ? 0 : (route.price ?? priceOf(area, method, path));
     if (listPrice > token.credit + 1e-9) {
       finish(insufficient(listPrice));
       return;

@@ -38,7 +38,8 @@ describe('postal lookups (Istat data)', () => {
     expect(byCadastral.errors).toBeUndefined();
     expect(byCadastral.data!.municipality).toEqual({ istatCode: '058091', name: 'Roma', suppressed: false });
     expect(await paths()).toEqual(['GET /cerca_comuni']);
-    expect((await t.calls('cap'))[0]!).toMatchObject({ status: 200, price: 0.001 });
+    // inside the day's free tier of cerca_comuni (1,440 calls): not charged
+    expect((await t.calls('cap'))[0]!).toMatchObject({ status: 200, price: 0 });
 
     await t.clearCalls();
     const byIstat = await t.gql<{ municipality: { istatCode: string; cadastralCode: string; name: string; province: { code: string; name: string }; region: { code: string; name: string }; postalCodes: string[] } }>(
@@ -50,7 +51,8 @@ describe('postal lookups (Istat data)', () => {
     expect(m.postalCodes).toContain('00136');
     // identity (cerca_comuni), comuni_base, the province and region lists (for codes), comuni_advance (cadastral code)
     expect((await paths()).sort()).toEqual(['GET /cerca_comuni', 'GET /comuni_advance/58091', 'GET /comuni_base/58091', 'GET /province', 'GET /regioni'].sort());
-    expect(byIstat.extensions!.cost!.euro).toBe(0.111);
+    // comuni_base €0.04 + comuni_advance €0.05; the search and the lists are inside their free tiers
+    expect(byIstat.extensions!.cost!.euro).toBe(0.09);
   });
 
   it('unknown codes are null; malformed ones are refused before any call', async () => {
@@ -111,7 +113,9 @@ describe('postal lookups (Istat data)', () => {
     expect(d.streetTypes).toContain('PIAZZA');
     expect(d.via).toEqual(['VIA', 'VIALE']);
     expect((await paths()).sort()).toEqual(['GET /citta_metropolitane', 'GET /comuni_soppressi', 'GET /dug', 'GET /dug', 'GET /province', 'GET /province/RM', 'GET /provincia', 'GET /regioni'].sort());
-    expect(res.extensions!.cost!.euro).toBe(0.08);
+    // €0.01 each, but every list is inside its monthly free tier (10,000; 44,640 for /dug)
+    expect(res.extensions!.cost!.euro).toBe(0);
+    expect(res.extensions!.cost!.upstreamCalls).toBe(8);
   });
 });
 
@@ -131,7 +135,7 @@ describe('public postal data is cached for days and shared across tenants', () =
 });
 
 describe('address completion while typing', () => {
-  it('10 prefixes of "Campobasso" make exactly one cerca_comuni call (€0.001)', async () => {
+  it('10 prefixes of "Campobasso" make exactly one cerca_comuni call (€0.001 list price, €0 inside the free tier)', async () => {
     const word = 'Campobasso';
     const answers: string[][] = [];
     let euro = 0;
@@ -150,9 +154,9 @@ describe('address completion while typing', () => {
     expect(answers[6]).toEqual(['Campobasso']);
     expect(answers[9]).toEqual(['Campobasso']);
     expect(await t.calls('cap')).toMatchObject([{ method: 'GET', path: '/cerca_comuni', status: 200 }]);
-    expect((await t.calls('cap'))[0]!.price).toBe(0.001);
+    expect((await t.calls('cap'))[0]!.price).toBe(0);
     expect(upstreamCalls).toBe(1);
-    expect(Math.round(euro * 10000) / 10000).toBe(0.001);
+    expect(euro).toBe(0);
   });
 
   it('exact names come first and a province narrows the search', async () => {
@@ -176,8 +180,9 @@ describe('Company.address.municipality through the gateway', () => {
     // the company's cheapest source of its address, then the municipality by cadastral code
     expect((await t.calls('company')).map((c) => `${c.method} ${c.path}`)).toEqual(['GET /IT-address/12485671007']);
     expect((await paths()).sort()).toEqual(['GET /cerca_comuni', 'GET /comuni_base/58091', 'GET /province', 'GET /regioni']);
-    expect(res.extensions!.cost!.euro).toBe(0.091);
-    // the estimate covers it
+    // IT-address €0.03 + comuni_base €0.04 (the search and the lists inside their free tiers)
+    expect(res.extensions!.cost!.euro).toBe(0.07);
+    // the estimate (list prices, nothing assumed free or cached) covers it
     expect(res.extensions!.cost!.estimate!.euro).toBeGreaterThanOrEqual(0.091);
   });
 

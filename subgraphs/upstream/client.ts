@@ -374,7 +374,8 @@ export class UpstreamClient implements Upstream {
   private async attempt(ctx: CallContext, ep: Endpoint, path: string, qs: string, payload: Payload | undefined): Promise<Answer> {
     // Held, not hit: queued until the area's rate allows it, or refused here (RATE_LIMITED, never sent).
     await this.limiter.take({ area: ep.area, method: ep.method, path, tenant: ctx.auth.tenant }, this.closing.signal);
-    const price = payload?.price ?? priceOf(ep.area, ep.method, path);
+    // Inside the endpoint's free tier (counted per tenant on the shared ledger), the call costs nothing.
+    const price = await ctx.meter.priceAfterFreeTier(ep.area, ep.method, path, payload?.price ?? priceOf(ep.area, ep.method, path));
     await ctx.meter.reserve(price, `${ep.method} ${endpointOf(path)}`);
     const started = Date.now();
     let answer: Answer;

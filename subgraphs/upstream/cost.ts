@@ -4,7 +4,8 @@
  * `extensions.cost`; the gateway sums the subgraphs' meters into the client's response.
  */
 import type { Area } from '../../contract/areas.ts';
-import type { BudgetLimits, CostLedger, LedgerAccount } from './ledger.ts';
+import { freeTierOf, type FreePeriod } from '../../contract/prices.ts';
+import type { BudgetLimits, CostLedger, FreeTierUse, LedgerAccount } from './ledger.ts';
 
 export interface CostCall {
   area: Area;
@@ -54,7 +55,22 @@ export interface CostSummary {
   atRisk: number;
   /** The operation's budget and the tenant's day, when known. */
   budget?: { operation: BudgetState; day: BudgetState };
+  /**
+   * The tenant's free tiers of the endpoints this operation called (those that have one), where they
+   * stand after it: free calls left in the current day, month or year.
+   */
+  freeTier?: FreeTierState[];
   calls: CostCall[];
+}
+
+/** One free tier of one endpoint, after the operation. */
+export interface FreeTierState {
+  /** The endpoint as the price table names it, e.g. `cap GET cerca_comuni`. */
+  endpoint: string;
+  period: FreePeriod;
+  limit: number;
+  used: number;
+  remaining: number;
 }
 
 export { CostLimitError, type BudgetScope } from './ledger.ts';
@@ -68,6 +84,8 @@ export interface MeterLedger {
 
 export class CostMeter {
   readonly calls: CostCall[] = [];
+  /** The latest known state of the free tiers of the endpoints called, by endpoint key. */
+  private readonly freeTiers = new Map<string, FreeTierUse[]>();
 
   /**
    * @param target the shared ledger, operation and limits to charge; without it (internal reads,
@@ -84,6 +102,20 @@ export class CostMeter {
     if (price <= 0 || !this.target) return;
     const { ledger, account, limits } = this.target;
     await ledger.reserve(account, price, limits, endpoint);
+  }
+
+  /**
+   * The price of a call about to be sent, after its endpoint's free tiers (the contract's, counted
+   * per tenant on the shared ledger): 0 when the call is inside every tier of its endpoint, else
+   * `price`. Every call sent counts, as the vendor's per-scope counters do. Without a ledger
+   * (internal reads, unit tests) nothing is counted and the price stands.
+   */
+  async priceAfterFreeTier(area: Area, method: string, path: string, price: number): Promise<number> {
+    const tier = price > 0 && this.target ? freeTierOf(area, method, path) : null;
+    if (!tier || !this.target) return price;
+    const claim = await this.target.ledger.claimFree(this.target.account.tenant, tier.key, tier.tiers);
+    this.freeTiers.set(tier.key, claim.use);
+    return claim.free ? 0 : price;
   }
 
   /** Gives back a reservation whose call was certainly not charged (an error answer, no connection). */
@@ -104,6 +136,7 @@ export class CostMeter {
       const balance = await ledger.balance(account);
       out.budget = { operation: budgetState(limits.operation, balance.operation), day: budgetState(limits.day, balance.day) };
     }
+    if (this.freeTiers.size > 0) out.freeTier = [...this.freeTiers].flatMap(([endpoint, use]) => use.map((u) => ({ endpoint, ...u })));
     return out;
   }
 }
@@ -141,6 +174,16 @@ export function summarize(calls: CostCall[]): CostSummary {
  */
 export function mergeSummaries(parts: CostSummary[]): CostSummary {
   const out = summarize(parts.flatMap((p) => p.calls));
+  // Free tiers: per endpoint and period, the latest reading (the most used).
+  const free = new Map<string, FreeTierState>();
+  for (const p of parts) {
+    for (const f of p.freeTier ?? []) {
+      const k = `${f.endpoint}|${f.period}`;
+      const seen = free.get(k);
+      if (!seen || f.used > seen.used) free.set(k, { ...f });
+    }
+  }
+  if (free.size > 0) out.freeTier = [...free.values()];
   for (const p of parts) {
     if (!p.budget) continue;
     if (!out.budget) out.budget = { operation: { ...p.budget.operation }, day: { ...p.budget.day } };

@@ -9,6 +9,7 @@
  * reservation: the money may be spent.
  */
 import { LRUCache } from 'lru-cache';
+import { periodOf, type FreePeriod, type FreeTier } from '../../contract/prices.ts';
 
 const round4 = (n: number): number => Math.round(n * 10000) / 10000;
 
@@ -61,7 +62,39 @@ export interface CostLedger {
   /** Gives back a reservation whose call was certainly not charged. */
   release(account: LedgerAccount, price: number): Promise<void>;
   balance(account: LedgerAccount): Promise<LedgerBalance>;
+  /**
+   * Counts one call of `endpoint` (`cap GET cerca_comuni`) by `tenant` in the current period of each
+   * of its free tiers, and says whether it is free: every tier still had room for it. Atomic.
+   */
+  claimFree(tenant: string, endpoint: string, tiers: readonly FreeTier[]): Promise<FreeClaim>;
+  /** Where `tenant`'s free tiers of `endpoint` stand, without counting anything. */
+  freeUse(tenant: string, endpoint: string, tiers: readonly FreeTier[]): Promise<FreeTierUse[]>;
 }
+
+/** One free tier of one endpoint for one tenant, in its current period. */
+export interface FreeTierUse {
+  period: FreePeriod;
+  /** Free calls per period. */
+  limit: number;
+  /** Calls counted in this period (free and paid). */
+  used: number;
+  /** Free calls left in this period. */
+  remaining: number;
+}
+
+/** The outcome of `claimFree`. */
+export interface FreeClaim {
+  free: boolean;
+  use: FreeTierUse[];
+}
+
+/** Where the tiers stand for these counts (one per tier, in order). */
+export function freeUseOf(tiers: readonly FreeTier[], counts: readonly number[]): FreeTierUse[] {
+  return tiers.map((t, i) => ({ period: t.period, limit: t.calls, used: counts[i] ?? 0, remaining: Math.max(0, t.calls - (counts[i] ?? 0)) }));
+}
+
+/** The counter key of one tier's current period. */
+export const freeCounterKey = (tenant: string, endpoint: string, tier: FreeTier, now: number): string => `${tenant}|${endpoint}|${tier.period}:${periodOf(tier.period, now)}`;
 
 /** The calendar day of `ms` in Italy (the suite's day), `YYYY-MM-DD`. */
 const DAY_FORMAT = new Intl.DateTimeFormat('en-CA', { timeZone: 'Europe/Rome', year: 'numeric', month: '2-digit', day: '2-digit' });
@@ -139,5 +172,25 @@ export class MemoryCostLedger implements CostLedger {
     const op = this.operations.get(account.operationId);
     const day = this.days.get(this.dayKey(account.tenant));
     return { operation: op?.committed ?? 0, day: day?.committed ?? 0 };
+  }
+
+  /** Free-tier counters by tenant, endpoint and period (a past period is simply never read again). */
+  private readonly freeCounts = new LRUCache<string, { n: number }>({ max: 200_000 });
+
+  async claimFree(tenant: string, endpoint: string, tiers: readonly FreeTier[]): Promise<FreeClaim> {
+    if (tiers.length === 0) return { free: false, use: [] };
+    const now = this.now();
+    const counts = tiers.map((t) => {
+      const key = freeCounterKey(tenant, endpoint, t, now);
+      let c = this.freeCounts.get(key);
+      if (!c) this.freeCounts.set(key, (c = { n: 0 }));
+      return ++c.n;
+    });
+    return { free: tiers.every((t, i) => counts[i]! <= t.calls), use: freeUseOf(tiers, counts) };
+  }
+
+  async freeUse(tenant: string, endpoint: string, tiers: readonly FreeTier[]): Promise<FreeTierUse[]> {
+    const now = this.now();
+    return freeUseOf(tiers, tiers.map((t) => this.freeCounts.get(freeCounterKey(tenant, endpoint, t, now))?.n ?? 0));
   }
 }

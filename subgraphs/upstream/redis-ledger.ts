@@ -6,11 +6,13 @@
  * charges and releases never drift: €0.05 is 50000. Keys, under the connection's prefix:
  * `ledger:op:<operationId>` (expires an hour after its last charge, as the memory ledger forgets an
  * operation) and `ledger:day:<tenant>:<YYYY-MM-DD>` (Italian calendar day of the injectable clock,
- * expires after 2 days).
+ * expires after 2 days), and the free-tier counters `ledger:free:<tenant>|<endpoint>|<period>:<YYYY-MM-DD|YYYY-MM|YYYY>`
+ * (kept a little longer than their period).
  */
 import type { Redis } from 'ioredis';
 import { defineScript } from '../runtime/redis.ts';
-import { CostLimitError, ledgerDay, type BudgetLimits, type CostLedger, type LedgerAccount, type LedgerBalance } from './ledger.ts';
+import type { FreePeriod, FreeTier } from '../../contract/prices.ts';
+import { CostLimitError, freeCounterKey, freeUseOf, ledgerDay, type BudgetLimits, type CostLedger, type FreeClaim, type FreeTierUse, type LedgerAccount, type LedgerBalance } from './ledger.ts';
 
 const MICRO = 1_000_000;
 const toMicro = (euro: number): number => Math.round(euro * MICRO);
@@ -47,6 +49,19 @@ for i = 1, 2 do
 end
 return 0
 `);
+
+/** KEYS: one counter per tier. ARGV: their TTLs in ms. Counts one call on each; returns the counts. */
+const CLAIM_FREE = defineScript(`
+local out = {}
+for i = 1, #KEYS do
+  out[i] = redis.call('INCR', KEYS[i])
+  redis.call('PEXPIRE', KEYS[i], ARGV[i])
+end
+return out
+`);
+
+/** How long a free-tier counter outlives the start of its period. */
+const FREE_TTL_MS: Record<FreePeriod, number> = { day: 2 * 86_400_000, month: 32 * 86_400_000, year: 367 * 86_400_000 };
 
 export interface RedisLedgerOptions {
   /** Clock for the day of a charge. @default Date.now */
@@ -88,5 +103,22 @@ export class RedisCostLedger implements CostLedger {
   async balance(account: LedgerAccount): Promise<LedgerBalance> {
     const [op, day] = await this.redis.mget(...this.keys(account));
     return { operation: toEuro(Number(op ?? 0)), day: toEuro(Number(day ?? 0)) };
+  }
+
+  private freeKeys(tenant: string, endpoint: string, tiers: readonly FreeTier[]): string[] {
+    const now = this.now();
+    return tiers.map((t) => `${this.ns}free:${freeCounterKey(tenant, endpoint, t, now)}`);
+  }
+
+  async claimFree(tenant: string, endpoint: string, tiers: readonly FreeTier[]): Promise<FreeClaim> {
+    if (tiers.length === 0) return { free: false, use: [] };
+    const counts = ((await CLAIM_FREE.run(this.redis, this.freeKeys(tenant, endpoint, tiers), tiers.map((t) => FREE_TTL_MS[t.period]))) as number[]).map(Number);
+    return { free: tiers.every((t, i) => counts[i]! <= t.calls), use: freeUseOf(tiers, counts) };
+  }
+
+  async freeUse(tenant: string, endpoint: string, tiers: readonly FreeTier[]): Promise<FreeTierUse[]> {
+    if (tiers.length === 0) return [];
+    const counts = (await this.redis.mget(...this.freeKeys(tenant, endpoint, tiers))).map((v) => Number(v ?? 0));
+    return freeUseOf(tiers, counts);
   }
 }
