@@ -298,3 +298,81 @@ describe('invalid invoices are refused before any upstream call', () => {
     expect(await t.calls('invoice')).toEqual([]);
   });
 });
+
+describe('passive invoices, the list and documents', () => {
+  const SUPPLIER_VAT = '09876543217';
+
+  async function tokenOf(owner: string): Promise<string> {
+    return ((await t.control('tokens', { credit: 5, owner })) as { token: string }).token;
+  }
+
+  it('a passive invoice arrives for a configured company, is pushed to invoiceReceived and listed', async () => {
+    const owner = `passive-${Date.now()}@example.com`;
+    const token = await tokenOf(owner);
+    await configure(token, { supplierInvoices: true });
+    // `since` makes the stream start with what arrived since then: an arrival that beats the subscription is not missed.
+    const since = new Date(Date.now() - 60_000).toISOString();
+    const received = subscribe(token, `subscription($since: DateTime) { invoiceReceived(since: $since) { id state direction fiscalId documentNumber sender { vatNumber } sdi { status } } }`, { since });
+    const first = received.next();
+    const { buildFattura, invoiceFromInput } = await import('../subgraphs/invoicing/fatturapa.ts');
+    const xml = buildFattura(invoiceFromInput(invoiceInput({ number: 'SUP-77', sender: party('Fornitore Spa', SUPPLIER_VAT), recipient: party('Openapi SpA', SENDER_VAT) }) as never), '77');
+    await t.clearCalls();
+    const arrival = (await t.control('invoice/passive', { xml, owner })) as { received: Obj };
+    const got = await withSafety(first, 'invoiceReceived', SAFETY_MS);
+    expect(got.value?.errors).toBeUndefined();
+    expect(got.value?.data).toEqual({
+      invoiceReceived: { id: arrival.received.id, state: 'RECEIVED', direction: 'INCOMING', fiscalId: SENDER_VAT, documentNumber: 'SUP-77', sender: { vatNumber: SUPPLIER_VAT }, sdi: { status: 'RECEIVED' } },
+    });
+    expect(await callsOf()).toEqual(['GET /IT-invoices/{id} 200']);
+
+    const list = await gql<{ invoices: { nodes: Obj[]; pageInfo: Obj } }>(token, `{ invoices(filter: { direction: INCOMING }) { nodes { id documentNumber direction } pageInfo { hasNextPage endCursor } } }`);
+    expect(list.data.invoices).toEqual({ nodes: [{ id: arrival.received.id, documentNumber: 'SUP-77', direction: 'INCOMING' }], pageInfo: { hasNextPage: false, endCursor: null } });
+    expect(list.cost.euro).toBe(0);
+  });
+
+  it('lists invoices with filters and cursor pages', async () => {
+    const token = await t.createToken(5);
+    await configure(token);
+    const ids: string[] = [];
+    for (const n of ['L-1', 'L-2', 'L-3']) ids.push(((await gql<{ issueInvoice: Obj }>(token, ISSUE, { input: invoiceInput({ number: n }) })).data.issueInvoice.id) as string);
+    await t.control('invoice/advance', { id: ids[0] });
+    await t.clearCalls();
+    const q = `query($after: String, $filter: InvoiceFilter) { invoices(first: 2, after: $after, filter: $filter) { nodes { documentNumber state } pageInfo { hasNextPage endCursor } } }`;
+    const p1 = (await gql<{ invoices: { nodes: Obj[]; pageInfo: { hasNextPage: boolean; endCursor: string } } }>(token, q, {})).data.invoices;
+    expect(p1.nodes.map((n) => n.documentNumber)).toEqual(['L-3', 'L-2']);
+    expect(p1.pageInfo.hasNextPage).toBe(true);
+    const p2 = (await gql<{ invoices: { nodes: Obj[]; pageInfo: Obj } }>(token, q, { after: p1.pageInfo.endCursor })).data.invoices;
+    expect(p2).toEqual({ nodes: [{ documentNumber: 'L-1', state: 'SENT' }], pageInfo: { hasNextPage: false, endCursor: null } });
+    const sent = (await gql<{ invoices: { nodes: Obj[] } }>(token, q, { filter: { states: ['SENT'], direction: 'OUTGOING', fiscalId: SENDER_VAT } })).data.invoices;
+    expect(sent.nodes).toEqual([{ documentNumber: 'L-1', state: 'SENT' }]);
+    const byNumber = (await gql<{ invoices: { nodes: Obj[] } }>(token, q, { filter: { documentNumber: 'L-2', issuedAfter: '2025-01-30', issuedBefore: '2025-02-01' } })).data.invoices;
+    expect(byNumber.nodes).toEqual([{ documentNumber: 'L-2', state: 'NEW' }]);
+    expect(await callsOf()).toEqual(['GET /invoices 200', 'GET /invoices 200', 'GET /invoices 200', 'GET /invoices 200']);
+    const bad = await t.gql(q, { after: 'bm90LWEtY3Vyc29y' }, auth(token));
+    expect(bad.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', field: 'after' });
+  });
+
+  it('the invoice document as XML and as PDF through signed URLs, never inline', async () => {
+    const token = await t.createToken(5);
+    await configure(token);
+    const { data } = await gql<{ issueInvoice: Obj }>(token, ISSUE, { input: invoiceInput({ number: 'DOC-1' }) });
+    const { data: doc } = await gql<{ invoice: { xml: Obj; pdf: Obj } }>(
+      token,
+      `query($id: ID!) { invoice(id: $id) { xml: document { url fileName contentType } pdf: document(format: PDF) { url fileName contentType } } }`,
+      { id: data.issueInvoice.id },
+    );
+    expect(doc.invoice.xml).toMatchObject({ fileName: 'DOC-1.xml', contentType: 'application/xml' });
+    expect(doc.invoice.pdf).toMatchObject({ fileName: 'DOC-1.pdf', contentType: 'application/pdf' });
+    expect(String(doc.invoice.xml.url)).toMatch(/\/files\/invoicing\//);
+    const xml = await fetch(String(doc.invoice.xml.url));
+    expect(xml.status).toBe(200);
+    const text = await xml.text();
+    expect(text).toContain('<Numero>DOC-1</Numero>');
+    expect(text).toContain('FatturaElettronica');
+    const pdf = await fetch(String(doc.invoice.pdf.url));
+    expect(pdf.status).toBe(200);
+    expect(Buffer.from(await pdf.arrayBuffer()).subarray(0, 4).toString()).toBe('%PDF');
+    // A tampered URL is refused.
+    expect((await fetch(String(doc.invoice.pdf.url).replace(/\/files\/invoicing\/./, '/files/invoicing/x'))).status).toBe(403);
+  });
+});

@@ -23,6 +23,7 @@ import type {
 import { buildFattura, checkFatturaXml, invoiceFromInput, type InvoiceIn } from '../fatturapa.ts';
 import type { InvoiceParent, Obj } from '../mappers.ts';
 import { INVOICING_POLICY, secondsOf } from '../policy.ts';
+import { INVOICING } from '../upstream.ts';
 import { eventName, invoiceTopic, tenantTopic, type InvoicingEventName, type InvoicingService, type SignatureCredentials, type TrackedInvoice } from '../service.ts';
 
 const INVOICE_STATES: readonly string[] = ['NEW', 'SENT', 'RECEIVED', 'DONE', 'ERROR'];
@@ -112,6 +113,11 @@ export function createResolvers(service: InvoicingService): Resolvers {
     sdi: (p) => (isObj(p.record.details) ? p.record.details : null),
     createdAt: (p) => iso(p.record.create_at ?? p.record.created_at),
     updatedAt: (p) => iso(p.record.updated_at ?? p.record.create_at),
+    document: (p, { format }, ctx) => {
+      const pdf = format === 'PDF';
+      const name = `${(str(p.record.document_number) ?? p.id).replace(/[^A-Za-z0-9._-]+/g, '_')}.${pdf ? 'pdf' : 'xml'}`;
+      return service.files.issue(service.publicUrl(), ctx.auth, pdf ? INVOICING.invoicePdf : INVOICING.invoiceXml, { id: p.id }, name, pdf ? 'application/pdf' : 'application/xml');
+    },
   };
 
   const InvoicingConfiguration: InvoicingConfigurationResolvers = {
