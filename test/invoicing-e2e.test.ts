@@ -6,6 +6,8 @@
  * The emulator's SDI moves only when told (`invoice/timing` 0, then `invoice/advance`), so no
  * assertion depends on time; timeouts below are safety limits only.
  */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createClient, type Client, type FormattedExecutionResult } from 'graphql-ws';
 import WebSocket from 'ws';
@@ -374,5 +376,36 @@ describe('passive invoices, the list and documents', () => {
     expect(Buffer.from(await pdf.arrayBuffer()).subarray(0, 4).toString()).toBe('%PDF');
     // A tampered URL is refused.
     expect((await fetch(String(doc.invoice.pdf.url).replace(/\/files\/invoicing\/./, '/files/invoicing/x'))).status).toBe(403);
+  });
+});
+
+describe('relays', () => {
+  it("relays each notification of a configuration to the caller's own callback with its headers", async () => {
+    const bodies: Array<{ headers: Record<string, unknown>; body: Obj }> = [];
+    const waiters: Array<() => void> = [];
+    const server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        bodies.push({ headers: req.headers, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as Obj });
+        res.writeHead(200).end('ok');
+        for (const w of waiters.splice(0)) w();
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+      const token = await t.createToken(5);
+      await configure(token, { callback: { url, headers: [{ name: 'X-App-Key', value: 'app-secret' }] } });
+      const { data } = await gql<{ issueInvoice: Obj }>(token, ISSUE, { input: invoiceInput({ number: 'RELAY-1' }) });
+      const arrived = new Promise<void>((r) => waiters.push(r));
+      await t.control('invoice/advance', { id: data.issueInvoice.id });
+      await withSafety(arrived, 'relayed notification', SAFETY_MS);
+      expect(bodies).toHaveLength(1);
+      expect(bodies[0]!.headers['x-app-key']).toBe('app-secret');
+      expect(bodies[0]!.body.data).toMatchObject({ id: data.issueInvoice.id, state: 'SENT', document_number: 'RELAY-1' });
+    } finally {
+      server.close();
+    }
   });
 });
