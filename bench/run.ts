@@ -15,6 +15,7 @@ import { runFaultBench } from './faults.ts';
 import { runSubscriptionBench } from './subscriptions.ts';
 import { runScaleOutBench, type CompanyRow } from './scale-out.ts';
 import { runPostalBench } from './postal.ts';
+import { runCompanyPlansBench } from './company-plans.ts';
 
 const LATENCY_MS = Number(process.env.BENCH_UPSTREAM_LATENCY_MS ?? 40);
 const N = Number(process.env.BENCH_OPERATIONS ?? 40);
@@ -160,6 +161,8 @@ async function main(): Promise<void> {
   console.log('| scenario | mode | upstream calls/op | euro/op | estimate €/op (worst case) | p50 | p99 | ops/s |');
   console.log('|---|---|---|---|---|---|---|---|');
   for (const r of rows) console.log(`| ${r.scenario} | ${r.mode} | ${r.calls.toFixed(2)} | ${r.euro.toFixed(4)} | ${Number.isNaN(r.estimate) ? '—' : r.estimate.toFixed(4)} | ${ms(r.p50)} | ${ms(r.p99)} | ${r.rps.toFixed(0)} |`);
+
+  await runCompanyPlansBench(LATENCY_MS);
 
   await runFaultBench(LATENCY_MS);
 
