@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { makeItalianVat } from '../contract/checksums.ts';
 import { isRegistered } from '../emulator/company/index.ts';
+import { cheapestEndpoint, facetsForPaths } from '../subgraphs/company/facets.ts';
 import { startTestStack, type GraphQLResponse, type TestStack } from './support/stack.ts';
 
 const OPENAPI_SPA = '12485671007';
@@ -71,18 +72,22 @@ describe('the least total euro that covers the need', () => {
     expect(await companyCalls()).toEqual([`GET /IT-advanced/${OPENAPI_SPA}`, `POST /IT-stakeholders/${OPENAPI_SPA}`]);
     expect(res.extensions?.cost).toMatchObject({ upstreamCalls: 2, euro: 0.65 });
     expect(res.estimate).toBe(0.65);
+    // The single tier the old rule bought.
+    expect(cheapestEndpoint(facetsForPaths(['companyName', 'vatCode', 'taxCode', 'address.streetName', 'managers.roles', 'shareholders.percentShare', 'ecofin.turnover']))).toBe('IT-aml');
     expect(res.data?.company.managers.length).toBeGreaterThan(0);
     expect(res.data?.company.shareholders.length).toBeGreaterThan(0);
     expect(typeof res.data?.company.ecofin.turnover).toBe('number');
   });
 
   it('status + managers: IT-start + IT-stakeholders, €0.55 instead of IT-full €1.50', async () => {
-    const q = `{ company(vatCode: "${OPENAPI_SPA}") { activityStatus registryStatus managers { __typename } } }`;
-    const res = await run<{ company: { activityStatus: string; registryStatus: string; managers: unknown[] } }>(q);
+    // IT-full is the one tier holding both; the business status is also IT-start's (€0.05).
+    const q = `{ company(vatCode: "${OPENAPI_SPA}") { activityStatus rawActivityStatus managers { __typename } } }`;
+    const res = await run<{ company: { activityStatus: string; managers: unknown[] } }>(q);
     expect(res.errors).toBeUndefined();
     expect(await companyCalls()).toEqual([`GET /IT-start/${OPENAPI_SPA}`, `POST /IT-stakeholders/${OPENAPI_SPA}`]);
     expect(res.extensions?.cost).toMatchObject({ upstreamCalls: 2, euro: 0.55 });
     expect(res.estimate).toBe(0.55);
+    expect(cheapestEndpoint(facetsForPaths(['activityStatus', 'managers']))).toBe('IT-full');
     expect(res.data?.company.activityStatus).toBe('A'); // attiva
     expect(res.data?.company.managers.length).toBeGreaterThan(0);
   });
