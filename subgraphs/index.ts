@@ -3,6 +3,7 @@ import type { Subgraph } from './runtime/server.ts';
 import { createCompanySubgraph } from './company/index.ts';
 import { createRiskSubgraph } from './risk/index.ts';
 import { createInvoicingSubgraph } from './invoicing/index.ts';
+import { createPecSubgraph } from './pec/index.ts';
 import { createPostalSubgraph } from './postal/index.ts';
 
 /**
@@ -10,7 +11,7 @@ import { createPostalSubgraph } from './postal/index.ts';
  * stores, buses and pollers) get their own instances, configured from `env`.
  */
 /** The subgraphs of the supergraph, by name (listing them builds nothing and connects nothing). */
-export const SUBGRAPH_NAMES = ['company', 'risk', 'postal', 'invoicing'] as const;
+export const SUBGRAPH_NAMES = ['company', 'risk', 'postal', 'pec', 'invoicing'] as const;
 
 /**
  * The subgraphs named (all by default). Only those are built: a stateful subgraph on Redis opens its
@@ -21,6 +22,7 @@ export function createSubgraphs(env: NodeJS.ProcessEnv, names: readonly string[]
     company: () => createCompanySubgraph({ env }),
     risk: () => createRiskSubgraph({ env }),
     invoicing: () => createInvoicingSubgraph({ env }),
+    pec: () => createPecSubgraph({ env }),
     postal: () => createPostalSubgraph(),
   };
   return SUBGRAPH_NAMES.filter((n) => names.includes(n)).map((n) => make[n]());

@@ -1,0 +1,340 @@
+/**
+ * Bulk certified mail (`ws.pecmassiva.com`): sendings queued by the layer and sent at the vendor's
+ * pace (one request per second per account: a queue per tenant and mailbox, never a failure), their
+ * receipts read per recipient over time (acceptance, delivery, non-delivery) and pushed on the bus
+ * (`sendingUpdated`, latest state first, per tenant), and the mailbox's inbox and quota.
+ *
+ * The mailbox credentials (`x-username` / `x-password`) come with each operation. They are sent to
+ * the service and nowhere else: never logged, never part of a response, an event, a cache key or a
+ * stored record; a sending keeps them in this process's memory only while its receipts are still
+ * being read, and drops them when it is done.
+ *
+ * Settings (`PECMASSIVA_*` of the env): `BATCH_SIZE` recipients per request (50), `SEND_INTERVAL_MS`
+ * between two requests of one mailbox (1050), `POLL_MS` between two receipt reads of a sending
+ * (2000), `POLL_MAX_CALLS_PER_MIN` (60, shared by every sending of the process), `GIVE_UP_MS` after
+ * which receipts still missing are no longer read (48 h).
+ */
+import { randomBytes } from 'node:crypto';
+import { GraphQLError } from 'graphql';
+import { MemoryEventBus, type EventBus } from '../runtime/bus.ts';
+import type { UpstreamAuth } from '../runtime/context.ts';
+import type { SubgraphDeps } from '../runtime/server.ts';
+import { CostMeter } from '../upstream/cost.ts';
+import type { Endpoint } from '../upstream/endpoint.ts';
+import { mayHaveBeenCarriedOut, UpstreamError } from '../upstream/errors.ts';
+import type { CallContext, Upstream } from '../upstream/upstream.ts';
+import { isObj, text, type Obj } from './model.ts';
+
+const WRITE_TIMEOUT = 30_000;
+const bulk = (method: Endpoint['method'], path: string, extra: Partial<Endpoint> = {}): Endpoint => ({ area: 'pecmassiva', method, path, ...extra });
+
+/** The bulk area's endpoints (one table). Threads and cron-start are not in any public source and not used. */
+export const BULK = {
+  /** 201 `{success, sent, message, message_id}`: no `data`, so the whole body is read. */
+  send: bulk('POST', '/send', { decode: 'raw', timeoutMs: WRITE_TIMEOUT }),
+  receipts: bulk('GET', '/send/{code}'),
+  deleteSending: bulk('DELETE', '/send/{code}'),
+  /** `{data, total, page, n_of_pages}`: the whole body is read. */
+  inbox: bulk('GET', '/inbox', { decode: 'raw' }),
+  message: bulk('GET', '/inbox/{id}'),
+  deleteMessage: bulk('DELETE', '/inbox/{id}', { decode: 'raw' }),
+  quota: bulk('GET', '/quota/{mailbox}'),
+} as const;
+
+export interface BulkCredentials {
+  username: string;
+  password: string;
+}
+
+export type RecipientState = 'QUEUED' | 'SENT' | 'ACCEPTED' | 'DELIVERED' | 'FAILED' | 'UNKNOWN';
+
+export interface RecipientStatus {
+  address: string;
+  state: RecipientState;
+  /** The service's sending code (message_id) of the request that carried it. */
+  code: string | null;
+  acceptedAt: string | null;
+  deliveredAt: string | null;
+  failedAt: string | null;
+  reason: string | null;
+}
+
+/** A sending as the layer tracks it (what `BulkSending` shows); never holds credentials. */
+export interface Sending {
+  id: string;
+  tenant: string;
+  sender: string;
+  subject: string;
+  createdAt: string;
+  recipients: RecipientStatus[];
+  /** Grows with every change (subscribers skip stale events). */
+  seq: number;
+  done: boolean;
+}
+
+export interface SendRequest {
+  sender: string;
+  recipients: string[];
+  subject: string;
+  html: string;
+  attachments: Array<{ name: string; file: string }>;
+}
+
+interface Job {
+  sending: Sending;
+  auth: UpstreamAuth;
+  creds: BulkCredentials;
+  request: SendRequest;
+  /** Indexes of `recipients` per batch, still to send. */
+  batches: number[][];
+  /** Codes whose receipts are still being read. */
+  codes: Set<string>;
+  nextPollAt: number;
+  startedAt: number;
+}
+
+const envNum = (env: NodeJS.ProcessEnv, name: string, dflt: number): number => {
+  const v = Number(env[name]);
+  return env[name] !== undefined && env[name] !== '' && Number.isFinite(v) && v > 0 ? v : dflt;
+};
+
+/** A receipt's recipient as the service writes it (`"a@x" `, `<a@x>`) → `a@x`. */
+const bare = (v: unknown): string => (text(v) ?? '').replace(/["<>]/g, '').trim().toLowerCase();
+
+export class BulkService {
+  readonly bus: EventBus<Sending>;
+  readonly batchSize: number;
+  private readonly sendIntervalMs: number;
+  private readonly pollMs: number;
+  private readonly pollPerMin: number;
+  private readonly giveUpMs: number;
+  private readonly sendings = new Map<string, Sending>();
+  private readonly keys = new Map<string, string>();
+  private readonly jobs = new Map<string, Job>();
+  /** One queue per tenant and mailbox: the sending ids in order. */
+  private readonly queues = new Map<string, string[]>();
+  private readonly lastSend = new Map<string, number>();
+  private upstream: Upstream | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private ticking: Promise<void> | null = null;
+  private pollWindow = { start: 0, calls: 0 };
+
+  constructor(env: NodeJS.ProcessEnv, bus?: EventBus<Sending>) {
+    this.bus = bus ?? new MemoryEventBus<Sending>();
+    this.batchSize = Math.floor(envNum(env, 'PECMASSIVA_BATCH_SIZE', 50));
+    this.sendIntervalMs = envNum(env, 'PECMASSIVA_SEND_INTERVAL_MS', 1050);
+    this.pollMs = envNum(env, 'PECMASSIVA_POLL_MS', 2000);
+    this.pollPerMin = envNum(env, 'PECMASSIVA_POLL_MAX_CALLS_PER_MIN', 60);
+    this.giveUpMs = envNum(env, 'PECMASSIVA_GIVE_UP_MS', 48 * 3600 * 1000);
+  }
+
+  topic(tenant: string, id: string): string {
+    return `pecmassiva:${tenant}:${id}`;
+  }
+
+  get(tenant: string, id: string): Sending | null {
+    const s = this.sendings.get(id);
+    return s && s.tenant === tenant ? s : null;
+  }
+
+  start(deps: SubgraphDeps): () => Promise<void> {
+    this.upstream = deps.upstream;
+    this.timer = setInterval(() => void this.tick(), 100);
+    this.timer.unref();
+    return async () => {
+      if (this.timer) clearInterval(this.timer);
+      this.timer = null;
+      await this.ticking;
+      this.upstream = null;
+    };
+  }
+
+  /**
+   * Queues a sending (nothing is sent here: the queue sends at the service's pace). The same
+   * idempotency key of a tenant returns the same sending and never queues twice.
+   */
+  async queue(auth: UpstreamAuth, creds: BulkCredentials, request: SendRequest, key: string | null): Promise<Sending> {
+    const slot = key === null ? null : `${auth.tenant}\u0000${key}`;
+    if (slot !== null) {
+      const known = this.keys.get(slot);
+      if (known) return this.sendings.get(known)!;
+    }
+    const id = randomBytes(12).toString('hex');
+    const sending: Sending = {
+      id,
+      tenant: auth.tenant,
+      sender: request.sender,
+      subject: request.subject,
+      createdAt: new Date().toISOString(),
+      recipients: request.recipients.map((address) => ({ address, state: 'QUEUED', code: null, acceptedAt: null, deliveredAt: null, failedAt: null, reason: null })),
+      seq: 1,
+      done: false,
+    };
+    const batches: number[][] = [];
+    for (let i = 0; i < request.recipients.length; i += this.batchSize) batches.push(request.recipients.slice(i, i + this.batchSize).map((_, k) => i + k));
+    this.sendings.set(id, sending);
+    if (slot !== null) this.keys.set(slot, id);
+    this.jobs.set(id, { sending, auth, creds, request, batches, codes: new Set(), nextPollAt: 0, startedAt: Date.now() });
+    const q = this.queueKey(auth.tenant, creds.username);
+    this.queues.set(q, [...(this.queues.get(q) ?? []), id]);
+    await this.bus.publish(this.topic(auth.tenant, id), structuredClone(sending));
+    void this.tick();
+    return sending;
+  }
+
+  private queueKey(tenant: string, username: string): string {
+    return `${tenant}\u0000${username.toLowerCase()}`;
+  }
+
+  /** One round: each mailbox's queue sends its next batch when its interval allows; receipts are read. */
+  tick(): Promise<void> {
+    if (this.ticking) return this.ticking;
+    this.ticking = this.round().finally(() => {
+      this.ticking = null;
+    });
+    return this.ticking;
+  }
+
+  private async round(): Promise<void> {
+    const upstream = this.upstream;
+    if (!upstream) return;
+    const now = Date.now();
+    const sends: Array<Promise<void>> = [];
+    for (const [q, ids] of this.queues) {
+      if (now - (this.lastSend.get(q) ?? 0) < this.sendIntervalMs) continue;
+      const job = ids.map((id) => this.jobs.get(id)).find((j) => j && j.batches.length > 0);
+      if (!job) {
+        this.queues.delete(q);
+        continue;
+      }
+      this.lastSend.set(q, now);
+      sends.push(this.sendBatch(upstream, job));
+    }
+    await Promise.allSettled(sends);
+    for (const job of [...this.jobs.values()]) {
+      if (job.codes.size === 0 || Date.now() < job.nextPollAt) continue;
+      if (!this.pollAllowed()) break;
+      job.nextPollAt = Date.now() + this.pollMs;
+      await this.readReceipts(upstream, job).catch((err: unknown) => console.warn(`[pecmassiva] receipts of sending ${job.sending.id} not read: ${(err as Error).message}`));
+    }
+  }
+
+  private pollAllowed(): boolean {
+    const now = Date.now();
+    if (now - this.pollWindow.start >= 60_000) this.pollWindow = { start: now, calls: 0 };
+    if (this.pollWindow.calls >= this.pollPerMin) return false;
+    this.pollWindow.calls++;
+    return true;
+  }
+
+  private ctxOf(upstream: Upstream, job: Job): CallContext & { upstream: Upstream } {
+    return { auth: job.auth, meter: new CostMeter(), upstream };
+  }
+
+  /** Sends the job's next batch; a refusal for the pace (429) or the layer's own limiter puts it back. */
+  private async sendBatch(upstream: Upstream, job: Job): Promise<void> {
+    const batch = job.batches[0]!;
+    const r = job.request;
+    const body = {
+      sender: r.sender,
+      recipient: batch.map((i) => r.recipients[i]!),
+      subject: r.subject,
+      body: r.html,
+      attachments: r.attachments,
+      username: job.creds.username,
+      password: job.creds.password,
+    };
+    let answer: unknown;
+    try {
+      answer = await upstream.call<unknown>(this.ctxOf(upstream, job), BULK.send, { body });
+    } catch (err) {
+      if (err instanceof UpstreamError && (err.status === 429 || err.graphqlCode === 'RATE_LIMITED') && !mayHaveBeenCarriedOut(err)) return; // not sent: the next round tries again
+      job.batches.shift();
+      // Sent without an answer: it may have gone out. Never sent again (no message twice).
+      const state: RecipientState = err instanceof UpstreamError && mayHaveBeenCarriedOut(err) ? 'UNKNOWN' : 'FAILED';
+      const reason = err instanceof UpstreamError ? `${err.graphqlCode}: ${err.message}` : String(err);
+      for (const i of batch) Object.assign(job.sending.recipients[i]!, { state, reason, failedAt: state === 'FAILED' ? new Date().toISOString() : null });
+      await this.changed(job);
+      return;
+    }
+    job.batches.shift();
+    const code = isObj(answer) ? text(answer.message_id) : null;
+    for (const i of batch) Object.assign(job.sending.recipients[i]!, { state: 'SENT', code });
+    if (code) job.codes.add(code);
+    job.nextPollAt = Date.now() + this.pollMs;
+    await this.changed(job);
+  }
+
+  /** Reads one code's receipts and moves its recipients (acceptance, delivery, non-delivery). */
+  private async readReceipts(upstream: Upstream, job: Job): Promise<void> {
+    const headers = { 'x-username': job.creds.username, 'x-password': job.creds.password };
+    let changed = false;
+    for (const code of [...job.codes]) {
+      let data: unknown;
+      try {
+        data = await upstream.call<unknown>(this.ctxOf(upstream, job), BULK.receipts, { params: { code }, headers });
+      } catch (err) {
+        if (err instanceof UpstreamError && err.status === 404) continue; // no receipts yet ("Result empty")
+        throw err;
+      }
+      for (const receipt of Array.isArray(data) ? data : []) {
+        if (!isObj(receipt)) continue;
+        changed = this.applyReceipt(job.sending, code, receipt) || changed;
+      }
+      const open = job.sending.recipients.some((x) => x.code === code && (x.state === 'SENT' || x.state === 'ACCEPTED'));
+      if (!open) job.codes.delete(code);
+    }
+    if (Date.now() - job.startedAt > this.giveUpMs) job.codes.clear();
+    if (changed || job.codes.size === 0) await this.changed(job);
+  }
+
+  private applyReceipt(s: Sending, code: string, receipt: Obj): boolean {
+    const subject = text(receipt.object) ?? '';
+    const who = bare(receipt.recipient);
+    const at = (() => {
+      const d = Date.parse(text(receipt.data) ?? '');
+      return Number.isNaN(d) ? new Date().toISOString() : new Date(d).toISOString();
+    })();
+    const r = s.recipients.find((x) => x.code === code && x.address.toLowerCase() === who);
+    if (!r) return false;
+    if (/^ACCETTAZIONE:/i.test(subject) && r.state === 'SENT') {
+      Object.assign(r, { state: 'ACCEPTED', acceptedAt: at });
+      return true;
+    }
+    if (/^(AVVISO DI )?MANCATA CONSEGNA:/i.test(subject) && r.state !== 'FAILED' && r.state !== 'DELIVERED') {
+      Object.assign(r, { state: 'FAILED', failedAt: at, reason: 'not delivered (avviso di mancata consegna)' });
+      return true;
+    }
+    if (/^CONSEGNA:/i.test(subject) && r.state !== 'DELIVERED' && r.state !== 'FAILED') {
+      Object.assign(r, { state: 'DELIVERED', deliveredAt: at, acceptedAt: r.acceptedAt ?? at });
+      return true;
+    }
+    return false;
+  }
+
+  private async changed(job: Job): Promise<void> {
+    const s = job.sending;
+    s.seq++;
+    s.done = job.batches.length === 0 && job.codes.size === 0;
+    if (s.done) {
+      // Nothing left to read: the credentials go.
+      this.jobs.delete(s.id);
+      const q = this.queueKey(s.tenant, job.creds.username);
+      const rest = (this.queues.get(q) ?? []).filter((id) => id !== s.id);
+      if (rest.length > 0) this.queues.set(q, rest);
+      else this.queues.delete(q);
+    }
+    await this.bus.publish(this.topic(s.tenant, s.id), structuredClone(s));
+  }
+}
+
+/** Per-recipient counts of a sending. */
+export function countsOf(s: Sending): Record<'total' | 'queued' | 'sent' | 'accepted' | 'delivered' | 'failed' | 'unknown', number> {
+  const c = { total: s.recipients.length, queued: 0, sent: 0, accepted: 0, delivered: 0, failed: 0, unknown: 0 };
+  for (const r of s.recipients) c[r.state.toLowerCase() as 'queued']++;
+  return c;
+}
+
+/** The error of an operation whose mailbox credentials the service refused. */
+export const badCredentials = (): GraphQLError =>
+  new GraphQLError('the bulk mailbox refused these credentials', { extensions: { code: 'UNAUTHENTICATED', field: 'credentials' } });

@@ -1,0 +1,49 @@
+/**
+ * The PEC subgraph: certified mailboxes and company-register notifications with their live status
+ * (`mailboxUpdated`, `pecNotificationUpdated`), signed downloads of the forms and the upstream
+ * callback ingress (`/pec/callbacks/…`, `/pec/files/…`, reached through the gateway's
+ * `/callbacks/pec/…` and `/files/pec/…`).
+ */
+import { readFileSync } from 'node:fs';
+import { parse } from 'graphql';
+import type { Subgraph } from '../runtime/server.ts';
+import { layerSecret } from '../runtime/signing.ts';
+import { trackingStores } from '../runtime/tracking/stores.ts';
+import { BulkService } from './bulk.ts';
+import { PEC_POLICY } from './policy.ts';
+import { createResolvers } from './resolvers/index.ts';
+import { PecService, type PecServiceOptions } from './service.ts';
+import type { PecFamily } from './upstream.ts';
+
+const typeDefs = parse(readFileSync(new URL('./schema.graphql', import.meta.url), 'utf8'));
+
+/**
+ * A PEC subgraph with its own service and poller; its tracked work lives on Redis when the `env`
+ * has `REDIS_URL` (keys under `REDIS_PREFIX`), else in memory. Every `PEC_*` setting is read from `env`.
+ */
+export function createPecSubgraph(opts: PecServiceOptions): Subgraph & { service: PecService; bulk: BulkService } {
+  const { env } = opts;
+  const shared = opts.store
+    ? null
+    : trackingStores<PecFamily>({ redisUrl: env.REDIS_URL, secret: layerSecret(env), area: 'pec', policy: PEC_POLICY, prefix: env.REDIS_PREFIX?.trim() || undefined });
+  const service = new PecService({ ...(shared ?? {}), ...opts });
+  // Bulk sendings: this process's queue and receipt reader (memory; see bulk.ts).
+  const bulk = new BulkService(env);
+  return {
+    name: 'pec',
+    typeDefs,
+    resolvers: createResolvers(service, bulk),
+    http: (req, res, path) => service.http(req, res, path),
+    start: async (deps) => {
+      const stop = service.start(deps);
+      const stopBulk = bulk.start(deps);
+      return async () => {
+        await stopBulk();
+        await stop();
+        await shared?.close();
+      };
+    },
+    service,
+    bulk,
+  };
+}

@@ -1,0 +1,166 @@
+/**
+ * Resolvers of bulk certified mail: sending (queued), its progress, the inbox with cursor
+ * pagination over the service's pages of 25, one message, deletion and quota. Inputs are validated
+ * before any call; credentials go to the service only (`x-username` / `x-password`).
+ */
+import { GraphQLError } from 'graphql';
+import type { SubgraphContext } from '../../runtime/context.ts';
+import { badUserInput } from '../../runtime/errors.ts';
+import { idempotencyKey } from '../../runtime/tracking/args.ts';
+import { payloads } from '../../runtime/tracking/subscribe.ts';
+import { email, requiredText } from '../../runtime/validate.ts';
+import { UpstreamError } from '../../upstream/errors.ts';
+import type { BulkCredentialsInput, BulkInboxMessage, BulkSendingResolvers, BulkSendInput, MutationResolvers, QueryResolvers, SubscriptionResolvers } from '../__generated__/resolvers-types.ts';
+import { BULK, countsOf, type BulkCredentials, type BulkService, type SendRequest } from '../bulk.ts';
+import { isObj, text } from '../model.ts';
+
+const PAGE = 25;
+
+function credentials(c: BulkCredentialsInput): BulkCredentials {
+  const username = email(c.username, 'credentials.username').toLowerCase();
+  if (typeof c.password !== 'string' || c.password.length === 0 || c.password.length > 200) throw badUserInput('credentials.password must be 1 to 200 characters', 'credentials.password');
+  return { username, password: c.password };
+}
+
+const headersOf = (c: BulkCredentials): Record<string, string> => ({ 'x-username': c.username, 'x-password': c.password });
+
+function sendRequest(input: BulkSendInput, maxBytes: number): SendRequest {
+  const sender = email(input.sender, 'input.sender').toLowerCase();
+  if (input.recipients.length === 0 || input.recipients.length > 5000) throw badUserInput('input.recipients: 1 to 5000 addresses', 'input.recipients');
+  const recipients = input.recipients.map((r, i) => email(r, `input.recipients[${i}]`).toLowerCase());
+  const subject = requiredText(input.subject, 'input.subject', 500);
+  const html = typeof input.html === 'string' ? input.html : '';
+  if (html.trim() === '' || html.length > 1_000_000) throw badUserInput('input.html: 1 character to 1 MB', 'input.html');
+  const attachments = (input.attachments ?? []).map((a, i) => {
+    const field = `input.attachments[${i}]`;
+    const name = requiredText(a.name, `${field}.name`, 200);
+    if (!/^[\w.+-]+\/[\w.+-]+$/.test(a.contentType)) throw badUserInput(`${field}.contentType must be a media type`, `${field}.contentType`);
+    const b64 = a.content.replace(/^data:[^,]*;base64,/i, '').replace(/\s+/g, '');
+    if (b64 === '' || b64.length % 4 === 1 || !/^[A-Za-z0-9+/]*={0,2}$/.test(b64)) throw badUserInput(`${field}.content must be base64`, `${field}.content`);
+    if (Math.floor((b64.length * 3) / 4) > maxBytes) throw badUserInput(`${field}.content is larger than ${Math.floor(maxBytes / 1024)} KiB`, `${field}.content`);
+    return { name, file: `data:${a.contentType};base64,${b64}` };
+  });
+  return { sender, recipients, subject, html, attachments };
+}
+
+const refusedCredentials = (err: unknown): unknown =>
+  err instanceof UpstreamError && err.status === 401 ? new GraphQLError('the bulk mailbox refused these credentials', { extensions: { code: 'UNAUTHENTICATED', field: 'credentials' } }) : err;
+
+const cursorOf = (offset: number): string => Buffer.from(`inbox:${offset}`).toString('base64url');
+function offsetOf(after: string | null | undefined): number {
+  if (after === null || after === undefined) return 0;
+  const m = /^inbox:(\d{1,7})$/.exec(Buffer.from(after, 'base64url').toString('utf8'));
+  if (!m) throw badUserInput('after must be an endCursor of bulkInbox', 'after');
+  return Number(m[1]);
+}
+
+const message = (m: unknown): BulkInboxMessage | null =>
+  isObj(m) ? { id: String(m.id ?? ''), sender: text(m.sender), recipient: text(m.recipient), date: text(m.date), subject: text(m.object), body: text(m.body) } : null;
+
+export function bulkResolvers(bulk: BulkService, maxBytes: number) {
+  const Query: QueryResolvers = {
+    bulkSending: (_root, { id }, ctx) => bulk.get(ctx.auth.tenant, id),
+    bulkInbox: async (_root, { credentials: c, search, first, after }, ctx) => {
+      const creds = credentials(c);
+      if (!Number.isInteger(first) || first < 1 || first > 100) throw badUserInput('first must be 1 to 100', 'first');
+      const q = search?.trim() ?? '';
+      if (q.length > 200) throw badUserInput('search: at most 200 characters', 'search');
+      const offset = offsetOf(after);
+      const nodes: BulkInboxMessage[] = [];
+      let total = 0;
+      // The service's pages of 25 that cover [offset, offset + first).
+      for (let page = Math.floor(offset / PAGE) + 1; ; page++) {
+        let body: unknown;
+        try {
+          body = await ctx.upstream.call<unknown>(ctx, BULK.inbox, { query: { ...(q ? { q } : {}), page }, headers: headersOf(creds) });
+        } catch (err) {
+          throw refusedCredentials(err);
+        }
+        const b = isObj(body) ? body : {};
+        total = typeof b.total === 'number' ? b.total : 0;
+        const items = Array.isArray(b.data) ? b.data : [];
+        items.forEach((m, i) => {
+          const at = (page - 1) * PAGE + i;
+          if (at >= offset && nodes.length < first) nodes.push(message(m)!);
+        });
+        const pages = typeof b.n_of_pages === 'number' ? b.n_of_pages : page;
+        if (nodes.length >= first || page >= pages || items.length === 0) break;
+      }
+      const end = offset + nodes.length;
+      return { nodes, total, endCursor: nodes.length > 0 ? cursorOf(end) : (after ?? null), hasNextPage: end < total };
+    },
+    bulkInboxMessage: async (_root, { credentials: c, id }, ctx) => {
+      const creds = credentials(c);
+      if (!/^\d{1,12}$/.test(id)) throw badUserInput('id must be a number', 'id');
+      try {
+        const data = await ctx.upstream.call<unknown>(ctx, BULK.message, { params: { id }, headers: headersOf(creds) });
+        const m = message(data);
+        return m ? { ...m, id } : null;
+      } catch (err) {
+        if (err instanceof UpstreamError && err.status === 404) return null;
+        throw refusedCredentials(err);
+      }
+    },
+    bulkQuota: async (_root, { credentials: c, mailbox }, ctx) => {
+      const creds = credentials(c);
+      const box = mailbox.trim().toUpperCase();
+      if (!/^[A-Z0-9._-]{1,64}$/.test(box)) throw badUserInput('mailbox must be a folder name such as INBOX', 'mailbox');
+      let data: unknown;
+      try {
+        data = await ctx.upstream.call<unknown>(ctx, BULK.quota, { params: { mailbox: box }, headers: headersOf(creds) });
+      } catch (err) {
+        throw refusedCredentials(err);
+      }
+      const d = isObj(data) ? data : {};
+      const usage = typeof d.usage === 'number' ? d.usage : null;
+      const limit = typeof d.limit === 'number' ? d.limit : null;
+      return { mailbox: box, usage, limit, usedPercent: usage !== null && limit ? Math.round((usage / limit) * 10000) / 100 : null };
+    },
+  };
+
+  const Mutation: MutationResolvers = {
+    sendCertifiedMail: (_root, { input, credentials: c, idempotencyKey: key }, ctx) => {
+      const idem = idempotencyKey(key);
+      const creds = credentials(c);
+      const request = sendRequest(input, maxBytes);
+      return bulk.queue(ctx.auth, creds, request, idem);
+    },
+    deleteBulkInboxMessage: async (_root, { credentials: c, id }, ctx) => {
+      const creds = credentials(c);
+      if (!/^\d{1,12}$/.test(id)) throw badUserInput('id must be a number', 'id');
+      try {
+        await ctx.upstream.call<unknown>(ctx, BULK.deleteMessage, { params: { id }, headers: headersOf(creds) });
+        return true;
+      } catch (err) {
+        if (err instanceof UpstreamError && err.status === 404) return false;
+        throw refusedCredentials(err);
+      }
+    },
+  };
+
+  const Subscription: SubscriptionResolvers = {
+    sendingUpdated: {
+      subscribe: (_root, { id }, ctx: SubgraphContext) => {
+        const known = bulk.get(ctx.auth.tenant, id);
+        if (!known) throw new GraphQLError(`no sending ${id} of this account`, { extensions: { code: 'NOT_FOUND' } });
+        const source = bulk.bus.subscribe(bulk.topic(ctx.auth.tenant, id), {
+          initial: () => [structuredClone(bulk.get(ctx.auth.tenant, id) ?? known)],
+          identity: (e) => e.id,
+          version: (e) => e.seq,
+          until: (e) => e.done,
+        });
+        return payloads('sendingUpdated', source);
+      },
+    },
+  };
+
+  const BulkSending: BulkSendingResolvers = {
+    counts: (s) => countsOf(s),
+    recipients: (s, { state }) =>
+      s.recipients
+        .filter((r) => !state || r.state === state)
+        .map((r) => ({ address: r.address, state: r.state, messageId: r.code, acceptedAt: r.acceptedAt, deliveredAt: r.deliveredAt, failedAt: r.failedAt, reason: r.reason })),
+  };
+
+  return { Query, Mutation, Subscription, BulkSending };
+}
