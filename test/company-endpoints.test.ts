@@ -225,11 +225,19 @@ describe('single-purpose endpoints, bought only when asked', () => {
       `{ company(vatCode: "${OPENAPI_SPA}") { companyName isCeased(onDate: "yesterday") } }`,
       `{ company(vatCode: "${OPENAPI_SPA}") { companyName vatGroupTaxCodeCheck(taxCode: "RSSMRA80A01H501X") { taxCodePresent } } }`,
       `{ company(vatCode: "${OPENAPI_SPA}") { managers { __typename } vatGroupTaxCodeCheck(taxCode: "123") { taxCodePresent } } }`,
+      // however deep: a nested company's field, a fragment, a variable
+      `{ company(vatCode: "${OPENAPI_SPA}") { managers { ... on ManagerCompany { company { ...C } } } } } fragment C on Company { isCeased(onDate: "2021-02-30") }`,
+      // the monitor order (a paid POST) is not made either
+      `mutation { createCompanyMonitor(input: { code: "${OPENAPI_SPA}", dataset: IT_START }) { id company { isCeased(onDate: "1.1.2020") } } }`,
     ]) {
       const res = await t.gql(q);
       expect(res.errors?.map((e) => e.extensions?.code), q).toEqual(['BAD_USER_INPUT']);
+      expect(res.errors?.[0]?.message, q).toMatch(/^(onDate|taxCode) /);
       expect(await t.calls(), q).toEqual([]);
     }
+    const withVariable = await t.gql(`query($d: String) { company(vatCode: "${OPENAPI_SPA}") { companyName isCeased(onDate: $d) } }`, { d: 'soon' });
+    expect(withVariable.errors?.map((e) => e.extensions?.code)).toEqual(['BAD_USER_INPUT']);
+    expect(await t.calls()).toEqual([]);
   });
 
   it('an upstream error fails that field alone (IT-ubo 417), the company and its other fields resolve', async () => {

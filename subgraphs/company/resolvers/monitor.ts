@@ -16,6 +16,7 @@ import { MONITOR_DELETED } from '../policy.ts';
 import type { CompanyService, TrackedMonitor } from '../service.ts';
 import type { VMonitor, VMonitorCreateBody } from '../upstream.ts';
 import { codeArg, companyCodeArg, foreignIdArg, openapiIdArg, urlArg, vatCodeArg } from '../validate.ts';
+import { validateSourceArguments } from './sources.ts';
 
 /** The GraphQL view of a tracked monitor (the caller's callback in place of the layer's). */
 function modelOf(entry: TrackedMonitor): CompanyMonitorModel {
@@ -93,9 +94,11 @@ export function monitorResolvers(service: CompanyService): { Query: QueryResolve
   };
 
   const Mutation: MutationResolvers = {
-    async createCompanyMonitor(_root, { input, idempotencyKey: key }, ctx) {
+    async createCompanyMonitor(_root, { input, idempotencyKey: key }, ctx, info) {
       const idem = idempotencyKey(key);
       const { body, relay } = monitorOrder(input, service.allowPrivateRelay);
+      // The monitored company's fields below are validated too before the paid order.
+      validateSourceArguments(ctx, info);
       return modelOf(await service.createMonitor(ctx, body, relay, idem));
     },
     deleteCompanyMonitor: (_root, { id }, ctx) => service.deleteMonitor(ctx, openapiIdArg(id)),
