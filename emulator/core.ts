@@ -8,6 +8,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 
 import type { Area } from '../contract/areas.ts';
 import type { Scheduler } from './scheduler.ts';
+import type { Accounts, EmuAccount } from './oauth/accounts.ts';
 
 /** The areas and hosts come from the contract module (shared with the layer). */
 export { AREA_HOSTS, sandboxHost, type Area } from '../contract/areas.ts';
@@ -27,6 +28,30 @@ export interface EmuRequest {
   token: EmuToken;
   /** Base URL of this area on the emulator (e.g. `http://127.0.0.1:5001/company`), for `Location` headers. */
   baseUrl: string;
+  /**
+   * The account behind the call: the token's owner, or for a route with `auth: 'basic'` the
+   * account of the e-mail and API key (or, on a `basic-or-refresh` route, of the refresh token).
+   * Always set by the server (optional for handlers called directly in unit tests).
+   */
+  account?: EmuAccount;
+  /** Set on a `basic-or-refresh` route called with a token's refresh token instead of Basic auth. */
+  refreshOf?: string;
+  /** The emulator's shared services (accounts, tokens, its scopes), for the authorization area. */
+  services?: EmuServices;
+}
+
+/** What the server shares with the area modules that manage accounts and tokens. */
+export interface EmuServices {
+  accounts: Accounts;
+  tokens: {
+    create(init: { scopes: string[]; owner: string; token?: string }): EmuToken;
+    get(token: string): EmuToken | undefined;
+    delete(token: string): boolean;
+    /** The tokens of one account (by owner e-mail). */
+    of(owner: string): EmuToken[];
+  };
+  /** Every scope the emulator serves, in the vendor form `METHOD:test.<host>/<endpoint>`. */
+  scopes(): string[];
 }
 
 /** What a handler answers. Either `json` (serialised as-is, so envelopes are exact) or raw `body`. */
@@ -55,6 +80,12 @@ export interface Route {
   price?: number;
   /** Scope path checked against the token (`METHOD:test.<host><scopePath>`); defaults to the first segment. */
   scopePath?: string;
+  /**
+   * How the call authenticates: a bearer token with the scope (default), HTTP Basic with the
+   * account's e-mail and API key (the authorization area), or either Basic or a token's refresh
+   * token as bearer (token rotation).
+   */
+  auth?: 'bearer' | 'basic' | 'basic-or-refresh';
 }
 
 export interface AreaModule {
@@ -67,6 +98,8 @@ export interface AreaModule {
    * given it): `POST /_emulator/clock` drives it.
    */
   scheduler?: Scheduler;
+  /** Receives the server's shared services once the server is built (the authorization area's accounts and tokens). */
+  attach?: (services: EmuServices) => void;
   /** Cancels the module's jobs; called on shutdown. */
   close?: () => void;
 }

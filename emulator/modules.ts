@@ -7,10 +7,11 @@ import { createRiskModule } from './risk/index.ts';
 import { createPecModule } from './pec/index.ts';
 import { createPecMassivaModule } from './pecmassiva/index.ts';
 import { createCapModule } from './cap/index.ts';
+import { createOauthModule } from './oauth/index.ts';
 import { createInvoiceModule } from './invoice/index.ts';
 import { Scheduler } from './scheduler.ts';
 
 /** Company and risk, with their default options, on one scheduler (a new one unless given). */
 export function defaultModules(scheduler: Scheduler = new Scheduler()): AreaModule[] {
-  return [createCompanyModule({ scheduler }), createRiskModule({ scheduler }), createPecModule({ scheduler }), createPecMassivaModule({ scheduler }), createCapModule(), createInvoiceModule({ scheduler })];
+  return [createCompanyModule({ scheduler }), createRiskModule({ scheduler }), createPecModule({ scheduler }), createPecMassivaModule({ scheduler }), createCapModule(), createOauthModule(), createInvoiceModule({ scheduler })];
 }

@@ -48,14 +48,18 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { AREA_HOSTS, fail, hexId, sandboxHost, type Area, type AreaModule, type EmuRequest, type EmuResponse, type EmuToken, type Route } from './core.ts';
+import { AREA_HOSTS, fail, hexId, sandboxHost, type Area, type AreaModule, type EmuRequest, type EmuResponse, type EmuServices, type EmuToken, type Route } from './core.ts';
 import { callbackSettings } from './callbacks.ts';
 import { Scheduler, type ClockMode } from './scheduler.ts';
 import { priceOf } from '../contract/prices.ts';
 import { FreeTierCounters } from './free-tiers.ts';
+import { Accounts, type EmuAccount } from './oauth/accounts.ts';
 
 /** The built-in token: `EMULATOR_TOKEN` or `emulator-token`. */
 export const DEFAULT_TOKEN = process.env.EMULATOR_TOKEN?.trim() || 'emulator-token';
+/** The built-in account's e-mail and API key (HTTP Basic on the authorization area): `EMULATOR_EMAIL`, `EMULATOR_APIKEY`. */
+export const DEFAULT_EMAIL = process.env.EMULATOR_EMAIL?.trim() || 'emulator@example.com';
+export const DEFAULT_APIKEY = process.env.EMULATOR_APIKEY?.trim() || 'emulator-apikey';
 /** Credit (euro) of the built-in token. */
 export const DEFAULT_CREDIT = 1_000_000;
 /** Credit (euro) of tokens created through the control API without a `credit`. */
@@ -139,7 +143,7 @@ export interface EmulatorTokens {
   readonly defaultToken: string;
   create(init?: TokenInit): EmuToken;
   get(token: string): EmuToken | undefined;
-  /** Sets a token's remaining credit; false when the token is unknown. */
+  /** Sets a token's remaining credit (its account's wallet); false when the token is unknown. */
   setCredit(token: string, credit: number): boolean;
 }
 
@@ -148,6 +152,8 @@ export interface RunningEmulator {
   url: string;
   port: number;
   tokens: EmulatorTokens;
+  /** The accounts (e-mail, API key, wallet, usage, errors) behind the tokens. */
+  accounts: Accounts;
   /** Calls received so far (optionally of one area). */
   calls(area?: Area): CallRecord[];
   /** The scheduler every area's asynchronous work runs on (its clock is the emulator's). */
@@ -332,29 +338,62 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
   /** The contract's free tiers, per account, on the emulator's clock. */
   const freeTiers = new FreeTierCounters(() => scheduler.now());
   const tokenStore = new Map<string, EmuToken>();
-  tokenStore.set(DEFAULT_TOKEN, { token: DEFAULT_TOKEN, scopes: allAreaScopes(), credit: DEFAULT_CREDIT, owner: 'emulator@example.com' });
+  const accounts = new Accounts(() => scheduler.now());
+  /** A token spends from its owner's wallet: one wallet per account, whatever token calls. */
+  const tokenOf = (value: string, scopes: string[], account: EmuAccount): EmuToken => ({
+    token: value,
+    scopes,
+    owner: account.email,
+    get credit() {
+      return account.credit;
+    },
+    set credit(v: number) {
+      account.credit = v;
+    },
+  });
+  tokenStore.set(DEFAULT_TOKEN, tokenOf(DEFAULT_TOKEN, allAreaScopes(), accounts.ensure(DEFAULT_EMAIL, { apikey: DEFAULT_APIKEY, credit: DEFAULT_CREDIT })));
 
   const tokens: EmulatorTokens = {
     defaultToken: DEFAULT_TOKEN,
     create(init = {}) {
       const value = init.token?.trim() || hexId() + hexId().slice(0, 16);
-      const t: EmuToken = {
-        token: value,
-        scopes: init.scopes ?? allAreaScopes(),
-        credit: typeof init.credit === 'number' && Number.isFinite(init.credit) ? init.credit : CREATED_TOKEN_CREDIT,
-        owner: init.owner?.trim() || `${value.slice(0, 8)}@example.com`,
-      };
+      const owner = init.owner?.trim() || `${value.slice(0, 8)}@example.com`;
+      const credit = typeof init.credit === 'number' && Number.isFinite(init.credit) ? init.credit : CREATED_TOKEN_CREDIT;
+      const known = accounts.get(owner);
+      const account = known ?? accounts.ensure(owner, { credit });
+      if (known && typeof init.credit === 'number') accounts.setCredit(known, credit);
+      const t = tokenOf(value, init.scopes ?? allAreaScopes(), account);
       tokenStore.set(value, t);
       return t;
     },
     get: (token) => tokenStore.get(token),
     setCredit(token, credit) {
       const t = tokenStore.get(token);
-      if (!t) return false;
-      t.credit = credit;
+      const account = t ? accounts.get(t.owner) : undefined;
+      if (!account) return false;
+      accounts.setCredit(account, credit);
       return true;
     },
   };
+
+  const services: EmuServices = {
+    accounts,
+    tokens: {
+      create: (init) => tokens.create({ scopes: init.scopes, owner: init.owner, token: init.token }),
+      get: (token) => tokenStore.get(token),
+      delete: (token) => {
+        accounts.tokenMeta.delete(token);
+        return tokenStore.delete(token);
+      },
+      of: (owner) => [...tokenStore.values()].filter((t) => t.owner.toLowerCase() === owner.toLowerCase()),
+    },
+    scopes: () => {
+      const out = new Set<string>();
+      for (const m of modules) for (const r of m.routes) out.add(`${r.method}:${sandboxHost(m.area)}${r.scopePath ?? `/${r.pattern.split('/').filter(Boolean)[0] ?? ''}`}`);
+      return [...out].sort();
+    },
+  };
+  for (const m of modules) m.attach?.(services);
 
   const log = (rec: CallRecord): void => {
     calls.push(rec);
@@ -367,9 +406,24 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
     const bearer = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '')?.[1]?.trim() ?? null;
     let charged = 0;
     let resetAfter = false;
+    /** The account and scope of an authorised call, for its statistics and error log. */
+    let caller: { account: EmuAccount; scope: string; token: string } | null = null;
     const finish = (answer: EmuResponse): void => {
       if (resetAfter && answer.status < 500) res.socket?.destroy();
       else send(res, answer);
+      if (caller) {
+        const body = (answer.json ?? {}) as { error?: unknown; message?: unknown };
+        accounts.record(caller.account, {
+          scope: caller.scope,
+          domain: sandboxHost(area),
+          token: caller.token,
+          status: answer.status,
+          errorCode: typeof body.error === 'number' ? body.error : null,
+          message: typeof body.message === 'string' ? body.message : '',
+          amount: charged,
+          ip: req.socket.remoteAddress ?? '',
+        });
+      }
       log({
         method,
         path,
@@ -419,12 +473,40 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
     }
     const { route, params } = matched;
 
-    const token = bearer ? tokenStore.get(bearer) : undefined;
     const scopePath = route.scopePath ?? `/${path.split('/').filter(Boolean)[0] ?? ''}`;
-    if (!token || !scopeAllows(token.scopes, method, sandboxHost(area), scopePath)) {
-      finish(fail(401, WRONG_TOKEN_ERROR, 'Wrong Token'));
-      return;
+    const scope = `${method}:${sandboxHost(area)}${scopePath}`;
+    let token: EmuToken | undefined;
+    let account: EmuAccount | undefined;
+    let refreshOf: string | undefined;
+    if (route.auth === 'basic' || route.auth === 'basic-or-refresh') {
+      // The authorization area: the account's e-mail and API key (HTTP Basic), or for a rotation the token's refresh token.
+      account = accounts.authenticate(req.headers.authorization) ?? undefined;
+      if (!account && route.auth === 'basic-or-refresh' && bearer) {
+        for (const [value, meta] of accounts.tokenMeta) {
+          if (meta.refreshToken === bearer) {
+            refreshOf = value;
+            account = accounts.get(tokenStore.get(value)?.owner ?? '');
+            break;
+          }
+        }
+      }
+      if (!account) {
+        finish(fail(401, route.auth === 'basic-or-refresh' && bearer ? 130 : 140, 'Unauthorized'));
+        return;
+      }
+      token = tokenStore.get(DEFAULT_TOKEN)?.owner === account.email ? tokenStore.get(DEFAULT_TOKEN) : services.tokens.of(account.email)[0];
+      token ??= tokenOf('', [], account);
+    } else {
+      token = bearer ? tokenStore.get(bearer) : undefined;
+      const expireAt = token ? accounts.tokenMeta.get(token.token)?.expireAt : undefined;
+      if (!token || (expireAt !== undefined && expireAt <= scheduler.now()) || !scopeAllows(token.scopes, method, sandboxHost(area), scopePath)) {
+        if (token) caller = { account: accounts.ensure(token.owner), scope, token: token.token };
+        finish(fail(401, WRONG_TOKEN_ERROR, 'Wrong Token'));
+        return;
+      }
+      account = accounts.ensure(token.owner);
     }
+    caller = { account, scope, token: refreshOf ?? (route.auth ? '' : token.token) };
 
     let body: unknown;
     try {
@@ -454,6 +536,9 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
       rawBody: raw,
       token,
       baseUrl: `http://${req.headers.host ?? `${opts.host ?? '127.0.0.1'}`}/${area}`,
+      account,
+      ...(refreshOf ? { refreshOf } : {}),
+      services,
     };
     let answer: EmuResponse;
     try {
@@ -467,7 +552,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
         finish(insufficient(price));
         return;
       }
-      token.credit = round6(token.credit - price);
+      accounts.charge(account, price, `API usage - ${sandboxHost(area)}`);
       charged = price;
     }
     if (answerDelay > 0) await sleep(answerDelay);
@@ -648,6 +733,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
     url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
     port,
     tokens,
+    accounts,
     calls: (area) => (area ? calls.filter((c) => c.area === area) : calls.slice()),
     scheduler,
     async close() {
