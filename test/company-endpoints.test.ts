@@ -267,6 +267,30 @@ describe('single-purpose endpoints, bought only when asked', () => {
     expect(await companyCalls()).toEqual([`GET /IT-closed/${NOT_REGISTERED}`, `GET /IT-ubo/${NOT_REGISTERED}`]);
   });
 
+  it('a company known by an identifier the endpoint does not take: the VAT number is learnt first, and the estimate counts it', async () => {
+    const byVat = await t.gql<{ company: { id: string } }>(`{ company(vatCode: "${PUBLIC_BODY}") { id } }`);
+    const id = byVat.data!.company.id;
+    await t.stack.upstream.clearCache();
+    await t.clearCalls();
+    // IT-pa and IT-splitpayment take a VAT number or tax code, not the Openapi id: IT-name (€0.02) first.
+    const res = await run<{ companyById: { publicAdministration: { vatCode: string }; splitPayment: unknown } }>(
+      `{ companyById(id: "${id}") { publicAdministration { vatCode } splitPayment { companyName } } }`,
+    );
+    expect(res.errors).toBeUndefined();
+    expect(await companyCalls()).toEqual([`GET /IT-name/${id}`, `GET /IT-pa/${PUBLIC_BODY}`, `GET /IT-splitpayment/${PUBLIC_BODY}`]);
+    expect(res.extensions?.cost?.euro).toBeCloseTo(0.06, 6);
+    expect(res.estimate).toBeCloseTo(0.06, 6);
+    expect(res.data?.companyById.publicAdministration.vatCode).toBe(PUBLIC_BODY);
+
+    // IT-vatgroup takes a VAT number or an id, not a tax code.
+    await t.stack.upstream.clearCache();
+    await t.clearCalls();
+    const byTax = await run(`{ companyByTaxCode(taxCode: "${OPENAPI_SPA}") { vatGroupTaxCodeCheck(taxCode: "${OPENAPI_SPA}") { taxCodePresent } } }`);
+    expect(byTax.errors).toBeUndefined();
+    expect(await companyCalls()).toEqual([`GET /IT-name/${OPENAPI_SPA}`, `GET /IT-vatgroup/${OPENAPI_SPA}`]);
+    expect(byTax.estimate).toBeCloseTo(0.04, 6);
+  });
+
   it('two fields of the same endpoint and arguments in one operation: one call', async () => {
     const res = await t.gql(`{ a: company(vatCode: "${CEASED}") { isCeased } b: company(vatCode: "${CEASED}") { x: isCeased y: isCeased } }`);
     expect(res.errors).toBeUndefined();

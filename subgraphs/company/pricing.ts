@@ -8,7 +8,8 @@ import { planCost, planPurchase, TIER_COVERAGE, covers, type Facet, type Identif
 import type { ForeignLevel } from './model.ts';
 import { foreignEndpoint } from './resolvers/foreign.ts';
 import { MAX_ITEMS_WITH_PURCHASES } from './resolvers/search.ts';
-import { companyFacetsFromInfo } from './selection.ts';
+import { SOURCE_FIELD_ACCEPTS } from './resolvers/sources.ts';
+import { companyFacetsFromInfo, companyPathsFromInfo } from './selection.ts';
 import { COMPANY_ENDPOINTS } from './upstream.ts';
 
 /*
@@ -38,12 +39,20 @@ const KNOWN_KINDS: Readonly<Record<string, ReadonlySet<IdentifierKind>>> = {
 };
 
 function companyPrice(at: EntityPosition): number {
-  const facets = companyFacetsFromInfo({ fieldNodes: [at.node], fragments: at.fragments, variableValues: at.variables });
+  const selection = { fieldNodes: [at.node], fragments: at.fragments, variableValues: at.variables };
+  const facets = companyFacetsFromInfo(selection);
+  const knownKinds = KNOWN_KINDS[at.coordinate] ?? EVERY_KIND;
+  // A field bought from an endpoint that takes none of the identifiers known learns the VAT number first.
+  const paths = companyPathsFromInfo(selection);
+  for (const [field, accepts] of Object.entries(SOURCE_FIELD_ACCEPTS)) {
+    const selected = [...paths].some((p) => p === field || p.startsWith(`${field}.`));
+    if (selected && !accepts.some((k) => knownKinds.has(k))) facets.add('vatCode');
+  }
   const known = KNOWN_AT[at.coordinate];
   if (known) facets.delete(known);
   // Search items come with the search's own enrichment (up to IT-advanced data) at no extra call.
   if (at.coordinate === 'CompanySearchResult.items' && covers(TIER_COVERAGE['IT-advanced'], facets)) return 0;
-  const plan = planPurchase(facets, { known: KNOWN_KINDS[at.coordinate] ?? EVERY_KIND });
+  const plan = planPurchase(facets, { known: knownKinds });
   const price = planCost(plan).euro;
   if (at.coordinate !== 'CompanySearchResult.items') return price;
   // Purchases for search items are made for at most MAX_ITEMS_WITH_PURCHASES of them (more is

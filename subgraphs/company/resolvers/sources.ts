@@ -19,6 +19,19 @@ import { COMPANY_ENDPOINTS } from '../upstream.ts';
 import { isoDate } from '../../runtime/validate.ts';
 import { taxCodeArg } from '../validate.ts';
 
+/**
+ * The identifiers each field's endpoint takes, in the order they are used (the VAT number first: one
+ * cache key per company). A company known by none of them first learns its VAT number (the
+ * cheapest source that holds it): the estimate counts that purchase too (`pricing.ts`).
+ */
+export const SOURCE_FIELD_ACCEPTS = {
+  beneficialOwners: ['vatCode', 'taxCode', 'id'],
+  publicAdministration: ['vatCode', 'taxCode'],
+  splitPayment: ['vatCode', 'taxCode'],
+  isCeased: ['vatCode', 'taxCode', 'id'],
+  vatGroupTaxCodeCheck: ['vatCode', 'id'],
+} as const satisfies Record<string, readonly IdentifierKind[]>;
+
 /** Validators of the arguments of the fields above, by field name (the same the resolvers use). */
 const ARGUMENT_CHECKS: Readonly<Record<string, (args: Record<string, unknown>) => void>> = {
   isCeased: (a) => {
@@ -100,19 +113,19 @@ const nullWhenNotFound = async <T>(p: Promise<T>): Promise<T | null> => {
 type Field<K extends keyof CompanyResolvers> = NonNullable<CompanyResolvers[K]>;
 
 export const beneficialOwners: Field<'beneficialOwners'> = async (parent: CompanyParent, _args: unknown, ctx: SubgraphContext) => {
-  const id = await identifierOf(ctx, parent, ['vatCode', 'taxCode', 'id']);
+  const id = await identifierOf(ctx, parent, SOURCE_FIELD_ACCEPTS.beneficialOwners);
   return normalizeBeneficialOwners(await callOnce(ctx, COMPANY_ENDPOINTS.itUbo, id));
 };
 
 export const publicAdministration: Field<'publicAdministration'> = async (parent: CompanyParent, _args: unknown, ctx: SubgraphContext) => {
-  const id = await identifierOf(ctx, parent, ['vatCode', 'taxCode']);
+  const id = await identifierOf(ctx, parent, SOURCE_FIELD_ACCEPTS.publicAdministration);
   const data = await nullWhenNotFound(callOnce(ctx, COMPANY_ENDPOINTS.itPa, id));
   const r = data === null ? null : oneRecord(data);
   return r ? normalizePublicAdministration(r) : null;
 };
 
 export const splitPayment: Field<'splitPayment'> = async (parent: CompanyParent, _args: unknown, ctx: SubgraphContext) => {
-  const id = await identifierOf(ctx, parent, ['vatCode', 'taxCode']);
+  const id = await identifierOf(ctx, parent, SOURCE_FIELD_ACCEPTS.splitPayment);
   const data = await nullWhenNotFound(callOnce(ctx, COMPANY_ENDPOINTS.itSplitpayment, id));
   const r = data === null ? null : oneRecord(data);
   return r ? normalizeSplitPayment(r) : null;
@@ -120,7 +133,7 @@ export const splitPayment: Field<'splitPayment'> = async (parent: CompanyParent,
 
 export const isCeased: Field<'isCeased'> = async (parent: CompanyParent, args: { onDate?: string | null }, ctx: SubgraphContext, _info: GraphQLResolveInfo) => {
   const date = args.onDate === null || args.onDate === undefined ? null : isoDate(args.onDate, 'onDate');
-  const id = await identifierOf(ctx, parent, ['vatCode', 'taxCode', 'id']);
+  const id = await identifierOf(ctx, parent, SOURCE_FIELD_ACCEPTS.isCeased);
   const r = oneRecord(await callOnce(ctx, COMPANY_ENDPOINTS.itClosed, id, date ? { date } : {}));
   const v = r?.taxCodeCeased;
   return typeof v === 'boolean' ? v : null;
@@ -128,7 +141,7 @@ export const isCeased: Field<'isCeased'> = async (parent: CompanyParent, args: {
 
 export const vatGroupTaxCodeCheck: Field<'vatGroupTaxCodeCheck'> = async (parent: CompanyParent, args: { taxCode: string }, ctx: SubgraphContext) => {
   const taxCode = taxCodeArg(args.taxCode, 'taxCode');
-  const id = await identifierOf(ctx, parent, ['vatCode', 'id']);
+  const id = await identifierOf(ctx, parent, SOURCE_FIELD_ACCEPTS.vatGroupTaxCodeCheck);
   const r = oneRecord(await callOnce(ctx, COMPANY_ENDPOINTS.itVatgroup, id, { taxCode }));
   return r ? normalizeVatGroupCheck(r) : null;
 };
