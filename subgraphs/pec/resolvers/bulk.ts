@@ -12,7 +12,7 @@ import { email, requiredText } from '../../runtime/validate.ts';
 import { UpstreamError } from '../../upstream/errors.ts';
 import type { BulkCredentialsInput, BulkInboxMessage, BulkSendingResolvers, BulkSendInput, MutationResolvers, QueryResolvers, SubscriptionResolvers } from '../__generated__/resolvers-types.ts';
 import { BULK, countsOf, type BulkCredentials, type BulkService, type SendRequest } from '../bulk.ts';
-import { isObj, text } from '../model.ts';
+import { isObj } from '../model.ts';
 
 const PAGE = 25;
 
@@ -54,8 +54,11 @@ function offsetOf(after: string | null | undefined): number {
   return Number(m[1]);
 }
 
+/** A text exactly as the service wrote it (the receipts' quoted, space-padded addresses included). */
+const raw = (v: unknown): string | null => (typeof v === 'string' ? v : typeof v === 'number' ? String(v) : null);
+
 const message = (m: unknown): BulkInboxMessage | null =>
-  isObj(m) ? { id: String(m.id ?? ''), sender: text(m.sender), recipient: text(m.recipient), date: text(m.date), subject: text(m.object), body: text(m.body) } : null;
+  isObj(m) ? { id: String(m.id ?? ''), sender: raw(m.sender), recipient: raw(m.recipient), date: raw(m.date), subject: raw(m.object), body: raw(m.body) } : null;
 
 export function bulkResolvers(bulk: BulkService, maxBytes: number) {
   const Query: QueryResolvers = {
