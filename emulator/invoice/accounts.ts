@@ -120,12 +120,15 @@ export class InvoiceState {
 
   /**
    * Delivers `data` to every callback of the configuration registered for `event` (either
-   * spelling), as `{data, custom}` (REFERENCE §1.4, invoice callbacks). Returns when delivered.
+   * spelling), as `{data, custom}` (REFERENCE §1.4, invoice callbacks; receipts nested as
+   * `{data: {data, custom}}`). Returns when delivered.
    */
-  notify(config: Configuration | undefined, event: InvoiceEvent, data: Obj): Promise<void> {
+  notify(config: Configuration | undefined, event: InvoiceEvent, data: Obj, nested = false): Promise<void> {
     if (!config || !config.active) return Promise.resolve();
     const targets = config.api_configurations.filter((a) => eventOf(a.event) === event);
-    const p = Promise.all(targets.map((t) => deliverCallback(t.callback, { data, custom: t.callback.custom ?? null }))).then(() => undefined);
+    // Receipts come nested one level deeper (the vendor's example: `{"data":{"data":{…},"custom":null}}`).
+    const payload = (custom: unknown): Obj => (nested ? { data: { data, custom } } : { data, custom });
+    const p = Promise.all(targets.map((t) => deliverCallback(t.callback, payload(t.callback.custom ?? null)))).then(() => undefined);
     this.deliveries.add(p);
     void p.finally(() => this.deliveries.delete(p));
     return p;

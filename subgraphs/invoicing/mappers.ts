@@ -20,3 +20,10 @@ export type InvoicingConfigurationParent = Obj;
 export type InvoiceLineParent = Obj;
 export type InvoicePartyParent = Obj;
 export type SdiDetailsParent = Obj;
+
+/** A receipt: its id and the service's record (a tracked snapshot satisfies it). */
+export interface ReceiptParent {
+  id: string;
+  record: Readonly<Obj>;
+}
+export type ReceiptItemParent = Obj;

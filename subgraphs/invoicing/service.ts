@@ -12,6 +12,7 @@ import { requestTopicOf, tenantTopicOf, TrackingService, type TrackingServiceOpt
 import type { Obj } from '../runtime/tracking/policy.ts';
 import { isObj } from '../runtime/tracking/policy.ts';
 import type { RelayTarget, TrackedRequest } from '../runtime/tracking/store.ts';
+import { CostMeter } from '../upstream/cost.ts';
 import { UpstreamError } from '../upstream/errors.ts';
 import { INVOICING_AREA } from './policy.ts';
 import { INVOICING, type InvoicingFamily, type InvoicingKind } from './upstream.ts';
@@ -40,6 +41,8 @@ export function eventName(upstream: unknown): InvoicingEventName | null {
 
 /** Events whose deliveries name an invoice (re-read through the invoice family). */
 const INVOICE_EVENTS: readonly InvoicingEventName[] = ['CUSTOMER_INVOICE', 'SUPPLIER_INVOICE'];
+/** Events whose deliveries name a receipt (re-read through the receipt family). */
+const RECEIPT_EVENTS: readonly InvoicingEventName[] = ['RECEIPT', 'RECEIPT_RETRY', 'RECEIPT_ERROR'];
 
 export interface ConfigurationOrder {
   fiscalId: string;
@@ -104,11 +107,19 @@ export class InvoicingService extends TrackingService<InvoicingFamily, Invoicing
    * configuration) for the invoice events; none when the layer has no public URL.
    */
   private async apiConfigurations(ctx: SubgraphContext, fiscalId: string, events: readonly InvoicingEventName[], relay: RelayTarget | null): Promise<Obj[]> {
-    const wanted = events.filter((e) => INVOICE_EVENTS.includes(e));
-    if (wanted.length === 0) return [];
-    const url = await this.configCallback(ctx, 'INVOICE', fiscalId, relay);
-    if (url === null) return [];
-    return wanted.map((e) => ({ event: EVENT_NAMES[e], callback: { url, method: 'JSON', field: 'data', headers: {}, retry: 5 } }));
+    const out: Obj[] = [];
+    // One signed callback per configuration and kind of record: every delivery is re-read through its family.
+    for (const [family, config, kinds] of [
+      ['INVOICE', fiscalId, INVOICE_EVENTS],
+      ['RECEIPT', `${fiscalId}#receipts`, RECEIPT_EVENTS],
+    ] as const) {
+      const wanted = events.filter((e) => kinds.includes(e));
+      if (wanted.length === 0) continue;
+      const url = await this.configCallback(ctx, family, config, relay);
+      if (url === null) continue;
+      for (const e of wanted) out.push({ event: EVENT_NAMES[e], callback: { url, method: 'JSON', field: 'data', headers: {}, retry: 5 } });
+    }
+    return out;
   }
 
   /**
@@ -170,6 +181,36 @@ export class InvoicingService extends TrackingService<InvoicingFamily, Invoicing
         headers: signature ? { 'x-signature-user': signature.user, 'x-signature-password': signature.password } : undefined,
         price,
       },
+    });
+  }
+
+  /** Issues a receipt (paid once per idempotency key); its states come to the configuration's callback. */
+  issueReceipt(ctx: SubgraphContext, body: Obj, key: string | null): Promise<TrackedInvoice> {
+    return this.create(ctx, 'RECEIPT', body, null, key, { callback: false });
+  }
+
+  /** Returns items of a ready sale: a new receipt of type `return` (paid once per idempotency key). */
+  returnReceiptItems(ctx: SubgraphContext, id: string, items: Obj[], key: string | null): Promise<TrackedInvoice> {
+    return this.create(ctx, 'RECEIPT', { returnOf: id, items }, null, key, { callback: false, endpoint: INVOICING.receiptReturn, options: { params: { id }, body: { items } } });
+  }
+
+  /** Voids a ready sale: a new receipt of type `void` (paid once per idempotency key). */
+  voidReceipt(ctx: SubgraphContext, id: string, key: string | null): Promise<TrackedInvoice> {
+    return this.create(ctx, 'RECEIPT', { voidOf: id }, null, key, { callback: false, endpoint: INVOICING.receiptVoid, options: { params: { id } } });
+  }
+
+  /** A void that is ready makes its sale `voided`, which the service does not notify: the sale is read again (free). */
+  protected override async changed(entry: TrackedInvoice): Promise<void> {
+    const r = entry.record;
+    if (entry.family !== 'RECEIPT' || r.type !== 'void' || r.status !== 'ready' || typeof r.parent_receipt_id !== 'string') return;
+    const upstream = this.upstream;
+    const token = await this.store.tokenOf(entry.tenant, entry.id);
+    if (!upstream || !token) return;
+    const parent = r.parent_receipt_id;
+    setImmediate(() => {
+      void this.read({ auth: { token, tenant: entry.tenant }, meter: new CostMeter(), upstream }, 'RECEIPT', parent).catch((err: unknown) =>
+        console.warn(`[invoicing] voided sale ${parent} not re-read: ${(err as Error).message}`),
+      );
     });
   }
 

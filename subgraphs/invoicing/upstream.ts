@@ -27,12 +27,21 @@ export const INVOICING = defineEndpoints({
   invoiceGet: get('/IT-invoices/{id}'),
   invoiceXml: { area: 'invoice', method: 'GET', path: '/invoices_download/{id}', timeoutMs: 60_000, headers: { accept: 'application/xml' } },
   invoicePdf: { area: 'invoice', method: 'GET', path: '/invoices_download/{id}', timeoutMs: 60_000, headers: { accept: 'application/pdf' } },
+
+  receiptIssue: submit('POST', '/IT-receipts'),
+  receiptList: get('/IT-receipts'),
+  receiptGet: get('/IT-receipts/{id}'),
+  // Contract rule 4: the request's Content-Type chooses the PDF.
+  receiptPdf: { area: 'invoice', method: 'GET', path: '/IT-receipts/{id}', timeoutMs: 60_000, headers: { 'content-type': 'application/pdf', accept: 'application/pdf' } },
+  receiptReturn: submit('PATCH', '/IT-receipts/{id}'),
+  receiptVoid: submit('DELETE', '/IT-receipts/{id}'),
 });
 
 /** The families of tracked work, as the GraphQL schema names them. */
-export type InvoicingFamily = 'INVOICE';
-export type InvoicingKind = 'invoice';
+export type InvoicingFamily = 'INVOICE' | 'RECEIPT';
+export type InvoicingKind = 'invoice' | 'receipt';
 
 export const FAMILIES: FamilyTable<InvoicingFamily, InvoicingKind> = {
   INVOICE: { family: 'INVOICE', kind: 'invoice', create: INVOICING.invoiceSubmit, get: INVOICING.invoiceGet, list: INVOICING.invoiceList, download: INVOICING.invoicePdf },
+  RECEIPT: { family: 'RECEIPT', kind: 'receipt', create: INVOICING.receiptIssue, get: INVOICING.receiptGet, list: INVOICING.receiptList, download: INVOICING.receiptPdf },
 };

@@ -17,17 +17,22 @@ import type {
   InvoiceState,
   InvoicingConfigurationResolvers,
   InvoicingEvent,
+  ReceiptStatus,
+  ReceiptType,
   Resolvers,
   SdiStatus,
 } from '../__generated__/resolvers-types.ts';
 import { buildFattura, checkFatturaXml, invoiceFromInput, type InvoiceIn } from '../fatturapa.ts';
 import type { InvoiceParent, Obj } from '../mappers.ts';
+import { receiptBody } from '../receipts.ts';
 import { INVOICING_POLICY, secondsOf } from '../policy.ts';
 import { INVOICING } from '../upstream.ts';
 import { eventName, invoiceTopic, tenantTopic, type InvoicingEventName, type InvoicingService, type SignatureCredentials, type TrackedInvoice } from '../service.ts';
 
 const INVOICE_STATES: readonly string[] = ['NEW', 'SENT', 'RECEIVED', 'DONE', 'ERROR'];
 const SDI_STATUSES: readonly string[] = ['BOOKED', 'SENT', 'DELIVERED', 'NOT_DELIVERED', 'RECEIVED', 'ACCEPTED', 'REJECTED', 'TERMS_EXPIRED', 'ERROR'];
+const RECEIPT_STATUSES: readonly string[] = ['NEW', 'RETRY', 'SUBMITTED', 'READY', 'FAILED', 'VOIDED'];
+const RECEIPT_TYPES: readonly string[] = ['SALE', 'RETURN', 'VOID'];
 const INVOICE_ID = /^[0-9a-f]{24}$/;
 
 const str = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : typeof v === 'number' ? String(v) : null);
@@ -159,6 +164,14 @@ export function createResolvers(service: InvoicingService): Resolvers {
           throw err;
         }
       },
+      receipt: async (_r, { id }, ctx) => {
+        try {
+          return await service.read(ctx, 'RECEIPT', invoiceId(id));
+        } catch (err) {
+          if (err instanceof UpstreamError && err.kind === 'http' && (err.status === 404 || err.status === 400)) return null;
+          throw err;
+        }
+      },
       invoices: async (_r, { filter, first, after }, ctx) => {
         const size = first ?? 20;
         if (!Number.isInteger(size) || size < 1 || size > 100) throw badUserInput('first must be between 1 and 100', 'first');
@@ -233,6 +246,22 @@ export function createResolvers(service: InvoicingService): Resolvers {
         checkFatturaXml(xml);
         return service.issue(ctx, xml, sig, idem);
       },
+      issueReceipt: (_r, { input, idempotencyKey: key }, ctx) => {
+        const idem = idempotencyKey(key);
+        const { body } = receiptBody(configFiscalId(input.fiscalId, 'input.fiscalId'), input);
+        return service.issueReceipt(ctx, body, idem);
+      },
+      returnReceiptItems: (_r, { id, items, idempotencyKey: key }, ctx) => {
+        const idem = idempotencyKey(key);
+        const receipt = invoiceId(id);
+        if (items.length === 0) throw badUserInput('items must hold at least one item', 'items');
+        const body = items.map((it, i) => {
+          if (!Number.isFinite(it.quantity) || it.quantity <= 0) throw badUserInput(`items[${i}].quantity must be more than 0`, `items[${i}].quantity`);
+          return { id: requiredText(it.itemId, `items[${i}].itemId`, 64), quantity: it.quantity };
+        });
+        return service.returnReceiptItems(ctx, receipt, body, idem);
+      },
+      voidReceipt: (_r, { id, idempotencyKey: key }, ctx) => service.voidReceipt(ctx, invoiceId(id), idempotencyKey(key)),
     },
     Subscription: {
       invoiceUpdated: {
@@ -259,7 +288,7 @@ export function createResolvers(service: InvoicingService): Resolvers {
           const source = service.bus.subscribe(tenantTopic(tenant), {
             replayLatest: false,
             initial: async () => (await service.store.list(tenant, 'INVOICE')).filter((e) => e.record.direction !== 'incoming' && !INVOICING_POLICY.isFinal(e.rawState)),
-            filter: (e) => e.record.direction !== 'incoming',
+            filter: (e) => e.family === 'INVOICE' && e.record.direction !== 'incoming',
             identity: (e) => e.id,
             version: (e) => e.seq,
           });
@@ -279,11 +308,42 @@ export function createResolvers(service: InvoicingService): Resolvers {
             replayLatest: false,
             initial: async () =>
               after === null ? [] : (await service.store.list(tenant, 'INVOICE')).filter((e) => e.record.direction === 'incoming' && (e.createdAt ?? 0) > after!),
-            filter: (e) => e.record.direction === 'incoming',
+            filter: (e) => e.family === 'INVOICE' && e.record.direction === 'incoming',
             identity: (e) => e.id,
             version: (e) => e.seq,
           });
           return payloads('invoiceReceived', source);
+        },
+      },
+      receiptUpdated: {
+        subscribe: async (_r, { id }, ctx: SubgraphContext) => {
+          const { tenant } = ctx.auth;
+          if (id !== null && id !== undefined) {
+            let entry: TrackedInvoice;
+            try {
+              entry = await service.findForSubscription(ctx, invoiceId(id), 'RECEIPT');
+            } catch (err) {
+              if (err instanceof UpstreamError && err.kind === 'http' && (err.status === 400 || err.status === 404)) {
+                throw new GraphQLError(`no receipt ${id} of this account`, { extensions: { code: 'NOT_FOUND' } });
+              }
+              throw clientError(err);
+            }
+            const source = service.bus.subscribe(invoiceTopic(tenant, entry.id), {
+              initial: async () => [(await service.store.get(tenant, entry.id)) ?? entry],
+              identity: (e) => e.id,
+              version: (e) => e.seq,
+              until: (e) => INVOICING_POLICY.isFinal(e.rawState),
+            });
+            return payloads('receiptUpdated', source);
+          }
+          const source = service.bus.subscribe(tenantTopic(tenant), {
+            replayLatest: false,
+            initial: async () => (await service.store.list(tenant, 'RECEIPT')).filter((e) => !INVOICING_POLICY.isFinal(e.rawState)),
+            filter: (e) => e.family === 'RECEIPT',
+            identity: (e) => e.id,
+            version: (e) => e.seq,
+          });
+          return payloads('receiptUpdated', source);
         },
       },
     },
@@ -303,6 +363,40 @@ export function createResolvers(service: InvoicingService): Resolvers {
     },
     Invoice,
     InvoicingConfiguration,
+    Receipt: {
+      id: (p) => p.id,
+      fiscalId: (p) => str(p.record.fiscal_id),
+      status: (p) => {
+        const s = str(p.record.status)?.toUpperCase() ?? null;
+        return (s !== null && RECEIPT_STATUSES.includes(s) ? s : 'RAW_UNKNOWN') as ReceiptStatus;
+      },
+      rawStatus: (p) => str(p.record.status),
+      type: (p) => {
+        const s = str(p.record.type)?.toUpperCase() ?? null;
+        return (s !== null && RECEIPT_TYPES.includes(s) ? s : 'RAW_UNKNOWN') as ReceiptType;
+      },
+      documentNumber: (p) => str(p.record.document_number),
+      documentDate: (p) => str(p.record.document_date),
+      totalAmount: (p) => numOrNull(p.record.total_amount),
+      totalTaxableAmount: (p) => numOrNull(p.record.total_taxable_amount),
+      totalVatAmount: (p) => numOrNull(p.record.total_vat_amount),
+      items: (p) => (Array.isArray(p.record.items) ? p.record.items.filter(isObj) : []),
+      parentReceiptId: (p) => str(p.record.parent_receipt_id),
+      errorCode: (p) => str(p.record.error_code),
+      errorMessage: (p) => str(p.record.error_message),
+      createdAt: (p) => iso(p.record.created_at ?? p.record.create_timestamp),
+      updatedAt: (p) => iso(p.record.update_timestamp ?? p.record.created_at),
+      pdf: (p, _a, ctx) => service.files.issue(service.publicUrl(), ctx.auth, INVOICING.receiptPdf, { id: p.id }, `receipt-${p.id}.pdf`, 'application/pdf'),
+    },
+    ReceiptItem: {
+      id: (i) => str(i.id),
+      description: (i) => str(i.description),
+      quantity: (i) => numOrNull(i.quantity),
+      grossPrice: (i) => numOrNull(i.gross_price),
+      vatRate: (i) => str(i.vat_rate),
+      totalAmount: (i) => numOrNull(i.total_amount),
+      returnedQuantity: (i) => numOrNull(i.return),
+    },
     InvoiceLine: {
       number: (l) => (typeof l.line_number === 'number' ? l.line_number : null),
       description: (l) => str(l.description),

@@ -156,6 +156,11 @@ export interface CreateSend {
    * `create` then only identifies the order (its fingerprint). Nothing of them is stored.
    */
   options?: CallOptions;
+  /**
+   * The endpoint that creates the record when it is not the family's `create` (e.g. a receipt's
+   * return, `PATCH /IT-receipts/{id}`, whose answer is a new receipt). @default the family's create
+   */
+  endpoint?: Endpoint;
 }
 
 /** Topic of one piece of work's changes. */
@@ -321,7 +326,7 @@ export class TrackingService<F extends string, K extends string> {
       return this.recover(ctx, held);
     }
 
-    const ep = this.area.families[family].create;
+    const ep = send.endpoint ?? this.area.families[family].create;
     let rec: Obj;
     try {
       const upstreamBody: Obj = { ...body };

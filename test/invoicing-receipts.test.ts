@@ -1,0 +1,177 @@
+/**
+ * Electronic receipts end to end through the gateway: issued (totals computed and checked by the
+ * layer), read as a PDF through a signed URL, partly returned, voided, each state pushed on
+ * `receiptUpdated` from the configuration's notifications, and a receipt issued at 23:57 Italian
+ * time queued by the service and sent at midnight (the emulator's clock moved, nothing slept).
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createClient, type Client, type FormattedExecutionResult } from 'graphql-ws';
+import WebSocket from 'ws';
+import { makeFiscalCode } from '../contract/checksums.ts';
+import { startTestStack, type TestStack } from './support/stack.ts';
+import { withSafety } from './support/safety.ts';
+
+type Obj = Record<string, unknown>;
+const SAFETY_MS = 20_000;
+const VAT = '12485671007';
+const CF = makeFiscalCode({ surname: 'Bianchi', name: 'Luca', birthDate: '1975-06-01', gender: 'M', cadastralCode: 'F205' });
+
+let t: TestStack;
+const clients: Client[] = [];
+const auth = (token: string): Record<string, string> => ({ authorization: `Bearer ${token}` });
+
+async function gql<T = Obj>(token: string, query: string, variables: Obj = {}): Promise<{ data: T; euro: number }> {
+  const res = await t.gql<T>(query, variables, auth(token));
+  expect(res.errors, JSON.stringify(res.errors)).toBeUndefined();
+  return { data: res.data as T, euro: res.extensions!.cost!.euro };
+}
+
+function subscribe(token: string, id: string): AsyncIterableIterator<FormattedExecutionResult<Obj, unknown>> {
+  const client = createClient({ url: t.stack.gateway.wsUrl, webSocketImpl: WebSocket, connectionParams: auth(token), retryAttempts: 0, lazy: true });
+  clients.push(client);
+  return client.iterate<Obj>({ query: `subscription($id: ID) { receiptUpdated(id: $id) { id status type documentNumber } }`, variables: { id } });
+}
+
+async function next(it: AsyncIterableIterator<FormattedExecutionResult<Obj, unknown>>, what: string): Promise<Obj> {
+  const r = await withSafety(it.next(), what, SAFETY_MS);
+  expect(r.done, `${what}: ended`).toBe(false);
+  expect(r.value.errors).toBeUndefined();
+  return r.value.data!.receiptUpdated as Obj;
+}
+
+const ISSUE = `mutation($input: ReceiptInput!, $key: String) { issueReceipt(input: $input, idempotencyKey: $key) { id status type totalAmount items { id description quantity totalAmount } } }`;
+const receipt = (over: Obj = {}): Obj => ({
+  fiscalId: VAT,
+  items: [
+    { description: 'Caffè', quantity: 2, unitPrice: 1.2, vatRateCode: '10' },
+    { description: 'Libro', quantity: 1, unitPrice: 15, vatRateCode: '4' },
+  ],
+  cashPaymentAmount: 7.4,
+  electronicPaymentAmount: 10,
+  ...over,
+});
+
+async function configuredToken(): Promise<string> {
+  const token = await t.createToken(5);
+  await gql(token, `mutation($input: ConfigureInvoicingInput!) { configureInvoicing(input: $input) { events } }`, {
+    input: { fiscalId: VAT, name: 'Bar Openapi', email: 'cassa@example.com', customerInvoices: false, receipts: true, receiptsCredentials: { taxCode: CF, password: 'pw', pin: '1234' } },
+  });
+  return token;
+}
+
+beforeAll(async () => {
+  t = await startTestStack({ LAYER_SECRET: 'invoicing-receipts-test-secret-0123456789', INVOICING_POLL_INTERVAL_MS: '60000' });
+}, 60_000);
+
+afterAll(async () => {
+  await Promise.all(clients.map((c) => c.dispose()));
+  await t?.close();
+});
+
+beforeEach(async () => {
+  await t.control('invoice/timing', { submitAfterMs: 0, readyAfterMs: 0 });
+  await t.clearCalls();
+});
+
+describe('receipts', () => {
+  it('issues a receipt, pushes NEW → READY, serves the PDF through a signed URL, returns part of it and voids it', async () => {
+    const token = await configuredToken();
+    await t.clearCalls();
+    const { data, euro } = await gql<{ issueReceipt: Obj }>(token, ISSUE, { input: receipt() });
+    const sale = data.issueReceipt;
+    expect(sale).toMatchObject({ status: 'NEW', type: 'SALE', totalAmount: 17.4 });
+    expect(euro).toBe(0.019);
+    const id = sale.id as string;
+    const s = subscribe(token, id);
+    expect(await next(s, 'NEW')).toMatchObject({ status: 'NEW' });
+    await t.control('invoice/receiptAdvance', { id });
+    await t.control('invoice/receiptAdvance', { id });
+    const ready = await next(s, 'READY');
+    expect(ready).toMatchObject({ status: 'READY', type: 'SALE' });
+    expect(String(ready.documentNumber)).toMatch(/^OPENAPI\d{4}\/0000-\d+$/);
+
+    const { data: pdf } = await gql<{ receipt: { pdf: { url: string; contentType: string } } }>(token, `query($id: ID!) { receipt(id: $id) { pdf { url contentType } } }`, { id });
+    expect(pdf.receipt.pdf.contentType).toBe('application/pdf');
+    const res = await fetch(pdf.receipt.pdf.url);
+    expect(res.status).toBe(200);
+    expect(Buffer.from(await res.arrayBuffer()).subarray(0, 4).toString()).toBe('%PDF');
+
+    const items = sale.items as Obj[];
+    const ret = await gql<{ returnReceiptItems: Obj }>(token, `mutation($id: ID!, $items: [ReceiptReturnItemInput!]!) { returnReceiptItems(id: $id, items: $items) { id status type parentReceiptId totalAmount } }`, {
+      id,
+      items: [{ itemId: items[0]!.id, quantity: 1 }],
+    });
+    expect(ret.data.returnReceiptItems).toMatchObject({ status: 'NEW', type: 'RETURN', parentReceiptId: id, totalAmount: 1.2 });
+    expect(ret.euro).toBe(0.019);
+    const r = subscribe(token, ret.data.returnReceiptItems.id as string);
+    await next(r, 'return NEW');
+    await t.control('invoice/receiptAdvance', { id: ret.data.returnReceiptItems.id });
+    await t.control('invoice/receiptAdvance', { id: ret.data.returnReceiptItems.id });
+    expect(await next(r, 'return READY')).toMatchObject({ status: 'READY', type: 'RETURN' });
+
+    const v = await gql<{ voidReceipt: Obj }>(token, `mutation($id: ID!) { voidReceipt(id: $id) { id status type parentReceiptId } }`, { id });
+    expect(v.data.voidReceipt).toMatchObject({ status: 'NEW', type: 'VOID', parentReceiptId: id });
+    await t.control('invoice/receiptAdvance', { id: v.data.voidReceipt.id });
+    await t.control('invoice/receiptAdvance', { id: v.data.voidReceipt.id });
+    // The sale's own stream ends with VOIDED (the service does not notify it: the layer reads the sale when its void is ready).
+    expect(await next(s, 'VOIDED')).toMatchObject({ id, status: 'VOIDED' });
+    expect((await withSafety(s.next(), 'end', SAFETY_MS)).done).toBe(true);
+
+    const paid = (await t.calls('invoice')).filter((c) => c.price > 0).map((c) => `${c.method} ${c.path.replace(/[0-9a-f]{24}/, '{id}')} ${c.price}`);
+    expect(paid).toEqual(['POST /IT-receipts 0.019', 'PATCH /IT-receipts/{id} 0.019', 'DELETE /IT-receipts/{id} 0.019']);
+    expect(await t.credit(token)).toBeCloseTo(5 - 3 * 0.019, 6);
+  });
+
+  it('the same idempotency key never pays twice', async () => {
+    const token = await configuredToken();
+    await t.clearCalls();
+    const a = await gql<{ issueReceipt: Obj }>(token, ISSUE, { input: receipt(), key: 'till-1-0001' });
+    const b = await gql<{ issueReceipt: Obj }>(token, ISSUE, { input: receipt(), key: 'till-1-0001' });
+    expect(b.data.issueReceipt.id).toBe(a.data.issueReceipt.id);
+    expect(b.euro).toBe(0);
+    expect((await t.calls('invoice')).map((c) => `${c.method} ${c.path}`)).toEqual(['POST /IT-receipts']);
+  });
+
+  it.each([
+    ['payments that do not add up', { cashPaymentAmount: 1 }, 'input.cashPaymentAmount'],
+    ['an unknown VAT code', { items: [{ description: 'x', unitPrice: 1, vatRateCode: '21' }], cashPaymentAmount: 1, electronicPaymentAmount: 0 }, 'input.items[0].vatRateCode'],
+    ['a discount larger than the line', { items: [{ description: 'x', unitPrice: 1, vatRateCode: '22', discount: 2 }], cashPaymentAmount: 0, electronicPaymentAmount: 0 }, 'input.items[0].discount'],
+    ['a bad lottery code', { lotteryCode: 'ABC' }, 'input.lotteryCode'],
+    ['a bad fiscal id', { fiscalId: '12485671000' }, 'input.fiscalId'],
+  ])('refuses %s before any call', async (_what, over, field) => {
+    const token = await t.createToken(5);
+    await t.clearCalls();
+    const res = await t.gql(ISSUE, { input: receipt(over as Obj) }, auth(token));
+    expect(res.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', field });
+    expect(await t.calls('invoice')).toEqual([]);
+  });
+
+  it('a receipt issued at 23:57 Italian time is queued, not lost, and sent at midnight', async () => {
+    const token = await configuredToken();
+    // Move the emulator's clock (manual) to the next 23:57:00 in Rome.
+    const clock = (await t.control('clock', { mode: 'manual' })) as { nowMs: number };
+    const rome = (ms: number): number => {
+      const p = new Intl.DateTimeFormat('en-GB', { timeZone: 'Europe/Rome', hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23' }).formatToParts(new Date(ms));
+      const n = (k: string): number => Number(p.find((x) => x.type === k)!.value);
+      return (n('hour') * 3600 + n('minute') * 60 + n('second')) * 1000 + (ms % 1000);
+    };
+    const target = (23 * 3600 + 57 * 60) * 1000;
+    const wait = (target - rome(clock.nowMs) + 24 * 3600 * 1000) % (24 * 3600 * 1000);
+    await t.control('clock', { advanceMs: wait });
+    try {
+      const { data } = await gql<{ issueReceipt: Obj }>(token, ISSUE, { input: receipt() });
+      const id = data.issueReceipt.id as string;
+      const s = subscribe(token, id);
+      expect(await next(s, 'NEW')).toMatchObject({ status: 'NEW' });
+      // The revenue agency is closed: the receipt does not move, and it is still there, queued.
+      expect(await t.control('invoice/receiptAdvance', { id })).toEqual({ advanced: [{ id, status: null }] });
+      expect(((await t.control('invoice/pending', {})) as { receipts: string[] }).receipts).toContain(id);
+      // Midnight (3 minutes later): submitted by itself; then ready, pushed.
+      await t.control('clock', { advanceMs: 3 * 60 * 1000 + 1000 });
+      await t.control('invoice/receiptAdvance', { id });
+      expect(await next(s, 'READY after midnight')).toMatchObject({ status: 'READY' });
+    } finally {
+      await t.control('clock', { mode: 'real' });
+    }
+  });
+});
