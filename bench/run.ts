@@ -15,6 +15,7 @@ import { runFaultBench } from './faults.ts';
 import { runSubscriptionBench } from './subscriptions.ts';
 import { runScaleOutBench, type CompanyRow } from './scale-out.ts';
 import { runPostalBench } from './postal.ts';
+import { runPecBench } from './pec.ts';
 import { runCompanyPlansBench } from './company-plans.ts';
 
 const LATENCY_MS = Number(process.env.BENCH_UPSTREAM_LATENCY_MS ?? 40);
@@ -171,6 +172,7 @@ async function main(): Promise<void> {
   await runScaleOutBench({ latencyMs: LATENCY_MS, operations: N, concurrency: CONCURRENCY, throughputMs: THROUGHPUT_MS, scenarios: SCENARIOS, memoryRows: rows });
 
   await runPostalBench(LATENCY_MS);
+  await runPecBench(LATENCY_MS);
 }
 
 await main();
