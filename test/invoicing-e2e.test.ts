@@ -409,3 +409,58 @@ describe('relays', () => {
     }
   });
 });
+
+describe('cross-border invoices (contract rule 1)', () => {
+  const FR_VAT = 'FR40303265045';
+  const CROSS = `mutation($input: CrossBorderInvoiceInput!) { issueCrossBorderInvoice(input: $input) { id state fiscalId totalAmount recipient { country vatNumber } } }`;
+  const cross = (over: Obj = {}): Obj => ({
+    senderCountry: 'FR',
+    senderFiscalId: FR_VAT,
+    senderName: 'Openapi France SAS',
+    recipient: { country: 'ES', vatNumber: 'ESB12345678', name: 'Cliente SL', street: 'Calle Mayor 1', zip: '28013', city: 'Madrid' },
+    number: 'FR-2025-1',
+    date: '2025-01-31',
+    lines: [{ description: 'Service', quantity: 2, unitPrice: 100, vatRate: 0 }],
+    ...over,
+  });
+
+  it('a French branch invoices a Spanish customer: NEW → SENT → DONE pushed, priced as a French invoice', async () => {
+    const token = await t.createToken(5);
+    const conf = await gql<{ configureInvoicing: Obj }>(token, `mutation { configureInvoicing(input: { country: "FR", fiscalId: "${FR_VAT}", name: "Openapi France SAS", email: "fr@example.com" }) { fiscalId events } }`);
+    expect(conf.data.configureInvoicing).toEqual({ fiscalId: FR_VAT, events: ['CUSTOMER_INVOICE'] });
+    await t.clearCalls();
+    const { data, cost } = await gql<{ issueCrossBorderInvoice: Obj }>(token, CROSS, { input: cross() });
+    expect(data.issueCrossBorderInvoice).toMatchObject({ state: 'NEW', fiscalId: FR_VAT, totalAmount: 200, recipient: { country: 'ES', vatNumber: 'ESB12345678' } });
+    expect(cost.euro).toBe(0.09);
+    expect(await callsOf()).toEqual(['POST /WW-invoices 200']);
+    const id = data.issueCrossBorderInvoice.id as string;
+    const s = subscribe(token, UPDATED, { id });
+    expect(await next(s, 'NEW')).toMatchObject({ invoiceUpdated: { state: 'NEW' } });
+    await t.control('invoice/advance', { id });
+    expect(await next(s, 'SENT')).toMatchObject({ invoiceUpdated: { state: 'SENT' } });
+    await t.control('invoice/advance', { id });
+    expect(await next(s, 'DONE')).toMatchObject({ invoiceUpdated: { state: 'DONE' } });
+  });
+
+  it.each([
+    ['a sender in Italy', { senderCountry: 'IT' }, 'input.senderCountry'],
+    ['a sender in Spain', { senderCountry: 'ES' }, 'input.senderCountry'],
+    ['a recipient in the sender’s own country (domestic flow)', { recipient: { country: 'FR', vatNumber: 'FR12345678901', name: 'Client', street: 'Rue 1', zip: '75001', city: 'Paris' } }, 'input.recipient.country'],
+    ['a malformed sender VAT id', { senderFiscalId: 'FR123' }, 'input.senderFiscalId'],
+  ])('refuses %s before any upstream call', async (_what, over, field) => {
+    const token = await t.createToken(5);
+    await t.clearCalls();
+    const res = await t.gql(CROSS, { input: cross(over as Obj) }, auth(token));
+    expect(res.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', field });
+    expect(await t.calls('invoice')).toEqual([]);
+  });
+
+  it('refuses a sender that is not configured before any paid call (one free read of its configuration)', async () => {
+    const token = await t.createToken(5);
+    await t.clearCalls();
+    const res = await t.gql(CROSS, { input: cross({ senderCountry: 'DE', senderFiscalId: 'DE123456789' }) }, auth(token));
+    expect(res.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', field: 'input.senderFiscalId' });
+    expect(await callsOf()).toEqual(['GET /IT-configurations/DE123456789 404']);
+    expect(await t.credit(token)).toBe(5);
+  });
+});

@@ -43,6 +43,8 @@ export const DEFAULT_INVOICE_TIMING: InvoiceTiming = { sentAfterMs: 1500, outcom
 const CODE_LENGTH = { FPR12: 7, FPA12: 6 } as const;
 const WRONG_ID = /^[0-9a-f]{24}$/i;
 
+const isRecord = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+
 function partyRecord(p: FatturaParty): Obj {
   return {
     name: p.name,
@@ -254,6 +256,75 @@ export class InvoiceEngine {
   }
 
   /**
+   * `POST /WW-invoices` (contract rule 1): a cross-border B2B invoice from France or Germany, as
+   * JSON (`sender {country, fiscal_id, name, …}`, `recipient {country, vat_id, name, …}`,
+   * `document_number`, `issue_date`, `currency`, `lines [{description, quantity, unit_price,
+   * vat_rate}]`). The sender's country must be FR or DE, the recipient's another country, and the
+   * configuration the one of `sender.fiscal_id` in that country. It then moves like an Italian
+   * invoice to a private party (NEW → SENT → DONE | ERROR) and notifies `customer-invoice`.
+   */
+  submitCrossBorder(req: EmuRequest): EmuResponse {
+    const b = isRecord(req.body) ? req.body : {};
+    const sender = isRecord(b.sender) ? b.sender : null;
+    const recipient = isRecord(b.recipient) ? b.recipient : null;
+    if (!sender || !recipient) return invoiceFail(422, 422, 'Validation Error: Missing required field sender or recipient');
+    const from = String(sender.country ?? '').toUpperCase();
+    const to = String(recipient.country ?? '').toUpperCase();
+    if (from !== 'FR' && from !== 'DE') return invoiceFail(400, 400, 'sender.country must be FR or DE');
+    if (!/^[A-Z]{2}$/.test(to)) return invoiceFail(422, 422, 'Validation Error: Missing required field recipient.country');
+    if (to === from) return invoiceFail(400, 400, 'recipient.country equals sender.country: use the domestic invoicing endpoint');
+    const fiscalId = String(sender.fiscal_id ?? '').toUpperCase();
+    const account = this.state.account(req.token.owner);
+    const config = account.configurations.get(fiscalId);
+    if (!config || !fiscalId.startsWith(from)) return fiscalIdNotFound();
+    if (!config.customer_invoice) return invoiceFail(403, 403, 'Unauthorized access');
+    const lines = Array.isArray(b.lines) ? b.lines.filter(isRecord) : [];
+    if (lines.length === 0 || typeof b.document_number !== 'string' || typeof b.issue_date !== 'string') return invoiceFail(422, 422, 'Validation Error: Missing required field');
+    const price = priceOf('invoice', 'POST', '/WW-invoices');
+    if (price > req.token.credit + 1e-9) return invoiceFail(402, 610, `Billing error message: Insufficient Credit in Wallet: ${price} > ${req.token.credit} code 810`);
+    const invoiceLines = lines.map((l, i) => {
+      const quantity = Number(l.quantity ?? 1);
+      const unit = Number(l.unit_price);
+      return { line_number: i + 1, description: String(l.description ?? ''), quantity, unit_price: unit, total_price: cents(quantity * unit), vat_rate: Number(l.vat_rate ?? 0), nature: null };
+    });
+    const taxable = cents(invoiceLines.reduce((t, l) => t + l.total_price, 0));
+    const tax = cents(invoiceLines.reduce((t, l) => t + (l.total_price * l.vat_rate) / 100, 0));
+    const now = this.nowIso();
+    const id = hexId();
+    const party = (p: Obj, vat: unknown): Obj => ({ name: p.name ?? null, vat_id: vat ?? null, tax_code: null, street: p.street ?? null, city: p.city ?? null, zip: p.zip ?? null, province: null, country_code: p.country, phone: null, email: null });
+    const record: Obj = {
+      id,
+      state: 'NEW',
+      direction: 'outgoing',
+      fiscal_id: config.fiscal_id,
+      type: 'INVOICE',
+      document_number: b.document_number,
+      issue_date: b.issue_date,
+      currency: typeof b.currency === 'string' ? b.currency : 'EUR',
+      total_gross_amount: cents(taxable + tax),
+      total_amount_excluding_tax: taxable,
+      total_tax_amount: tax,
+      total_amount_including_tax: cents(taxable + tax),
+      total_payable_amount: cents(taxable + tax),
+      invoice_lines: invoiceLines,
+      payment_means: null,
+      transmission_id: null,
+      transmission_format: 'WW',
+      to_pa: false,
+      signed: false,
+      details: { sdi_id: null, sdi_filename: null, sdi_status: 'BOOKED', sdi_message: null, sdi_update_date: now, invoice_date: b.issue_date },
+      sender: party(sender, sender.fiscal_id),
+      recipient: party(recipient, recipient.vat_id),
+      create_at: now,
+      updated_at: now,
+    };
+    const inv: Invoice = { record, owner: req.token.owner, xml: JSON.stringify(b, null, 2), format: 'FPR12', sdiError: null, noAddress: false, job: null };
+    account.invoices.set(id, inv);
+    this.arm(inv, this.timingValue.sentAfterMs);
+    return { ...ok(record), price };
+  }
+
+  /**
    * A passive invoice arriving from the SDI for a configured company (control API): stored as
    * `incoming` / RECEIVED and notified to `supplier-invoice`. Null when no configuration of any
    * account receives invoices for the document's recipient.
@@ -279,6 +350,7 @@ export class InvoiceEngine {
     const list = (req: EmuRequest): EmuResponse => this.list(req, req.query);
     return [
       { method: 'POST', pattern: '/IT-invoices', handler: (req) => this.submit(req) },
+      { method: 'POST', pattern: '/WW-invoices', handler: (req) => this.submitCrossBorder(req) },
       { method: 'GET', pattern: '/IT-invoices', handler: list },
       { method: 'GET', pattern: '/invoices', handler: list },
       { method: 'GET', pattern: '/IT-invoices/:id', handler: (req, p) => this.one(req, p.id!) },
@@ -299,6 +371,7 @@ export class InvoiceEngine {
   private download(req: EmuRequest, id: string): EmuResponse {
     const inv = this.own(this.state.account(req.token.owner), id);
     if (!inv) return invoiceFail(404, 404, 'Invoice not found');
+    if (inv.record.transmission_format === 'WW') return invoiceFail(404, 404, 'No FatturaPA document for a cross-border invoice');
     const accept = String(req.headers.accept ?? '');
     if (/application\/pdf/i.test(accept) && !/application\/xml/i.test(accept.split(',')[0] ?? '')) {
       const r = inv.record;

@@ -292,3 +292,83 @@ export function checkFatturaXml(xml: string, field = 'xml'): FatturaSummary {
   if (s.total !== null && Math.abs(s.total - totalOfSummaries(s.vatSummaries)) > 0.01) bad('ImportoTotaleDocumento', `is not taxable plus VAT (${totalOfSummaries(s.vatSummaries).toFixed(2)})`);
   return s;
 }
+
+/** The VAT id of a French (FR + 2 key characters + 9-digit SIREN) or German (DE + 9 digits) company. */
+export function branchVatId(country: 'FR' | 'DE', value: string, field: string): string {
+  const v = value.replace(/[\s.-]/g, '').toUpperCase();
+  const full = v.startsWith(country) ? v : `${country}${v}`;
+  const ok = country === 'FR' ? /^FR[0-9A-Z]{2}\d{9}$/.test(full) : /^DE\d{9}$/.test(full);
+  if (!ok) throw badUserInput(`${field} must be a ${country === 'FR' ? 'French VAT id (FR + 2 characters + 9 digits)' : 'German VAT id (DE + 9 digits)'}`, field);
+  return full;
+}
+
+export interface CrossBorderIn {
+  senderCountry: string;
+  senderFiscalId: string;
+  senderName: string;
+  recipient: { country: string; vatNumber: string; name: string; street: string; zip: string; city: string };
+  number: string;
+  date: string;
+  currency?: string | null;
+  lines: ReadonlyArray<{ description: string; quantity?: number | null; unitPrice: number; vatRate?: number | null }>;
+  expectedTotal?: number | null;
+}
+
+/**
+ * A cross-border invoice checked by the contract's rule 1 (sender FR or DE, recipient in another
+ * country) and its own consistency, as the `POST /WW-invoices` body. The sender's configuration is
+ * checked by the caller.
+ */
+export function crossBorderBody(input: CrossBorderIn, field = 'input'): { body: Record<string, unknown>; senderCountry: 'FR' | 'DE'; fiscalId: string; total: number } {
+  const from = input.senderCountry.trim().toUpperCase();
+  if (from === 'IT') throw badUserInput(`${field}.senderCountry IT: Italian invoices are issued with issueInvoice (FatturaPA)`, `${field}.senderCountry`);
+  if (from !== 'FR' && from !== 'DE') throw badUserInput(`${field}.senderCountry must be FR or DE`, `${field}.senderCountry`);
+  const to = country(input.recipient.country, `${field}.recipient.country`);
+  if (to === from) throw badUserInput(`${field}.recipient.country is the sender's own country: a domestic invoice belongs to the domestic flow, not to cross-border sending`, `${field}.recipient.country`);
+  const fiscalId = branchVatId(from, input.senderFiscalId, `${field}.senderFiscalId`);
+  const vat = input.recipient.vatNumber.replace(/\s/g, '').toUpperCase();
+  if (!/^[A-Z0-9]{2,28}$/.test(vat)) throw badUserInput(`${field}.recipient.vatNumber must be 2 to 28 letters and digits`, `${field}.recipient.vatNumber`);
+  const number = requiredText(input.number, `${field}.number`, 20);
+  const date = (input.date ?? '').trim();
+  if (!isCalendarDay(date)) throw badUserInput(`${field}.date must be a day YYYY-MM-DD`, `${field}.date`);
+  if (date > today()) throw badUserInput(`${field}.date must not be in the future`, `${field}.date`);
+  const currency = (input.currency ?? 'EUR').trim().toUpperCase();
+  if (!/^[A-Z]{3}$/.test(currency)) throw badUserInput(`${field}.currency must be an ISO 4217 code`, `${field}.currency`);
+  if (input.lines.length === 0) throw badUserInput(`${field}.lines must hold at least one line`, `${field}.lines`);
+  if (input.lines.length > MAX_LINES) throw badUserInput(`${field}.lines holds more than ${MAX_LINES} lines`, `${field}.lines`);
+  let total = 0;
+  const lines = input.lines.map((l, i) => {
+    const at = `${field}.lines[${i}]`;
+    const quantity = amount(l.quantity ?? 1, `${at}.quantity`, { positive: true });
+    const unit = amount(l.unitPrice, `${at}.unitPrice`);
+    const rate = l.vatRate ?? 0;
+    if (!Number.isFinite(rate) || rate < 0 || rate > 30) throw badUserInput(`${at}.vatRate must be between 0 and 30 percent`, `${at}.vatRate`);
+    const net = cents(quantity * unit);
+    total = cents(total + net + cents((net * rate) / 100));
+    return { description: requiredText(l.description, `${at}.description`, 1000), quantity, unit_price: unit, vat_rate: rate };
+  });
+  if (input.expectedTotal !== null && input.expectedTotal !== undefined && Math.abs(input.expectedTotal - total) > 0.005) {
+    throw badUserInput(`${field}.expectedTotal ${input.expectedTotal} does not match the lines: ${total.toFixed(2)}`, `${field}.expectedTotal`, { computedTotal: total });
+  }
+  const r = input.recipient;
+  return {
+    body: {
+      sender: { country: from, fiscal_id: fiscalId, name: requiredText(input.senderName, `${field}.senderName`, 80) },
+      recipient: {
+        country: to,
+        vat_id: vat,
+        name: requiredText(r.name, `${field}.recipient.name`, 80),
+        street: requiredText(r.street, `${field}.recipient.street`, 60),
+        zip: requiredText(r.zip, `${field}.recipient.zip`, 10),
+        city: requiredText(r.city, `${field}.recipient.city`, 60),
+      },
+      document_number: number,
+      issue_date: date,
+      currency,
+      lines,
+    },
+    senderCountry: from,
+    fiscalId,
+    total,
+  };
+}

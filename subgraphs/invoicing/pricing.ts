@@ -1,7 +1,8 @@
 /**
  * The invoicing area's part of the cost estimate: a submission at the invoice price (plus the
- * custom signature's when credentials are given), a configuration at most the price of one beyond
- * the included ones; reads, lists and updates are free.
+ * custom signature's when credentials are given), cross-border invoices, receipts, returns and
+ * voids at theirs, a configuration at most the price of one beyond the included ones; reads,
+ * lists and updates are free.
  */
 import { surchargeOf } from '../../contract/prices.ts';
 import { endpointPrice, type PricingTable } from '../runtime/pricing.ts';
@@ -14,6 +15,10 @@ export const invoicingPricing: PricingTable = {
     'Mutation.configureInvoicing': { euro: () => Math.max(endpointPrice(INVOICING.configurationCreate), surchargeOf('invoice', 'extra-configuration')) },
     'Mutation.issueInvoice': { euro: submission },
     'Mutation.issueInvoiceXml': { euro: submission },
+    'Mutation.issueCrossBorderInvoice': { euro: () => endpointPrice(INVOICING.crossBorderSubmit) },
+    'Mutation.issueReceipt': { euro: () => endpointPrice(INVOICING.receiptIssue) },
+    'Mutation.returnReceiptItems': { euro: () => endpointPrice(INVOICING.receiptReturn) },
+    'Mutation.voidReceipt': { euro: () => endpointPrice(INVOICING.receiptVoid) },
     'InvoiceConnection.nodes': { maxItems: (_args, parentArgs) => (typeof parentArgs.first === 'number' ? parentArgs.first : 20) },
   },
   entities: {},

@@ -8,6 +8,7 @@
 import { createHash } from 'node:crypto';
 import { INVOICE_CONFIGURATIONS_INCLUDED, priceOf, surchargeOf } from '../../contract/prices.ts';
 import type { SubgraphContext } from '../runtime/context.ts';
+import { badUserInput } from '../runtime/errors.ts';
 import { requestTopicOf, tenantTopicOf, TrackingService, type TrackingServiceOptions } from '../runtime/tracking/service.ts';
 import type { Obj } from '../runtime/tracking/policy.ts';
 import { isObj } from '../runtime/tracking/policy.ts';
@@ -182,6 +183,19 @@ export class InvoicingService extends TrackingService<InvoicingFamily, Invoicing
         price,
       },
     });
+  }
+
+  /**
+   * Sends a checked cross-border invoice (paid once per idempotency key) once the sender's
+   * configuration is known: the layer's own record of it (configured through the layer), else a
+   * free read; a sender not configured is refused before the paid call.
+   */
+  async issueCrossBorder(ctx: SubgraphContext, body: Obj, fiscalId: string, key: string | null): Promise<TrackedInvoice> {
+    const known = (await this.store.configReservation(ctx.auth.tenant, fiscalId)) !== undefined;
+    if (!known && (await this.configuration(ctx, fiscalId)) === null) {
+      throw badUserInput(`input.senderFiscalId ${fiscalId} is not configured: configure the branch (configureInvoicing with its country) first`, 'input.senderFiscalId');
+    }
+    return this.create(ctx, 'INVOICE', body, null, key, { callback: false, endpoint: INVOICING.crossBorderSubmit });
   }
 
   /** Issues a receipt (paid once per idempotency key); its states come to the configuration's callback. */

@@ -23,6 +23,7 @@ export const INVOICING = defineEndpoints({
   configurationGet: get('/IT-configurations/{fiscalId}'),
 
   invoiceSubmit: submit('POST', '/IT-invoices'),
+  crossBorderSubmit: submit('POST', '/WW-invoices'),
   invoiceList: get('/invoices'),
   invoiceGet: get('/IT-invoices/{id}'),
   invoiceXml: { area: 'invoice', method: 'GET', path: '/invoices_download/{id}', timeoutMs: 60_000, headers: { accept: 'application/xml' } },

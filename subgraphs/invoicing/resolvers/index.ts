@@ -22,7 +22,7 @@ import type {
   Resolvers,
   SdiStatus,
 } from '../__generated__/resolvers-types.ts';
-import { buildFattura, checkFatturaXml, invoiceFromInput, type InvoiceIn } from '../fatturapa.ts';
+import { branchVatId, buildFattura, checkFatturaXml, crossBorderBody, invoiceFromInput, type InvoiceIn } from '../fatturapa.ts';
 import type { InvoiceParent, Obj } from '../mappers.ts';
 import { receiptBody } from '../receipts.ts';
 import { INVOICING_POLICY, secondsOf } from '../policy.ts';
@@ -210,8 +210,11 @@ export function createResolvers(service: InvoicingService): Resolvers {
         const receipts = input.receipts ?? false;
         const credentials = credentialsOf(input.receiptsCredentials, 'input.receiptsCredentials');
         if (receipts && credentials === null) throw badUserInput('input.receiptsCredentials are required to send receipts', 'input.receiptsCredentials');
+        const country = (input.country ?? 'IT').trim().toUpperCase();
+        if (country !== 'IT' && country !== 'FR' && country !== 'DE') throw badUserInput('input.country must be IT, FR or DE', 'input.country');
+        if (country !== 'IT' && receipts) throw badUserInput('input.receipts: electronic receipts exist in Italy only', 'input.receipts');
         return service.configure(ctx, {
-          fiscalId: configFiscalId(input.fiscalId, 'input.fiscalId'),
+          fiscalId: country === 'IT' ? configFiscalId(input.fiscalId, 'input.fiscalId') : branchVatId(country, input.fiscalId, 'input.fiscalId'),
           name: requiredText(input.name, 'input.name', 200),
           email: email(input.email, 'input.email'),
           customerInvoices: customer,
@@ -245,6 +248,11 @@ export function createResolvers(service: InvoicingService): Resolvers {
         const sig = signatureOf(signature);
         checkFatturaXml(xml);
         return service.issue(ctx, xml, sig, idem);
+      },
+      issueCrossBorderInvoice: (_r, { input, idempotencyKey: key }, ctx) => {
+        const idem = idempotencyKey(key);
+        const { body, fiscalId } = crossBorderBody(input);
+        return service.issueCrossBorder(ctx, body, fiscalId, idem);
       },
       issueReceipt: (_r, { input, idempotencyKey: key }, ctx) => {
         const idem = idempotencyKey(key);
