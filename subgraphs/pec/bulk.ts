@@ -33,7 +33,7 @@ export const BULK = {
   /** 201 `{success, sent, message, message_id}`: no `data`, so the whole body is read. */
   send: bulk('POST', '/send', { decode: 'raw', timeoutMs: WRITE_TIMEOUT }),
   receipts: bulk('GET', '/send/{code}'),
-  deleteSending: bulk('DELETE', '/send/{code}'),
+  deleteSending: bulk('DELETE', '/send/{code}', { decode: 'raw' }),
   /** `{data, total, page, n_of_pages}`: the whole body is read. */
   inbox: bulk('GET', '/inbox', { decode: 'raw' }),
   message: bulk('GET', '/inbox/{id}'),
@@ -135,6 +135,20 @@ export class BulkService {
   get(tenant: string, id: string): Sending | null {
     const s = this.sendings.get(id);
     return s && s.tenant === tenant ? s : null;
+  }
+
+  /** The service's codes (message_id) of a sending's requests. */
+  codesOf(tenant: string, id: string): string[] {
+    const s = this.get(tenant, id);
+    return s ? [...new Set(s.recipients.map((r) => r.code).filter((c): c is string => c !== null))] : [];
+  }
+
+  /** Stops reading a sending's receipts (its messages were deleted upstream); the credentials go. */
+  async forget(tenant: string, id: string): Promise<void> {
+    const job = this.jobs.get(id);
+    if (!job || job.sending.tenant !== tenant) return;
+    job.codes.clear();
+    if (job.batches.length === 0) await this.changed(job);
   }
 
   start(deps: SubgraphDeps): () => Promise<void> {

@@ -25,6 +25,7 @@ export const pecPricing: PricingTable = {
     'Mutation.upgradeMailbox': fixed(P.upgrade),
     'Mutation.enableMailboxPreservation': fixed(P.preserve),
     'Mutation.notifyCompanyRegister': fixed(P.noticeCreate),
+    'Mutation.addMailboxUser': fixed(P.addUser),
     // Bulk: one request per batch of recipients (PECMASSIVA_BATCH_SIZE, 50 by default), sent later by the queue.
     'Mutation.sendCertifiedMail': {
       euro: (args) => {
@@ -37,6 +38,7 @@ export const pecPricing: PricingTable = {
     'Query.bulkInboxMessage': fixed(BULK.message),
     'Query.bulkQuota': fixed(BULK.quota),
     'Mutation.deleteBulkInboxMessage': fixed(BULK.deleteMessage),
+    'Mutation.deleteBulkSending': fixed(BULK.deleteSending),
   },
   entities: {},
 };

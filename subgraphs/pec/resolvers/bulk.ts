@@ -128,6 +128,22 @@ export function bulkResolvers(bulk: BulkService, maxBytes: number) {
       const request = sendRequest(input, maxBytes);
       return bulk.queue(ctx.auth, creds, request, idem);
     },
+    deleteBulkSending: async (_root, { credentials: c, id }, ctx) => {
+      const creds = credentials(c);
+      const codes = bulk.codesOf(ctx.auth.tenant, id);
+      if (codes.length === 0) throw new GraphQLError(`no sent sending ${id} of this account`, { extensions: { code: 'NOT_FOUND' } });
+      let deleted = true;
+      for (const code of codes) {
+        try {
+          await ctx.upstream.call<unknown>(ctx, BULK.deleteSending, { params: { code }, headers: headersOf(creds) });
+        } catch (err) {
+          if (err instanceof UpstreamError && err.status === 404) deleted = false;
+          else throw refusedCredentials(err);
+        }
+      }
+      await bulk.forget(ctx.auth.tenant, id);
+      return deleted;
+    },
     deleteBulkInboxMessage: async (_root, { credentials: c, id }, ctx) => {
       const creds = credentials(c);
       if (!/^\d{1,12}$/.test(id)) throw badUserInput('id must be a number', 'id');

@@ -8,6 +8,7 @@ import { GraphQLError } from 'graphql';
 import type { SubgraphContext } from '../../runtime/context.ts';
 import { badUserInput, toClientError } from '../../runtime/errors.ts';
 import { idempotencyKey } from '../../runtime/tracking/args.ts';
+import { email, requiredText } from '../../runtime/validate.ts';
 import { payloads } from '../../runtime/tracking/subscribe.ts';
 import { UpstreamError } from '../../upstream/errors.ts';
 import type { MutationResolvers, QueryResolvers, SubscriptionResolvers } from '../__generated__/resolvers-types.ts';
@@ -131,6 +132,21 @@ export function rootResolvers(service: PecService) {
       const box = await changeable(ctx, mid, 'preservation');
       if ((box.record as Record<string, unknown>).conservazione === true) throw badUserInput('preservation is already enabled on this mailbox', 'id');
       return service.operate(ctx, 'MAILBOX', eps.preserve, mid, { body: { spazio_conservazione: size, documenti: docs } });
+    },
+    addMailboxUser: async (_root, { id, input }, ctx) => {
+      const mid = pecId(id);
+      const body = {
+        nome: requiredText(input.firstName, 'input.firstName', 100),
+        cognome: requiredText(input.lastName, 'input.lastName', 100),
+        descrizione: requiredText(input.description, 'input.description', 200),
+        email_gestione_password: email(input.passwordEmail, 'input.passwordEmail'),
+      };
+      const box = await service.current(ctx, 'MAILBOX', mid);
+      const type = boxTypeOf((box.record as Record<string, unknown>).tipo_casella);
+      if (type !== null && !isStandardFamily(type)) throw badUserInput(`extra users are only for standard-family mailboxes (this one is ${type})`, 'id');
+      const users = (box.record as Record<string, unknown>).multiutenza;
+      if (Array.isArray(users) && users.length >= 25) throw badUserInput('this mailbox already has 25 users, the most it can have', 'id');
+      return service.operate(ctx, 'MAILBOX', eps.addUser, mid, { body });
     },
     revokeMailbox: async (_root, { id }, ctx) => {
       const mid = pecId(id);
