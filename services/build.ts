@@ -12,7 +12,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { configurePrices } from '../contract/prices.ts';
-import { DEFAULT_TOKEN, type EmulatorOptions } from '../emulator/server.ts';
+import { DEFAULT_APIKEY, DEFAULT_EMAIL, DEFAULT_TOKEN, type EmulatorOptions } from '../emulator/server.ts';
 import type { GatewayOptions } from '../gateway/index.ts';
 import { SUPERGRAPH_FILE } from '../gateway/compose.ts';
 import { subgraphRoute } from '../gateway/proxy.ts';
@@ -203,7 +203,8 @@ export async function startSubgraphsFromEnv(opts: SubgraphsFromEnvOptions): Prom
   // The upstream side's shared state: on Redis with `REDIS_URL` (every replica shares the cache,
   // in-flight markers, pending slow datasets, rate limits and the cost ledger), else in memory.
   const stores = await upstreamStores(config, redisUrl, opts.clock, { prefix: redisPrefixFromEnv(env) });
-  const upstream = new UpstreamClient(config, stores);
+  // With the emulator and no account configured, the account area reads the emulator's built-in account.
+  const upstream = new UpstreamClient(config.env === 'emulator' && !config.accountCredentials ? { ...config, accountCredentials: { email: DEFAULT_EMAIL, apikey: DEFAULT_APIKEY } } : config, stores);
   try {
     const list = createSubgraphs(env, names);
     const subgraphs = await startSubgraphServer({

@@ -5,13 +5,14 @@ import { createRiskSubgraph } from './risk/index.ts';
 import { createInvoicingSubgraph } from './invoicing/index.ts';
 import { createPecSubgraph } from './pec/index.ts';
 import { createPostalSubgraph } from './postal/index.ts';
+import { createAccountSubgraph } from './account/index.ts';
 
 /**
  * A fresh set of subgraphs for one stack: stateful subgraphs (the risk and company monitor status
  * stores, buses and pollers) get their own instances, configured from `env`.
  */
 /** The subgraphs of the supergraph, by name (listing them builds nothing and connects nothing). */
-export const SUBGRAPH_NAMES = ['company', 'risk', 'postal', 'pec', 'invoicing'] as const;
+export const SUBGRAPH_NAMES = ['company', 'risk', 'postal', 'pec', 'invoicing', 'account'] as const;
 
 /**
  * The subgraphs named (all by default). Only those are built: a stateful subgraph on Redis opens its
@@ -24,6 +25,7 @@ export function createSubgraphs(env: NodeJS.ProcessEnv, names: readonly string[]
     invoicing: () => createInvoicingSubgraph({ env }),
     pec: () => createPecSubgraph({ env }),
     postal: () => createPostalSubgraph(),
+    account: () => createAccountSubgraph({ env }),
   };
   return SUBGRAPH_NAMES.filter((n) => names.includes(n)).map((n) => make[n]());
 }

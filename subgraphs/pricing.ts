@@ -4,6 +4,7 @@ import { riskPricing } from './risk/pricing.ts';
 import { invoicingPricing } from './invoicing/pricing.ts';
 import { pecPricing } from './pec/pricing.ts';
 import { postalPricing } from './postal/pricing.ts';
+import { accountPricing } from './account/pricing.ts';
 import { mergePricing, type PricingTable } from './runtime/pricing.ts';
 
-export const PRICING: PricingTable = mergePricing([companyPricing, riskPricing, postalPricing, pecPricing, invoicingPricing]);
+export const PRICING: PricingTable = mergePricing([companyPricing, riskPricing, postalPricing, pecPricing, invoicingPricing, accountPricing]);

@@ -324,6 +324,12 @@ export class UpstreamClient implements Upstream {
   }
 
   private requireToken(ctx: CallContext, ep: Endpoint, path: string): void {
+    if (ep.auth === 'basic') {
+      if (!this.config.accountCredentials) {
+        throw new UpstreamError('http', 'no Openapi account credentials: set OPENAPI_EMAIL and OPENAPI_APIKEY', ep.area, endpointOf(path), 401);
+      }
+      return;
+    }
     if (!ctx.auth.token) {
       throw new UpstreamError('http', 'no Openapi token: set OPENAPI_TOKEN or send Authorization: Bearer <token>', ep.area, endpointOf(path), 401);
     }
@@ -336,7 +342,9 @@ export class UpstreamClient implements Upstream {
   /** One HTTP exchange; network failures and timeouts become `UpstreamError`s. */
   private async send(ctx: CallContext, ep: Endpoint, path: string, qs: string, payload: Payload | undefined, hasBody: boolean, deadline = true) {
     const timeout = this.timeoutOf(ep);
-    const headers: Record<string, string> = { authorization: `Bearer ${ctx.auth.token}`, accept: 'application/json, application/pdf;q=0.9, */*;q=0.5' };
+    const account = ep.auth === 'basic' ? this.config.accountCredentials : null;
+    const authorization = account ? `Basic ${Buffer.from(`${account.email}:${account.apikey}`).toString('base64')}` : `Bearer ${ctx.auth.token}`;
+    const headers: Record<string, string> = { authorization, accept: 'application/json, application/pdf;q=0.9, */*;q=0.5' };
     if (hasBody) headers['content-type'] = payload?.raw ? payload.raw.contentType : 'application/json';
     for (const [name, value] of Object.entries(ep.headers ?? {})) if (name.toLowerCase() !== 'authorization') headers[name.toLowerCase()] = value;
     for (const [name, value] of Object.entries(payload?.headers ?? {})) if (name.toLowerCase() !== 'authorization') headers[name.toLowerCase()] = value;

@@ -5,6 +5,7 @@
  * - `OPENAPI_<AREA>_URL` overrides one area's base URL (AREA: COMPANY, RISK, OAUTH, PEC, PECMASSIVA,
  *   INVOICE, CAP)
  * - `OPENAPI_TOKEN` service token; without it the caller's `Authorization: Bearer` is passed through
+ * - `OPENAPI_EMAIL`, `OPENAPI_APIKEY` the account's credentials (HTTP Basic, authorization area only)
  * - `OPENAPI_TIMEOUT_MS` forces one timeout on every endpoint (tests, slow links)
  * - `OPENAPI_RATE_LIMITS`, `OPENAPI_RATE_MAX_WAIT_MS`: request rates held before each call (`rate-limits.ts`)
  * - `RISK_BUREAU_PATH` sends the person bureau family to another path (the vendor's `/IT-crif-persona`)
@@ -24,6 +25,12 @@ export interface UpstreamConfig {
   baseUrls: Record<Area, string>;
   /** Service token; when absent, callers must send their own bearer token. */
   serviceToken: string | null;
+  /**
+   * The account's e-mail and API key (`OPENAPI_EMAIL`, `OPENAPI_APIKEY`), sent as HTTP Basic to the
+   * authorization area only; null when not configured (the account's fields then answer an error).
+   * Never logged (the API key is a registered secret).
+   */
+  accountCredentials: { email: string; apikey: string } | null;
   /** Timeout of an endpoint without its own. @default 10000 */
   defaultTimeoutMs: number;
   /** When set, replaces every endpoint's timeout. */
@@ -148,6 +155,7 @@ export function loadUpstreamConfig(env: NodeJS.ProcessEnv, emulatorUrl?: string)
     env: openapiEnv,
     baseUrls,
     serviceToken: env.OPENAPI_TOKEN?.trim() || null,
+    accountCredentials: env.OPENAPI_EMAIL?.trim() && env.OPENAPI_APIKEY?.trim() ? { email: env.OPENAPI_EMAIL.trim(), apikey: env.OPENAPI_APIKEY.trim() } : null,
     defaultTimeoutMs: 10_000,
     forcedTimeoutMs: forced,
     maxRetries: int(env.OPENAPI_MAX_RETRIES, 2),

@@ -20,6 +20,13 @@ export interface Endpoint {
    * @default false
    */
   publicData?: boolean;
+  /**
+   * How the call authenticates: the caller's or the service's bearer token (every service area), or
+   * HTTP Basic with the account's e-mail and API key (`OPENAPI_EMAIL`, `OPENAPI_APIKEY`: the
+   * authorization area).
+   * @default 'bearer'
+   */
+  auth?: 'bearer' | 'basic';
   /** Per-attempt timeout in milliseconds. @default 10000 */
   timeoutMs?: number;
   /**

@@ -1,0 +1,283 @@
+/** The account subgraph's resolvers: each field one call to the authorization area. */
+import { GraphQLError } from 'graphql';
+import type { Resolvers } from './__generated__/resolvers-types.ts';
+import type { SubgraphContext } from '../runtime/context.ts';
+import { badUserInput, forbidden } from '../runtime/errors.ts';
+import { optionalText, requiredText } from '../runtime/validate.ts';
+import type { CallOptions } from '../upstream/upstream.ts';
+import type { Endpoint } from '../upstream/endpoint.ts';
+import { UpstreamError } from '../upstream/errors.ts';
+import { OAUTH, type TokenDetail } from './upstream.ts';
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : null);
+const int = (v: unknown): number | null => {
+  const n = num(v);
+  return n === null ? null : Math.round(n);
+};
+const str = (v: unknown): string | null => (typeof v === 'string' ? v : typeof v === 'number' ? String(v) : null);
+const list = (v: unknown): Obj[] => (Array.isArray(v) ? v.filter(isObj) : []);
+
+/** What a token looks like in lists: never its whole value. */
+export const hintOf = (token: string): string => (token.length >= 12 ? `…${token.slice(-4)}` : '…');
+
+export interface AccountOptions {
+  /** Whether the account fields answer (an operator's view). */
+  enabled: boolean;
+}
+
+function guard(ctx: SubgraphContext, opts: AccountOptions): void {
+  if (!opts.enabled) throw forbidden('the account API is off: set OPENAPI_ACCOUNT_API=on where only operators reach the gateway');
+  if (!ctx.upstream.config.accountCredentials) {
+    throw new GraphQLError('no Openapi account configured: set OPENAPI_EMAIL and OPENAPI_APIKEY', { extensions: { code: 'ACCOUNT_NOT_CONFIGURED' } });
+  }
+}
+
+function paging(args: { skip?: number | null; limit?: number | null }, dflt: number): { skip: number; limit: number } {
+  const skip = args.skip ?? 0;
+  const limit = args.limit ?? dflt;
+  if (!Number.isInteger(skip) || skip < 0) throw badUserInput('skip must be 0 or more', 'skip');
+  if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw badUserInput('limit must be between 1 and 100', 'limit');
+  return { skip, limit };
+}
+
+function date(v: string | null | undefined): string | null {
+  const d = optionalText(v, 'date', 10);
+  if (d !== null && !/^\d{4}(-\d{2}(-\d{2})?)?$/.test(d)) throw badUserInput('date must be YYYY, YYYY-MM or YYYY-MM-DD', 'date');
+  return d;
+}
+
+function tokenArg(v: string): string {
+  const t = requiredText(v, 'token', 128);
+  if (!/^[A-Za-z0-9_.-]{8,128}$/.test(t)) throw badUserInput('token is not a token value', 'token');
+  return t;
+}
+
+async function orNull<T>(p: Promise<T>): Promise<T | null> {
+  try {
+    return await p;
+  } catch (err) {
+    if (err instanceof UpstreamError && err.status === 404) return null;
+    throw err;
+  }
+}
+
+const call = <T>(ctx: SubgraphContext, ep: Endpoint, opts?: CallOptions): Promise<T> => ctx.upstream.call<T>(ctx, ep, opts);
+
+function token(d: TokenDetail | Obj) {
+  const o = d as Obj;
+  const limits = isObj(o.limits) ? o.limits : {};
+  const stats = isObj(o.stats) ? o.stats : {};
+  return {
+    hint: hintOf(String(o.token ?? '')),
+    name: str(o.name),
+    scopes: Array.isArray(o.scopes) ? o.scopes.filter((s): s is string => typeof s === 'string') : [],
+    createdAt: str(o.createdAt),
+    updatedAt: str(o.updatedAt),
+    expireAt: str(o.expireAt),
+    limits: {
+      totalRequests: int(limits.totalRequests),
+      walletRequests: int(limits.walletRequests),
+      subscriptionRequests: int(limits.subscriptionRequests),
+      walletAmount: num(limits.walletAmount),
+      ip: Array.isArray(limits.ip) ? limits.ip.filter((s): s is string => typeof s === 'string') : null,
+    },
+    stats: {
+      totalRequests: int(stats.totalRequests),
+      walletRequests: int(stats.walletRequests),
+      subscriptionRequests: int(stats.subscriptionRequests),
+      errorRequests: int(stats.errorRequests),
+      walletAmount: num(stats.walletAmount),
+    },
+  };
+}
+
+const usage = (o: Obj) => ({
+  totalRequests: int(o.totalRequests),
+  walletRequests: int(o.walletRequests),
+  subscriptionRequests: int(o.subscriptionRequests),
+  errorRequests: int(o.errorRequests),
+  walletAmount: num(o.walletAmount),
+  totalIps: int(o.totalIps),
+  totalApis: int(o.totalApis),
+});
+
+const scope = (o: Obj) => ({ id: String(o.id ?? ''), scope: String(o.scope ?? ''), method: str(o.method), endpoint: str(o.endpoint), domain: str(o.domain), enabled: typeof o.enabled === 'boolean' ? o.enabled : null });
+
+const subscription = (o: Obj) => ({
+  id: String(o.id ?? ''),
+  scope: String(o.scope ?? ''),
+  active: typeof o.active === 'boolean' ? o.active : null,
+  availableRequests: int(o.availableRequests),
+  totalRequests: int(o.totalRequests),
+  pricePerRequest: num(o.pricePerRequest),
+  type: str(o.type),
+  autorenew: typeof o.autorenew === 'boolean' ? o.autorenew : null,
+  startsAt: str(o.startsAt),
+  expiresAt: str(o.expiresAt),
+});
+
+type LimitsInput = { totalRequests?: number | null; walletRequests?: number | null; subscriptionRequests?: number | null; walletAmount?: number | null; ip?: readonly string[] | null } | null | undefined;
+function limitsBody(l: LimitsInput): Obj | undefined {
+  if (!l) return undefined;
+  const out: Obj = {};
+  for (const [k, v] of Object.entries(l)) if (v !== null && v !== undefined) out[k] = v;
+  return out;
+}
+
+function scopesArg(v: readonly string[] | null | undefined, field: string): string[] | undefined {
+  if (v === null || v === undefined) return undefined;
+  if (v.length === 0) throw badUserInput(`${field} needs at least one scope`, field);
+  for (const s of v) if (!/^(\*|GET|POST|PUT|PATCH|DELETE):[A-Za-z0-9.*-]+\/[A-Za-z0-9_.*/-]*$/.test(s)) throw badUserInput(`${field}: "${s.slice(0, 60)}" is not METHOD:host/endpoint`, field);
+  return [...v];
+}
+
+function ttlArg(v: number | null | undefined): number | undefined {
+  if (v === null || v === undefined) return undefined;
+  if (!Number.isInteger(v) || v < 1 || v > 365 * 86_400) throw badUserInput('ttl must be between 1 second and a year', 'ttl');
+  return v;
+}
+
+/** A token's detail, read with the account's credentials (for its refresh token). */
+const detail = (ctx: SubgraphContext, value: string): Promise<TokenDetail | null> => orNull(call<TokenDetail>(ctx, OAUTH.token, { params: { token: value } }));
+
+/** Rotates a token with its refresh token (read first): the old one is deleted upstream. */
+export async function rotate(ctx: SubgraphContext, value: string): Promise<TokenDetail> {
+  const d = await detail(ctx, value);
+  if (!d?.refreshToken) throw new GraphQLError('the account has no such token', { extensions: { code: 'UPSTREAM_NOT_FOUND' } });
+  return ctx.upstream.call<TokenDetail>({ auth: { token: d.refreshToken, tenant: ctx.auth.tenant }, meter: ctx.meter }, OAUTH.rotateToken, { params: { token: value }, body: {} });
+}
+
+export function createResolvers(opts: AccountOptions): Resolvers {
+  return {
+    Query: {
+      account: (_, __, ctx) => {
+        guard(ctx, opts);
+        return {};
+      },
+    },
+    Account: {
+      email: (_, __, ctx) => ctx.upstream.config.accountCredentials?.email ?? '',
+      wallet: async (_, __, ctx) => {
+        const w = await call<Obj>(ctx, OAUTH.wallet);
+        return { credit: num(w.credit) ?? 0, createdAt: str(w.createdAt), updatedAt: str(w.updatedAt) };
+      },
+      transactions: async (_, args, ctx) => {
+        const p = paging(args, 50);
+        return list(await call(ctx, OAUTH.transactions, { query: p })).map((t) => ({ id: String(t.id ?? ''), amount: num(t.amount) ?? 0, createdAt: str(t.createdAt), description: str(t.description) }));
+      },
+      tokens: async (_, args, ctx) => list(await call(ctx, OAUTH.tokens, { query: paging(args, 100) })).map(token),
+      token: async (_, args, ctx) => {
+        const d = await detail(ctx, tokenArg(args.token));
+        return d ? token(d) : null;
+      },
+      scopes: async (_, __, ctx) => list(await call(ctx, OAUTH.scopes)).map(scope),
+      scope: async (_, args, ctx) => {
+        const id = requiredText(args.id, 'id', 64);
+        const d = await orNull(call<Obj>(ctx, OAUTH.scope, { params: { id } }));
+        if (!d) return null;
+        const free = isObj(d.freeLimits) ? d.freeLimits : {};
+        const prices = isObj(d.prices) ? d.prices : {};
+        return {
+          scope: scope(d),
+          freeDayLimit: int(free.dayLimit),
+          freeMonthLimit: int(free.monthLimit),
+          freeYearLimit: int(free.yearLimit),
+          prices: Object.entries(prices).flatMap(([name, v]) => (num(v) === null ? [] : [{ name, euro: num(v)! }])),
+        };
+      },
+      subscriptions: async (_, args, ctx) => {
+        const p = paging(args, 100);
+        return list(await call(ctx, OAUTH.subscriptions, { query: { ...p, scopes: args.scopes?.join(',') } })).map(subscription);
+      },
+      subscription: async (_, args, ctx) => {
+        const d = await orNull(call<Obj>(ctx, OAUTH.subscription, { params: { id: requiredText(args.id, 'id', 64) } }));
+        return d ? subscription(d) : null;
+      },
+      stats: async (_, args, ctx) => usage(await call<Obj>(ctx, OAUTH.stats, { query: { date: date(args.date) } })),
+      statsByDomain: async (_, args, ctx) => {
+        const d = await call<Obj>(ctx, OAUTH.statsApis, { query: { date: date(args.date) } });
+        return Object.entries(isObj(d) ? d : {}).map(([domain, v]) => ({ domain, ...usage(isObj(v) ? v : {}), scopes: [] }));
+      },
+      domainStats: async (_, args, ctx) => {
+        const domain = requiredText(args.domain, 'domain', 100);
+        const d = await call<Obj>(ctx, OAUTH.statsApi, { params: { domain }, query: { date: date(args.date) } });
+        const scopes = isObj(d.scopes) ? d.scopes : {};
+        return {
+          domain,
+          ...usage(d),
+          scopes: Object.entries(scopes).map(([s, v]) => {
+            const u = usage(isObj(v) ? v : {});
+            return { scope: s, totalRequests: u.totalRequests, errorRequests: u.errorRequests, walletAmount: u.walletAmount };
+          }),
+        };
+      },
+      ips: async (_, args, ctx) => {
+        const d = await call<unknown>(ctx, OAUTH.statsIps, { query: { date: date(args.date) } });
+        return Array.isArray(d) ? d.filter((x): x is string => typeof x === 'string') : [];
+      },
+      errors: async (_, args, ctx) => {
+        const p = paging(args, 50);
+        return list(await call(ctx, OAUTH.errors, { query: { ...p, scopes: args.scopes?.join(',') } })).map((e) => ({
+          id: String(e.id ?? ''),
+          scope: str(e.scope),
+          domain: str(e.domain),
+          errorAt: str(e.errorAt),
+          httpResponseCode: int(e.httpResponseCode),
+          errorCode: int(e.errorCode),
+          message: str(e.message),
+          ip: str(e.ip),
+        }));
+      },
+      callbacks: async (_, args, ctx) =>
+        list(await call(ctx, OAUTH.callbacks, { query: paging(args, 50) })).map((c) => ({
+          id: String(c.id ?? ''),
+          scope: str(c.scope),
+          url: str(c.url),
+          httpResponseCode: int(c.httpResponseCode),
+          startedAt: str(c.startedAt),
+          completedAt: str(c.completedAt),
+        })),
+    },
+    Mutation: {
+      createToken: async (_, { input }, ctx) => {
+        guard(ctx, opts);
+        const scopes = scopesArg(input.scopes, 'scopes');
+        const body: Obj = { scopes, name: optionalText(input.name, 'name', 100) ?? undefined, ttl: ttlArg(input.ttl), limits: limitsBody(input.limits) };
+        const d = await call<TokenDetail>(ctx, OAUTH.createToken, { body });
+        return { value: d.token, token: token(d) };
+      },
+      updateToken: async (_, args, ctx) => {
+        guard(ctx, opts);
+        const value = tokenArg(args.token);
+        const body: Obj = {};
+        const scopes = scopesArg(args.input.scopes, 'scopes');
+        if (scopes) body.scopes = scopes;
+        const name = optionalText(args.input.name, 'name', 100);
+        if (name !== null) body.name = name;
+        const ttl = ttlArg(args.input.ttl);
+        if (ttl !== undefined) body.ttl = ttl;
+        const limits = limitsBody(args.input.limits);
+        if (limits) body.limits = limits;
+        if (Object.keys(body).length === 0) throw badUserInput('give something to change: scopes, name, ttl or limits', 'input');
+        return token(await call<TokenDetail>(ctx, OAUTH.updateToken, { params: { token: value }, body }));
+      },
+      deleteToken: async (_, args, ctx) => {
+        guard(ctx, opts);
+        try {
+          await call(ctx, OAUTH.deleteToken, { params: { token: tokenArg(args.token) } });
+          return true;
+        } catch (err) {
+          if (err instanceof UpstreamError && err.status === 404) return false;
+          throw err;
+        }
+      },
+      rotateToken: async (_, args, ctx) => {
+        guard(ctx, opts);
+        const d = await rotate(ctx, tokenArg(args.token));
+        return { value: d.token, token: token(d) };
+      },
+    },
+  };
+}
