@@ -234,3 +234,23 @@ describe('company-register notification', () => {
     ]);
   });
 });
+
+describe('Company certified-mail facts', () => {
+  it("adds whether the company's PEC is on a certified domain, bought only when asked", async () => {
+    await t.clearCalls();
+    const plain = await t.gql<{ company: Obj }>(`{ company(vatCode: "12485671007") { pec } }`, {}, auth(token));
+    expect(plain.errors).toBeUndefined();
+    expect(await t.calls('pec')).toEqual([]);
+    const pec = String(plain.data!.company.pec);
+    expect(pec).toContain('@');
+    await t.clearCalls();
+    const res = await t.gql<{ company: Obj }>(`{ company(vatCode: "12485671007") { pec certifiedMail { address domain certifiedDomain mailbox { id } } } }`, {}, auth(token));
+    expect(res.errors, JSON.stringify(res.errors)).toBeUndefined();
+    const domain = pec.toLowerCase().split('@')[1]!;
+    expect(res.data!.company.certifiedMail).toMatchObject({ address: pec.toLowerCase(), domain, mailbox: null });
+    expect(typeof (res.data!.company.certifiedMail as Obj).certifiedDomain).toBe('boolean');
+    // One domain check and one free list of the caller's mailboxes; the company's pec came from the cache.
+    expect((await calls()).map((c) => c.replace(/ \d+$/, ''))).toEqual([`GET /domini_pec/${domain}`, 'GET /pec']);
+    expect(await t.calls('company')).toEqual([]);
+  });
+});

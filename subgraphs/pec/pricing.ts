@@ -13,6 +13,7 @@ export const pecPricing: PricingTable = {
   fields: {
     'Query.mailboxAvailability': fixed(P.availability),
     'Query.certifiedDomain': fixed(P.domain),
+    'Company.certifiedMail': fixed(P.domain),
     'Mutation.registerMailbox': {
       euro: (args) => {
         const input = args.input as { boxType?: unknown } | undefined;

@@ -47,6 +47,17 @@ export class PecService extends TrackingService<PecFamily, PecKind> {
     });
   }
 
+  /** Whether a domain is certified (domini_pec: 200 found, 204 not), and the service's message. */
+  async domainCertified(ctx: SubgraphContext, domain: string): Promise<{ certified: boolean; message: string | null }> {
+    try {
+      const body = await ctx.upstream.call<unknown>(ctx, this.endpoints.domain, { params: { domain } });
+      return { certified: true, message: isObj(body) && typeof body.message === 'string' ? body.message : null };
+    } catch (err) {
+      if (err instanceof UpstreamError && (err.status === 204 || err.graphqlCode === 'UPSTREAM_NOT_FOUND')) return { certified: false, message: null };
+      throw err;
+    }
+  }
+
   /** A mailbox or notification as the layer knows it, else read upstream (free). */
   async current(ctx: SubgraphContext, family: PecFamily, id: string): Promise<TrackedPec> {
     const known = await this.store.get(ctx.auth.tenant, id);

@@ -16,6 +16,8 @@ export function createResolvers(service: PecService, bulk: BulkService): Resolve
     Mutation: { ...root.Mutation, ...b.Mutation },
     Subscription: { ...root.Subscription, ...b.Subscription },
     BulkSending: b.BulkSending,
+    Company: root.Company,
+    CompanyCertifiedMail: root.CompanyCertifiedMail,
     ...typeResolvers(service),
   };
 }

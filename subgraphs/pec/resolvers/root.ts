@@ -11,7 +11,7 @@ import { idempotencyKey } from '../../runtime/tracking/args.ts';
 import { email, requiredText } from '../../runtime/validate.ts';
 import { payloads } from '../../runtime/tracking/subscribe.ts';
 import { UpstreamError } from '../../upstream/errors.ts';
-import type { MutationResolvers, QueryResolvers, SubscriptionResolvers } from '../__generated__/resolvers-types.ts';
+import type { CompanyCertifiedMailResolvers, CompanyResolvers, MutationResolvers, QueryResolvers, SubscriptionResolvers } from '../__generated__/resolvers-types.ts';
 import { BOX_RANK, boxTypeOf, contractState, isFinalState, isObj, isStandardFamily, text } from '../model.ts';
 import { priceOf } from '../../../contract/prices.ts';
 import type { PecService, TrackedPec } from '../service.ts';
@@ -61,14 +61,7 @@ export function rootResolvers(service: PecService) {
     },
     certifiedDomain: async (_root, { domain }, ctx) => {
       const d = domainName(domain);
-      try {
-        const body = await ctx.upstream.call<unknown>(ctx, eps.domain, { params: { domain: d } });
-        return { domain: d, certified: true, message: isObj(body) ? text(body.message) : null };
-      } catch (err) {
-        // 204: not certified (nothing found).
-        if (err instanceof UpstreamError && (err.status === 204 || err.graphqlCode === 'UPSTREAM_NOT_FOUND')) return { domain: d, certified: false, message: null };
-        throw err;
-      }
+      return { domain: d, ...(await service.domainCertified(ctx, d)) };
     },
     mailbox: (_root, { id }, ctx) => readOrNull(ctx, 'MAILBOX', id),
     mailboxes: (_root, _args, ctx) => service.list(ctx, 'MAILBOX'),
@@ -193,7 +186,26 @@ export function rootResolvers(service: PecService) {
     pecNotificationUpdated: { subscribe: async (_root, { id }, ctx: SubgraphContext) => payloads('pecNotificationUpdated', await follow(ctx, 'NOTIFICATION', id)) },
   };
 
-  return { Query, Mutation, Subscription };
+  const Company: CompanyResolvers = {
+    __resolveReference: (ref) => ref,
+    lookupCode: (company) => company.lookupCode,
+    certifiedMail: async (company, _args, ctx) => {
+      const address = typeof company.pec === 'string' ? company.pec.trim().toLowerCase() : '';
+      const domain = address.includes('@') ? address.slice(address.lastIndexOf('@') + 1) : '';
+      if (!/^[a-z0-9-]+(\.[a-z0-9-]+)+$/.test(domain)) return null;
+      const { certified } = await ctx.once(`pec:domain:${domain}`, () => service.domainCertified(ctx, domain));
+      return { address, domain, certifiedDomain: certified };
+    },
+  };
+
+  const CompanyCertifiedMail: CompanyCertifiedMailResolvers = {
+    mailbox: async (parent, _args, ctx) => {
+      const all = await ctx.once('pec:mailboxes', () => service.list(ctx, 'MAILBOX'));
+      return all.find((m) => String((m.record as Record<string, unknown>).casella_pec ?? '').toLowerCase() === parent.address) ?? null;
+    },
+  };
+
+  return { Query, Mutation, Subscription, Company, CompanyCertifiedMail };
 }
 
 export { text };
