@@ -19,6 +19,7 @@ export const invoicingPricing: PricingTable = {
     'Mutation.issueReceipt': { euro: () => endpointPrice(INVOICING.receiptIssue) },
     'Mutation.returnReceiptItems': { euro: () => endpointPrice(INVOICING.receiptReturn) },
     'Mutation.voidReceipt': { euro: () => endpointPrice(INVOICING.receiptVoid) },
+    'ReceiptConnection.nodes': { maxItems: (_args, parentArgs) => (typeof parentArgs.first === 'number' ? parentArgs.first : 20) },
     'InvoiceConnection.nodes': { maxItems: (_args, parentArgs) => (typeof parentArgs.first === 'number' ? parentArgs.first : 20) },
   },
   entities: {},

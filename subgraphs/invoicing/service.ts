@@ -228,6 +228,17 @@ export class InvoicingService extends TrackingService<InvoicingFamily, Invoicing
     });
   }
 
+  /** One page of the caller's receipts as the service lists them (free). */
+  async receiptsPage(ctx: SubgraphContext, query: Record<string, string | number | undefined>): Promise<Obj[]> {
+    try {
+      const list = await ctx.upstream.call<unknown>(ctx, INVOICING.receiptList, { query });
+      return Array.isArray(list) ? list.filter(isObj) : [];
+    } catch (err) {
+      if (err instanceof UpstreamError && err.graphqlCode === 'UPSTREAM_NOT_FOUND') return [];
+      throw err;
+    }
+  }
+
   /** One page of the caller's invoices as the service lists them (free), `first + 1` asked to know whether more follow. */
   async page(ctx: SubgraphContext, query: Record<string, string | number | undefined>): Promise<Obj[]> {
     try {

@@ -88,6 +88,14 @@ function progressiveOf(number: string): string {
   return clean === '' ? '1' : clean;
 }
 
+/** The offset a list cursor stands for (`after`), 0 without one. */
+function offsetOf(after: string | null | undefined): number {
+  if (after === null || after === undefined) return 0;
+  const m = /^o:(\d{1,7})$/.exec(Buffer.from(after, 'base64url').toString('utf8'));
+  if (!m) throw badUserInput('after is not a cursor of this list', 'after');
+  return Number(m[1]);
+}
+
 /** Per request: the account's configurations, read once (free) for every company asked about. */
 const configurationsByRequest = new WeakMap<SubgraphContext, Promise<Obj[]>>();
 
@@ -164,6 +172,28 @@ export function createResolvers(service: InvoicingService): Resolvers {
           throw err;
         }
       },
+      invoicingConfiguration: (_r, { fiscalId }, ctx) => {
+        const v = fiscalId.replace(/\s/g, '').toUpperCase();
+        const id = /^(FR|DE)/.test(v) ? branchVatId(v.slice(0, 2) as 'FR' | 'DE', v, 'fiscalId') : configFiscalId(fiscalId, 'fiscalId');
+        return service.configuration(ctx, id);
+      },
+      receipts: async (_r, { fiscalId, status, first, after }, ctx) => {
+        const size = first ?? 20;
+        if (!Number.isInteger(size) || size < 1 || size > 100) throw badUserInput('first must be between 1 and 100', 'first');
+        const offset = offsetOf(after);
+        const query: Record<string, string | number | undefined> = { skip: offset, limit: Math.min(100, size + 1) };
+        if (fiscalId) query.fiscal_id = configFiscalId(fiscalId, 'fiscalId');
+        if (status) {
+          if (status === 'RAW_UNKNOWN') throw badUserInput('status: RAW_UNKNOWN is no status to filter by', 'status');
+          query.status = status.toLowerCase();
+        }
+        const items = await service.receiptsPage(ctx, query);
+        const hasNextPage = items.length > size;
+        return {
+          nodes: items.slice(0, size).map((r) => ({ id: String(r.id), record: r })),
+          pageInfo: { hasNextPage, endCursor: hasNextPage ? Buffer.from(`o:${offset + size}`).toString('base64url') : null },
+        };
+      },
       receipt: async (_r, { id }, ctx) => {
         try {
           return await service.read(ctx, 'RECEIPT', invoiceId(id));
@@ -175,12 +205,7 @@ export function createResolvers(service: InvoicingService): Resolvers {
       invoices: async (_r, { filter, first, after }, ctx) => {
         const size = first ?? 20;
         if (!Number.isInteger(size) || size < 1 || size > 100) throw badUserInput('first must be between 1 and 100', 'first');
-        let offset = 0;
-        if (after !== null && after !== undefined) {
-          const m = /^o:(\d{1,7})$/.exec(Buffer.from(after, 'base64url').toString('utf8'));
-          if (!m) throw badUserInput('after is not a cursor of this list', 'after');
-          offset = Number(m[1]);
-        }
+        const offset = offsetOf(after);
         const query: Record<string, string | number | undefined> = { skip: offset, limit: Math.min(100, size + 1) };
         if (filter?.direction) query.direction = filter.direction === 'INCOMING' ? 'incoming' : 'outgoing';
         if (filter?.states && filter.states.length > 0) {
@@ -389,6 +414,13 @@ export function createResolvers(service: InvoicingService): Resolvers {
       totalTaxableAmount: (p) => numOrNull(p.record.total_taxable_amount),
       totalVatAmount: (p) => numOrNull(p.record.total_vat_amount),
       items: (p) => (Array.isArray(p.record.items) ? p.record.items.filter(isObj) : []),
+      cashPaymentAmount: (p) => numOrNull(p.record.cash_payment_amount),
+      electronicPaymentAmount: (p) => numOrNull(p.record.electronic_payment_amount),
+      ticketRestaurantPaymentAmount: (p) => numOrNull(p.record.ticket_restaurant_payment_amount),
+      ticketRestaurantQuantity: (p) => (typeof p.record.ticket_restaurant_quantity === 'number' ? Math.trunc(p.record.ticket_restaurant_quantity) : null),
+      lotteryCode: (p) => str(p.record.lottery_code),
+      transactionId: (p) => str(p.record.transaction_id),
+      tags: (p) => (Array.isArray(p.record.tags) ? p.record.tags.filter((x): x is string => typeof x === 'string') : []),
       parentReceiptId: (p) => str(p.record.parent_receipt_id),
       errorCode: (p) => str(p.record.error_code),
       errorMessage: (p) => str(p.record.error_message),
@@ -404,6 +436,12 @@ export function createResolvers(service: InvoicingService): Resolvers {
       vatRate: (i) => str(i.vat_rate),
       totalAmount: (i) => numOrNull(i.total_amount),
       returnedQuantity: (i) => numOrNull(i.return),
+      unitPrice: (i) => numOrNull(i.unit_price),
+      taxableAmount: (i) => numOrNull(i.taxable_amount),
+      vatAmount: (i) => numOrNull(i.vat_amount),
+      discount: (i) => numOrNull(i.gross_discount),
+      complimentary: (i) => (typeof i.complimentary === 'boolean' ? i.complimentary : null),
+      sku: (i) => str(i.sku),
     },
     InvoiceLine: {
       number: (l) => (typeof l.line_number === 'number' ? l.line_number : null),
