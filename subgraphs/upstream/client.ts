@@ -8,6 +8,7 @@
  * Its shared state (cache, markers, pending slow datasets, rate bookings) is given to the
  * constructor: in memory by default, on Redis when built by `upstreamStores` with `REDIS_URL`.
  */
+import { AccountGuard } from './account-guard.ts';
 import { Agent, request, errors as undiciErrors } from 'undici';
 import type { CallContext, CallOptions, Download, QueryValue, Upstream } from './upstream.ts';
 import {
@@ -87,6 +88,8 @@ const PUBLIC_TENANT = '*public*';
 
 export class UpstreamClient implements Upstream {
   private readonly agent: Agent;
+  /** Scope and wallet pre-checks (`OPENAPI_PRECHECK=on` with account credentials), else null. */
+  readonly guard: AccountGuard | null;
   private readonly inflight = new InFlight();
   /** Aborted by `close()`: ends waits, polls and requests in flight. */
   private readonly closing = new AbortController();
@@ -109,6 +112,7 @@ export class UpstreamClient implements Upstream {
     this.markers = s.markers ?? new MemoryInFlightMarkers();
     this.pending = s.pending ?? new MemoryPendingStore(config.cacheMaxEntries);
     this.limiter = s.limiter ?? new RateLimiter(new MemoryRateLimitStore(), config.rateLimits, config.rateMaxWaitMs);
+    this.guard = config.precheck && config.accountCredentials ? new AccountGuard(this, config.env) : null;
     this.agent = new Agent({
       keepAliveTimeout: 30_000,
       keepAliveMaxTimeout: 120_000,
@@ -383,7 +387,10 @@ export class UpstreamClient implements Upstream {
     // Held, not hit: queued until the area's rate allows it, or refused here (RATE_LIMITED, never sent).
     await this.limiter.take({ area: ep.area, method: ep.method, path, tenant: ctx.auth.tenant }, this.closing.signal);
     // Inside the endpoint's free tier (counted per tenant on the shared ledger), the call costs nothing.
+    // The token's scopes and the wallet, when the account is known (`OPENAPI_PRECHECK`): refused here, never sent.
+    await this.guard?.checkScope(ctx, ep, path);
     const price = await ctx.meter.priceAfterFreeTier(ep.area, ep.method, path, payload?.price ?? priceOf(ep.area, ep.method, path));
+    await this.guard?.checkWallet(ctx, ep, path, price);
     await ctx.meter.reserve(price, `${ep.method} ${endpointOf(path)}`);
     const started = Date.now();
     let answer: Answer;

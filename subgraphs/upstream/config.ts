@@ -6,6 +6,7 @@
  *   INVOICE, CAP)
  * - `OPENAPI_TOKEN` service token; without it the caller's `Authorization: Bearer` is passed through
  * - `OPENAPI_EMAIL`, `OPENAPI_APIKEY` the account's credentials (HTTP Basic, authorization area only)
+ * - `OPENAPI_PRECHECK=on` scope and wallet pre-checks with those credentials (`account-guard.ts`)
  * - `OPENAPI_TIMEOUT_MS` forces one timeout on every endpoint (tests, slow links)
  * - `OPENAPI_RATE_LIMITS`, `OPENAPI_RATE_MAX_WAIT_MS`: request rates held before each call (`rate-limits.ts`)
  * - `RISK_BUREAU_PATH` sends the person bureau family to another path (the vendor's `/IT-crif-persona`)
@@ -31,6 +32,11 @@ export interface UpstreamConfig {
    * Never logged (the API key is a registered secret).
    */
   accountCredentials: { email: string; apikey: string } | null;
+  /**
+   * Scope and wallet pre-checks before each paid or scoped call (`upstream/account-guard.ts`):
+   * `OPENAPI_PRECHECK=on`, effective with account credentials. @default false
+   */
+  precheck: boolean;
   /** Timeout of an endpoint without its own. @default 10000 */
   defaultTimeoutMs: number;
   /** When set, replaces every endpoint's timeout. */
@@ -156,6 +162,7 @@ export function loadUpstreamConfig(env: NodeJS.ProcessEnv, emulatorUrl?: string)
     baseUrls,
     serviceToken: env.OPENAPI_TOKEN?.trim() || null,
     accountCredentials: env.OPENAPI_EMAIL?.trim() && env.OPENAPI_APIKEY?.trim() ? { email: env.OPENAPI_EMAIL.trim(), apikey: env.OPENAPI_APIKEY.trim() } : null,
+    precheck: ['on', '1', 'true', 'yes'].includes(env.OPENAPI_PRECHECK?.trim().toLowerCase() ?? ''),
     defaultTimeoutMs: 10_000,
     forcedTimeoutMs: forced,
     maxRetries: int(env.OPENAPI_MAX_RETRIES, 2),

@@ -1,0 +1,124 @@
+/**
+ * Failing earlier with the account's knowledge (`OPENAPI_PRECHECK=on`, with `OPENAPI_EMAIL` and
+ * `OPENAPI_APIKEY`): before a call is sent, the token's scopes (read once from the authorization
+ * area, `GET /tokens/{token}`, cached) must grant it, else `FORBIDDEN` naming the missing scope; and
+ * the wallet (`GET /wallet`, cached briefly) must hold the call's price, else `PAYMENT_REQUIRED`.
+ * Nothing is sent in either case. A token the configured account does not own (a caller's own,
+ * passed through) is not checked: the layer cannot read its scopes or its wallet.
+ *
+ * The guard's own reads are calls like any other (metered on the operation, inside the authorization
+ * area's daily free tier), made once per token and per wallet period, not per operation.
+ */
+import { AREA_HOSTS, type Area } from '../../contract/areas.ts';
+import { endpointOf } from '../../contract/prices.ts';
+import type { OpenapiEnv } from './config.ts';
+import type { Endpoint } from './endpoint.ts';
+import { UpstreamError } from './errors.ts';
+import type { CallContext, Upstream } from './upstream.ts';
+
+const TOKEN: Endpoint = { area: 'oauth', method: 'GET', path: '/tokens/{token}', auth: 'basic' };
+const WALLET: Endpoint = { area: 'oauth', method: 'GET', path: '/wallet', auth: 'basic' };
+
+export interface AccountGuardOptions {
+  /** How long a token's scopes are trusted (ms). @default 600000 */
+  scopesTtlMs?: number;
+  /** How long a wallet reading is trusted (ms). @default 10000 */
+  walletTtlMs?: number;
+  now?: () => number;
+}
+
+/** The scope an area's call needs, as the vendor writes it (`GET:test.cap.openapi.it/cap` in the sandbox). */
+export function scopeOf(env: OpenapiEnv, area: Area, method: string, path: string): string {
+  const host = env === 'production' ? AREA_HOSTS[area] : `test.${AREA_HOSTS[area]}`;
+  return `${method.toUpperCase()}:${host}/${endpointOf(path)}`;
+}
+
+const glob = (g: string): RegExp => new RegExp(`^${g.split('*').map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`, 'i');
+
+/** Whether one of `scopes` grants `scope` (method, host and path, `*` wildcards, path prefixes at a segment). */
+export function scopeGranted(scopes: readonly string[], scope: string): boolean {
+  const [method, rest] = [scope.slice(0, scope.indexOf(':')), scope.slice(scope.indexOf(':') + 1)];
+  const host = rest.slice(0, rest.indexOf('/'));
+  const path = rest.slice(rest.indexOf('/'));
+  return scopes.some((s) => {
+    const colon = s.indexOf(':');
+    const m = s.slice(0, colon);
+    if (m !== '*' && m.toUpperCase() !== method) return false;
+    const r = s.slice(colon + 1);
+    const slash = r.indexOf('/');
+    const h = slash < 0 ? r : r.slice(0, slash);
+    const p = slash < 0 ? '/*' : r.slice(slash).replace(/\/+$/, '') || '/';
+    if (!glob(h).test(host)) return false;
+    return p.includes('*') ? glob(p).test(path) : path === p || path.startsWith(`${p}/`);
+  });
+}
+
+export class AccountGuard {
+  private readonly scopes = new Map<string, { scopes: string[] | null; until: number }>();
+  private wallet: { credit: number; until: number } | null = null;
+  private readonly now: () => number;
+
+  constructor(
+    private readonly upstream: Upstream,
+    private readonly env: OpenapiEnv,
+    private readonly opts: AccountGuardOptions = {},
+  ) {
+    this.now = opts.now ?? Date.now;
+  }
+
+  /** The token's scopes, or null when the account does not own it. */
+  private async scopesOf(ctx: CallContext): Promise<string[] | null> {
+    const token = ctx.auth.token;
+    const hit = this.scopes.get(token);
+    if (hit && hit.until > this.now()) return hit.scopes;
+    let scopes: string[] | null = null;
+    try {
+      const d = await this.upstream.call<{ scopes?: unknown }>(ctx, TOKEN, { params: { token } });
+      scopes = Array.isArray(d?.scopes) ? d.scopes.filter((s): s is string => typeof s === 'string') : null;
+    } catch (err) {
+      if (!(err instanceof UpstreamError) || (err.status !== 404 && err.status !== 422)) throw err;
+    }
+    this.scopes.set(token, { scopes, until: this.now() + (this.opts.scopesTtlMs ?? 600_000) });
+    return scopes;
+  }
+
+  private async credit(ctx: CallContext): Promise<number | null> {
+    if (this.wallet && this.wallet.until > this.now()) return this.wallet.credit;
+    const w = await this.upstream.call<{ credit?: unknown }>(ctx, WALLET);
+    const credit = typeof w?.credit === 'number' ? w.credit : null;
+    if (credit !== null) this.wallet = { credit, until: this.now() + (this.opts.walletTtlMs ?? 10_000) };
+    return credit;
+  }
+
+  /** Throws before a call the token may not make (`FORBIDDEN`, naming the scope). */
+  async checkScope(ctx: CallContext, ep: Endpoint, path: string): Promise<void> {
+    if (ep.auth === 'basic' || ep.area === 'oauth' || !ctx.auth.token) return;
+    const scopes = await this.scopesOf(ctx);
+    if (scopes === null) return;
+    const scope = scopeOf(this.env, ep.area, ep.method, path);
+    if (!scopeGranted(scopes, scope)) {
+      const err = new UpstreamError('http', `the token lacks the scope ${scope}: nothing was called`, ep.area, endpointOf(path), 403);
+      err.neverSent = true;
+      throw err;
+    }
+  }
+
+  /** Throws before a call the wallet cannot pay (`PAYMENT_REQUIRED`); `price` after free tiers. */
+  async checkWallet(ctx: CallContext, ep: Endpoint, path: string, price: number): Promise<void> {
+    if (price <= 0 || ep.auth === 'basic' || ep.area === 'oauth' || !ctx.auth.token) return;
+    if ((await this.scopesOf(ctx)) === null) return;
+    const credit = await this.credit(ctx);
+    if (credit !== null && credit + 1e-9 < price) {
+      const err = new UpstreamError('http', `the wallet holds €${credit}, less than the €${price} of ${ep.method} ${endpointOf(path)}: nothing was called`, ep.area, endpointOf(path), 402);
+      err.neverSent = true;
+      throw err;
+    }
+    // What this call will spend comes off the reading until the next one.
+    if (this.wallet) this.wallet.credit -= price;
+  }
+
+  /** Forgets a token's scopes (after an update or a rotation). */
+  forget(token: string): void {
+    this.scopes.delete(token);
+  }
+}

@@ -1,0 +1,66 @@
+/**
+ * Failing earlier with the account's knowledge (`OPENAPI_PRECHECK=on`): a call the token has no
+ * scope for is refused with FORBIDDEN naming the scope, and one the wallet cannot pay with
+ * PAYMENT_REQUIRED, both before the call is sent (the emulator sees nothing of them).
+ */
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { startTestStack, type TestStack } from './support/stack.ts';
+import { scopeGranted, scopeOf } from '../subgraphs/upstream/account-guard.ts';
+
+const EMAIL = 'precheck@example.com';
+const APIKEY = 'precheck-apikey-0123456789';
+let t: TestStack;
+let token = '';
+
+beforeAll(async () => {
+  t = await startTestStack({ OPENAPI_EMAIL: EMAIL, OPENAPI_APIKEY: APIKEY, OPENAPI_PRECHECK: 'on' });
+  await t.control('oauth/account', { email: EMAIL, apikey: APIKEY, credit: 0.05 });
+  const res = await t.gql<{ createToken: { value: string } }>('mutation { createToken(input: { scopes: ["GET:cap.openapi.it/cerca_comuni", "GET:cap.openapi.it/comuni_base"] }) { value } }');
+  token = res.data!.createToken.value;
+}, 60_000);
+afterAll(async () => {
+  await t?.close();
+});
+
+it('a call outside the token scopes is refused with FORBIDDEN naming the scope, before any call', async () => {
+  await t.clearCalls();
+  const res = await t.gql('{ postalCode(code: "00136") { code } }', {}, { authorization: `Bearer ${token}` });
+  expect(res.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
+  expect(res.errors?.[0]?.message).toContain('GET:test.cap.openapi.it/cap');
+  expect(await t.calls('cap')).toEqual([]);
+  // the token's scopes were read once, with the account's credentials
+  expect((await t.calls('oauth')).map((c) => `${c.method} ${c.path}`)).toEqual([`GET /tokens/${token}`]);
+  const again = await t.gql('{ postalCode(code: "00137") { code } }', {}, { authorization: `Bearer ${token}` });
+  expect(again.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
+  expect(await t.calls('oauth')).toHaveLength(1);
+});
+
+it('a call the wallet cannot pay is refused with PAYMENT_REQUIRED, before it is sent', async () => {
+  await t.clearCalls();
+  const bearer = { authorization: `Bearer ${token}` };
+  const first = await t.gql<{ municipality: { postalCodes: string[] } }>('{ municipality(istatCode: "058091") { postalCodes } }', {}, bearer);
+  expect(first.errors).toBeUndefined();
+  expect(first.extensions!.cost!.euro).toBe(0.04);
+  // €0.01 left: the next comuni_base (€0.04) is not sent
+  const second = await t.gql('{ municipality(istatCode: "070006") { postalCodes } }', {}, bearer);
+  expect(second.errors?.[0]?.extensions?.code).toBe('PAYMENT_REQUIRED');
+  expect((await t.calls('cap')).map((c) => c.path)).toEqual(['/cerca_comuni', '/comuni_base/58091', '/cerca_comuni']);
+  expect(await t.credit(token)).toBe(0.01);
+});
+
+it('a token the account does not own is not checked (its scopes and wallet are not the layer to read)', async () => {
+  const other = await t.createToken(5);
+  await t.clearCalls();
+  const res = await t.gql('{ postalCode(code: "00138") { code } }', {}, { authorization: `Bearer ${other}` });
+  expect(res.errors).toBeUndefined();
+  expect((await t.calls('cap')).map((c) => c.path)).toEqual(['/cap/00138']);
+});
+
+it('scopes as the vendor writes them', () => {
+  expect(scopeOf('emulator', 'cap', 'GET', '/cap/00136')).toBe('GET:test.cap.openapi.it/cap');
+  expect(scopeOf('production', 'company', 'GET', '/IT-start/1')).toBe('GET:company.openapi.com/IT-start');
+  expect(scopeGranted(['*:test.cap.openapi.it/*'], 'GET:test.cap.openapi.it/cap')).toBe(true);
+  expect(scopeGranted(['GET:test.cap.openapi.it/cerca_comuni'], 'GET:test.cap.openapi.it/cap')).toBe(false);
+  expect(scopeGranted(['POST:test.cap.openapi.it/cap'], 'GET:test.cap.openapi.it/cap')).toBe(false);
+  expect(scopeGranted(['GET:*.openapi.it/*'], 'GET:test.cap.openapi.it/cap')).toBe(true);
+});
