@@ -13,7 +13,7 @@ import { DEFAULT_BULK_PASSWORD, DEFAULT_BULK_USERNAME } from '../emulator/pecmas
 import { startTestStack, type TestStack } from './support/stack.ts';
 import { withSafety as safety } from './support/safety.ts';
 
-const ENV = { LAYER_SECRET: 'pec-bulk-test-secret-0123456789abc', PECMASSIVA_POLL_MS: '100', PECMASSIVA_POLL_MAX_CALLS_PER_MIN: '6000', PECMASSIVA_BATCH_SIZE: '250' };
+const ENV = { LAYER_SECRET: 'pec-bulk-test-secret-0123456789abc', PECMASSIVA_POLL_MS: '100', PECMASSIVA_POLL_MAX_CALLS_PER_MIN: '6000', PECMASSIVA_BATCH_SIZE: '250', PECMASSIVA_INBOX_POLL_MS: '100' };
 const SAFETY_MS = 30_000;
 type Obj = Record<string, unknown>;
 type Result = FormattedExecutionResult<Obj, unknown>;
@@ -177,6 +177,24 @@ describe('bulk inbox and quota', () => {
     const quota = (await gql<{ bulkQuota: Obj }>(`query($c: BulkCredentialsInput!) { bulkQuota(credentials: $c) { mailbox usage limit usedPercent } }`, { c: creds })).data.bulkQuota;
     expect(quota).toMatchObject({ mailbox: 'INBOX', limit: 1048576 });
     expect(Number(quota.usage)).toBeGreaterThan(0);
+  });
+
+  it('pushes the newest inbox message first, then each arrival', async () => {
+    const it = subscribe(`subscription($c: BulkCredentialsInput!) { inboxMessageReceived(credentials: $c) { id subject } }`, { c: creds });
+    const first = await withSafety(it.next(), 'newest message');
+    seen.push(JSON.stringify(first.value));
+    const newestId = Number(((first.value?.data as Obj).inboxMessageReceived as Obj).id);
+    expect(newestId).toBeGreaterThanOrEqual(60);
+    await t.control('pecmassiva/receive', { username: DEFAULT_BULK_USERNAME, count: 2, subject: 'Arrivo' });
+    const got: Obj[] = [];
+    while (got.length < 2) {
+      const r = await withSafety(it.next(), 'arrival');
+      seen.push(JSON.stringify(r.value));
+      got.push((r.value?.data as Obj).inboxMessageReceived as Obj);
+    }
+    expect(got.map((m) => Number(m.id))).toEqual([newestId + 1, newestId + 2]);
+    expect(got.every((m) => String(m.subject).includes('Arrivo'))).toBe(true);
+    await it.return?.();
   });
 
   it('never shows the mailbox password in a log line, a response, an event or the call log', async () => {

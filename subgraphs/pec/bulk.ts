@@ -104,6 +104,8 @@ const bare = (v: unknown): string => (text(v) ?? '').replace(/["<>]/g, '').trim(
 export class BulkService {
   readonly bus: EventBus<Sending>;
   readonly batchSize: number;
+  /** How often a subscribed inbox is read (`PECMASSIVA_INBOX_POLL_MS`). @default 30000 */
+  readonly inboxPollMs: number;
   private readonly sendIntervalMs: number;
   private readonly pollMs: number;
   private readonly pollPerMin: number;
@@ -122,6 +124,7 @@ export class BulkService {
   constructor(env: NodeJS.ProcessEnv, bus?: EventBus<Sending>) {
     this.bus = bus ?? new MemoryEventBus<Sending>();
     this.batchSize = Math.floor(envNum(env, 'PECMASSIVA_BATCH_SIZE', 50));
+    this.inboxPollMs = envNum(env, 'PECMASSIVA_INBOX_POLL_MS', 30_000);
     this.sendIntervalMs = envNum(env, 'PECMASSIVA_SEND_INTERVAL_MS', 1050);
     this.pollMs = envNum(env, 'PECMASSIVA_POLL_MS', 2000);
     this.pollPerMin = envNum(env, 'PECMASSIVA_POLL_MAX_CALLS_PER_MIN', 60);

@@ -10,6 +10,8 @@ import { idempotencyKey } from '../../runtime/tracking/args.ts';
 import { payloads } from '../../runtime/tracking/subscribe.ts';
 import { email, requiredText } from '../../runtime/validate.ts';
 import { UpstreamError } from '../../upstream/errors.ts';
+import { CostMeter } from '../../upstream/cost.ts';
+import type { CallContext, Upstream } from '../../upstream/upstream.ts';
 import type { BulkCredentialsInput, BulkInboxMessage, BulkSendingResolvers, BulkSendInput, MutationResolvers, QueryResolvers, SubscriptionResolvers } from '../__generated__/resolvers-types.ts';
 import { BULK, countsOf, type BulkCredentials, type BulkService, type SendRequest } from '../bulk.ts';
 import { isObj } from '../model.ts';
@@ -157,7 +159,80 @@ export function bulkResolvers(bulk: BulkService, maxBytes: number) {
     },
   };
 
+  /** One inbox page (the raw body: data, total, n_of_pages). */
+  const inboxPage = async (ctx: CallContext & { upstream: Upstream }, creds: BulkCredentials, q: string, page: number): Promise<{ items: unknown[]; pages: number }> => {
+    const body = await ctx.upstream.call<unknown>(ctx, BULK.inbox, { query: { ...(q ? { q } : {}), page }, headers: headersOf(creds) });
+    const b = isObj(body) ? body : {};
+    return { items: Array.isArray(b.data) ? b.data : [], pages: typeof b.n_of_pages === 'number' ? Math.max(1, b.n_of_pages) : 1 };
+  };
+
+  /** The newest messages (the last page; ids grow with arrival), above `after`. */
+  async function newest(ctx: CallContext & { upstream: Upstream }, creds: BulkCredentials, q: string, after: number): Promise<BulkInboxMessage[]> {
+    const first = await inboxPage(ctx, creds, q, 1);
+    const last = first.pages > 1 ? await inboxPage(ctx, creds, q, first.pages) : first;
+    const prev = first.pages > 2 && last.items.length < 5 ? await inboxPage(ctx, creds, q, first.pages - 1) : { items: [] };
+    return [...prev.items, ...last.items]
+      .map(message)
+      .filter((m): m is BulkInboxMessage => m !== null && Number(m.id) > after)
+      .sort((a, b) => Number(a.id) - Number(b.id));
+  }
+
+  /**
+   * The inbox's arrivals while subscribed. The reads stop as soon as the client leaves (`return()`
+   * ends the wait between two reads at once), and the credentials are dropped with the iterator.
+   */
+  function arrivals(ctx: SubgraphContext, creds: BulkCredentials, q: string): AsyncIterableIterator<{ inboxMessageReceived: BulkInboxMessage }> {
+    const stop = new AbortController();
+    const pause = (ms: number): Promise<void> =>
+      new Promise((resolve) => {
+        const timer = setTimeout(resolve, ms);
+        stop.signal.addEventListener('abort', () => { clearTimeout(timer); resolve(); }, { once: true });
+      });
+    async function* loop(): AsyncGenerator<{ inboxMessageReceived: BulkInboxMessage }> {
+      // Background reads: their own meter (the subscribing operation's accounting has ended).
+      const bg = { auth: ctx.auth, meter: new CostMeter(), upstream: ctx.upstream };
+      let seen = 0;
+      let start = true;
+      while (!stop.signal.aborted) {
+        let found: BulkInboxMessage[];
+        try {
+          found = await newest(bg, creds, q, seen);
+        } catch (err) {
+          throw refusedCredentials(err);
+        }
+        // Latest first: on subscribing, only the newest message; then every one above it.
+        const out = start ? found.slice(-1) : found;
+        start = false;
+        if (found.length > 0) seen = Math.max(seen, ...found.map((m) => Number(m.id)));
+        for (const m of out) yield { inboxMessageReceived: m };
+        await pause(bulk.inboxPollMs);
+      }
+    }
+    const gen = loop();
+    const it: AsyncIterableIterator<{ inboxMessageReceived: BulkInboxMessage }> = {
+      [Symbol.asyncIterator]: () => it,
+      next: () => gen.next(),
+      return: async () => {
+        stop.abort();
+        return { value: undefined, done: true };
+      },
+      throw: async (e?: unknown) => {
+        stop.abort();
+        throw e;
+      },
+    };
+    return it;
+  }
+
   const Subscription: SubscriptionResolvers = {
+    inboxMessageReceived: {
+      subscribe: (_root, { credentials: c, search }, ctx: SubgraphContext) => {
+        const creds = credentials(c);
+        const q = search?.trim() ?? '';
+        if (q.length > 200) throw badUserInput('search: at most 200 characters', 'search');
+        return arrivals(ctx, creds, q);
+      },
+    },
     sendingUpdated: {
       subscribe: (_root, { id }, ctx: SubgraphContext) => {
         const known = bulk.get(ctx.auth.tenant, id);
