@@ -16,6 +16,7 @@ import { runSubscriptionBench } from './subscriptions.ts';
 import { runScaleOutBench, type CompanyRow } from './scale-out.ts';
 import { runPostalBench } from './postal.ts';
 import { runPecBench } from './pec.ts';
+import { runInvoicingBench } from './invoicing.ts';
 import { runCompanyPlansBench } from './company-plans.ts';
 
 const LATENCY_MS = Number(process.env.BENCH_UPSTREAM_LATENCY_MS ?? 40);
@@ -173,6 +174,7 @@ async function main(): Promise<void> {
 
   await runPostalBench(LATENCY_MS);
   await runPecBench(LATENCY_MS);
+  await runInvoicingBench(LATENCY_MS);
 }
 
 await main();
