@@ -254,3 +254,21 @@ describe('Company certified-mail facts', () => {
     expect(await t.calls('company')).toEqual([]);
   });
 });
+
+describe('estimates', () => {
+  it('prices each certified-mail operation before it runs (estimate only: nothing is called)', async () => {
+    await t.clearCalls();
+    const est = async (query: string, variables: Obj): Promise<number | undefined> =>
+      (await t.gql(query, variables, { ...auth(token), 'x-openapi-estimate-only': '1' })).extensions?.cost?.estimate?.euro;
+    expect(await est(REGISTER, { input: registration('estimate.box@legalmail.it') })).toBeCloseTo(5.001, 6);
+    expect(await est(`mutation($id: ID!) { renewMailbox(id: $id, years: 3) { status } }`, { id: 'a'.repeat(24) })).toBeCloseTo(15, 6);
+    expect(await est(`mutation($id: ID!) { upgradeMailbox(id: $id, boxType: GOLD) { status } }`, { id: 'a'.repeat(24) })).toBeCloseTo(3, 6);
+    expect(await est(`mutation($id: ID!) { revokeMailbox(id: $id) { status } }`, { id: 'a'.repeat(24) })).toBe(0);
+    const recipients = Array.from({ length: 120 }, (_, i) => `r${i}@legalmail.it`);
+    expect(await est(`mutation($input: BulkSendInput!, $c: BulkCredentialsInput!) { sendCertifiedMail(input: $input, credentials: $c) { id } }`, {
+      input: { sender: 'bulk@pecmassiva.com', recipients, subject: 's', html: 'h' },
+      c: { username: 'bulk@pecmassiva.com', password: 'x' },
+    })).toBeCloseTo(0.15, 6);
+    expect(await t.calls()).toEqual([]);
+  });
+});
