@@ -464,3 +464,26 @@ describe('cross-border invoices (contract rule 1)', () => {
     expect(await t.credit(token)).toBe(5);
   });
 });
+
+describe('importing invoice history', () => {
+  const IMPORT = `mutation($xml: String!, $sdiId: String, $status: SdiStatus) { importInvoice(xml: $xml, sdiId: $sdiId, sdiStatus: $status) { id state direction documentNumber sdi { id status } } }`;
+
+  it('imports sent and received invoices (direction from the configured party), free, refusing duplicates', async () => {
+    const token = await t.createToken(5);
+    await configure(token);
+    const { buildFattura, invoiceFromInput } = await import('../subgraphs/invoicing/fatturapa.ts');
+    const sent = buildFattura(invoiceFromInput(invoiceInput({ number: 'OLD-1' }) as never), '1');
+    const received = buildFattura(invoiceFromInput(invoiceInput({ number: 'SUP-OLD-9', sender: party('Fornitore', '09876543217'), recipient: party('Openapi SpA', SENDER_VAT) }) as never), '2');
+    await t.clearCalls();
+    const a = await gql<{ importInvoice: Obj }>(token, IMPORT, { xml: sent, sdiId: '1234567', status: 'ACCEPTED' });
+    expect(a.data.importInvoice).toMatchObject({ state: 'DONE', direction: 'OUTGOING', documentNumber: 'OLD-1', sdi: { id: '1234567', status: 'ACCEPTED' } });
+    const b = await gql<{ importInvoice: Obj }>(token, IMPORT, { xml: received, sdiId: '7654321' });
+    expect(b.data.importInvoice).toMatchObject({ state: 'RECEIVED', direction: 'INCOMING', documentNumber: 'SUP-OLD-9' });
+    expect(a.cost.euro + b.cost.euro).toBe(0);
+    const dup = await t.gql(IMPORT, { xml: sent, sdiId: '1234567' }, auth(token));
+    expect(dup.errors?.[0]?.message).toMatch(/already imported/);
+    const notFinal = await t.gql(IMPORT, { xml: sent, status: 'SENT' }, auth(token));
+    expect(notFinal.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', field: 'sdiStatus' });
+    expect(await callsOf()).toEqual(['POST /IT-invoices_import 200', 'POST /IT-invoices_import 200', 'POST /IT-invoices_import 400']);
+  });
+});

@@ -325,6 +325,55 @@ export class InvoiceEngine {
   }
 
   /**
+   * `POST /IT-invoices_import` `{invoice: XML or base64 XML, details?: {sdi_id, sdi_filename,
+   * sdi_status (definitive), sdi_message, sdi_update_date, invoice_date}}`: an invoice sent or
+   * received through another system. The direction follows the configured fiscal id (sender:
+   * outgoing, recipient: incoming); duplicates (the same `sdi_id`, or the same fiscal id, number,
+   * date and direction) are refused. Imported invoices are final and notify nothing.
+   */
+  importInvoice(req: EmuRequest): EmuResponse {
+    const b = isRecord(req.body) ? req.body : {};
+    if (typeof b.invoice !== 'string' || b.invoice.trim() === '') return invoiceFail(400, 400, 'Invalid input data');
+    const text = b.invoice.trim().startsWith('<') ? b.invoice : Buffer.from(b.invoice, 'base64').toString('utf8');
+    const read = readFattura(text);
+    if (!read.ok) return invoiceFail(400, 400, 'Invalid input data');
+    const details = isRecord(b.details) ? b.details : {};
+    const status = details.sdi_status === undefined ? 'DELIVERED' : String(details.sdi_status);
+    if (!['DELIVERED', 'ACCEPTED', 'REJECTED', 'TERMS_EXPIRED', 'NOT_DELIVERED'].includes(status)) return invoiceFail(400, 400, 'Invalid input data: sdi_status must be definitive');
+    const s = read.summary;
+    const account = this.state.account(req.token.owner);
+    const key = (k: string | null): Configuration | undefined => (k ? account.configurations.get(k) : undefined);
+    const asSender = key(s.sender.vatNumber) ?? key(s.sender.fiscalCode);
+    const asRecipient = key(s.recipient.vatNumber) ?? key(s.recipient.fiscalCode);
+    const config = asSender ?? asRecipient;
+    if (!config) return fiscalIdNotFound();
+    const direction = asSender ? 'outgoing' : 'incoming';
+    const sdiId = details.sdi_id === undefined ? null : String(details.sdi_id);
+    for (const inv of account.invoices.values()) {
+      const r = inv.record;
+      const d = r.details as Obj;
+      if ((sdiId !== null && d.sdi_id === sdiId) || (r.fiscal_id === config.fiscal_id && r.document_number === s.number && r.issue_date === s.date && r.direction === direction)) {
+        return invoiceFail(400, 400, 'Invalid input data: invoice already imported');
+      }
+    }
+    const id = hexId();
+    const record = invoiceRecord(id, s, config.fiscal_id, direction, this.nowIso(), false);
+    const state = direction === 'incoming' ? 'RECEIVED' : status === 'REJECTED' ? 'ERROR' : 'DONE';
+    record.state = state;
+    record.details = {
+      ...(record.details as Obj),
+      sdi_id: sdiId,
+      sdi_filename: typeof details.sdi_filename === 'string' ? details.sdi_filename : null,
+      sdi_status: direction === 'incoming' ? 'RECEIVED' : status,
+      sdi_message: typeof details.sdi_message === 'string' ? details.sdi_message : null,
+      sdi_update_date: typeof details.sdi_update_date === 'string' ? details.sdi_update_date : this.nowIso(),
+      invoice_date: typeof details.invoice_date === 'string' ? details.invoice_date : s.date,
+    };
+    account.invoices.set(id, { record, owner: req.token.owner, xml: text, format: s.format, sdiError: null, noAddress: false, job: null });
+    return { status: 200, json: { data: record, success: true, message: 'Invoice imported', error: null } };
+  }
+
+  /**
    * A passive invoice arriving from the SDI for a configured company (control API): stored as
    * `incoming` / RECEIVED and notified to `supplier-invoice`. Null when no configuration of any
    * account receives invoices for the document's recipient.
@@ -351,6 +400,7 @@ export class InvoiceEngine {
     return [
       { method: 'POST', pattern: '/IT-invoices', handler: (req) => this.submit(req) },
       { method: 'POST', pattern: '/WW-invoices', handler: (req) => this.submitCrossBorder(req) },
+      { method: 'POST', pattern: '/IT-invoices_import', handler: (req) => this.importInvoice(req) },
       { method: 'GET', pattern: '/IT-invoices', handler: list },
       { method: 'GET', pattern: '/invoices', handler: list },
       { method: 'GET', pattern: '/IT-invoices/:id', handler: (req, p) => this.one(req, p.id!) },

@@ -198,6 +198,11 @@ export class InvoicingService extends TrackingService<InvoicingFamily, Invoicing
     return this.create(ctx, 'INVOICE', body, null, key, { callback: false, endpoint: INVOICING.crossBorderSubmit });
   }
 
+  /** Imports a historical invoice (once per idempotency key). */
+  importInvoice(ctx: SubgraphContext, body: Obj, key: string | null): Promise<TrackedInvoice> {
+    return this.create(ctx, 'INVOICE', body, null, key, { callback: false, endpoint: INVOICING.invoiceImport });
+  }
+
   /** Issues a receipt (paid once per idempotency key); its states come to the configuration's callback. */
   issueReceipt(ctx: SubgraphContext, body: Obj, key: string | null): Promise<TrackedInvoice> {
     return this.create(ctx, 'RECEIPT', body, null, key, { callback: false });

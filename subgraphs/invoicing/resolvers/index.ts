@@ -22,6 +22,7 @@ import type {
   Resolvers,
   SdiStatus,
 } from '../__generated__/resolvers-types.ts';
+import { readFattura } from '../../../contract/fatturapa.ts';
 import { branchVatId, buildFattura, checkFatturaXml, crossBorderBody, invoiceFromInput, type InvoiceIn } from '../fatturapa.ts';
 import type { InvoiceParent, Obj } from '../mappers.ts';
 import { receiptBody } from '../receipts.ts';
@@ -273,6 +274,20 @@ export function createResolvers(service: InvoicingService): Resolvers {
         const sig = signatureOf(signature);
         checkFatturaXml(xml);
         return service.issue(ctx, xml, sig, idem);
+      },
+      importInvoice: (_r, { xml, sdiId, sdiFileName, sdiStatus, idempotencyKey: key }, ctx) => {
+        const idem = idempotencyKey(key);
+        if (xml.length > 5 * 1024 * 1024) throw badUserInput('xml is larger than 5 MB', 'xml');
+        const read = readFattura(xml);
+        if (!read.ok) throw badUserInput(read.error === 'structure' ? 'xml is not a well-formed FatturaPA 1.2 document' : `xml: ${read.field} is missing or not valid`, read.error === 'structure' ? 'xml' : `xml:${read.field}`);
+        const status = sdiStatus ?? 'DELIVERED';
+        if (!['DELIVERED', 'NOT_DELIVERED', 'ACCEPTED', 'REJECTED', 'TERMS_EXPIRED'].includes(status)) {
+          throw badUserInput('sdiStatus must be definitive: DELIVERED, NOT_DELIVERED, ACCEPTED, REJECTED or TERMS_EXPIRED', 'sdiStatus');
+        }
+        const details: Obj = { sdi_status: status };
+        if (sdiId) details.sdi_id = requiredText(sdiId, 'sdiId', 64);
+        if (sdiFileName) details.sdi_filename = requiredText(sdiFileName, 'sdiFileName', 100);
+        return service.importInvoice(ctx, { invoice: xml, details }, idem);
       },
       issueCrossBorderInvoice: (_r, { input, idempotencyKey: key }, ctx) => {
         const idem = idempotencyKey(key);
