@@ -25,6 +25,7 @@ import { UpstreamClient } from '../subgraphs/upstream/client.ts';
 import { AREAS } from '../contract/areas.ts';
 import { loadUpstreamConfig, parseEnv, type UpstreamConfig } from '../subgraphs/upstream/config.ts';
 import { upstreamStores } from '../subgraphs/upstream/stores.ts';
+import { ManagedServiceToken, scopesFor } from '../subgraphs/upstream/service-token.ts';
 
 /** A configuration mistake found before anything starts; its message says what to set. */
 export class ServiceConfigError extends Error {
@@ -205,7 +206,10 @@ export async function startSubgraphsFromEnv(opts: SubgraphsFromEnvOptions): Prom
   const stores = await upstreamStores(config, redisUrl, opts.clock, { prefix: redisPrefixFromEnv(env) });
   // With the emulator and no account configured, the account area reads the emulator's built-in account.
   const upstream = new UpstreamClient(config.env === 'emulator' && !config.accountCredentials ? { ...config, accountCredentials: { email: DEFAULT_EMAIL, apikey: DEFAULT_APIKEY } } : config, stores);
+  // With the account's credentials and no service token, the layer mints its own and renews it.
+  const managed = managedTokenFor(env, config, names, upstream, opts.clock);
   try {
+    await managed?.start();
     const list = createSubgraphs(env, names);
     const subgraphs = await startSubgraphServer({
       subgraphs: list,
@@ -214,7 +218,9 @@ export async function startSubgraphsFromEnv(opts: SubgraphsFromEnvOptions): Prom
       ledger: stores.ledger,
       // With the emulator, callers without a token use its built-in account, so that `npm start`
       // works with no account at all (`EMULATOR_TOKEN` must match the emulator's when it runs apart).
-      auth: { serviceToken: config.serviceToken, fallbackToken: config.env === 'emulator' ? DEFAULT_TOKEN : null },
+      auth: managed
+        ? { serviceToken: () => managed.current(), serviceTenant: managed.tenant }
+        : { serviceToken: config.serviceToken, fallbackToken: config.env === 'emulator' ? DEFAULT_TOKEN : null },
       port,
       host,
       publicUrl: () => settings.publicUrl || (opts.gatewayUrl?.() ?? ''),
@@ -227,6 +233,7 @@ export async function startSubgraphsFromEnv(opts: SubgraphsFromEnvOptions): Prom
       graphqlUrls: Object.fromEntries(list.map((s) => [s.name, subgraphs.graphqlUrl(s.name)])),
       async close() {
         try {
+          managed?.close();
           await subgraphs.close();
         } finally {
           await upstream.close();
@@ -235,10 +242,26 @@ export async function startSubgraphsFromEnv(opts: SubgraphsFromEnvOptions): Prom
       },
     };
   } catch (err) {
+    managed?.close();
     await upstream.close().catch(() => undefined);
     await stores.close().catch(() => undefined);
     throw err;
   }
+}
+
+/**
+ * The layer's managed token (`upstream/service-token.ts`): with `OPENAPI_EMAIL` and `OPENAPI_APIKEY`
+ * given, no `OPENAPI_TOKEN`, and `OPENAPI_MANAGED_TOKEN` not `off`; null otherwise (pass-through).
+ * `OPENAPI_MANAGED_TOKEN_TTL_S` sets each token's lifetime (default 30 days; renewed a tenth before).
+ */
+function managedTokenFor(env: NodeJS.ProcessEnv, config: UpstreamConfig, names: readonly string[], upstream: UpstreamClient, clock?: () => number): ManagedServiceToken | null {
+  const configured = env.OPENAPI_EMAIL?.trim() && env.OPENAPI_APIKEY?.trim();
+  if (!configured || config.serviceToken || env.OPENAPI_MANAGED_TOKEN?.trim().toLowerCase() === 'off') return null;
+  const ttl = Number(env.OPENAPI_MANAGED_TOKEN_TTL_S);
+  return new ManagedServiceToken(upstream, scopesFor(config.env, names), env.OPENAPI_EMAIL!.trim(), {
+    ...(Number.isFinite(ttl) && ttl > 0 ? { ttlSeconds: Math.floor(ttl) } : {}),
+    ...(clock ? { now: clock } : {}),
+  });
 }
 
 // ---------------------------------------------------------------------------------------------

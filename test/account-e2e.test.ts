@@ -15,7 +15,8 @@ const APIKEY = 'account-e2e-apikey-0123456789';
 let t: TestStack;
 
 beforeAll(async () => {
-  t = await startTestStack({ OPENAPI_EMAIL: EMAIL, OPENAPI_APIKEY: APIKEY });
+  // Callers pass their own tokens through (no managed service token here).
+  t = await startTestStack({ OPENAPI_EMAIL: EMAIL, OPENAPI_APIKEY: APIKEY, OPENAPI_MANAGED_TOKEN: 'off' });
   await t.control('oauth/account', { email: EMAIL, apikey: APIKEY, credit: 20 });
 }, 60_000);
 afterAll(async () => {

@@ -13,7 +13,7 @@ let t: TestStack;
 let token = '';
 
 beforeAll(async () => {
-  t = await startTestStack({ OPENAPI_EMAIL: EMAIL, OPENAPI_APIKEY: APIKEY, OPENAPI_PRECHECK: 'on' });
+  t = await startTestStack({ OPENAPI_EMAIL: EMAIL, OPENAPI_APIKEY: APIKEY, OPENAPI_PRECHECK: 'on', OPENAPI_MANAGED_TOKEN: 'off' });
   await t.control('oauth/account', { email: EMAIL, apikey: APIKEY, credit: 0.05 });
   const res = await t.gql<{ createToken: { value: string } }>('mutation { createToken(input: { scopes: ["GET:cap.openapi.it/cerca_comuni", "GET:cap.openapi.it/comuni_base"] }) { value } }');
   token = res.data!.createToken.value;

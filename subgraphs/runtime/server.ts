@@ -73,7 +73,10 @@ export interface RunningSubgraphs {
  * `UNAUTHENTICATED`: it never falls back to another account.
  */
 export interface AuthPolicy {
-  serviceToken: string | null;
+  /** A fixed service token, or the current one of a managed token (`upstream/service-token.ts`). */
+  serviceToken: string | null | (() => string);
+  /** The tenant of a managed token (stable across its renewals); a fixed token's is derived from it. */
+  serviceTenant?: string;
   fallbackToken?: string | null;
 }
 
@@ -83,7 +86,10 @@ export interface AuthPolicy {
  * Throws the `UNAUTHENTICATED` GraphQL error when the credential is malformed.
  */
 export function resolveAuth(authorization: string | null | undefined | (() => string | null | undefined), policy: AuthPolicy): UpstreamAuth {
-  if (policy.serviceToken) return { token: policy.serviceToken, tenant: tenantOf(policy.serviceToken) };
+  if (policy.serviceToken) {
+    const token = typeof policy.serviceToken === 'function' ? policy.serviceToken() : policy.serviceToken;
+    return { token, tenant: policy.serviceTenant ?? tenantOf(token) };
+  }
   const credential = parseAuthorization(typeof authorization === 'function' ? authorization() : authorization);
   if (credential.kind === 'malformed') throw malformedCredentialError('Authorization', credential.what);
   const token = credential.kind === 'bearer' ? credential.token : (policy.fallbackToken ?? '');

@@ -1,0 +1,63 @@
+/**
+ * The layer's own token, managed: with the account's credentials and no OPENAPI_TOKEN, the layer
+ * mints a token with the scopes of the areas its subgraphs call, renews it before it expires (clocks
+ * moved, layer and emulator), and no operation fails across the swap; nothing restarts.
+ */
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { startTestStack, type TestStack } from './support/stack.ts';
+import { managedTokenOf, scopesFor } from '../subgraphs/upstream/service-token.ts';
+
+let t: TestStack;
+let now = Date.now();
+
+beforeAll(async () => {
+  // The emulator's built-in account (its default e-mail and API key) is the layer's account here.
+  t = await startTestStack({ OPENAPI_EMAIL: 'emulator@example.com', OPENAPI_APIKEY: 'emulator-apikey', OPENAPI_MANAGED_TOKEN_TTL_S: '3600' }, { clock: () => now });
+  const clock = (await t.control('clock', { mode: 'manual' })) as { nowMs: number };
+  now = clock.nowMs;
+}, 60_000);
+afterAll(async () => {
+  await t?.close();
+});
+
+async function advance(ms: number): Promise<void> {
+  await t.control('clock', { advanceMs: ms });
+  now += ms;
+}
+
+it('mints a token with the scopes of the served areas, renews it before expiry, and no operation fails', async () => {
+  const minted = (await t.calls('oauth')).filter((c) => c.method === 'POST' && c.path === '/tokens');
+  expect(minted).toHaveLength(1);
+  const manager = managedTokenOf(t.stack.upstream)!;
+  expect(manager).toBeDefined();
+
+  // Whatever the caller sends, the layer's token pays.
+  const tails: string[] = [];
+  const query = async (code: string) => {
+    await t.clearCalls();
+    const res = await t.gql('query ($c: String!) { postalCode(code: $c) { code } }', { c: code }, { authorization: 'Bearer some-caller-token-0000' });
+    expect(res.errors).toBeUndefined();
+    const call = (await t.calls('cap'))[0]!;
+    tails.push((call as unknown as { token: string }).token);
+  };
+  await query('00136');
+  await advance(3000 * 1000); // not yet due (renewal a tenth of the hour before expiry)
+  await query('00137');
+  expect(tails[1]).toBe(tails[0]);
+
+  await advance(300 * 1000); // 3,300 s: due, still valid
+  await query('00138'); // served by the old token while the new one is minted
+  await manager.settled();
+  await query('00139');
+  expect(tails[2]).toBe(tails[0]);
+  expect(tails[3]).not.toBe(tails[0]);
+
+  await advance(600 * 1000); // past the first token's expiry: only the new one is used
+  await query('00140');
+  expect(tails[4]).toBe(tails[3]);
+});
+
+it('scopes: every method and path of the areas the subgraphs call, and no other', () => {
+  expect(scopesFor('emulator', ['company', 'postal', 'account'])).toEqual(['*:test.cap.openapi.it/*', '*:test.company.openapi.com/*']);
+  expect(scopesFor('production', ['risk'])).toEqual(['*:risk.openapi.com/*']);
+});
