@@ -250,6 +250,12 @@ describe('issuing Italian invoices', () => {
   it('custom signature credentials go only in the submission headers, and cost the signature price', async () => {
     const token = await t.createToken(5);
     await configure(token);
+    // Without the automatic QES activated for this signer, the service refuses (nothing charged).
+    const refused = await t.gql(ISSUE, { input: invoiceInput({ number: 'SIG-0' }), signature: { user: 'signer', password: 'p4ss-w0rd-secret' } }, auth(token));
+    expect(refused.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
+    const act = await gql<{ activateCustomSignature: Obj }>(token, `mutation { activateCustomSignature(fiscalId: "${SENDER_VAT}", credentials: { user: "signer", password: "p4ss-w0rd-secret" }) { fiscalId type user active } }`);
+    expect(act.data.activateCustomSignature).toEqual({ fiscalId: SENDER_VAT, type: 'EU-QES_automatic', user: 'signer', active: true });
+    expect(JSON.stringify(act)).not.toContain('p4ss-w0rd-secret');
     const { data, cost } = await gql<{ issueInvoice: Obj }>(token, ISSUE, { input: invoiceInput({ number: 'SIG-1' }), signature: { user: 'signer', password: 'p4ss-w0rd-secret' } });
     expect(cost.euro).toBeCloseTo(0.199, 6);
     expect(await t.credit(token)).toBeCloseTo(5 - 0.199, 6);

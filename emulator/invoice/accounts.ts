@@ -66,6 +66,8 @@ export class Account {
   readonly configurations = new Map<string, Configuration>();
   readonly invoices = new Map<string, Invoice>();
   readonly receipts = new Map<string, Receipt>();
+  /** Custom qualified signatures activated (`POST /certificates/qes-automatic`), by fiscal id: the signer's user. */
+  readonly certificates = new Map<string, { id: string; user: string; created_at: string }>();
   /** Last progressive number of a receipt, per fiscal id. */
   readonly receiptNumbers = new Map<string, number>();
 }

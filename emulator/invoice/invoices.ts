@@ -244,6 +244,8 @@ export class InvoiceEngine {
     const password = header(req, 'x-signature-password');
     if ((user === null) !== (password === null)) return invoiceFail(422, 422, 'Validation Error: X-Signature-User and X-Signature-Password go together');
     const custom = user !== null;
+    // Custom signing needs the company's automatic QES activated with that signer (contract rule 3).
+    if (custom && account.certificates.get(config.fiscal_id)?.user !== user) return invoiceFail(403, 403, 'Unauthorized access: custom signature not activated for this signer');
     const price = priceOf('invoice', 'POST', '/IT-invoices') + (custom ? surchargeOf('invoice', 'custom-signature') : 0);
     if (price > req.token.credit + 1e-9) return invoiceFail(402, 610, `Billing error message: Insufficient Credit in Wallet: ${price} > ${req.token.credit} code 810`);
     const id = hexId();
@@ -325,6 +327,24 @@ export class InvoiceEngine {
   }
 
   /**
+   * `POST /certificates/qes-automatic` `{fiscal_id, username, password}`: activates the automatic
+   * qualified electronic signature with the company's own certificate (its signer's credentials are
+   * checked, never echoed); submissions then carry them in `X-Signature-User` / `X-Signature-Password`.
+   */
+  activateSignature(req: EmuRequest): EmuResponse {
+    const b = isRecord(req.body) ? req.body : {};
+    const fiscalId = typeof b.fiscal_id === 'string' ? b.fiscal_id : '';
+    const user = typeof b.username === 'string' ? b.username.trim() : '';
+    const password = typeof b.password === 'string' ? b.password : '';
+    if (!fiscalId || !user || !password) return invoiceFail(400, 400, 'Invalid input data: fiscal_id, username and password are required');
+    const account = this.state.account(req.token.owner);
+    if (!account.configurations.has(fiscalId)) return fiscalIdNotFound();
+    const cert = { id: hexId(), user, created_at: this.nowIso() };
+    account.certificates.set(fiscalId, cert);
+    return ok({ id: cert.id, fiscal_id: fiscalId, type: 'EU-QES_automatic', username: user, active: true, created_at: cert.created_at });
+  }
+
+  /**
    * `POST /IT-invoices_import` `{invoice: XML or base64 XML, details?: {sdi_id, sdi_filename,
    * sdi_status (definitive), sdi_message, sdi_update_date, invoice_date}}`: an invoice sent or
    * received through another system. The direction follows the configured fiscal id (sender:
@@ -401,6 +421,7 @@ export class InvoiceEngine {
       { method: 'POST', pattern: '/IT-invoices', handler: (req) => this.submit(req) },
       { method: 'POST', pattern: '/WW-invoices', handler: (req) => this.submitCrossBorder(req) },
       { method: 'POST', pattern: '/IT-invoices_import', handler: (req) => this.importInvoice(req) },
+      { method: 'POST', pattern: '/certificates/qes-automatic', handler: (req) => this.activateSignature(req) },
       { method: 'GET', pattern: '/IT-invoices', handler: list },
       { method: 'GET', pattern: '/invoices', handler: list },
       { method: 'GET', pattern: '/IT-invoices/:id', handler: (req, p) => this.one(req, p.id!) },

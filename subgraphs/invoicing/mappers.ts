@@ -27,3 +27,5 @@ export interface ReceiptParent {
   record: Readonly<Obj>;
 }
 export type ReceiptItemParent = Obj;
+
+export type CustomSignatureParent = Obj;

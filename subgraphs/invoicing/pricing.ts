@@ -15,6 +15,7 @@ export const invoicingPricing: PricingTable = {
     'Mutation.configureInvoicing': { euro: () => Math.max(endpointPrice(INVOICING.configurationCreate), surchargeOf('invoice', 'extra-configuration')) },
     'Mutation.issueInvoice': { euro: submission },
     'Mutation.issueInvoiceXml': { euro: submission },
+    'Mutation.activateCustomSignature': { euro: () => endpointPrice(INVOICING.signatureActivate) },
     'Mutation.issueCrossBorderInvoice': { euro: () => endpointPrice(INVOICING.crossBorderSubmit) },
     'Mutation.issueReceipt': { euro: () => endpointPrice(INVOICING.receiptIssue) },
     'Mutation.returnReceiptItems': { euro: () => endpointPrice(INVOICING.receiptReturn) },

@@ -198,6 +198,13 @@ export class InvoicingService extends TrackingService<InvoicingFamily, Invoicing
     return this.create(ctx, 'INVOICE', body, null, key, { callback: false, endpoint: INVOICING.crossBorderSubmit });
   }
 
+  /** Activates the automatic QES with the company's own certificate (the credentials go to the service only). */
+  async activateSignature(ctx: SubgraphContext, fiscalId: string, signature: SignatureCredentials): Promise<Obj> {
+    const rec = await ctx.upstream.call<unknown>(ctx, INVOICING.signatureActivate, { body: { fiscal_id: fiscalId, username: signature.user, password: signature.password } });
+    if (!isObj(rec)) throw new UpstreamError('decode', 'the answer carries no activation', 'invoice', 'certificates', 200);
+    return rec;
+  }
+
   /** Imports a historical invoice (once per idempotency key). */
   importInvoice(ctx: SubgraphContext, body: Obj, key: string | null): Promise<TrackedInvoice> {
     return this.create(ctx, 'INVOICE', body, null, key, { callback: false, endpoint: INVOICING.invoiceImport });

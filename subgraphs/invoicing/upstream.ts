@@ -25,6 +25,7 @@ export const INVOICING = defineEndpoints({
   invoiceSubmit: submit('POST', '/IT-invoices'),
   crossBorderSubmit: submit('POST', '/WW-invoices'),
   invoiceImport: submit('POST', '/IT-invoices_import'),
+  signatureActivate: submit('POST', '/certificates/qes-automatic'),
   invoiceList: get('/invoices'),
   invoiceGet: get('/IT-invoices/{id}'),
   invoiceXml: { area: 'invoice', method: 'GET', path: '/invoices_download/{id}', timeoutMs: 60_000, headers: { accept: 'application/xml' } },

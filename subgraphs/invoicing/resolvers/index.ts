@@ -275,6 +275,10 @@ export function createResolvers(service: InvoicingService): Resolvers {
         checkFatturaXml(xml);
         return service.issue(ctx, xml, sig, idem);
       },
+      activateCustomSignature: (_r, { fiscalId, credentials }, ctx) => {
+        const sig = signatureOf(credentials)!;
+        return service.activateSignature(ctx, configFiscalId(fiscalId, 'fiscalId'), sig);
+      },
       importInvoice: (_r, { xml, sdiId, sdiFileName, sdiStatus, idempotencyKey: key }, ctx) => {
         const idem = idempotencyKey(key);
         if (xml.length > 5 * 1024 * 1024) throw badUserInput('xml is larger than 5 MB', 'xml');
@@ -442,6 +446,14 @@ export function createResolvers(service: InvoicingService): Resolvers {
       createdAt: (p) => iso(p.record.created_at ?? p.record.create_timestamp),
       updatedAt: (p) => iso(p.record.update_timestamp ?? p.record.created_at),
       pdf: (p, _a, ctx) => service.files.issue(service.publicUrl(), ctx.auth, INVOICING.receiptPdf, { id: p.id }, `receipt-${p.id}.pdf`, 'application/pdf'),
+    },
+    CustomSignature: {
+      id: (c) => String(c.id ?? ''),
+      fiscalId: (c) => str(c.fiscal_id),
+      type: (c) => str(c.type),
+      user: (c) => str(c.username),
+      active: (c) => (typeof c.active === 'boolean' ? c.active : null),
+      createdAt: (c) => iso(c.created_at),
     },
     ReceiptItem: {
       id: (i) => str(i.id),
