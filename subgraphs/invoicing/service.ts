@@ -108,6 +108,10 @@ export class InvoicingService extends TrackingService<InvoicingFamily, Invoicing
    * configuration) for the invoice events; none when the layer has no public URL.
    */
   private async apiConfigurations(ctx: SubgraphContext, fiscalId: string, events: readonly InvoicingEventName[], relay: RelayTarget | null): Promise<Obj[]> {
+    // Its deliveries carry the configuration, no record the layer tracks: not registered through the layer yet.
+    if (events.includes('RECEIPT_CREDENTIALS')) {
+      throw badUserInput('RECEIPT_CREDENTIALS is not yet notified through the layer (credential changes are made with updateInvoicingConfiguration, whose answer shows them)', 'input.events');
+    }
     const out: Obj[] = [];
     // One signed callback per configuration and kind of record: every delivery is re-read through its family.
     for (const [family, config, kinds] of [

@@ -9,6 +9,7 @@ import { badUserInput, toClientError } from '../../runtime/errors.ts';
 import { DateTimeScalar, parseIsoDateTime } from '../../runtime/scalars.ts';
 import { idempotencyKey, relayTarget } from '../../runtime/tracking/args.ts';
 import { isObj } from '../../runtime/tracking/policy.ts';
+import { payloads } from '../../runtime/tracking/subscribe.ts';
 import { email, fiscalCode, isCalendarDay, italianCodeShape, requiredText, vatOrFiscalCode } from '../../runtime/validate.ts';
 import { UpstreamError } from '../../upstream/errors.ts';
 import type {
@@ -47,18 +48,6 @@ function invoiceId(value: string, field = 'id'): string {
   const v = value.trim().toLowerCase();
   if (!INVOICE_ID.test(v)) throw badUserInput(`${field} must be an invoice id of 24 hexadecimal characters`, field);
   return v;
-}
-
-/** A live stream of snapshots as `{ <field>: snapshot }` payloads, keeping `return()` for clean-up. */
-function payloads<K extends string, V>(key: K, source: AsyncIterableIterator<V>): AsyncIterableIterator<{ [k in K]: V }> {
-  const wrap = (r: IteratorResult<V>): IteratorResult<{ [k in K]: V }> => (r.done ? { value: undefined, done: true } : { value: { [key]: r.value } as { [k in K]: V }, done: false });
-  const it: AsyncIterableIterator<{ [k in K]: V }> = {
-    [Symbol.asyncIterator]: () => it,
-    next: async () => wrap(await source.next()),
-    return: async () => wrap(source.return ? await source.return() : { value: undefined, done: true }),
-    throw: async (e?: unknown) => wrap(source.throw ? await source.throw(e) : { value: undefined, done: true }),
-  };
-  return it;
 }
 
 /** Errors thrown while setting up a subscription take the same codes as query errors. */
