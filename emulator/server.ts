@@ -407,7 +407,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
     let charged = 0;
     let resetAfter = false;
     /** The account and scope of an authorised call, for its statistics and error log. */
-    let caller: { account: EmuAccount; scope: string; token: string } | null = null;
+    let caller: { account: EmuAccount; scope: string; token: string; subscription?: boolean } | null = null;
     const finish = (answer: EmuResponse): void => {
       if (resetAfter && answer.status < 500) res.socket?.destroy();
       else send(res, answer);
@@ -422,6 +422,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
           message: typeof body.message === 'string' ? body.message : '',
           amount: charged,
           ip: req.socket.remoteAddress ?? '',
+          subscription: caller.subscription === true,
         });
       }
       log({
@@ -520,7 +521,10 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
     const insufficient = (price: number): EmuResponse =>
       fail(402, creditError, `Billing error message: Insufficient Credit in Wallet: ${price} > ${round6(token.credit)} code 810`);
     // A call inside its endpoint's free tier (counted per account) is not charged.
-    const listPrice = freeTiers.claim(token.owner, area, method, path) ? 0 : (route.price ?? priceOf(area, method, path));
+    const free = freeTiers.claim(token.owner, area, method, path);
+    // A call an active subscription covers is paid from it (one of its requests), not from the wallet.
+    const subscription = free || route.auth ? undefined : accounts.subscriptionFor(account, scope);
+    const listPrice = free || subscription ? 0 : (route.price ?? priceOf(area, method, path));
     if (listPrice > token.credit + 1e-9) {
       finish(insufficient(listPrice));
       return;
@@ -547,6 +551,10 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
       answer = fail(500, 500, `emulator error: ${(err as Error).message}`);
     }
     const price = answer.price ?? (answer.status >= 200 && answer.status < 300 ? listPrice : 0);
+    if (subscription && answer.status >= 200 && answer.status < 300) {
+      subscription.availableRequests--;
+      if (caller) caller.subscription = true;
+    }
     if (price > 0) {
       if (price > token.credit + 1e-9) {
         finish(insufficient(price));

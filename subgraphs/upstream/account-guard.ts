@@ -18,10 +18,21 @@ import type { CallContext, Upstream } from './upstream.ts';
 
 const TOKEN: Endpoint = { area: 'oauth', method: 'GET', path: '/tokens/{token}', auth: 'basic' };
 const WALLET: Endpoint = { area: 'oauth', method: 'GET', path: '/wallet', auth: 'basic' };
+const SUBSCRIPTIONS: Endpoint = { area: 'oauth', method: 'GET', path: '/subscriptions', auth: 'basic' };
+const SUBSCRIPTION: Endpoint = { area: 'oauth', method: 'GET', path: '/subscriptions/{id}', auth: 'basic' };
+
+/** An active subscription as the guard prices by it. */
+interface ActiveSubscription {
+  scope: string;
+  left: number;
+  pricePerRequest: number;
+}
 
 export interface AccountGuardOptions {
   /** How long a token's scopes are trusted (ms). @default 600000 */
   scopesTtlMs?: number;
+  /** How long the subscription list is trusted (ms). @default 60000 */
+  subscriptionsTtlMs?: number;
   /** How long a wallet reading is trusted (ms). @default 10000 */
   walletTtlMs?: number;
   now?: () => number;
@@ -56,6 +67,7 @@ export function scopeGranted(scopes: readonly string[], scope: string): boolean 
 export class AccountGuard {
   private readonly scopes = new Map<string, { scopes: string[] | null; until: number }>();
   private wallet: { credit: number; until: number } | null = null;
+  private subs: { list: ActiveSubscription[]; until: number } | null = null;
   private readonly now: () => number;
 
   constructor(
@@ -115,6 +127,35 @@ export class AccountGuard {
     }
     // What this call will spend comes off the reading until the next one.
     if (this.wallet) this.wallet.credit -= price;
+  }
+
+  private async subscriptions(ctx: CallContext): Promise<ActiveSubscription[]> {
+    if (this.subs && this.subs.until > this.now()) return this.subs.list;
+    const raw = await this.upstream.call<unknown>(ctx, SUBSCRIPTIONS, { query: { limit: 100 } });
+    const active = (Array.isArray(raw) ? raw : []).filter((s): s is Record<string, unknown> => typeof s === 'object' && s !== null && (s as { active?: unknown }).active === true);
+    const list: ActiveSubscription[] = [];
+    for (const s of active) {
+      const d = await this.upstream.call<Record<string, unknown>>(ctx, SUBSCRIPTION, { params: { id: String(s.id) } });
+      const left = Number(d?.availableRequests ?? s.availableRequests);
+      const price = Number(d?.pricePerRequest);
+      if (typeof s.scope === 'string' && Number.isFinite(left) && left > 0 && Number.isFinite(price)) list.push({ scope: s.scope, left, pricePerRequest: price });
+    }
+    this.subs = { list, until: this.now() + (this.opts.subscriptionsTtlMs ?? 60_000) };
+    return list;
+  }
+
+  /**
+   * The price of a call an active subscription of the account covers: its price per request (one
+   * of its requests is used), not the wallet's; null when none covers it. Only for tokens the account owns.
+   */
+  async subscriptionPrice(ctx: CallContext, ep: Endpoint, path: string, price: number): Promise<number | null> {
+    if (price <= 0 || ep.auth === 'basic' || ep.area === 'oauth' || !ctx.auth.token) return null;
+    if ((await this.scopesOf(ctx)) === null) return null;
+    const scope = scopeOf(this.env, ep.area, ep.method, path);
+    const sub = (await this.subscriptions(ctx)).find((s) => s.left > 0 && scopeGranted([s.scope], scope));
+    if (!sub) return null;
+    sub.left--;
+    return sub.pricePerRequest;
   }
 
   /** Forgets a token's scopes (after an update or a rotation). */

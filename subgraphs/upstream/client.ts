@@ -389,8 +389,11 @@ export class UpstreamClient implements Upstream {
     // Inside the endpoint's free tier (counted per tenant on the shared ledger), the call costs nothing.
     // The token's scopes and the wallet, when the account is known (`OPENAPI_PRECHECK`): refused here, never sent.
     await this.guard?.checkScope(ctx, ep, path);
-    const price = await ctx.meter.priceAfterFreeTier(ep.area, ep.method, path, payload?.price ?? priceOf(ep.area, ep.method, path));
-    await this.guard?.checkWallet(ctx, ep, path, price);
+    const listed = await ctx.meter.priceAfterFreeTier(ep.area, ep.method, path, payload?.price ?? priceOf(ep.area, ep.method, path));
+    // Covered by an active subscription: its price per request, paid from it, not from the wallet.
+    const subscribed = this.guard ? await this.guard.subscriptionPrice(ctx, ep, path, listed) : null;
+    const price = subscribed ?? listed;
+    if (subscribed === null) await this.guard?.checkWallet(ctx, ep, path, price);
     await ctx.meter.reserve(price, `${ep.method} ${endpointOf(path)}`);
     const started = Date.now();
     let answer: Answer;
