@@ -181,6 +181,7 @@ describe('issuing Italian invoices', () => {
       { number: 2, vatRate: 4, totalPrice: 50 },
     ]);
     expect(cost.euro).toBe(0.154);
+    expect(cost.estimate?.euro).toBe(0.154);
     expect(await callsOf()).toEqual(['POST /IT-invoices 200']);
 
     const it1 = subscribe(token, UPDATED, { id: inv.id });
@@ -258,6 +259,7 @@ describe('issuing Italian invoices', () => {
     expect(JSON.stringify(act)).not.toContain('p4ss-w0rd-secret');
     const { data, cost } = await gql<{ issueInvoice: Obj }>(token, ISSUE, { input: invoiceInput({ number: 'SIG-1' }), signature: { user: 'signer', password: 'p4ss-w0rd-secret' } });
     expect(cost.euro).toBeCloseTo(0.199, 6);
+    expect(cost.estimate?.euro).toBeCloseTo(0.199, 6);
     expect(await t.credit(token)).toBeCloseTo(5 - 0.199, 6);
     // Nothing the layer keeps or shows carries them.
     const read = await t.gql(`query($id: ID!) { invoice(id: $id) { id state } }`, { id: data.issueInvoice.id }, auth(token));

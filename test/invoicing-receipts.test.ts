@@ -122,6 +122,21 @@ describe('receipts', () => {
     expect(await t.credit(token)).toBeCloseTo(5 - 3 * 0.019, 6);
   });
 
+  it('pushes RETRY when the portal fails, then FAILED when the revenue agency refuses', async () => {
+    const token = await configuredToken();
+    const { data } = await gql<{ issueReceipt: Obj }>(token, ISSUE, { input: receipt() });
+    const id = data.issueReceipt.id as string;
+    const s = subscribe(token, id);
+    await next(s, 'NEW');
+    await t.control('invoice/receiptAdvance', { id, outcome: 'retry' });
+    expect(await next(s, 'RETRY')).toMatchObject({ status: 'RETRY' });
+    await t.control('invoice/receiptAdvance', { id, outcome: 'failed' });
+    expect(await next(s, 'FAILED')).toMatchObject({ status: 'FAILED' });
+    expect((await withSafety(s.next(), 'end', SAFETY_MS)).done).toBe(true);
+    const { data: read } = await gql<{ receipt: Obj }>(token, `query($id: ID!) { receipt(id: $id) { status errorCode errorMessage } }`, { id });
+    expect(read.receipt).toEqual({ status: 'FAILED', errorCode: 'E01', errorMessage: 'Errore di comunicazione con il portale' });
+  });
+
   it('the same idempotency key never pays twice', async () => {
     const token = await configuredToken();
     await t.clearCalls();
