@@ -5,9 +5,10 @@
  * (`sendingUpdated`, latest state first, per tenant), and the mailbox's inbox and quota.
  *
  * The mailbox credentials (`x-username` / `x-password`) come with each operation. They are sent to
- * the service and nowhere else: never logged, never part of a response, an event, a cache key or a
- * stored record; a sending keeps them in this process's memory only while its receipts are still
- * being read, and drops them when it is done.
+ * the service and nowhere else: never logged, never part of a response, an event or a cache key.
+ * While a sending is queued or its receipts are read, the store (`bulk-store.ts`: memory, or Redis
+ * with `REDIS_URL`, so a restart resumes the queue) keeps the password and the upstream token sealed
+ * under `LAYER_SECRET`, per sending; each batch is claimed once there, so nothing is sent twice.
  *
  * Settings (`PECMASSIVA_*` of the env): `BATCH_SIZE` recipients per request (50), `SEND_INTERVAL_MS`
  * between two requests of one mailbox (1050), `POLL_MS` between two receipt reads of a sending
@@ -16,7 +17,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import { GraphQLError } from 'graphql';
-import { MemoryEventBus, type EventBus } from '../runtime/bus.ts';
+import type { EventBus } from '../runtime/bus.ts';
+import { MemoryBulkStore, type BulkStore, type StoredSending } from './bulk-store.ts';
+import { MemoryEventBus } from '../runtime/bus.ts';
+import { TokenCipher } from '../runtime/tracking/cipher.ts';
 import type { UpstreamAuth } from '../runtime/context.ts';
 import type { SubgraphDeps } from '../runtime/server.ts';
 import { CostMeter } from '../upstream/cost.ts';
@@ -110,8 +114,8 @@ export class BulkService {
   private readonly pollMs: number;
   private readonly pollPerMin: number;
   private readonly giveUpMs: number;
-  private readonly sendings = new Map<string, Sending>();
-  private readonly keys = new Map<string, string>();
+  private readonly store: BulkStore;
+  private readonly cipher: TokenCipher;
   private readonly jobs = new Map<string, Job>();
   /** One queue per tenant and mailbox: the sending ids in order. */
   private readonly queues = new Map<string, string[]>();
@@ -121,8 +125,10 @@ export class BulkService {
   private ticking: Promise<void> | null = null;
   private pollWindow = { start: 0, calls: 0 };
 
-  constructor(env: NodeJS.ProcessEnv, bus?: EventBus<Sending>) {
-    this.bus = bus ?? new MemoryEventBus<Sending>();
+  constructor(env: NodeJS.ProcessEnv, stores: { store?: BulkStore; bus?: EventBus<Sending>; cipher?: TokenCipher } = {}) {
+    this.bus = stores.bus ?? new MemoryEventBus<Sending>();
+    this.store = stores.store ?? new MemoryBulkStore();
+    this.cipher = stores.cipher ?? new TokenCipher(env.LAYER_SECRET ?? 'pecmassiva-memory-only', 'openapi-supergraph pecmassiva secrets v1');
     this.batchSize = Math.floor(envNum(env, 'PECMASSIVA_BATCH_SIZE', 50));
     this.inboxPollMs = envNum(env, 'PECMASSIVA_INBOX_POLL_MS', 30_000);
     this.sendIntervalMs = envNum(env, 'PECMASSIVA_SEND_INTERVAL_MS', 1050);
@@ -135,14 +141,59 @@ export class BulkService {
     return `pecmassiva:${tenant}:${id}`;
   }
 
-  get(tenant: string, id: string): Sending | null {
-    const s = this.sendings.get(id);
-    return s && s.tenant === tenant ? s : null;
+  /** A sending of the tenant: this process's, else the stored one (another replica's, or before a restart). */
+  async get(tenant: string, id: string): Promise<Sending | null> {
+    const mine = this.jobs.get(id)?.sending ?? (await this.store.load(id))?.sending ?? null;
+    return mine && mine.tenant === tenant ? mine : null;
+  }
+
+  private async persist(job: Job): Promise<void> {
+    const stored: StoredSending = {
+      sending: job.sending,
+      username: job.creds.username,
+      sealedToken: this.cipher.seal(job.auth.token),
+      sealedPassword: this.cipher.seal(job.creds.password),
+      request: job.request,
+      batches: job.batches,
+      codes: [...job.codes],
+      startedAt: job.startedAt,
+    };
+    await this.store.save(stored);
+  }
+
+  /** Takes up the sendings left unfinished (a restart): their queues and receipts go on. */
+  private async resume(): Promise<void> {
+    for (const st of await this.store.unfinished()) {
+      if (this.jobs.has(st.sending.id)) continue;
+      const token = this.cipher.open(st.sealedToken);
+      const password = this.cipher.open(st.sealedPassword);
+      const job: Job = {
+        sending: st.sending,
+        auth: { token: token ?? '', tenant: st.sending.tenant },
+        creds: { username: st.username, password: password ?? '' },
+        request: st.request,
+        batches: st.batches,
+        codes: new Set(st.codes),
+        nextPollAt: 0,
+        startedAt: st.startedAt,
+      };
+      this.jobs.set(st.sending.id, job);
+      if (token === undefined || password === undefined) {
+        // Sealed under another secret: nothing more can be sent or read for it.
+        for (const r of job.sending.recipients) if (r.state === 'QUEUED') Object.assign(r, { state: 'FAILED', reason: 'the layer can no longer open the credentials (LAYER_SECRET changed)', failedAt: new Date().toISOString() });
+        job.batches = [];
+        job.codes.clear();
+        await this.changed(job);
+        continue;
+      }
+      const q = this.queueKey(job.sending.tenant, st.username);
+      if (job.batches.length > 0) this.queues.set(q, [...(this.queues.get(q) ?? []), st.sending.id]);
+    }
   }
 
   /** The service's codes (message_id) of a sending's requests. */
-  codesOf(tenant: string, id: string): string[] {
-    const s = this.get(tenant, id);
+  async codesOf(tenant: string, id: string): Promise<string[]> {
+    const s = await this.get(tenant, id);
     return s ? [...new Set(s.recipients.map((r) => r.code).filter((c): c is string => c !== null))] : [];
   }
 
@@ -156,7 +207,8 @@ export class BulkService {
 
   start(deps: SubgraphDeps): () => Promise<void> {
     this.upstream = deps.upstream;
-    this.timer = setInterval(() => void this.tick(), 100);
+    const resumed = this.resume().catch((err: unknown) => console.error(`[pecmassiva] unfinished sendings not resumed: ${(err as Error).message}`));
+    this.timer = setInterval(() => void resumed.then(() => this.tick()), 100);
     this.timer.unref();
     return async () => {
       if (this.timer) clearInterval(this.timer);
@@ -171,12 +223,15 @@ export class BulkService {
    * idempotency key of a tenant returns the same sending and never queues twice.
    */
   async queue(auth: UpstreamAuth, creds: BulkCredentials, request: SendRequest, key: string | null): Promise<Sending> {
-    const slot = key === null ? null : `${auth.tenant}\u0000${key}`;
-    if (slot !== null) {
-      const known = this.keys.get(slot);
-      if (known) return this.sendings.get(known)!;
-    }
     const id = randomBytes(12).toString('hex');
+    if (key !== null) {
+      const held = await this.store.claimKey(auth.tenant, key, id);
+      if (held !== null) {
+        const known = await this.get(auth.tenant, held);
+        if (known) return known;
+        throw new GraphQLError(`idempotencyKey "${key}" is being used by a sending still being queued; retry in a moment`, { extensions: { code: 'OUTCOME_UNKNOWN', idempotencyKey: key } });
+      }
+    }
     const sending: Sending = {
       id,
       tenant: auth.tenant,
@@ -189,9 +244,9 @@ export class BulkService {
     };
     const batches: number[][] = [];
     for (let i = 0; i < request.recipients.length; i += this.batchSize) batches.push(request.recipients.slice(i, i + this.batchSize).map((_, k) => i + k));
-    this.sendings.set(id, sending);
-    if (slot !== null) this.keys.set(slot, id);
-    this.jobs.set(id, { sending, auth, creds, request, batches, codes: new Set(), nextPollAt: 0, startedAt: Date.now() });
+    const job: Job = { sending, auth, creds, request, batches, codes: new Set(), nextPollAt: 0, startedAt: Date.now() };
+    this.jobs.set(id, job);
+    await this.persist(job);
     const q = this.queueKey(auth.tenant, creds.username);
     this.queues.set(q, [...(this.queues.get(q) ?? []), id]);
     await this.bus.publish(this.topic(auth.tenant, id), structuredClone(sending));
@@ -252,6 +307,16 @@ export class BulkService {
   private async sendBatch(upstream: Upstream, job: Job): Promise<void> {
     const batch = job.batches[0]!;
     const r = job.request;
+    // Claimed once, whatever restarts or runs twice: a batch is never sent twice.
+    if (!(await this.store.claimBatch(job.sending.id, batch[0]!))) {
+      job.batches.shift();
+      for (const i of batch) {
+        const rec = job.sending.recipients[i]!;
+        if (rec.state === 'QUEUED') Object.assign(rec, { state: 'UNKNOWN', reason: 'taken by an earlier process that stopped before the answer: it may have been sent' });
+      }
+      await this.changed(job);
+      return;
+    }
     const body = {
       sender: r.sender,
       recipient: batch.map((i) => r.recipients[i]!),
@@ -265,7 +330,11 @@ export class BulkService {
     try {
       answer = await upstream.call<unknown>(this.ctxOf(upstream, job), BULK.send, { body });
     } catch (err) {
-      if (err instanceof UpstreamError && (err.status === 429 || err.graphqlCode === 'RATE_LIMITED') && !mayHaveBeenCarriedOut(err)) return; // not sent: the next round tries again
+      if (err instanceof UpstreamError && (err.status === 429 || err.graphqlCode === 'RATE_LIMITED') && !mayHaveBeenCarriedOut(err)) {
+        // Not sent: the next round tries again, under a new claim.
+        await this.store.releaseBatch?.(job.sending.id, batch[0]!);
+        return;
+      }
       job.batches.shift();
       // Sent without an answer: it may have gone out. Never sent again (no message twice).
       const state: RecipientState = err instanceof UpstreamError && mayHaveBeenCarriedOut(err) ? 'UNKNOWN' : 'FAILED';
@@ -341,6 +410,7 @@ export class BulkService {
       if (rest.length > 0) this.queues.set(q, rest);
       else this.queues.delete(q);
     }
+    await this.persist(job);
     await this.bus.publish(this.topic(s.tenant, s.id), structuredClone(s));
   }
 }

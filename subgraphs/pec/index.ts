@@ -10,6 +10,7 @@ import type { Subgraph } from '../runtime/server.ts';
 import { layerSecret } from '../runtime/signing.ts';
 import { trackingStores } from '../runtime/tracking/stores.ts';
 import { BulkService } from './bulk.ts';
+import { bulkStores } from './bulk-store.ts';
 import { PEC_POLICY } from './policy.ts';
 import { createResolvers } from './resolvers/index.ts';
 import { PecService, type PecServiceOptions } from './service.ts';
@@ -27,8 +28,9 @@ export function createPecSubgraph(opts: PecServiceOptions): Subgraph & { service
     ? null
     : trackingStores<PecFamily>({ redisUrl: env.REDIS_URL, secret: layerSecret(env), area: 'pec', policy: PEC_POLICY, prefix: env.REDIS_PREFIX?.trim() || undefined });
   const service = new PecService({ ...(shared ?? {}), ...opts });
-  // Bulk sendings: this process's queue and receipt reader (memory; see bulk.ts).
-  const bulk = new BulkService(env);
+  // Bulk sendings: their queue and receipts, on Redis with REDIS_URL (resumed after a restart).
+  const bulkShared = bulkStores({ redisUrl: env.REDIS_URL, secret: layerSecret(env), prefix: env.REDIS_PREFIX?.trim() || undefined });
+  const bulk = new BulkService(env, bulkShared);
   return {
     name: 'pec',
     typeDefs,
@@ -39,6 +41,7 @@ export function createPecSubgraph(opts: PecServiceOptions): Subgraph & { service
       const stopBulk = bulk.start(deps);
       return async () => {
         await stopBulk();
+        await bulkShared.close();
         await stop();
         await shared?.close();
       };

@@ -132,7 +132,7 @@ export function bulkResolvers(bulk: BulkService, maxBytes: number) {
     },
     deleteBulkSending: async (_root, { credentials: c, id }, ctx) => {
       const creds = credentials(c);
-      const codes = bulk.codesOf(ctx.auth.tenant, id);
+      const codes = await bulk.codesOf(ctx.auth.tenant, id);
       if (codes.length === 0) throw new GraphQLError(`no sent sending ${id} of this account`, { extensions: { code: 'NOT_FOUND' } });
       let deleted = true;
       for (const code of codes) {
@@ -234,11 +234,11 @@ export function bulkResolvers(bulk: BulkService, maxBytes: number) {
       },
     },
     sendingUpdated: {
-      subscribe: (_root, { id }, ctx: SubgraphContext) => {
-        const known = bulk.get(ctx.auth.tenant, id);
+      subscribe: async (_root, { id }, ctx: SubgraphContext) => {
+        const known = await bulk.get(ctx.auth.tenant, id);
         if (!known) throw new GraphQLError(`no sending ${id} of this account`, { extensions: { code: 'NOT_FOUND' } });
         const source = bulk.bus.subscribe(bulk.topic(ctx.auth.tenant, id), {
-          initial: () => [structuredClone(bulk.get(ctx.auth.tenant, id) ?? known)],
+          initial: async () => [structuredClone((await bulk.get(ctx.auth.tenant, id)) ?? known)],
           identity: (e) => e.id,
           version: (e) => e.seq,
           until: (e) => e.done,

@@ -1,0 +1,141 @@
+/**
+ * Where bulk sendings live between rounds, restarts and replicas: the sending, what is left of its
+ * queue, the receipt codes still read, and the caller's upstream token and mailbox credentials
+ * sealed (AES-256-GCM under `LAYER_SECRET`, the kit's `TokenCipher`) — never in clear, never in an
+ * event. A batch is claimed once (`claimBatch`, SET NX in Redis) before it is sent: whatever
+ * restarts or runs twice, a batch is never sent twice. Memory by default; Redis with `REDIS_URL`
+ * (keys under `<REDIS_PREFIX>pecmassiva:`, a week of life), with the Redis event bus beside it.
+ */
+import type { Redis } from 'ioredis';
+import { MemoryEventBus, type EventBus } from '../runtime/bus.ts';
+import { closeRedis, connectRedis, DEFAULT_REDIS_PREFIX } from '../runtime/redis.ts';
+import { TokenCipher } from '../runtime/tracking/cipher.ts';
+import { RedisEventBus } from '../runtime/tracking/redis-bus.ts';
+import type { Sending, SendRequest } from './bulk.ts';
+
+/** A sending with its queue, as stored (secrets sealed). */
+export interface StoredSending {
+  sending: Sending;
+  /** The mailbox username (the queue it waits in). */
+  username: string;
+  sealedToken: string;
+  sealedPassword: string;
+  request: SendRequest;
+  /** Batches (recipient indexes) not yet claimed. */
+  batches: number[][];
+  codes: string[];
+  startedAt: number;
+}
+
+export interface BulkStore {
+  save(s: StoredSending): Promise<void>;
+  load(id: string): Promise<StoredSending | null>;
+  /** Sendings not done yet (resumed on start). */
+  unfinished(): Promise<StoredSending[]>;
+  /** Binds an idempotency key of a tenant to a sending id; the id already bound when taken. */
+  claimKey(tenant: string, key: string, id: string): Promise<string | null>;
+  /** True once per (sending, batch): the caller may send it. */
+  claimBatch(id: string, first: number): Promise<boolean>;
+  /** Gives a claim back (the batch was refused before it was sent, e.g. a 429). */
+  releaseBatch?(id: string, first: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+const WEEK_S = 7 * 24 * 3600;
+const DAY_S = 24 * 3600;
+
+export class MemoryBulkStore implements BulkStore {
+  private readonly items = new Map<string, string>();
+  private readonly keys = new Map<string, string>();
+  private readonly batches = new Set<string>();
+
+  async save(s: StoredSending): Promise<void> {
+    this.items.set(s.sending.id, JSON.stringify(s));
+  }
+  async load(id: string): Promise<StoredSending | null> {
+    const v = this.items.get(id);
+    return v ? (JSON.parse(v) as StoredSending) : null;
+  }
+  async unfinished(): Promise<StoredSending[]> {
+    return [...this.items.values()].map((v) => JSON.parse(v) as StoredSending).filter((s) => !s.sending.done);
+  }
+  async claimKey(tenant: string, key: string, id: string): Promise<string | null> {
+    const k = `${tenant}\u0000${key}`;
+    const held = this.keys.get(k);
+    if (held) return held;
+    this.keys.set(k, id);
+    return null;
+  }
+  async claimBatch(id: string, first: number): Promise<boolean> {
+    const k = `${id}:${first}`;
+    if (this.batches.has(k)) return false;
+    this.batches.add(k);
+    return true;
+  }
+  async releaseBatch(id: string, first: number): Promise<void> {
+    this.batches.delete(`${id}:${first}`);
+  }
+  async close(): Promise<void> {}
+}
+
+export class RedisBulkStore implements BulkStore {
+  constructor(private readonly redis: Redis) {}
+
+  async save(s: StoredSending): Promise<void> {
+    const m = this.redis.multi().set(`s:${s.sending.id}`, JSON.stringify(s), 'EX', WEEK_S);
+    if (s.sending.done) m.srem('unfinished', s.sending.id);
+    else m.sadd('unfinished', s.sending.id);
+    await m.exec();
+  }
+  async load(id: string): Promise<StoredSending | null> {
+    const v = await this.redis.get(`s:${id}`);
+    return v ? (JSON.parse(v) as StoredSending) : null;
+  }
+  async unfinished(): Promise<StoredSending[]> {
+    const ids = await this.redis.smembers('unfinished');
+    const out: StoredSending[] = [];
+    for (const id of ids) {
+      const s = await this.load(id);
+      if (s && !s.sending.done) out.push(s);
+      else await this.redis.srem('unfinished', id);
+    }
+    return out;
+  }
+  async claimKey(tenant: string, key: string, id: string): Promise<string | null> {
+    const k = `k:${tenant}:${key}`;
+    const ok = await this.redis.set(k, id, 'EX', DAY_S, 'NX');
+    return ok === 'OK' ? null : await this.redis.get(k);
+  }
+  async claimBatch(id: string, first: number): Promise<boolean> {
+    return (await this.redis.set(`b:${id}:${first}`, '1', 'EX', WEEK_S, 'NX')) === 'OK';
+  }
+  async releaseBatch(id: string, first: number): Promise<void> {
+    await this.redis.del(`b:${id}:${first}`);
+  }
+  async close(): Promise<void> {}
+}
+
+export interface BulkStores {
+  store: BulkStore;
+  bus: EventBus<Sending>;
+  cipher: TokenCipher;
+  close(): Promise<void>;
+}
+
+/** Memory stores, or Redis ones when `redisUrl` is set. */
+export function bulkStores(opts: { redisUrl?: string; secret: string | Buffer; prefix?: string }): BulkStores {
+  const cipher = new TokenCipher(opts.secret, 'openapi-supergraph pecmassiva secrets v1');
+  const url = opts.redisUrl?.trim();
+  if (!url) return { store: new MemoryBulkStore(), bus: new MemoryEventBus<Sending>(), cipher, close: async () => undefined };
+  const redis = connectRedis(url, { prefix: `${opts.prefix ?? DEFAULT_REDIS_PREFIX}pecmassiva:`, name: 'pecmassiva' });
+  const bus = new RedisEventBus<Sending>(redis, { ownConnections: false });
+  return {
+    store: new RedisBulkStore(redis),
+    bus,
+    cipher,
+    async close() {
+      await bus.close();
+      await closeRedis(redis);
+    },
+  };
+}

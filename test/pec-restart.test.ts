@@ -1,0 +1,119 @@
+/**
+ * A bulk sending survives a restart of the layer with Redis and is never sent twice: a queue of
+ * 1,000 recipients (4 requests of 250) is started by one bulk service, which stops after its first
+ * request; a new one on the same Redis (same secret, same prefix) resumes the queue from the store
+ * and finishes it. The emulator sees each batch exactly once. A batch claimed by the stopped service
+ * whose answer never came is not sent again: its recipients are UNKNOWN.
+ */
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startEmulator, type RunningEmulator } from '../emulator/server.ts';
+import { DEFAULT_BULK_PASSWORD, DEFAULT_BULK_USERNAME } from '../emulator/pecmassiva/index.ts';
+import { connectRedis, closeRedis } from '../subgraphs/runtime/redis.ts';
+import { BulkService, type Sending } from '../subgraphs/pec/bulk.ts';
+import { bulkStores, type BulkStores } from '../subgraphs/pec/bulk-store.ts';
+import { UpstreamClient } from '../subgraphs/upstream/client.ts';
+import { loadUpstreamConfig } from '../subgraphs/upstream/config.ts';
+import { withSafety } from './support/safety.ts';
+
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const PREFIX = `test:pec-restart:${randomBytes(4).toString('hex')}:`;
+const ENV = { LAYER_SECRET: 'pec-restart-test-secret-0123456789', PECMASSIVA_BATCH_SIZE: '250', PECMASSIVA_POLL_MS: '60000' };
+
+let emu: RunningEmulator;
+let upstream: UpstreamClient;
+let token: string;
+const open: Array<{ stop: () => Promise<void>; stores: BulkStores }> = [];
+
+function service(): { bulk: BulkService; stores: BulkStores; stop: () => Promise<void> } {
+  const stores = bulkStores({ redisUrl: REDIS_URL, secret: ENV.LAYER_SECRET, prefix: PREFIX });
+  const bulk = new BulkService(ENV, stores);
+  const stopBulk = bulk.start({ upstream, publicUrl: () => '' });
+  const entry = { stores, stop: async () => void (await stopBulk()) };
+  open.push(entry);
+  return { bulk, stores, stop: entry.stop };
+}
+
+/** Waits for a sending event matching `pred` on a service's bus (latest first). */
+async function until(bulk: BulkService, tenant: string, id: string, pred: (s: Sending) => boolean): Promise<Sending> {
+  const it = bulk.bus.subscribe(bulk.topic(tenant, id), { initial: async () => [(await bulk.get(tenant, id))!], identity: (e) => e.id, version: (e) => e.seq });
+  try {
+    for (;;) {
+      const r = await withSafety(it.next(), 'sending event', 20_000);
+      if (r.done) throw new Error('stream ended');
+      if (pred(r.value)) return r.value;
+    }
+  } finally {
+    await it.return?.();
+  }
+}
+
+beforeAll(async () => {
+  emu = await startEmulator();
+  token = emu.tokens.create({ credit: 100 }).token;
+  upstream = new UpstreamClient(loadUpstreamConfig({ OPENAPI_ENV: 'emulator' }, emu.url));
+});
+
+afterAll(async () => {
+  for (const o of open) {
+    await o.stop().catch(() => undefined);
+    await o.stores.close().catch(() => undefined);
+  }
+  await upstream?.close();
+  await emu?.close();
+  const redis = connectRedis(REDIS_URL, { prefix: PREFIX, name: 'pec-restart-cleanup' });
+  const keys = await redis.keys(`${PREFIX}*`);
+  if (keys.length > 0) await redis.del(...keys.map((k) => k.slice(PREFIX.length)));
+  await closeRedis(redis);
+});
+
+describe('bulk queue across a restart', () => {
+  it('resumes from Redis and sends every batch exactly once', async () => {
+    const tenant = 'restart-tenant';
+    const a = service();
+    const recipients = Array.from({ length: 1000 }, (_, i) => `r${i}@legalmail.it`);
+    const queued = await a.bulk.queue({ token, tenant }, { username: DEFAULT_BULK_USERNAME, password: DEFAULT_BULK_PASSWORD }, { sender: DEFAULT_BULK_USERNAME, recipients, subject: 'Riavvio', html: '<p>x</p>', attachments: [] }, 'restart-key-1');
+    await until(a.bulk, tenant, queued.id, (s) => s.recipients.filter((r) => r.state === 'SENT').length >= 250);
+    // The layer stops (its queue and timers with it).
+    await a.stop();
+
+    const b = service();
+    // The same key on the new process: the same sending, not a second one.
+    const again = await b.bulk.queue({ token, tenant }, { username: DEFAULT_BULK_USERNAME, password: DEFAULT_BULK_PASSWORD }, { sender: DEFAULT_BULK_USERNAME, recipients, subject: 'Riavvio', html: '<p>x</p>', attachments: [] }, 'restart-key-1');
+    expect(again.id).toBe(queued.id);
+    const done = await until(b.bulk, tenant, queued.id, (s) => s.recipients.every((r) => r.state !== 'QUEUED'));
+    // Every recipient handed to the service (some already accepted: their receipts are read on), none lost, none unknown.
+    expect(done.recipients.filter((r) => ['SENT', 'ACCEPTED', 'DELIVERED'].includes(r.state))).toHaveLength(1000);
+    // Each batch reached the service once (a request refused for the pace, 429, sent nothing and was queued again).
+    const posts = emu.calls().filter((c) => c.area === 'pecmassiva' && c.method === 'POST');
+    expect(posts.filter((c) => c.status === 201)).toHaveLength(4);
+    expect(posts.every((c) => c.status === 201 || c.status === 429)).toBe(true);
+    // No password and no token in what the store keeps.
+    const redis = connectRedis(REDIS_URL, { prefix: PREFIX, name: 'pec-restart-probe' });
+    try {
+      const stored = String(await redis.get(`pecmassiva:s:${queued.id}`));
+      expect(stored).toContain(queued.id);
+      expect(stored).not.toContain(DEFAULT_BULK_PASSWORD);
+      expect(stored).not.toContain(token);
+    } finally {
+      await closeRedis(redis);
+    }
+  });
+
+  it('never sends a batch an earlier process claimed and got no answer for: its recipients are UNKNOWN', async () => {
+    const tenant = 'restart-tenant-2';
+    const a = service();
+    const recipients = Array.from({ length: 500 }, (_, i) => `u${i}@legalmail.it`);
+    const before = emu.calls().filter((c) => c.area === 'pecmassiva' && c.method === 'POST' && c.status === 201).length;
+    const queued = await a.bulk.queue({ token, tenant }, { username: DEFAULT_BULK_USERNAME, password: DEFAULT_BULK_PASSWORD }, { sender: DEFAULT_BULK_USERNAME, recipients, subject: 'Riavvio 2', html: '<p>x</p>', attachments: [] }, null);
+    await until(a.bulk, tenant, queued.id, (s) => s.recipients.filter((r) => r.state !== 'QUEUED').length >= 250);
+    await a.stop();
+    // As if the stopped process had taken the second batch and died before its answer.
+    expect(await a.stores.store.claimBatch(queued.id, 250)).toBe(true);
+    const b = service();
+    const done = await until(b.bulk, tenant, queued.id, (s) => s.recipients.every((r) => r.state !== 'QUEUED'));
+    expect(done.recipients.slice(250).every((r) => r.state === 'UNKNOWN')).toBe(true);
+    const after = emu.calls().filter((c) => c.area === 'pecmassiva' && c.method === 'POST' && c.status === 201).length;
+    expect(after - before).toBe(1);
+  });
+});
