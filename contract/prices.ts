@@ -134,8 +134,8 @@ const DEFAULT_PRICES: Record<string, number> = {
 export const INVOICE_CONFIGURATIONS_INCLUDED = 10;
 
 /**
- * The invoicing prices with an annual subscription (the contract's "from" prices): a deployment
- * with a subscription puts these in its `OPENAPI_PRICES` file.
+ * The invoicing prices with an annual subscription (the contract's "from" prices), selected with
+ * `OPENAPI_PRICE_PLAN=subscription`.
  */
 export const INVOICE_SUBSCRIPTION_PRICES: Readonly<Record<string, number>> = Object.freeze({
   'invoice POST IT-invoices': 0.049,
@@ -159,15 +159,26 @@ export type PriceTable = Readonly<Record<string, number>>;
 export interface PriceSettings {
   /** Path of a JSON file of prices that replace or add to the built-in ones. */
   OPENAPI_PRICES?: string | undefined;
+  /**
+   * `subscription`: the invoicing prices of an annual subscription (`INVOICE_SUBSCRIPTION_PRICES`)
+   * instead of pay-as-you-go; an `OPENAPI_PRICES` file still wins. @default payg
+   */
+  OPENAPI_PRICE_PLAN?: string | undefined;
 }
 
 /** The built-in table. */
 export const DEFAULT_PRICE_TABLE: PriceTable = Object.freeze({ ...DEFAULT_PRICES });
 
-/** The built-in table with the overrides of the `OPENAPI_PRICES` file of `env`, if any; throws on a bad file. */
+/**
+ * The built-in table (with the subscription's invoicing prices under `OPENAPI_PRICE_PLAN=subscription`)
+ * and the overrides of the `OPENAPI_PRICES` file of `env`, if any; throws on a bad file or plan.
+ */
 export function loadPrices(env: PriceSettings): PriceTable {
   const file = env.OPENAPI_PRICES?.trim();
-  if (!file) return DEFAULT_PRICE_TABLE;
+  const plan = (env.OPENAPI_PRICE_PLAN ?? '').trim().toLowerCase() || 'payg';
+  if (plan !== 'payg' && plan !== 'subscription') throw new Error(`OPENAPI_PRICE_PLAN must be payg or subscription (got "${env.OPENAPI_PRICE_PLAN}")`);
+  const base: Record<string, number> = plan === 'subscription' ? { ...DEFAULT_PRICES, ...INVOICE_SUBSCRIPTION_PRICES } : DEFAULT_PRICES;
+  if (!file) return plan === 'subscription' ? Object.freeze(base) : DEFAULT_PRICE_TABLE;
   let parsed: unknown;
   try {
     parsed = JSON.parse(readFileSync(file, 'utf8'));
@@ -175,7 +186,7 @@ export function loadPrices(env: PriceSettings): PriceTable {
     throw new Error(`OPENAPI_PRICES: cannot read "${file}" as JSON: ${(err as Error).message}`);
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error(`OPENAPI_PRICES: "${file}" must hold a JSON object of prices`);
-  const out: Record<string, number> = { ...DEFAULT_PRICES };
+  const out: Record<string, number> = { ...base };
   for (const [k, v] of Object.entries(parsed)) {
     if (typeof v === 'number' && Number.isFinite(v) && v >= 0) out[k] = v;
     else throw new Error(`OPENAPI_PRICES: price of "${k}" must be a non-negative number`);
