@@ -87,6 +87,8 @@ export interface SendRequest {
 interface Job {
   sending: Sending;
   auth: UpstreamAuth;
+  /** Charges the tenant's day budget and free tiers (a plain meter after a restart: the ledger is not at hand). */
+  meter: CostMeter;
   creds: BulkCredentials;
   request: SendRequest;
   /** Indexes of `recipients` per batch, still to send. */
@@ -170,6 +172,7 @@ export class BulkService {
       const job: Job = {
         sending: st.sending,
         auth: { token: token ?? '', tenant: st.sending.tenant },
+        meter: new CostMeter(),
         creds: { username: st.username, password: password ?? '' },
         request: st.request,
         batches: st.batches,
@@ -222,7 +225,7 @@ export class BulkService {
    * Queues a sending (nothing is sent here: the queue sends at the service's pace). The same
    * idempotency key of a tenant returns the same sending and never queues twice.
    */
-  async queue(auth: UpstreamAuth, creds: BulkCredentials, request: SendRequest, key: string | null): Promise<Sending> {
+  async queue(auth: UpstreamAuth, creds: BulkCredentials, request: SendRequest, key: string | null, meter: CostMeter = new CostMeter()): Promise<Sending> {
     const id = randomBytes(12).toString('hex');
     if (key !== null) {
       const held = await this.store.claimKey(auth.tenant, key, id);
@@ -244,7 +247,7 @@ export class BulkService {
     };
     const batches: number[][] = [];
     for (let i = 0; i < request.recipients.length; i += this.batchSize) batches.push(request.recipients.slice(i, i + this.batchSize).map((_, k) => i + k));
-    const job: Job = { sending, auth, creds, request, batches, codes: new Set(), nextPollAt: 0, startedAt: Date.now() };
+    const job: Job = { sending, auth, meter, creds, request, batches, codes: new Set(), nextPollAt: 0, startedAt: Date.now() };
     this.jobs.set(id, job);
     await this.persist(job);
     const q = this.queueKey(auth.tenant, creds.username);
@@ -300,7 +303,7 @@ export class BulkService {
   }
 
   private ctxOf(upstream: Upstream, job: Job): CallContext & { upstream: Upstream } {
-    return { auth: job.auth, meter: new CostMeter(), upstream };
+    return { auth: job.auth, meter: job.meter, upstream };
   }
 
   /** Sends the job's next batch; a refusal for the pace (429) or the layer's own limiter puts it back. */

@@ -97,6 +97,17 @@ export class CostMeter {
     this.calls.push(call);
   }
 
+  /**
+   * A meter for paid work this operation starts and the layer carries out later (a queued bulk
+   * send): the same ledger and tenant, so the tenant's day budget and free tiers count it, under an
+   * operation of its own (the starting operation's budget is not held open).
+   */
+  background(): CostMeter {
+    if (!this.target) return new CostMeter();
+    const { ledger, account, limits } = this.target;
+    return new CostMeter({ ledger, account: { operationId: `${account.operationId}:later:${Math.random().toString(36).slice(2, 10)}`, tenant: account.tenant }, limits: { operation: null, day: limits.day } });
+  }
+
   /** Commits `price` before a call is sent; throws `CostLimitError` when it would pass a budget. */
   async reserve(price: number, endpoint: string): Promise<void> {
     if (price <= 0 || !this.target) return;

@@ -128,7 +128,7 @@ export function bulkResolvers(bulk: BulkService, maxBytes: number) {
       const idem = idempotencyKey(key);
       const creds = credentials(c);
       const request = sendRequest(input, maxBytes);
-      return bulk.queue(ctx.auth, creds, request, idem);
+      return bulk.queue(ctx.auth, creds, request, idem, ctx.meter.background());
     },
     deleteBulkSending: async (_root, { credentials: c, id }, ctx) => {
       const creds = credentials(c);
