@@ -495,3 +495,27 @@ describe('importing invoice history', () => {
     expect(await callsOf()).toEqual(['POST /IT-invoices_import 200', 'POST /IT-invoices_import 200', 'POST /IT-invoices_import 400']);
   });
 });
+
+describe('tenancy and the account-wide stream', () => {
+  it("streams every active invoice of the caller's account, and nothing of another account", async () => {
+    const a = await t.createToken(5);
+    const b = await t.createToken(5);
+    await configure(a);
+    await configure(b);
+    const all = subscribe(a, `subscription { invoiceUpdated { id documentNumber state } }`, {});
+    const first = all.next();
+    const mine = (await gql<{ issueInvoice: Obj }>(a, ISSUE, { input: invoiceInput({ number: 'TEN-A1' }) })).data.issueInvoice.id as string;
+    const theirs = (await gql<{ issueInvoice: Obj }>(b, ISSUE, { input: invoiceInput({ number: 'TEN-B1' }) })).data.issueInvoice.id as string;
+    const r1 = await withSafety(first, 'NEW of A', SAFETY_MS);
+    expect(r1.value?.data).toEqual({ invoiceUpdated: { id: mine, documentNumber: 'TEN-A1', state: 'NEW' } });
+    await t.control('invoice/advance', { id: theirs });
+    await t.control('invoice/advance', { id: mine });
+    // B's change never reaches A: A's next event is its own SENT.
+    expect(await next(all, 'SENT of A')).toEqual({ invoiceUpdated: { id: mine, documentNumber: 'TEN-A1', state: 'SENT' } });
+    // B cannot read or follow A's invoice.
+    expect((await gql<{ invoice: Obj | null }>(b, `query($id: ID!) { invoice(id: $id) { id } }`, { id: mine })).data.invoice).toBeNull();
+    const spy = subscribe(b, UPDATED, { id: mine });
+    const denied = await withSafety(spy.next(), 'refusal', SAFETY_MS);
+    expect(denied.value?.errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
+  });
+});
