@@ -17,7 +17,7 @@
 import { randomUUID } from 'node:crypto';
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import { GraphQLError, type ExecutionResult } from 'graphql';
-import { OPERATION_HEADER } from '../subgraphs/runtime/operation.ts';
+import { ESTIMATE_HEADER, OPERATION_HEADER } from '../subgraphs/runtime/operation.ts';
 import type { PricingTable } from '../subgraphs/runtime/pricing.ts';
 import { mergeSummaries, summarize, type CostSummary } from '../subgraphs/upstream/cost.ts';
 import { EstimateError, estimateOperation, type Estimate } from './estimate.ts';
@@ -121,7 +121,8 @@ export function useCost(opts: CostPluginOptions): GatewayPlugin {
       const state = operations.get(ctx);
       const extensions = executionRequest.extensions ?? {};
       const headers = (extensions.headers ?? {}) as Record<string, string>;
-      setExecutionRequest({ ...executionRequest, extensions: { ...extensions, headers: { ...headers, [OPERATION_HEADER]: state?.id ?? randomUUID() } } });
+      const estimate = state ? { [ESTIMATE_HEADER]: String(state.estimate.euro) } : {};
+      setExecutionRequest({ ...executionRequest, extensions: { ...extensions, headers: { ...headers, [OPERATION_HEADER]: state?.id ?? randomUUID(), ...estimate } } });
       return ({ result }) => {
         if (Symbol.asyncIterator in result) return;
         const cost = result.extensions?.cost;

@@ -35,16 +35,18 @@ it('a call outside the token scopes is refused with FORBIDDEN naming the scope, 
   expect(await t.calls('oauth')).toHaveLength(1);
 });
 
-it('a call the wallet cannot pay is refused with PAYMENT_REQUIRED, before it is sent', async () => {
+it('an operation whose estimate the wallet cannot cover is refused with PAYMENT_REQUIRED, before any call', async () => {
   await t.clearCalls();
   const bearer = { authorization: `Bearer ${token}` };
   const first = await t.gql<{ municipality: { postalCodes: string[] } }>('{ municipality(istatCode: "058091") { postalCodes } }', {}, bearer);
   expect(first.errors).toBeUndefined();
   expect(first.extensions!.cost!.euro).toBe(0.04);
-  // €0.01 left: the next comuni_base (€0.04) is not sent
-  const second = await t.gql('{ municipality(istatCode: "070006") { postalCodes } }', {}, bearer);
+  // €0.01 left, less than the operation's estimate (€0.041: the search and comuni_base): refused before any call
+  const second = await t.gql<unknown>('{ municipality(istatCode: "070006") { postalCodes } }', {}, bearer);
   expect(second.errors?.[0]?.extensions?.code).toBe('PAYMENT_REQUIRED');
-  expect((await t.calls('cap')).map((c) => c.path)).toEqual(['/cerca_comuni', '/comuni_base/58091', '/cerca_comuni']);
+  expect(second.extensions!.cost!.estimate!.euro).toBe(0.041);
+  expect(second.extensions!.cost!.upstreamCalls).toBe(0);
+  expect((await t.calls('cap')).map((c) => c.path)).toEqual(['/cerca_comuni', '/comuni_base/58091']);
   expect(await t.credit(token)).toBe(0.01);
 });
 

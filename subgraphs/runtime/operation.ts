@@ -5,5 +5,11 @@
  */
 export const OPERATION_HEADER = 'x-openapi-operation';
 
+/**
+ * The operation's worst-case euro, as the gateway estimated it before running it: the account guard
+ * refuses an operation the wallet cannot cover before any call (`upstream/account-guard.ts`).
+ */
+export const ESTIMATE_HEADER = 'x-openapi-estimate';
+
 /** What an operation id looks like (a UUID); anything else is ignored and a fresh one made. */
 export const OPERATION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;

@@ -102,7 +102,13 @@ export class AccountGuard {
     return credit;
   }
 
-  /** Throws before a call the token may not make (`FORBIDDEN`, naming the scope). */
+  /** Operations (by their meter) whose estimate was held against the wallet. */
+  private readonly estimated = new WeakSet<object>();
+
+  /**
+   * Throws before a call the token may not make (`FORBIDDEN`, naming the scope), and before the
+   * first call of an operation whose estimate the wallet cannot cover (`PAYMENT_REQUIRED`).
+   */
   async checkScope(ctx: CallContext, ep: Endpoint, path: string): Promise<void> {
     if (ep.auth === 'basic' || ep.area === 'oauth' || !ctx.auth.token) return;
     const scopes = await this.scopesOf(ctx);
@@ -112,6 +118,16 @@ export class AccountGuard {
       const err = new UpstreamError('http', `the token lacks the scope ${scope}: nothing was called`, ep.area, endpointOf(path), 403);
       err.neverSent = true;
       throw err;
+    }
+    const estimate = ctx.meter.estimate;
+    if (estimate !== null && estimate > 0 && !this.estimated.has(ctx.meter)) {
+      this.estimated.add(ctx.meter);
+      const credit = await this.credit(ctx);
+      if (credit !== null && credit + 1e-9 < estimate) {
+        const err = new UpstreamError('http', `the wallet holds €${credit}, less than this operation's estimate of €${estimate}: nothing was called`, ep.area, endpointOf(path), 402);
+        err.neverSent = true;
+        throw err;
+      }
     }
   }
 

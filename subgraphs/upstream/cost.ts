@@ -80,6 +80,8 @@ export interface MeterLedger {
   ledger: CostLedger;
   account: LedgerAccount;
   limits: BudgetLimits;
+  /** The operation's worst-case euro as the gateway estimated it, when known. */
+  estimate?: number | null;
 }
 
 export class CostMeter {
@@ -92,6 +94,11 @@ export class CostMeter {
    * unit tests) nothing is limited.
    */
   constructor(private readonly target: MeterLedger | null = null) {}
+
+  /** The operation's worst-case euro as the gateway estimated it; null when unknown. */
+  get estimate(): number | null {
+    return this.target?.estimate ?? null;
+  }
 
   record(call: CostCall): void {
     this.calls.push(call);
