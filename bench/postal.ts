@@ -52,7 +52,8 @@ export async function runPostalBench(latencyMs: number, companies = 20): Promise
         euro += cost.euro;
       }
     }
-    rows.push(`| typing 10 prefixes (layer, cold per word) | ${(calls / WORDS.length).toFixed(2)} | ${(euro / WORDS.length).toFixed(4)} | ${ms(pct(lat, 0.5))} per key |`);
+    const list = priceOf('cap', 'GET', '/cerca_comuni');
+    rows.push(`| typing 10 prefixes (layer, cold per word) | ${(calls / WORDS.length).toFixed(2)} | ${(euro / WORDS.length).toFixed(4)} (list price ${((calls / WORDS.length) * list).toFixed(4)}; inside the daily free tier) | ${ms(pct(lat, 0.5))} per key |`);
     // Without the layer: one cerca_comuni per key stroke.
     const direct: number[] = [];
     for (const w of WORDS) {
@@ -63,7 +64,7 @@ export async function runPostalBench(latencyMs: number, companies = 20): Promise
         direct.push(performance.now() - t0);
       }
     }
-    rows.push(`| typing 10 prefixes (direct REST) | ${PREFIXES.toFixed(2)} | ${(PREFIXES * priceOf('cap', 'GET', '/cerca_comuni')).toFixed(4)} | ${ms(pct(direct, 0.5))} per key |`);
+    rows.push(`| typing 10 prefixes (direct REST, one search per key) | ${PREFIXES.toFixed(2)} | list price ${(PREFIXES * list).toFixed(4)}; uses 10× the free tier | ${ms(pct(direct, 0.5))} per key |`);
 
     // Companies with their municipality: company data cold per company, postal data shared.
     await stack.upstream.clearCache();
