@@ -20,7 +20,15 @@
  * deliverAfterMs?}` (≤ 0: only `advance`), `advance {code?}` (every pending receipt now), `receive
  * {username, count}` (messages arrive in the inbox), `reset {}`.
  *
- * Threads and `cron-start` are in the contract's table but in no public source; they are not emulated.
+ * Threads and `cron-start` are in the contract's table but in no public source: their shapes are this
+ * project's design, from the contract's words ("thread handling"; a thread is a conversation):
+ * - `POST /threads {subject, participants[], body, username, password}` starts a conversation and sends
+ *   its first message to the participants → 201 `{success, message, data: thread}`;
+ * - `PATCH /threads/{id} {body, username, password}` sends the next message of the conversation → 200;
+ * - `GET /threads` (x-username/x-password) lists them (`{id, subject, participants, messages, updated}`),
+ *   `GET /threads/{id}` gives one with its messages, `DELETE /threads/{id}` deletes it;
+ * - `GET /cron-start` runs the provider's dispatch job now: every receipt waiting is produced →
+ *   `{success, message, data: {started: true, receipts: n}}`.
  */
 import type { AreaModule, EmuRequest, EmuResponse } from '../core.ts';
 import { isCertifiedDomain } from '../pec/domains.ts';
@@ -58,8 +66,26 @@ interface Sending {
   pending: Array<() => void>;
 }
 
+interface ThreadMessage {
+  id: number;
+  sender: string;
+  recipients: string[];
+  date: string;
+  body: string;
+  message_id: string;
+}
+
+interface Thread {
+  id: string;
+  subject: string;
+  participants: string[];
+  created: string;
+  messages: ThreadMessage[];
+}
+
 interface Account {
   password: string;
+  threads: Map<string, Thread>;
   inbox: Message[];
   nextId: number;
   sendings: Map<string, Sending>;
@@ -94,7 +120,7 @@ export function createPecMassivaModule(opts: PecMassivaOptions = {}): AreaModule
   let codeSeq = 0;
 
   const seed = (username: string, password: string): Account => {
-    const acc: Account = { password, inbox: [], nextId: 1, sendings: new Map(), lastSendAt: 0 };
+    const acc: Account = { password, threads: new Map(), inbox: [], nextId: 1, sendings: new Map(), lastSendAt: 0 };
     accounts.set(username, acc);
     const base = Date.UTC(2026, 0, 5, 9, 0, 0);
     for (let i = 0; i < 60; i++) {
@@ -200,10 +226,96 @@ export function createPecMassivaModule(opts: PecMassivaOptions = {}): AreaModule
     return { status: 200, json: { data: items, success: true, message: '', total: found.length, page, n_of_pages: pages } };
   };
 
+  /** The account a body's `username` / `password` name, or null. */
+  const byBody = (req: EmuRequest): Account | null => {
+    const b = bodyOf(req);
+    const u = str(b.username)?.toLowerCase();
+    const acc = u ? accounts.get(u) : undefined;
+    return acc && b.password === acc.password ? acc : null;
+  };
+  let threadSeq = 0;
+  const threadView = (t: Thread): Obj => ({ id: t.id, subject: t.subject, participants: [...t.participants], created: t.created, messages: t.messages.map((m) => ({ ...m, recipients: [...m.recipients] })) });
+  const addThreadMessage = (acc: Account, t: Thread, sender: string, body: string): void => {
+    const stamp = new Date(now()).toISOString().replace(/\D/g, '').slice(0, 14);
+    const messageId = `${stamp}${String(++codeSeq).padStart(2, '0')}`;
+    t.messages.push({ id: t.messages.length + 1, sender, recipients: [...t.participants], date: rfc2822(now()), body, message_id: messageId });
+    void acc;
+  };
+
   return {
     area: 'pecmassiva',
     scheduler,
     routes: [
+      {
+        method: 'POST',
+        pattern: '/threads',
+        handler: (req) => {
+          const acc = byBody(req);
+          if (!acc) return unauthorized();
+          const b = bodyOf(req);
+          const subject = str(b.subject);
+          const participants = Array.isArray(b.participants) ? b.participants.map((p) => (typeof p === 'string' ? p.trim().toLowerCase() : '')) : [];
+          const html = typeof b.body === 'string' && b.body.trim() !== '' ? b.body : undefined;
+          if (!subject || participants.length === 0 || participants.some((p) => !EMAIL.test(p)) || html === undefined) return vendorFail(400, 'Post parameter is not valid');
+          const t: Thread = { id: `${Date.now().toString(36)}${(++threadSeq).toString(36)}`, subject, participants, created: rfc2822(now()), messages: [] };
+          addThreadMessage(acc, t, str(b.username)!.toLowerCase(), html);
+          acc.threads.set(t.id, t);
+          return { status: 201, json: { success: true, message: '', data: threadView(t) } };
+        },
+      },
+      {
+        method: 'PATCH',
+        pattern: '/threads/:id',
+        handler: (req, p) => {
+          const acc = byBody(req);
+          if (!acc) return unauthorized();
+          const t = acc.threads.get(p.id ?? '');
+          if (!t) return vendorFail(404, 'Thread not found');
+          const html = typeof bodyOf(req).body === 'string' ? String(bodyOf(req).body) : '';
+          if (html.trim() === '') return vendorFail(400, 'Post parameter is not valid');
+          addThreadMessage(acc, t, str(bodyOf(req).username)!.toLowerCase(), html);
+          return { status: 200, json: { success: true, message: '', data: threadView(t) } };
+        },
+      },
+      {
+        method: 'GET',
+        pattern: '/threads',
+        handler: (req) => {
+          const acc = byHeaders(req);
+          if (!acc) return unauthorized();
+          const list = [...acc.threads.values()].map((t) => ({ id: t.id, subject: t.subject, participants: [...t.participants], messages: t.messages.length, updated: t.messages.at(-1)?.date ?? t.created }));
+          return { status: 200, json: { data: list, success: true, message: '' } };
+        },
+      },
+      {
+        method: 'GET',
+        pattern: '/threads/:id',
+        handler: (req, p) => {
+          const acc = byHeaders(req);
+          if (!acc) return unauthorized();
+          const t = acc.threads.get(p.id ?? '');
+          return t ? { status: 200, json: { data: threadView(t), success: true, message: '' } } : vendorFail(404, 'Thread not found');
+        },
+      },
+      {
+        method: 'DELETE',
+        pattern: '/threads/:id',
+        handler: (req, p) => {
+          const acc = byHeaders(req);
+          if (!acc) return unauthorized();
+          return acc.threads.delete(p.id ?? '') ? { status: 200, json: { success: true, message: 'Thread deleted' } } : vendorFail(404, 'Thread not found');
+        },
+      },
+      {
+        method: 'GET',
+        pattern: '/cron-start',
+        handler: () => {
+          let receipts = 0;
+          for (const acc of accounts.values()) for (const s of acc.sendings.values()) receipts += s.pending.length + s.jobs.length;
+          advance();
+          return { status: 200, json: { success: true, message: '', data: { started: true, receipts } } };
+        },
+      },
       { method: 'POST', pattern: '/send', handler: send },
       {
         method: 'GET',

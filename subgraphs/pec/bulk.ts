@@ -32,7 +32,11 @@ import { isObj, text, type Obj } from './model.ts';
 const WRITE_TIMEOUT = 30_000;
 const bulk = (method: Endpoint['method'], path: string, extra: Partial<Endpoint> = {}): Endpoint => ({ area: 'pecmassiva', method, path, ...extra });
 
-/** The bulk area's endpoints (one table). Threads and cron-start are not in any public source and not used. */
+/**
+ * The bulk area's endpoints (one table). Threads and cron-start are in the contract's table but in
+ * no public source: their paths are the contract's, their shapes this project's design (see the
+ * emulator's `pecmassiva/index.ts` and the README).
+ */
 export const BULK = {
   /** 201 `{success, sent, message, message_id}`: no `data`, so the whole body is read. */
   send: bulk('POST', '/send', { decode: 'raw', timeoutMs: WRITE_TIMEOUT }),
@@ -43,6 +47,12 @@ export const BULK = {
   message: bulk('GET', '/inbox/{id}'),
   deleteMessage: bulk('DELETE', '/inbox/{id}', { decode: 'raw' }),
   quota: bulk('GET', '/quota/{mailbox}'),
+  threadStart: bulk('POST', '/threads', { timeoutMs: WRITE_TIMEOUT }),
+  threadReply: bulk('PATCH', '/threads/{id}', { timeoutMs: WRITE_TIMEOUT }),
+  threads: bulk('GET', '/threads'),
+  thread: bulk('GET', '/threads/{id}'),
+  threadDelete: bulk('DELETE', '/threads/{id}', { decode: 'raw' }),
+  cronStart: bulk('GET', '/cron-start'),
 } as const;
 
 export interface BulkCredentials {

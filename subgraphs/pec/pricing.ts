@@ -40,6 +40,12 @@ export const pecPricing: PricingTable = {
     'Query.bulkQuota': fixed(BULK.quota),
     'Mutation.deleteBulkInboxMessage': fixed(BULK.deleteMessage),
     'Mutation.deleteBulkSending': fixed(BULK.deleteSending),
+    'Query.bulkThreads': fixed(BULK.threads),
+    'Query.bulkThread': fixed(BULK.thread),
+    'Mutation.startBulkThread': fixed(BULK.threadStart),
+    'Mutation.replyBulkThread': fixed(BULK.threadReply),
+    'Mutation.deleteBulkThread': fixed(BULK.threadDelete),
+    'Mutation.startBulkDispatch': fixed(BULK.cronStart),
   },
   entities: {},
 };

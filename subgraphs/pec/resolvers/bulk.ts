@@ -12,7 +12,7 @@ import { email, requiredText } from '../../runtime/validate.ts';
 import { UpstreamError } from '../../upstream/errors.ts';
 import { CostMeter } from '../../upstream/cost.ts';
 import type { CallContext, Upstream } from '../../upstream/upstream.ts';
-import type { BulkCredentialsInput, BulkInboxMessage, BulkSendingResolvers, BulkSendInput, MutationResolvers, QueryResolvers, SubscriptionResolvers } from '../__generated__/resolvers-types.ts';
+import type { BulkCredentialsInput, BulkInboxMessage, BulkThread, BulkSendingResolvers, BulkSendInput, MutationResolvers, QueryResolvers, SubscriptionResolvers } from '../__generated__/resolvers-types.ts';
 import { BULK, countsOf, type BulkCredentials, type BulkService, type SendRequest } from '../bulk.ts';
 import { isObj } from '../model.ts';
 
@@ -44,6 +44,32 @@ function sendRequest(input: BulkSendInput, maxBytes: number): SendRequest {
   });
   return { sender, recipients, subject, html, attachments };
 }
+
+/** A thread as the service gives it (`messages` a list, or a count in lists). */
+function thread(t: unknown): BulkThread | null {
+  if (!isObj(t) || (typeof t.id !== 'string' && typeof t.id !== 'number')) return null;
+  const msgs = Array.isArray(t.messages) ? t.messages.filter(isObj) : [];
+  return {
+    id: String(t.id),
+    subject: raw(t.subject),
+    participants: Array.isArray(t.participants) ? t.participants.map(String) : [],
+    messageCount: typeof t.messages === 'number' ? t.messages : msgs.length,
+    messages: msgs.map((m) => ({
+      id: String(m.id ?? ''),
+      sender: raw(m.sender),
+      recipients: Array.isArray(m.recipients) ? m.recipients.map(String) : [],
+      date: raw(m.date),
+      body: raw(m.body),
+      messageId: raw(m.message_id),
+    })),
+    updated: raw(t.updated) ?? raw(msgs.at(-1)?.date) ?? raw(t.created),
+  };
+}
+
+const threadId = (id: string): string => {
+  if (!/^[A-Za-z0-9_-]{1,64}$/.test(id)) throw badUserInput('id must be a thread id', 'id');
+  return id;
+};
 
 const refusedCredentials = (err: unknown): unknown =>
   err instanceof UpstreamError && err.status === 401 ? new GraphQLError('the bulk mailbox refused these credentials', { extensions: { code: 'UNAUTHENTICATED', field: 'credentials' } }) : err;
@@ -106,6 +132,25 @@ export function bulkResolvers(bulk: BulkService, maxBytes: number) {
         throw refusedCredentials(err);
       }
     },
+    bulkThreads: async (_root, { credentials: c }, ctx) => {
+      const creds = credentials(c);
+      try {
+        const data = await ctx.upstream.call<unknown>(ctx, BULK.threads, { headers: headersOf(creds) });
+        return (Array.isArray(data) ? data : []).map(thread).filter((x): x is BulkThread => x !== null);
+      } catch (err) {
+        if (err instanceof UpstreamError && err.status === 404) return [];
+        throw refusedCredentials(err);
+      }
+    },
+    bulkThread: async (_root, { credentials: c, id }, ctx) => {
+      const creds = credentials(c);
+      try {
+        return thread(await ctx.upstream.call<unknown>(ctx, BULK.thread, { params: { id: threadId(id) }, headers: headersOf(creds) }));
+      } catch (err) {
+        if (err instanceof UpstreamError && err.status === 404) return null;
+        throw refusedCredentials(err);
+      }
+    },
     bulkQuota: async (_root, { credentials: c, mailbox }, ctx) => {
       const creds = credentials(c);
       const box = mailbox.trim().toUpperCase();
@@ -145,6 +190,47 @@ export function bulkResolvers(bulk: BulkService, maxBytes: number) {
       }
       await bulk.forget(ctx.auth.tenant, id);
       return deleted;
+    },
+    startBulkThread: async (_root, { credentials: c, input }, ctx) => {
+      const creds = credentials(c);
+      const subject = requiredText(input.subject, 'input.subject', 500);
+      if (input.participants.length === 0 || input.participants.length > 100) throw badUserInput('input.participants: 1 to 100 addresses', 'input.participants');
+      const participants = input.participants.map((p, i) => email(p, `input.participants[${i}]`).toLowerCase());
+      if (input.html.trim() === '' || input.html.length > 1_000_000) throw badUserInput('input.html: 1 character to 1 MB', 'input.html');
+      try {
+        const data = await ctx.upstream.call<unknown>(ctx, BULK.threadStart, { body: { subject, participants, body: input.html, username: creds.username, password: creds.password } });
+        const t = thread(data);
+        if (!t) throw new UpstreamError('decode', 'the answer carries no thread', 'pecmassiva', 'threads', 201);
+        return t;
+      } catch (err) {
+        throw refusedCredentials(err);
+      }
+    },
+    replyBulkThread: async (_root, { credentials: c, id, html }, ctx) => {
+      const creds = credentials(c);
+      const tid = threadId(id);
+      if (html.trim() === '' || html.length > 1_000_000) throw badUserInput('html: 1 character to 1 MB', 'html');
+      try {
+        const t = thread(await ctx.upstream.call<unknown>(ctx, BULK.threadReply, { params: { id: tid }, body: { body: html, username: creds.username, password: creds.password } }));
+        if (!t) throw new UpstreamError('decode', 'the answer carries no thread', 'pecmassiva', 'threads', 200);
+        return t;
+      } catch (err) {
+        throw refusedCredentials(err);
+      }
+    },
+    deleteBulkThread: async (_root, { credentials: c, id }, ctx) => {
+      const creds = credentials(c);
+      try {
+        await ctx.upstream.call<unknown>(ctx, BULK.threadDelete, { params: { id: threadId(id) }, headers: headersOf(creds) });
+        return true;
+      } catch (err) {
+        if (err instanceof UpstreamError && err.status === 404) return false;
+        throw refusedCredentials(err);
+      }
+    },
+    startBulkDispatch: async (_root, _args, ctx) => {
+      const data = await ctx.upstream.call<unknown>(ctx, BULK.cronStart);
+      return isObj(data) && typeof data.receipts === 'number' ? data.receipts : 0;
     },
     deleteBulkInboxMessage: async (_root, { credentials: c, id }, ctx) => {
       const creds = credentials(c);
