@@ -133,7 +133,8 @@ describe('bulk sending', () => {
     await t.clearCalls();
     const bad = await gql(SEND, { input: { sender: DEFAULT_BULK_USERNAME, recipients: ['not an address'], subject: 'x', html: 'x' }, c: creds });
     expect(bad.res.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', field: 'input.recipients[0]' });
-    expect(await t.calls('pecmassiva')).toEqual([]);
+    // (The receipts of the earlier sendings may still be read meanwhile: nothing else was called.)
+    expect((await t.calls('pecmassiva')).filter((c) => !/^\/send\/\d+$/.test(c.path) || c.method !== 'GET')).toEqual([]);
     const wrong = await gql(`query($c: BulkCredentialsInput!) { bulkQuota(credentials: $c) { usage } }`, { c: { username: DEFAULT_BULK_USERNAME, password: 'wrong-password' } });
     expect(wrong.res.errors?.[0]?.extensions).toMatchObject({ code: 'UNAUTHENTICATED', field: 'credentials' });
   });
