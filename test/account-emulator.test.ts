@@ -111,3 +111,40 @@ describe('authorization area (emulator)', () => {
     expect((await call('GET', '/oauth/subscriptions/nope', basic())).json).toMatchObject({ error: 220 });
   });
 });
+
+describe('OAuth v1 paths (what the vendor SDKs call), on the same accounts', () => {
+  it('token at the root, list by scope, read, renew with PUT, delete, credit and counters', async () => {
+    const bad = await call('POST', '/oauth/token', basic(), { ttl: 60 });
+    expect(bad).toEqual({ status: 406, json: { success: false, message: 'missing scopes', error: 110, data: null } });
+    const created = await call('POST', '/oauth/token', basic(), { scopes: ['GET:cap.openapi.it/*'], ttl: 86_400 });
+    expect(created.status).toBe(200);
+    expect(created.json).toMatchObject({ scopes: ['GET:test.cap.openapi.it/*'], success: true, message: '', error: null });
+    expect(created.json.data).toBeUndefined();
+    const token = created.json.token as string;
+    expect((await call('GET', '/cap/regioni', `Bearer ${token}`)).status).toBe(200);
+
+    const listed = await call('GET', '/oauth/token?scope=GET:cap.openapi.it/*', basic());
+    expect((listed.json.data as Array<{ token: string }>).map((t) => t.token)).toEqual([token]);
+    expect((await call('GET', '/oauth/token?scope=GET:company.openapi.com/IT-start', basic())).status).toBe(204);
+    expect((await call('GET', `/oauth/token/${token}`, basic())).json.data).toMatchObject({ token, scopes: ['GET:test.cap.openapi.it/*'] });
+    expect((await call('GET', '/oauth/token/unknown-token-123', basic())).json).toMatchObject({ error: 125, message: 'Wrong Token' });
+
+    const expire = Math.floor(Date.now() / 1000) + 3600;
+    const renewed = await call('PUT', `/oauth/token/${token}`, basic(), { scopes: ['GET:cap.openapi.it/*'], expire });
+    expect((renewed.json.data as { expire: number }).expire).toBe(expire);
+    expect((await call('PUT', `/oauth/token/${token}`, basic(), { scopes: ['GET:cap.openapi.it/*'] })).json).toMatchObject({ error: 310 });
+
+    const credit = (await call('GET', '/oauth/credit', basic())).json.data as { credit: number };
+    expect(credit.credit).toBe(((await call('GET', '/oauth/wallet', basic())).json.data as { credit: number }).credit);
+    const today = async () => ((await call('GET', `/oauth/counters/day/${new Date().toISOString().slice(0, 10)}`, basic())).json.data as Record<string, { counter: number }>)['GET:cap.openapi.it/regioni']!.counter;
+    const before = await today();
+    await call('GET', '/cap/regioni', `Bearer ${token}`);
+    expect(await today()).toBe(before + 1);
+    expect((await call('GET', '/oauth/counters/total', basic())).json.data).toHaveProperty(['GET:cap.openapi.it/regioni']);
+    expect((await call('GET', '/oauth/counters/day/2026-1-1', basic())).json).toMatchObject({ error: 610 });
+
+    expect((await call('DELETE', `/oauth/token/${token}`, basic())).json).toEqual({ message: '1 deleted token', success: true, error: null });
+    expect((await call('DELETE', `/oauth/token/${token}`, basic())).json).toMatchObject({ error: 170 });
+    expect((await call('GET', '/cap/regioni', `Bearer ${token}`)).status).toBe(401);
+  });
+});

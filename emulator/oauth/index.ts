@@ -18,6 +18,9 @@
  * - errors: every error answer any area gave one of the account's tokens, newest first;
  * - callbacks: the emulator's callback delivery log (the emulator does not tell accounts apart there).
  *
+ * OAuth v1's paths (`/token`, `/credit`, `/counters`) are served here too, on the same accounts
+ * and tokens (`v1.ts`).
+ *
  * Control hooks: `account {email, apikey?, credit?}` (an account, returned with its API key),
  * `subscribe {email, scope, totalRequests, pricePerRequest, type?}`.
  */
@@ -26,6 +29,7 @@ import { callbackSettings } from '../callbacks.ts';
 import { freeTierOf, priceOf } from '../../contract/prices.ts';
 import { AREA_HOSTS, type Area } from '../../contract/areas.ts';
 import { Accounts, type EmuAccount, type TokenLimits, type TokenMeta } from './accounts.ts';
+import { v1Routes } from './v1.ts';
 
 const YEAR_S = 365 * 86_400;
 const iso = Accounts.iso;
@@ -413,7 +417,7 @@ export function createOauthModule(): AreaModule {
   };
   return {
     area: 'oauth',
-    routes,
+    routes: [...routes, ...v1Routes],
     attach: (s) => {
       services = s;
     },
