@@ -10,6 +10,15 @@
  * the GET of the slow company datasets, as the vendor spec shows) → handler → charge → (a fault's `delayAfterMs`) →
  * answer → call log.
  *
+ * Accounts (`oauth/accounts.ts`): every token belongs to an account (its `owner` e-mail) and spends
+ * from the account's one wallet; every authorised call is noted in the account's usage, and every
+ * error answer in its error log (the authorization area shows both). Routes with `auth: 'basic'`
+ * (the authorization area) authenticate with the account's e-mail and API key instead of a token
+ * (401 error 140), a `basic-or-refresh` route also with a token's refresh token (401 error 130).
+ * The built-in account is `EMULATOR_EMAIL` / `EMULATOR_APIKEY` (`emulator@example.com` /
+ * `emulator-apikey`), owner of the built-in token. A call an active subscription of the account
+ * covers uses one of its requests instead of the wallet.
+ *
  * Scopes are checked in the vendor form `METHOD:test.<host><scopePath>` (the emulator behaves as the
  * sandbox), where `scopePath` is `Route.scopePath` or `/` + the first path segment; a token scope
  * matches by method (`*` for any), host (`*` wildcards) and path (`*` wildcards, or a prefix ending
@@ -18,7 +27,8 @@
  * Control API:
  * - `GET /_emulator/calls[?area=]`, `DELETE /_emulator/calls`
  * - `GET /_emulator/sandbox-companies`
- * - `POST /_emulator/tokens {scopes?, credit?, owner?, token?}` → `{token, scopes, credit, owner}`;
+ * - `POST /_emulator/tokens {scopes?, credit?, owner?, token?}` → `{token, scopes, credit, owner}`
+ *   (a new owner is a new account with `credit` in its wallet; an existing one's wallet is set to it);
  *   `GET /_emulator/tokens/<token>` → the same (remaining credit)
  * - `POST /_emulator/latency {area, ms}`, `GET /_emulator/latency`
  * - `POST /_emulator/faults {area, pathPrefix?, status?, retryAfter?, hangMs?, delayAfterMs?, reset?, count?}`,
