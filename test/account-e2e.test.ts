@@ -92,6 +92,7 @@ describe('account through the gateway', () => {
     expect(d.account.statsByDomain.map((x) => x.domain)).toEqual(expect.arrayContaining(['test.cap.openapi.it', 'test.oauth.openapi.com']));
     expect(d.account.ips.length).toBeGreaterThan(0);
     expect(Array.isArray(d.account.callbacks)).toBe(true);
+    expect((await ok<{ account: { callback: unknown } }>('{ account { callback(id: "000000000000000000000000") { id } } }')).account.callback).toBeNull();
     const dom = await ok<{ account: { domainStats: { scopes: Array<{ scope: string }> } } }>('{ account { domainStats(domain: "test.cap.openapi.it") { totalRequests scopes { scope totalRequests } } } }');
     expect(dom.account.domainStats.scopes.map((s) => s.scope)).toContain('GET:test.cap.openapi.it/comuni_base');
   });

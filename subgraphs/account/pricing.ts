@@ -20,6 +20,7 @@ export const accountPricing: PricingTable = {
     'Account.ips': one(OAUTH.statsIps),
     'Account.errors': one(OAUTH.errors),
     'Account.callbacks': one(OAUTH.callbacks),
+    'Account.callback': one(OAUTH.callback),
     'Mutation.createToken': one(OAUTH.createToken),
     'Mutation.updateToken': one(OAUTH.updateToken),
     'Mutation.deleteToken': one(OAUTH.deleteToken),

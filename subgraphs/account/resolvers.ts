@@ -118,6 +118,15 @@ const subscription = (o: Obj) => ({
   expiresAt: str(o.expiresAt),
 });
 
+const callback = (c: Obj) => ({
+  id: String(c.id ?? ''),
+  scope: str(c.scope),
+  url: str(c.url),
+  httpResponseCode: int(c.httpResponseCode),
+  startedAt: str(c.startedAt),
+  completedAt: str(c.completedAt),
+});
+
 type LimitsInput = { totalRequests?: number | null; walletRequests?: number | null; subscriptionRequests?: number | null; walletAmount?: number | null; ip?: readonly string[] | null } | null | undefined;
 function limitsBody(l: LimitsInput): Obj | undefined {
   if (!l) return undefined;
@@ -230,15 +239,11 @@ export function createResolvers(opts: AccountOptions): Resolvers {
           ip: str(e.ip),
         }));
       },
-      callbacks: async (_, args, ctx) =>
-        list(await call(ctx, OAUTH.callbacks, { query: paging(args, 50) })).map((c) => ({
-          id: String(c.id ?? ''),
-          scope: str(c.scope),
-          url: str(c.url),
-          httpResponseCode: int(c.httpResponseCode),
-          startedAt: str(c.startedAt),
-          completedAt: str(c.completedAt),
-        })),
+      callbacks: async (_, args, ctx) => list(await call(ctx, OAUTH.callbacks, { query: paging(args, 50) })).map(callback),
+      callback: async (_, args, ctx) => {
+        const d = await orNull(call<Obj>(ctx, OAUTH.callback, { params: { id: requiredText(args.id, 'id', 64) } }));
+        return isObj(d) ? callback(d) : null;
+      },
     },
     Mutation: {
       createToken: async (_, { input }, ctx) => {
