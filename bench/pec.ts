@@ -105,6 +105,28 @@ export async function runPecBench(latencyMs: number, mailboxes = 10): Promise<vo
     rows.push(
       `| bulk send, 50 recipients (${String(counts.delivered)} delivered, ${String(counts.failed)} failed) | ${bc.length} | ${bc.reduce((s, c) => s + c.price, 0).toFixed(3)} | ${ms(receiptsMs)} (all receipts) | ${ms(totalMs)} |`,
     );
+
+    // 1,000 recipients: 20 requests of 50 at one request per second per mailbox, progress pushed.
+    await clearCalls();
+    const many = Array.from({ length: 1000 }, (_, i) => `destinatario${i}@legalmail.it`);
+    const m0 = performance.now();
+    const big = (await gql(`mutation($input: BulkSendInput!, $c: BulkCredentialsInput!) { sendCertifiedMail(input: $input, credentials: $c) { id } }`, {
+      input: { sender: DEFAULT_BULK_USERNAME, recipients: many, subject: 'Bench 1000', html: '<p>bench</p>' },
+      c: { username: DEFAULT_BULK_USERNAME, password: DEFAULT_BULK_PASSWORD },
+    })).sendCertifiedMail as Obj;
+    const queuedMs = performance.now() - m0;
+    const progress = client.iterate<Obj>({ query: `subscription($id: ID!) { sendingUpdated(id: $id) { counts { sent } } }`, variables: { id: big.id } });
+    let events = 0;
+    for (;;) {
+      const r = await progress.next();
+      if (r.done) break;
+      events++;
+      if ((((r.value.data?.sendingUpdated as Obj | undefined)?.counts as Obj | undefined)?.sent as number) === 1000) break;
+    }
+    await progress.return?.();
+    const allSentMs = performance.now() - m0;
+    const sends = (await calls()).filter((c) => c.area === 'pecmassiva' && (c as { method?: string }).method === 'POST');
+    rows.push(`| bulk send, 1,000 recipients (answered in ${ms(queuedMs)}; ${events} progress events) | ${sends.length} sends | ${sends.reduce((s, c) => s + c.price, 0).toFixed(3)} | — | ${ms(allSentMs)} to all sent |`);
   } finally {
     await client.dispose();
     await stack.close();

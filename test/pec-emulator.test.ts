@@ -141,3 +141,32 @@ describe('PEC emulator: register notification', () => {
     expect(data(await call('GET', `/comunica_pec/${id}`))).toMatchObject({ stato: 'comunicazione_evasa' });
   });
 });
+
+describe('PEC Massiva emulator', () => {
+  const bulkCall = async (method: 'GET' | 'POST', path: string, headers: Record<string, string> = {}, body?: unknown): Promise<{ status: number; json: Obj }> => {
+    const res = await request(`${emu.url}/pecmassiva${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: res.statusCode, json: (await res.body.json()) as Obj };
+  };
+  const creds = { 'x-username': 'bulk@pecmassiva.com', 'x-password': 'emulator-bulk-password' };
+  const send = { sender: 'bulk@pecmassiva.com', recipient: ['a@legalmail.it'], subject: 'Prova', body: '<b>x</b>', username: 'bulk@pecmassiva.com', password: 'emulator-bulk-password' };
+
+  it('answers in the vendor envelopes: 201 send, 401 without the mailbox credentials, 400 bad parameters, 429 above one send a second', async () => {
+    expect(await bulkCall('GET', '/quota/INBOX')).toEqual({ status: 401, json: { success: false, message: 'Authorization is not valid or empty' } });
+    expect((await bulkCall('POST', '/send', {}, { ...send, recipient: 'not an address' })).json).toEqual({ success: false, message: 'Post parameter is not valid' });
+    const first = await bulkCall('POST', '/send', {}, send);
+    expect(first.status).toBe(201);
+    expect(first.json).toMatchObject({ success: true, sent: 1, message: '' });
+    expect(String(first.json.message_id)).toMatch(/^\d{16}$/);
+    expect((await bulkCall('POST', '/send', {}, send)).status).toBe(429);
+    const receipts = await bulkCall('GET', `/send/${String(first.json.message_id)}`, creds);
+    expect((receipts.json.data as Obj[])[0]).toMatchObject({ object: expect.stringMatching(/^POSTA CERTIFICATA: Prova/) });
+    expect('error' in receipts.json).toBe(false);
+    const inbox = await bulkCall('GET', '/inbox?page=2', creds);
+    expect(inbox.json).toMatchObject({ success: true, page: 2, total: 60, n_of_pages: 3 });
+    expect((inbox.json.data as Obj[]).length).toBe(25);
+  });
+});
