@@ -61,3 +61,19 @@ it('scopes: every method and path of the areas the subgraphs call, and no other'
   expect(scopesFor('emulator', ['company', 'postal', 'account'])).toEqual(['*:test.cap.openapi.it/*', '*:test.company.openapi.com/*']);
   expect(scopesFor('production', ['risk'])).toEqual(['*:risk.openapi.com/*']);
 });
+
+it('with credentials the authorization area refuses, the layer still starts, answers UNAUTHENTICATED saying why, and buys nothing', async () => {
+  const apikey = 'wrong-apikey-0123456789abcdef';
+  const bad = await startTestStack({ OPENAPI_EMAIL: 'nobody@example.com', OPENAPI_APIKEY: apikey });
+  try {
+    const res = await bad.gql('{ postalCode(code: "00136") { code } }');
+    expect(res.errors?.map((e) => e.extensions?.code)).toEqual(['UNAUTHENTICATED']);
+    expect(res.errors?.[0]?.message).toMatch(/minting it with OPENAPI_EMAIL and OPENAPI_APIKEY failed/);
+    expect(JSON.stringify(res)).not.toContain(apikey);
+    expect(await bad.calls('cap')).toEqual([]);
+    // Every attempt is one call to the authorization area: the first at start, one per operation since.
+    expect((await bad.calls('oauth')).filter((c) => c.method === 'POST' && c.path === '/tokens').length).toBeGreaterThanOrEqual(1);
+  } finally {
+    await bad.close();
+  }
+});

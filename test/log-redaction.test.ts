@@ -48,6 +48,8 @@ beforeAll(async () => {
       OPENAPI_TOKEN: '',
       OPENAPI_EMAIL: 'someone@example.com',
       OPENAPI_APIKEY: API_KEY,
+      // Callers' own tokens pay (the scenario's), not a token the layer mints with the account.
+      OPENAPI_MANAGED_TOKEN: 'off',
       LAYER_SECRET,
       GATEWAY_LOG_LEVEL: 'debug',
       NO_COLOR: '1',

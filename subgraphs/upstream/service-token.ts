@@ -9,6 +9,7 @@
  * operation whole. Everything cached or counted stays under one tenant (the account's), whatever
  * token is current.
  */
+import { GraphQLError } from 'graphql';
 import { AREA_HOSTS, type Area } from '../../contract/areas.ts';
 import { CostMeter } from './cost.ts';
 import type { OpenapiEnv } from './config.ts';
@@ -54,6 +55,8 @@ export class ManagedServiceToken {
   private token: string | null = null;
   private expireAt = 0;
   private renewing: Promise<void> | null = null;
+  private minting: Promise<void> | null = null;
+  private mintError: string | null = null;
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly now: () => number;
   private readonly ctx: CallContext;
@@ -76,17 +79,38 @@ export class ManagedServiceToken {
     return this.opts.ttlSeconds ?? 30 * 86_400;
   }
 
-  /** Mints the first token. */
+  /**
+   * Mints the first token. A failure (wrong credentials, the authorization area down) does not stop
+   * the layer: it is logged (never the credentials), operations are answered `UNAUTHENTICATED`
+   * saying why, and minting is tried again (at the next operation, and on the renewal timer).
+   */
   async start(): Promise<void> {
-    await this.mint();
     byUpstream.set(this.upstream, this);
+    await this.tryMint();
     // Renewed without traffic too: checked every few minutes on real time (the expiry on `now`).
     const every = Math.max(1_000, Math.min(((this.opts.renewBeforeSeconds ?? this.ttl / 10) * 1000) / 2, 5 * 60_000));
     const timer = setInterval(() => {
-      if (this.due) this.current();
+      if (!this.token) void this.tryMint();
+      else if (this.due) this.current();
     }, every);
     timer.unref();
     this.timers.add(timer);
+  }
+
+  /** One attempt at the first token (joined when one is under way); remembers why it failed. */
+  private tryMint(): Promise<void> {
+    this.minting ??= this.mint()
+      .then(() => {
+        this.mintError = null;
+      })
+      .catch((err: unknown) => {
+        this.mintError = err instanceof Error ? err.message : String(err);
+        console.warn(`[service token] minting the layer's token failed: ${this.mintError}; operations get UNAUTHENTICATED until it succeeds`);
+      })
+      .finally(() => {
+        this.minting = null;
+      });
+    return this.minting;
   }
 
   private async mint(): Promise<void> {
@@ -108,7 +132,13 @@ export class ManagedServiceToken {
    * valid) is returned; the next calls get the new one once it is minted.
    */
   current(): string {
-    if (!this.token) throw new Error('the managed service token was not minted (start() first)');
+    if (!this.token) {
+      void this.tryMint();
+      throw new GraphQLError(
+        `The layer has no upstream token: minting it with OPENAPI_EMAIL and OPENAPI_APIKEY failed (${this.mintError ?? 'not tried yet'}). Check the account's credentials.`,
+        { extensions: { code: 'UNAUTHENTICATED' } },
+      );
+    }
     if (this.due && !this.renewing) this.renewing = this.renew().finally(() => (this.renewing = null));
     return this.token;
   }
