@@ -682,11 +682,11 @@ describe('control API', () => {
 });
 
 describe('default modules', () => {
-  it('loads company and risk when no modules are given', async () => {
+  it('loads every area when no modules are given', async () => {
     const full = await startEmulator({ latencyMs: { risk: 1 } });
     try {
       const health = await request(`${full.url}/healthz`);
-      expect(((await health.body.json()) as Json).areas).toEqual(['company', 'risk']);
+      expect(((await health.body.json()) as Json).areas).toEqual(['company', 'risk', 'pec', 'pecmassiva', 'cap', 'oauth', 'invoice']);
       const res = await request(`${full.url}/company/IT-start/${OPENAPI}`, { headers: { authorization: `Bearer ${full.tokens.defaultToken}` } });
       expect(res.statusCode).toBe(200);
       await res.body.dump();
