@@ -5,10 +5,16 @@
  * and the upstream POSTs the dataset to the callback when it is ready. Polling `IT-check_id/{id}` is
  * the fallback when the callback is late (`COMPANY_SLOW_CALLBACK_WAIT_MS`, default 30 s) or lost.
  *
- * - The purchase is charged once and never made twice: it is noted at once as pending under the
- *   GET's cache key (`Upstream.markPending`), so any later read of the GET, here or on a replica
- *   sharing the stores, polls it (free) instead of buying; in this process, concurrent reads join
- *   the one in flight.
+ * - The purchase is charged once and never made twice by the layer, across the replicas sharing
+ *   the stores (Redis): the upstream client's `buySlow` orders it under the GET's in-flight lease
+ *   after re-checking the cache and the pending store, marks it pending before the POST is sent
+ *   (an unknown outcome — timeout, 502/504 — stays marked, so a retry waits for the callback
+ *   instead of paying again), keeps the mark as long as the callback URL lives (24 h) until the
+ *   dataset is cached or a final IT-check_id answer or an invalidation clears it; concurrent reads
+ *   join it (in process, and through the lease on replicas). An immediate answer is cached only when
+ *   it passes the delivery's check (it names the company); a request's state is followed by id.
+ * - A waiter learns of a callback delivered to another replica from the shared cache (checked
+ *   while it waits), not after the whole wait.
  * - The dataset is cached under the GET's key (`Upstream.remember`, for the tenant that bought it),
  *   so later reads are cache hits, whichever replica the callback reached.
  * - A callback URL is signed (purpose `company-dataset`), names the tenant, tier and company, and is
@@ -40,6 +46,8 @@ export type SlowPurchaseMode = 'callback' | 'poll';
 const PURPOSE = 'company-dataset';
 /** A dataset callback URL outlives the longest wait of the upstream (its retries included). */
 const CALLBACK_TTL_S = 24 * 3600;
+/** The longest wait for a callback before polling: well inside the callback URL's (and the pending mark's) life. */
+const MAX_CALLBACK_WAIT_MS = 3600_000;
 /** Retries asked of the upstream for its delivery to the layer (the vendor's maximum). */
 const UPSTREAM_RETRIES = 5;
 
@@ -87,8 +95,8 @@ function namesCompany(dataset: unknown, code: string): boolean {
   return isObj(dataset) && JSON.stringify(dataset).toUpperCase().includes(code.toUpperCase());
 }
 
-const isPendingAnswer = (data: unknown): data is { state: string; id: string } =>
-  isObj(data) && typeof data.id === 'string' && typeof data.state === 'string' && /^(PENDING|IN_PROGRESS|RUNNING)$/i.test(data.state) && Object.keys(data).length <= 3;
+/** A request's state (the vendor's `Request`: `{state, id, …}`), not a dataset. */
+const isRequestState = (data: unknown): boolean => isObj(data) && typeof data.id === 'string' && typeof data.state === 'string' && Object.keys(data).length <= 4;
 
 export interface SlowPurchaseOptions {
   signer: () => Signer;
@@ -103,66 +111,45 @@ export class SlowPurchases {
   /** How long the callback is awaited before polling IT-check_id (ms). */
   readonly callbackWaitMs: number;
   private readonly waiters = new Map<string, Waiter>();
-  private readonly inflight = new Map<string, Promise<unknown>>();
 
   constructor(private readonly opts: SlowPurchaseOptions) {
     const mode = opts.env.COMPANY_SLOW_PURCHASE?.trim().toLowerCase();
     this.mode = mode === 'poll' ? 'poll' : 'callback';
     const wait = Number(opts.env.COMPANY_SLOW_CALLBACK_WAIT_MS);
     this.callbackWaitMs = Number.isFinite(wait) && wait >= 0 && opts.env.COMPANY_SLOW_CALLBACK_WAIT_MS !== '' && opts.env.COMPANY_SLOW_CALLBACK_WAIT_MS !== undefined ? wait : 30_000;
+    // The purchase stays marked pending while its callback URL lives: a wait beyond it would buy again.
+    if (this.callbackWaitMs >= MAX_CALLBACK_WAIT_MS) throw new Error(`COMPANY_SLOW_CALLBACK_WAIT_MS must be below ${MAX_CALLBACK_WAIT_MS} ms (an hour), got ${this.callbackWaitMs}`);
   }
 
-  /** A company endpoint's data: a slow tier by POST + callback when it applies, else as the upstream client buys it. */
+  /**
+   * A company endpoint's data: a slow tier by POST + callback when it applies (through
+   * `Upstream.buySlow`: cache, joining, the shared lease and the pending mark are the upstream
+   * client's), else as the upstream client buys it.
+   */
   async buy<T>(ctx: SubgraphContext, ep: Endpoint, opts: CallOptions): Promise<T> {
     const base = this.opts.publicUrl().replace(/\/+$/, '');
     const tier = ep.path.split('/')[1] ?? '';
     const code = opts.params?.id;
     if (this.mode !== 'callback' || !base || !ep.slow || !SLOW_TIERS.has(tier) || !code) return ctx.upstream.call<T>(ctx, ep, opts);
-    // Cached, or paid for already and pending: the client answers (cache hit, or a free poll).
-    if ((await ctx.upstream.isCached(ctx, ep, opts)) || (await ctx.upstream.pendingOf(ctx, ep, opts)) !== null) return ctx.upstream.call<T>(ctx, ep, opts);
-    const slot = `${ctx.auth.tenant}|${ep.path}|${code}`;
-    const running = this.inflight.get(slot);
-    if (running) {
-      ctx.meter.record({ area: ep.area, method: 'GET', path: `/${tier}/${code}`, status: 200, euro: 0, ms: 0, source: 'dedup' });
-      return (await running) as T;
-    }
-    const p = this.purchase(ctx, ep, opts, base, tier, code);
-    this.inflight.set(slot, p);
-    try {
-      return (await p) as T;
-    } finally {
-      if (this.inflight.get(slot) === p) this.inflight.delete(slot);
-    }
-  }
-
-  private async purchase(ctx: SubgraphContext, ep: Endpoint, opts: CallOptions, base: string, tier: string, code: string): Promise<unknown> {
     const nonce = randomBytes(12).toString('base64url');
-    const token = this.opts.signer().sign(PURPOSE, encode({ n: nonce, t: ctx.auth.tenant, e: tier, i: code }), CALLBACK_TTL_S);
     let arrived!: (data: unknown) => void;
-    const delivery = new Promise<unknown>((resolve) => (arrived = resolve));
+    const delivered = new Promise<unknown>((resolve) => (arrived = resolve));
     this.waiters.set(nonce, { resolve: arrived });
     try {
-      const post: Endpoint = { area: ep.area, method: 'POST', path: ep.path, ttl: 0, timeoutMs: 20_000 };
-      const callback = { url: `${base}/callbacks/company/datasets/${token}`, method: 'JSON', field: 'data', headers: {}, retry: UPSTREAM_RETRIES };
-      // Paid, sent once (the client never retries a POST): a lost answer is the caller's error (atRisk).
-      const answer = await ctx.upstream.call<unknown>(ctx, post, { params: opts.params, body: { callback } });
-      if (!isPendingAnswer(answer)) {
-        // The dataset at once.
-        await ctx.upstream.remember(ctx, ep, opts, answer);
-        return answer;
-      }
-      await ctx.upstream.markPending(ctx, ep, opts, answer.id);
-      let timer: NodeJS.Timeout | undefined;
-      const late = new Promise<typeof LATE>((resolve) => {
-        timer = setTimeout(() => resolve(LATE), this.callbackWaitMs);
-        timer.unref();
+      return await ctx.upstream.buySlow<T>(ctx, ep, opts, {
+        order: () => {
+          const token = this.opts.signer().sign(PURPOSE, encode({ n: nonce, t: ctx.auth.tenant, e: tier, i: code }), CALLBACK_TTL_S);
+          const post: Endpoint = { area: ep.area, method: 'POST', path: ep.path, ttl: 0, timeoutMs: 20_000 };
+          const callback = { url: `${base}/callbacks/company/datasets/${token}`, method: 'JSON', field: 'data', headers: {}, retry: UPSTREAM_RETRIES };
+          // Paid, sent once (the client never retries a POST): a lost answer is the caller's error (atRisk).
+          return ctx.upstream.call<unknown>(ctx, post, { params: opts.params, body: { callback } });
+        },
+        // The same check as a delivery's: an answer that does not name the company is a request's state.
+        isDataset: (data) => !isRequestState(data) && namesCompany(datasetOf(data), code),
+        delivered,
+        waitMs: this.callbackWaitMs,
+        markMs: CALLBACK_TTL_S * 1000,
       });
-      const first = await Promise.race([delivery, late]);
-      clearTimeout(timer);
-      if (first !== LATE) return first;
-      // Late or lost: the GET resumes the pending request by polling IT-check_id (free), or finds
-      // the dataset a callback on another replica cached meanwhile.
-      return await ctx.upstream.call<unknown>(ctx, ep, opts);
     } finally {
       this.waiters.delete(nonce);
     }
@@ -210,8 +197,6 @@ export class SlowPurchases {
     sendJson(res, 200, { ok: true });
   }
 }
-
-const LATE = Symbol('late');
 
 /** The slow-purchase service of each upstream client (one per started company subgraph). */
 const registry = new WeakMap<Upstream, SlowPurchases>();

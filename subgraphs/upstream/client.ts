@@ -10,7 +10,7 @@
  */
 import { AccountGuard } from './account-guard.ts';
 import { Agent, request, errors as undiciErrors } from 'undici';
-import type { CallContext, CallOptions, Download, QueryValue, Upstream } from './upstream.ts';
+import type { CallContext, CallOptions, Download, QueryValue, SlowVariant, Upstream } from './upstream.ts';
 import {
   InFlight,
   MemoryCacheStore,
@@ -29,7 +29,7 @@ import { MemoryRateLimitStore, RateLimitedError, RateLimiter } from './rate-limi
 import { sleep } from './sleep.ts';
 import { endpointOf, priceOf } from '../../contract/prices.ts';
 
-export type { CallContext, CallOptions, Download, QueryValue } from './upstream.ts';
+export type { CallContext, CallOptions, Download, QueryValue, SlowVariant } from './upstream.ts';
 
 /** What a call that is not a GET sends beyond its URL (see `CallOptions`). */
 interface Payload {
@@ -47,6 +47,14 @@ interface Answer extends RawAnswer {
 
 /** How long a dataset the upstream is still preparing can be resumed by id instead of bought again. */
 const PENDING_RESUME_MS = 10 * 60_000;
+/**
+ * The pending mark of a slow dataset ordered another way (`buySlow`) whose order has no answer yet,
+ * or never got one (timeout, 502/504): paid perhaps, its request id unknown. A read waits for its
+ * delivery instead of buying it again.
+ */
+const ORDERED = '?ordered';
+/** How often a read waiting for a delivery looks at the shared cache (ms, at least). */
+const DELIVERY_CHECK_MS = 100;
 
 export function queryString(query: Record<string, QueryValue> | undefined): string {
   if (!query) return '';
@@ -124,6 +132,19 @@ export class UpstreamClient implements Upstream {
 
   /** Calls an endpoint and returns its decoded `data` (the whole JSON body for `decode: 'raw'`). */
   async call<T = unknown>(ctx: CallContext, ep: Endpoint, opts: CallOptions = {}): Promise<T> {
+    return this.callVia<T>(ctx, ep, opts, undefined);
+  }
+
+  /**
+   * A slow GET's answer bought, when it must be bought, by `variant` (the POST + callback variant)
+   * instead of the GET: see `Upstream.buySlow`. Anything but a cached slow GET is a plain `call`.
+   */
+  async buySlow<T = unknown>(ctx: CallContext, ep: Endpoint, opts: CallOptions, variant: SlowVariant): Promise<T> {
+    if (ep.method !== 'GET' || !ep.slow || (ep.ttl ?? 0) <= 0 || opts.price !== undefined || opts.headers !== undefined) return this.call<T>(ctx, ep, opts);
+    return this.callVia<T>(ctx, ep, opts, variant);
+  }
+
+  private async callVia<T>(ctx: CallContext, ep: Endpoint, opts: CallOptions, variant: SlowVariant | undefined): Promise<T> {
     const path = fillPath(ep.path, opts.params);
     const qs = queryString(opts.query);
     this.requireToken(ctx, ep, path);
@@ -141,7 +162,7 @@ export class UpstreamClient implements Upstream {
       return answerOf<T>(cached.value, ep);
     }
     // One promise per key in this process; across replicas, one leader per key (`fetchShared`).
-    const { promise, joined } = this.inflight.run(key, () => this.fetchShared(ctx, ep, path, qs, key, ttl));
+    const { promise, joined } = this.inflight.run(key, () => this.fetchShared(ctx, ep, path, qs, key, ttl, variant));
     try {
       let value: unknown;
       try {
@@ -153,7 +174,7 @@ export class UpstreamClient implements Upstream {
         }
       } catch (err) {
         // The call this one joined was refused by the other operation's budget: try on this one's.
-        if (joined && err instanceof CostLimitError) return this.call<T>(ctx, ep, opts);
+        if (joined && err instanceof CostLimitError) return this.callVia<T>(ctx, ep, opts, variant);
         if (joined) ctx.meter.record({ area: ep.area, method: ep.method, path, status: err instanceof UpstreamError ? err.status : 0, euro: 0, ms: 0, source: 'dedup' });
         throw err;
       }
@@ -176,9 +197,11 @@ export class UpstreamClient implements Upstream {
    * themselves. The lease lasts the endpoint's timeout and the leader renews it while it works; a
    * follower waits at most as long as the leader's call may take (attempts, rate waits, back-offs,
    * and the slow flow's budget), then goes on alone (a paid slow dataset is then resumed from the
-   * pending store, not bought again). Uncached endpoints are joined in process only.
+   * pending store, not bought again). Uncached endpoints are joined in process only. With a
+   * `variant`, the leader that finds the answer neither cached nor pending orders it that way
+   * (`order`), under the same lease: one order across the replicas.
    */
-  private async fetchShared(ctx: CallContext, ep: Endpoint, path: string, qs: string, key: string, ttl: number): Promise<Shared> {
+  private async fetchShared(ctx: CallContext, ep: Endpoint, path: string, qs: string, key: string, ttl: number, variant?: SlowVariant): Promise<Shared> {
     if (ttl <= 0) return { value: await this.fetchDecoded(ctx, ep, path, qs, undefined, key), via: 'self' };
     const leaseMs = this.timeoutOf(ep) + 1_000;
     const deadline = Date.now() + this.longestCallMs(ep);
@@ -191,6 +214,7 @@ export class UpstreamClient implements Upstream {
           // Another replica may have finished between this call's cache read and its lease.
           const hit = await this.cache.get(key);
           if (hit?.fresh) return { value: hit.value, via: 'cache' };
+          if (variant && !(await this.pending.get(key))) return { value: await this.order(ctx, ep, path, key, ttl, variant), via: 'self' };
           return { value: await this.fetchAndStore(ctx, ep, path, qs, key, ttl), via: 'self' };
         } finally {
           clearInterval(keepAlive);
@@ -244,7 +268,10 @@ export class UpstreamClient implements Upstream {
   /** Drops the tenant's cached answer of one GET (see `Upstream.forget`). */
   async forget(ctx: CallContext, ep: Endpoint, opts: CallOptions = {}): Promise<void> {
     if (ep.method !== 'GET') return;
-    await this.cache.delete(this.cacheKey(ctx, ep, fillPath(ep.path, opts.params), queryString(opts.query)));
+    const key = this.cacheKey(ctx, ep, fillPath(ep.path, opts.params), queryString(opts.query));
+    await this.cache.delete(key);
+    // A request still pending upstream would deliver the data as it was: bought again too.
+    if (ep.slow) await this.pending.delete(key);
   }
 
   /** Caches data bought another way as the tenant's answer of one GET (see `Upstream.remember`). */
@@ -254,25 +281,6 @@ export class UpstreamClient implements Upstream {
     const key = this.cacheKey(ctx, ep, fillPath(ep.path, opts.params), queryString(opts.query));
     await this.cache.set(key, data, ttl, this.config.maxStaleSeconds);
     if (ep.slow) await this.pending.delete(key);
-  }
-
-  /**
-   * The upstream request id under which the tenant's answer of a slow GET is being prepared (paid
-   * for, by a 302 or by `markPending`), or null: a `call` of the GET then polls it, never buys again.
-   */
-  async pendingOf(ctx: CallContext, ep: Endpoint, opts: CallOptions = {}): Promise<string | null> {
-    if (ep.method !== 'GET' || !ep.slow) return null;
-    return (await this.pending.get(this.cacheKey(ctx, ep, fillPath(ep.path, opts.params), queryString(opts.query))))?.id ?? null;
-  }
-
-  /**
-   * Notes that the tenant's answer of a slow GET was bought another way (the POST + callback
-   * variant) and is being prepared upstream as request `id`: a later `call` of the GET polls
-   * `IT-check_id/{id}` (free) instead of buying it again, as after a 302.
-   */
-  async markPending(ctx: CallContext, ep: Endpoint, opts: CallOptions, id: string): Promise<void> {
-    if (ep.method !== 'GET' || !ep.slow) return;
-    await this.pending.set(this.cacheKey(ctx, ep, fillPath(ep.path, opts.params), queryString(opts.query)), id, PENDING_RESUME_MS);
   }
 
   private cacheKey(ctx: CallContext, ep: Endpoint, path: string, qs: string): string {
@@ -452,7 +460,12 @@ export class UpstreamClient implements Upstream {
   private async fetchDecoded(ctx: CallContext, ep: Endpoint, path: string, qs: string, payload: Payload | undefined, pendingKey?: string): Promise<unknown> {
     if (pendingKey && ep.slow) {
       const resumed = await this.pending.get(pendingKey);
-      if (resumed) return this.followSlow(ctx, ep, path, resumed.id, 0, pendingKey);
+      if (resumed?.id === ORDERED) {
+        // Ordered another way, no request id known: its delivery, else the id once known.
+        const got = await this.awaitOrdered(ep, path, pendingKey);
+        if ('value' in got) return got.value;
+        if ('id' in got) return this.followSlow(ctx, ep, path, got.id, 0, pendingKey, null);
+      } else if (resumed) return this.followSlow(ctx, ep, path, resumed.id, 0, pendingKey, null);
     }
     const retries = ep.method === 'GET' && payload?.price === undefined ? this.config.maxRetries : 0;
     const outcome = await this.withRetries(retries, async (): Promise<{ slow: Answer } | { data: unknown }> => {
@@ -473,7 +486,92 @@ export class UpstreamClient implements Upstream {
     if (!pendingId) throw new UpstreamError('decode', '302 without a request id', ep.area, endpointOf(path), 302);
     // Remembered at once: whatever happens to the polls, the next call resumes it, never buys it again.
     if (pendingKey) await this.pending.set(pendingKey, pendingId, PENDING_RESUME_MS);
-    return this.followSlow(ctx, ep, path, pendingId, outcome.slow.retryAfter, pendingKey);
+    return this.followSlow(ctx, ep, path, pendingId, outcome.slow.retryAfter, pendingKey, PENDING_RESUME_MS);
+  }
+
+  /**
+   * Orders a slow GET's answer by `variant` (the caller holds the key's lease, and neither the
+   * cache nor the pending store has it): marked `ORDERED` before sending, so a retry after an order
+   * whose outcome is unknown waits for its delivery instead of paying again; an answer that is the
+   * dataset (`variant.isDataset`) is cached; one with a request id is marked pending under it (as
+   * long as a delivery may come) unless the delivery came first, then its delivery is awaited for
+   * `variant.waitMs` (here, or through the shared cache from a replica) before polling it.
+   */
+  private async order(ctx: CallContext, ep: Endpoint, path: string, key: string, ttl: number, variant: SlowVariant): Promise<unknown> {
+    const markMs = Math.max(variant.markMs, variant.waitMs + this.config.slowBudgetMs);
+    await this.pending.set(key, ORDERED, markMs);
+    let answer: unknown;
+    try {
+      answer = await variant.order();
+    } catch (err) {
+      // Not carried out: nothing will be delivered. Carried out perhaps (at risk): the mark stays.
+      if (!(err instanceof UpstreamError && err.atRisk)) await this.pending.delete(key).catch(() => undefined);
+      throw err;
+    }
+    if (variant.isDataset(answer)) {
+      await this.cache.set(key, answer, ttl, this.config.maxStaleSeconds).catch((err: unknown) => console.warn(`[upstream] answer not cached: ${(err as Error).message}`));
+      await this.pending.delete(key);
+      return answer;
+    }
+    const id = typeof answer === 'object' && answer !== null && typeof (answer as { id?: unknown }).id === 'string' ? (answer as { id: string }).id : null;
+    // Paid, with nothing to follow: the mark stays for a delivery that may still come.
+    if (!id) throw new UpstreamError('decode', 'the order answered neither the dataset nor a request id', ep.area, endpointOf(path), 200);
+    // The delivery may have come before this answer (it caches, then clears the mark): no mark then.
+    const early = await this.cache.get(key);
+    if (early?.fresh) return early.value;
+    await this.pending.set(key, id, markMs);
+    const late = await this.cache.get(key);
+    if (late?.fresh) {
+      await this.pending.delete(key);
+      return late.value;
+    }
+    if (isPending(answer)) {
+      const got = await this.awaitDelivery(key, variant.waitMs, variant.delivered);
+      if (got) return got.value;
+    }
+    // Late, lost, or ready at once (DONE): polled (free) until it is there.
+    const data = await this.followSlow(ctx, ep, path, id, 0, key, null);
+    await this.cache.set(key, data, ttl, this.config.maxStaleSeconds).catch((err: unknown) => console.warn(`[upstream] answer not cached: ${(err as Error).message}`));
+    return data;
+  }
+
+  /**
+   * The delivery of an order for `key`: from `delivered` (this process), or found in the shared
+   * cache (a replica took it), within `waitMs`; undefined when it did not come in time.
+   */
+  private async awaitDelivery(key: string, waitMs: number, delivered?: Promise<unknown>): Promise<{ value: unknown } | undefined> {
+    let got: { value: unknown } | undefined;
+    const arrived = delivered?.then((value) => (got = { value }));
+    const deadline = Date.now() + waitMs;
+    for (;;) {
+      if (got) return got;
+      const hit = await this.cache.get(key);
+      if (hit?.fresh) return { value: hit.value };
+      const left = deadline - Date.now();
+      if (left <= 0) return undefined;
+      const pause = sleep(Math.min(left, Math.max(DELIVERY_CHECK_MS, this.config.pollMinMs)), this.closing.signal);
+      await (arrived ? Promise.race([arrived, pause]) : pause);
+    }
+  }
+
+  /**
+   * A read of a slow dataset ordered another way whose request id is not known (`ORDERED`): waits
+   * (the slow budget at most) for its delivery in the shared cache, or for the id once the order
+   * answers (then polled), or for the mark to go (the order failed, nothing was bought: `{}`, the
+   * read buys it); still unknown at the end, a "still pending" error (nothing bought twice).
+   */
+  private async awaitOrdered(ep: Endpoint, path: string, key: string): Promise<{ value: unknown } | { id: string } | Record<string, never>> {
+    const deadline = Date.now() + this.config.slowBudgetMs;
+    for (;;) {
+      const hit = await this.cache.get(key);
+      if (hit?.fresh) return { value: hit.value };
+      const mark = await this.pending.get(key);
+      if (!mark) return {};
+      if (mark.id !== ORDERED) return { id: mark.id };
+      const left = deadline - Date.now();
+      if (left <= 0) throw new UpstreamError('pending', 'dataset ordered, its delivery still awaited', ep.area, endpointOf(path), 302, null, 1);
+      await sleep(Math.min(left, Math.max(DELIVERY_CHECK_MS, this.config.pollMinMs)), this.closing.signal);
+    }
   }
 
   /**
@@ -481,7 +579,7 @@ export class UpstreamClient implements Upstream {
    * (the token never goes to a host taken from a response) until the dataset arrives or the budget
    * ends; each poll is retried on its own. A dataset still pending is remembered for resumption.
    */
-  private async followSlow(ctx: CallContext, ep: Endpoint, path: string, pendingId: string, firstRetryAfter: number | null, pendingKey?: string): Promise<unknown> {
+  private async followSlow(ctx: CallContext, ep: Endpoint, path: string, pendingId: string, firstRetryAfter: number | null, pendingKey: string | undefined, markMs: number | null): Promise<unknown> {
     const check: Endpoint = { area: ep.area, method: 'GET', path: '/IT-check_id/{id}', timeoutMs: ep.timeoutMs };
     const checkPath = fillPath(check.path, { id: pendingId });
     const deadline = Date.now() + this.config.slowBudgetMs;
@@ -489,7 +587,7 @@ export class UpstreamClient implements Upstream {
     for (;;) {
       const wait = Math.min(this.config.pollMaxMs, Math.max(this.config.pollMinMs, (retryAfter ?? 1) * 1000));
       if (Date.now() + wait > deadline) {
-        if (pendingKey) await this.pending.set(pendingKey, pendingId, PENDING_RESUME_MS);
+        if (pendingKey && markMs !== null) await this.pending.set(pendingKey, pendingId, markMs);
         throw new UpstreamError('pending', `dataset ${pendingId} still pending`, ep.area, endpointOf(path), 302, null, retryAfter ?? 1);
       }
       await sleep(wait, this.closing.signal);
@@ -508,7 +606,7 @@ export class UpstreamClient implements Upstream {
         if (pendingKey) await this.pending.delete(pendingKey);
         return answer.decoded.data;
       }
-      if (pendingKey) await this.pending.set(pendingKey, pendingId, PENDING_RESUME_MS);
+      if (pendingKey && markMs !== null) await this.pending.set(pendingKey, pendingId, markMs);
       retryAfter = answer.answer.retryAfter;
     }
   }

@@ -76,8 +76,27 @@ export interface Upstream {
    * dataset), so later reads of the GET are cache hits. Nothing for uncached endpoints.
    */
   remember(ctx: CallContext, ep: Endpoint, opts: CallOptions, data: unknown): Promise<void>;
-  /** The upstream request id of a slow GET's answer paid for and still being prepared, or null. */
-  pendingOf(ctx: CallContext, ep: Endpoint, opts?: CallOptions): Promise<string | null>;
-  /** Notes a slow GET's answer bought another way as pending upstream under `id` (a `call` then polls it). */
-  markPending(ctx: CallContext, ep: Endpoint, opts: CallOptions, id: string): Promise<void>;
+  /**
+   * A slow GET's answer (cached like `call`'s), bought, when it is neither cached nor pending, by
+   * `variant.order` (the POST + callback variant) instead of the GET. Once across the replicas
+   * sharing the stores: concurrent reads join it, here and on replicas (the GET's in-flight lease),
+   * and it stays marked pending (a later read waits for its delivery or polls `IT-check_id`, free)
+   * from before the order is sent until the data is cached, a final poll answers, or `forget`
+   * drops it, for `variant.markMs` at most. See `UpstreamClient.order`.
+   */
+  buySlow<T = unknown>(ctx: CallContext, ep: Endpoint, opts: CallOptions, variant: SlowVariant): Promise<T>;
+}
+
+/** How `Upstream.buySlow` orders a slow dataset another way than its GET. */
+export interface SlowVariant {
+  /** Sends the paid order (at most once per call) and returns its decoded answer. */
+  order(): Promise<unknown>;
+  /** Whether an answer of the order is the dataset asked for (cached as is; else it names a request id). */
+  isDataset(data: unknown): boolean;
+  /** Resolves with the dataset when this order's delivery reaches this process (already `remember`ed). */
+  delivered: Promise<unknown>;
+  /** How long its delivery is awaited before polling `IT-check_id` (ms). */
+  waitMs: number;
+  /** How long a delivery may still come: the pending mark's lifetime (ms). */
+  markMs: number;
 }
