@@ -285,3 +285,25 @@ describe('a monitor whose callback is lost', () => {
     await sub.return?.();
   });
 });
+
+describe('a slow dataset bought by POST + callback', () => {
+  it('is bought again after a check of the company', async () => {
+    const MANAGERS = `query($vat: String!) { company(vatCode: $vat) { managers { __typename } } }`;
+    const m = await createMonitor(t, { monitoredFields: ['companyName'] });
+    const sub = subscribe(t, CHANGED, { monitorId: m.id });
+    await t.clearCalls();
+    // Bought by its POST variant (the emulator calls back), then a cache hit.
+    await gql(MANAGERS, { vat: VAT });
+    expect(await callsOf(t)).toEqual([`POST /IT-stakeholders/${VAT}`]);
+    await gql(MANAGERS, { vat: VAT });
+    expect(await callsOf(t)).toEqual([`POST /IT-stakeholders/${VAT}`]);
+
+    await t.clearCalls();
+    await t.control('company/monitorCheck', { id: m.id, changes: { companyName: 'OPENAPI FOURTH S.P.A.' } });
+    expect((await nextChange(sub)).id).toBe(m.id);
+    // The check dropped the dataset (and any pending mark): bought again, not polled nor a cache hit.
+    await gql(MANAGERS, { vat: VAT });
+    expect(await callsOf(t)).toEqual([`GET /monitor/${String(m.id)}`, `POST /IT-stakeholders/${VAT}`]);
+    await sub.return?.();
+  });
+});

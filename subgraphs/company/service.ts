@@ -91,7 +91,11 @@ export class CompanyService extends TrackingService<CompanyFamilyName, CompanyRe
   }
 }
 
-/** Drops one tenant's cached lookups of a company, under every code it may have been asked by. */
+/**
+ * Drops one tenant's cached lookups of a company, under every code it may have been asked by, and
+ * its slow datasets still pending upstream (`Upstream.forget`): a request ordered before the change
+ * would deliver the data as it was, so the next read buys it again.
+ */
 export async function invalidateCompany(upstream: Upstream, tenant: string, record: Readonly<Record<string, unknown>>): Promise<void> {
   const ctx = { auth: { token: '', tenant }, meter: new CostMeter() };
   const codes = codesOf(record);
