@@ -283,3 +283,31 @@ describe('a slow tier bought by POST + callback on two replicas sharing Redis', 
     expect(res.extensions?.cost?.euro).toBe(0.5);
   });
 });
+
+describe('a Company reference by an 11-digit lookupCode', () => {
+  /** The company subgraph's own answer for `_entities` representations (what the gateway hands over). */
+  async function entities(selection: string, token: string): Promise<{ data?: { _entities: Array<Record<string, unknown>> }; errors?: unknown }> {
+    const res = await request(t.stack.subgraphs.graphqlUrl('company'), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...auth(token) },
+      body: JSON.stringify({ query: `query($r: [_Any!]!) { _entities(representations: $r) { ... on Company { ${selection} } } }`, variables: { r: [{ __typename: 'Company', lookupCode: VAT }] } }),
+    });
+    return (await res.body.json()) as { data?: { _entities: Array<Record<string, unknown>> }; errors?: unknown };
+  }
+
+  it('is not taken for the VAT number: vatCode is bought when asked (the code may be a tax code that differs)', async () => {
+    const token = await t.createToken(100);
+    await t.clearCalls();
+    const key = await entities('lookupCode', token);
+    expect(key.errors).toBeUndefined();
+    expect(key.data?._entities).toEqual([{ lookupCode: VAT }]);
+    expect(await callsOf()).toEqual([]);
+
+    const vat = await entities('vatCode', token);
+    expect(vat.errors).toBeUndefined();
+    expect(vat.data?._entities).toEqual([{ vatCode: VAT }]);
+    const calls = await callsOf();
+    expect(calls).toHaveLength(1);
+    expect(calls[0]).toMatch(new RegExp(`^GET /IT-[a-z]+/${VAT}$`));
+  });
+});

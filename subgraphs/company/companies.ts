@@ -10,7 +10,7 @@ import { loadCompany } from './loaders.ts';
 import type { CompanyParent } from './mappers.ts';
 import type { CompanyModel } from './model.ts';
 import { mergeModels } from './normalize.ts';
-import { openapiIdArg, taxCodeArg, vatCodeArg } from './validate.ts';
+import { openapiIdArg, taxCodeArg } from './validate.ts';
 
 /** Identity fields a stub may know, and the facet each answers. */
 const STUB_FACETS: ReadonlyArray<readonly [keyof CompanyModel, Facet]> = [
@@ -80,13 +80,18 @@ export function lookupCodeOf(p: CompanyParent): string | null {
 }
 
 /**
- * The model a `lookupCode` reference from another subgraph stands for, validated: 11 digits are a
- * VAT number (a company's 11-digit tax code follows the same rule, and every company endpoint
- * takes either), 16 characters a personal tax code, 24 hexadecimal characters an Openapi id.
+ * The company a `lookupCode` reference from another subgraph stands for, validated, as a stub that
+ * claims no field it does not know: 24 hexadecimal characters are an Openapi id, 16 characters a
+ * personal tax code, and 11 digits a neutral code, kept as the company's lookup identifier (the
+ * tax code every company endpoint accepts in the same path) without claiming it is the VAT number
+ * or the tax code: a company's 11-digit tax code may differ from its VAT number (VAT groups), so
+ * `vatCode` and `taxCode` are bought when asked, and the planner uses only sources that accept a
+ * tax code, or those beside one that answers with the VAT number (IT-vatgroup takes the VAT number
+ * or the id only).
  */
-export function modelOfLookupCode(code: unknown): CompanyModel {
+export function stubOfLookupCode(code: unknown): CompanyParent {
   const s = typeof code === 'string' ? code.trim() : '';
-  if (/^[0-9]{11}$/.test(s)) return { vatCode: vatCodeArg(s, 'lookupCode') };
-  if (/^[0-9a-f]{24}$/i.test(s)) return { id: openapiIdArg(s, 'lookupCode') };
-  return { taxCode: taxCodeArg(s, 'lookupCode') };
+  if (/^[0-9a-f]{24}$/i.test(s)) return companyStub({ id: openapiIdArg(s, 'lookupCode') });
+  if (/^[0-9]{11}$/.test(s)) return { vatCode: null, taxCode: taxCodeArg(s, 'lookupCode'), id: null, model: {}, covered: new Set<Facet>() };
+  return companyStub({ taxCode: taxCodeArg(s, 'lookupCode') });
 }

@@ -4,7 +4,8 @@
  * (`companyChanged`, relays to the caller's callback, the upstream callback ingress
  * `/company/callbacks/…`, reached through the gateway's `/callbacks/company/…`), and slow datasets
  * bought by POST + callback (`/callbacks/company/datasets/…`, `slow-purchase.ts`). Owns the `Company`
- * entity (keys `vatCode`, `taxCode`, `id`); other subgraphs extend it.
+ * entity, keyed by the hidden `lookupCode` alone (`@inaccessible`: the VAT number, else the tax
+ * code, else the Openapi id, whatever is known without a purchase); other subgraphs extend it.
  */
 import { readFileSync } from 'node:fs';
 import { parse, type DocumentNode } from 'graphql';

@@ -16,7 +16,7 @@ import type {
   ShareholderResolvers,
   SubsidiaryResolvers,
 } from '../__generated__/resolvers-types.ts';
-import { companyStub, hasKey, lookupCodeOf, modelOfLookupCode, withFacets, withFacetsOrStub } from '../companies.ts';
+import { companyStub, hasKey, lookupCodeOf, stubOfLookupCode, withFacets, withFacetsOrStub } from '../companies.ts';
 import { covers } from '../facets.ts';
 import type { CompanyParent } from '../mappers.ts';
 import type { CompanyModel } from '../model.ts';
@@ -41,8 +41,7 @@ function nested(model: CompanyModel, ctx: SubgraphContext, info: GraphQLResolveI
 
 export const Company: CompanyResolvers = {
   async __resolveReference(reference, ctx, info) {
-    const model = modelOfLookupCode((reference as { lookupCode?: unknown }).lookupCode);
-    const stub = companyStub(model);
+    const stub = stubOfLookupCode((reference as { lookupCode?: unknown }).lookupCode);
     if (!hasKey(stub)) return null;
     validateSourceArguments(ctx, info);
     return withFacets(ctx, stub, companyFacetsFromInfo(info));
