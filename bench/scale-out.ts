@@ -32,7 +32,7 @@
 import { randomBytes } from 'node:crypto';
 import { makeFiscalCode } from '../contract/checksums.ts';
 import { DEFAULT_TOKEN } from '../emulator/server.ts';
-import { baseEnv, emulatorControl, freePort, gqlAt, spawnService, until, type Service } from '../services/processes.ts';
+import { baseEnv, emulatorControl, freePort, gqlAt, otherSubgraphs, spawnService, subgraphUrlsEnv, until, type Service } from '../services/processes.ts';
 import { startStack } from '../stack.ts';
 import { closeRedis, connectRedis, unlinkMatching } from '../subgraphs/runtime/redis.ts';
 import { RedisCacheStore } from '../subgraphs/upstream/redis-cache.ts';
@@ -266,6 +266,9 @@ async function startReplicas(services: Service[], redisUrl: string, prefix: stri
       return [spawnService(`company-${'AB'[i]}`, 'subgraph', ['company'], subgraphEnv), spawnService(`risk-${'AB'[i]}`, 'subgraph', ['risk'], subgraphEnv)];
     }),
   );
+  // The subgraphs the bench does not exercise, in one process both gateways share.
+  const rest = otherSubgraphs(['company', 'risk']);
+  const [others] = await started([spawnService('others', 'subgraph', rest, { ...env, OPENAPI_EMULATOR_URL: emulatorUrl, PUBLIC_URL: `http://127.0.0.1:${ports[0]}`, SUBGRAPH_PORT: '0' })]);
   const probe = ['--import', new URL('./callback-probe.ts', import.meta.url).href];
   const gatewayServices = await started(
     ports.map((port, i) =>
@@ -278,6 +281,7 @@ async function startReplicas(services: Service[], redisUrl: string, prefix: stri
           PORT: String(port),
           SUBGRAPH_COMPANY_URL: `${subgraphs[2 * i]!.url}/company/graphql`,
           SUBGRAPH_RISK_URL: `${subgraphs[2 * i + 1]!.url}/risk/graphql`,
+          ...subgraphUrlsEnv(others!.url, rest),
           BENCH_CALLBACK_PROBE: '1',
         },
         { nodeArgs: probe },

@@ -9,6 +9,8 @@ import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { request } from 'undici';
 import type { CostSummary } from '../subgraphs/upstream/cost.ts';
+import { SUBGRAPH_NAMES } from '../subgraphs/index.ts';
+import { subgraphUrlVariable } from './build.ts';
 
 const ROOT = new URL('..', import.meta.url);
 
@@ -126,4 +128,17 @@ export async function until<T>(what: string, probe: () => Promise<T | undefined>
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/**
+ * The subgraphs of the supergraph but `served` (a gateway needs the URL of every one): tests and
+ * benches that put some subgraphs in processes of their own serve the rest in one more process.
+ */
+export function otherSubgraphs(served: readonly string[]): string[] {
+  return SUBGRAPH_NAMES.filter((n) => !served.includes(n));
+}
+
+/** `SUBGRAPH_<NAME>_URL` for the subgraphs a subgraph process at `origin` serves. */
+export function subgraphUrlsEnv(origin: string, names: readonly string[]): Record<string, string> {
+  return Object.fromEntries(names.map((n) => [subgraphUrlVariable(n), `${origin}/${n}/graphql`]));
 }

@@ -321,12 +321,12 @@ describe('clock control API', () => {
     const emu = await emulator();
     await clock(emu, { mode: 'manual' });
     const id = String(((await call(emu, 'POST', '/risk/IT-negativita', { cf_piva: '12485671007' })).json.data as Json).id);
-    expect((await call(emu, 'POST', '/_emulator/risk/timing', { completeAfterMs: 10_000 })).json).toEqual({ completeAfterMs: 10_000 });
+    expect((await call(emu, 'POST', '/_emulator/risk/timing', { completeAfterMs: 10_000 })).json).toEqual({ completeAfterMs: 10_000, delegationAfterMs: 0 });
     expect((await clock(emu)).jobs).toEqual([expect.objectContaining({ label: `risk complete ${id}` })]);
     expect(await clock(emu, { advanceMs: 9_999 })).toMatchObject({ ran: 0 });
     expect((await call(emu, 'POST', '/_emulator/risk/advance', { id })).json).toEqual({ advanced: [id] });
     expect(await clock(emu)).toMatchObject({ pending: 0 });
-    expect((await call(emu, 'POST', '/_emulator/risk/timing', { completeAfterMs: 0 })).json).toEqual({ completeAfterMs: 0 });
+    expect((await call(emu, 'POST', '/_emulator/risk/timing', { completeAfterMs: 0 })).json).toEqual({ completeAfterMs: 0, delegationAfterMs: 0 });
     const id2 = String(((await call(emu, 'POST', '/risk/IT-negativita', { cf_piva: '12485671007' })).json.data as Json).id);
     expect(await clock(emu, { advanceMs: 3_600_000 })).toMatchObject({ ran: 0 });
     expect((await call(emu, 'POST', '/_emulator/risk/pending', {})).json).toEqual({ pending: [id2], completeAfterMs: 0 });

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
 import { CF, CF2 } from './support/risk.ts';
-import { baseEnv, emulatorControl, freePort, gqlAt, spawnService, until, type Service } from '../services/processes.ts';
+import { baseEnv, emulatorControl, freePort, gqlAt, otherSubgraphs, spawnService, subgraphUrlsEnv, until, type Service } from '../services/processes.ts';
 
 const SECRET = 'restart-test-secret-0123456789';
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -61,17 +61,20 @@ beforeAll(async () => {
     RISK_POLL_LATE_AFTER_MS: '1000',
   };
   riskEnv = { ...subgraphEnv, SUBGRAPH_PORT: String(riskPort) };
-  const [company, r] = await Promise.all([
+  const rest = otherSubgraphs(['company', 'risk']);
+  const [company, r, others] = await Promise.all([
     spawnService('company', 'subgraph', ['company'], { ...subgraphEnv, SUBGRAPH_PORT: '0' }),
     spawnService('risk', 'subgraph', ['risk'], riskEnv),
+    spawnService('others', 'subgraph', rest, { ...subgraphEnv, SUBGRAPH_PORT: '0' }),
   ]);
-  services.push(company, r);
+  services.push(company, r, others);
   risk = r;
   const gw = await spawnService('gateway', 'gateway', [], {
     ...env,
     PORT: String(gatewayPort),
     SUBGRAPH_COMPANY_URL: `${company.url}/company/graphql`,
     SUBGRAPH_RISK_URL: `${risk.url}/risk/graphql`,
+    ...subgraphUrlsEnv(others.url, rest),
   });
   services.push(gw);
   gatewayUrl = gw.url;

@@ -12,7 +12,7 @@ import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
 import { registeredVats } from '../emulator/company/index.ts';
 import { CF, CF2 } from './support/risk.ts';
-import { baseEnv, emulatorControl, freePort, gqlAt, spawnService, until, type Service } from '../services/processes.ts';
+import { baseEnv, emulatorControl, freePort, gqlAt, otherSubgraphs, spawnService, subgraphUrlsEnv, until, type Service } from '../services/processes.ts';
 
 const SECRET = 'scale-out-test-secret-0123456789';
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -60,17 +60,22 @@ beforeAll(async () => {
     }),
   );
   services.push(...replicas);
+  // The subgraphs not under test, in one process both gateways share.
+  const rest = otherSubgraphs(['company', 'risk']);
+  const others = await spawnService('others', 'subgraph', rest, { ...env, OPENAPI_EMULATOR_URL: emulatorUrl, PUBLIC_URL: `http://127.0.0.1:${ports[0]}`, SUBGRAPH_PORT: '0' });
+  services.push(others);
   for (let i = 0; i < 2; i++) {
     const gw = await spawnService(`gateway-${i}`, 'gateway', [], {
       ...env,
       PORT: String(ports[i]),
       SUBGRAPH_COMPANY_URL: `${replicas[2 * i]!.url}/company/graphql`,
       SUBGRAPH_RISK_URL: `${replicas[2 * i + 1]!.url}/risk/graphql`,
+      ...subgraphUrlsEnv(others.url, rest),
     });
     services.push(gw);
     gateways.push(gw.url);
   }
-}, 90_000);
+}, 120_000);
 
 afterAll(async () => {
   for (const s of services) await s.kill('SIGKILL');

@@ -9,7 +9,7 @@ import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { bureauInput, CF } from './support/risk.ts';
-import { baseEnv as serviceEnv, emulatorControl, freePort, gqlAt, spawnService, until, type Service } from '../services/processes.ts';
+import { baseEnv as serviceEnv, emulatorControl, freePort, gqlAt, otherSubgraphs, spawnService, subgraphUrlsEnv, until, type Service } from '../services/processes.ts';
 
 type Obj = Record<string, unknown>;
 
@@ -45,10 +45,22 @@ beforeAll(async () => {
   const gatewayPort = await freePort();
   const publicUrl = `http://127.0.0.1:${gatewayPort}`;
   const subgraphEnv = { ...env, OPENAPI_EMULATOR_URL: emulatorUrl, PUBLIC_URL: publicUrl, SUBGRAPH_PORT: '0' };
-  const [company, risk] = await Promise.all(['company', 'risk'].map((name) => start(name, 'subgraph', [name], subgraphEnv)));
-  subgraphUrls.company = `${company!.url}/company/graphql`;
-  subgraphUrls.risk = `${risk!.url}/risk/graphql`;
-  const gw = await start('gateway', 'gateway', [], { ...env, PORT: String(gatewayPort), SUBGRAPH_COMPANY_URL: subgraphUrls.company, SUBGRAPH_RISK_URL: subgraphUrls.risk });
+  // Company and risk in a process each; the other subgraphs together in one (`-- pec invoicing …`).
+  const rest = otherSubgraphs(['company', 'risk']);
+  const [company, risk, others] = await Promise.all([
+    start('company', 'subgraph', ['company'], subgraphEnv),
+    start('risk', 'subgraph', ['risk'], subgraphEnv),
+    start('others', 'subgraph', rest, subgraphEnv),
+  ]);
+  subgraphUrls.company = `${company.url}/company/graphql`;
+  subgraphUrls.risk = `${risk.url}/risk/graphql`;
+  const gw = await start('gateway', 'gateway', [], {
+    ...env,
+    PORT: String(gatewayPort),
+    SUBGRAPH_COMPANY_URL: subgraphUrls.company,
+    SUBGRAPH_RISK_URL: subgraphUrls.risk,
+    ...subgraphUrlsEnv(others.url, rest),
+  });
   gatewayUrl = gw.url;
   expect(gatewayUrl).toBe(publicUrl);
   // Risk requests complete only when the test says so.
@@ -145,9 +157,9 @@ describe('separate services (npm run emulator / subgraph / gateway)', () => {
 
   it('every process stops cleanly on SIGTERM with exit code 0', async () => {
     const running = services.filter((s) => s.proc.exitCode === null);
-    expect(running.map((s) => s.name).sort()).toEqual(['company', 'emulator', 'gateway', 'risk']);
+    expect(running.map((s) => s.name).sort()).toEqual(['company', 'emulator', 'gateway', 'others', 'risk']);
     // The gateway first, the emulator last, as an operator would.
-    for (const name of ['gateway', 'risk', 'company', 'emulator']) {
+    for (const name of ['gateway', 'others', 'risk', 'company', 'emulator']) {
       const s = running.find((r) => r.name === name)!;
       const exited = once(s.proc, 'exit');
       s.proc.kill('SIGTERM');
