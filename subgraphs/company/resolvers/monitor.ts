@@ -7,7 +7,7 @@ import { GraphQLError } from 'graphql';
 import type { SubgraphContext } from '../../runtime/context.ts';
 import { badUserInput, toClientError } from '../../runtime/errors.ts';
 import { idempotencyKey, relayTarget } from '../../runtime/tracking/args.ts';
-import { privateLiteralHost } from '../../runtime/tracking/relay-guard.ts';
+import { payloads } from '../../runtime/tracking/subscribe.ts';
 import { UpstreamError } from '../../upstream/errors.ts';
 import type { CreateCompanyMonitorInput, MutationResolvers, QueryResolvers, SubscriptionResolvers } from '../__generated__/resolvers-types.ts';
 import type { CompanyMonitorModel } from '../model.ts';
@@ -15,7 +15,7 @@ import { datasetToUpstream, normalizeMonitor } from '../normalize.ts';
 import { MONITOR_DELETED } from '../policy.ts';
 import type { CompanyService, TrackedMonitor } from '../service.ts';
 import type { VMonitor, VMonitorCreateBody } from '../upstream.ts';
-import { codeArg, companyCodeArg, foreignIdArg, openapiIdArg, urlArg, vatCodeArg } from '../validate.ts';
+import { codeArg, companyCodeArg, foreignIdArg, openapiIdArg, vatCodeArg } from '../validate.ts';
 import { validateSourceArguments } from './sources.ts';
 
 /** The GraphQL view of a tracked monitor (the caller's callback in place of the layer's). */
@@ -43,13 +43,13 @@ function monitorOrder(input: CreateCompanyMonitorInput, allowPrivate: boolean): 
       if (!/^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*$/.test(f)) throw badUserInput(`input.monitoredFields: "${f}" is not a field path in dot notation`, 'input.monitoredFields');
     }
   }
-  const callbackUrl = urlArg(input.callbackUrl, 'input.callbackUrl');
-  const retry = input.callbackRetry ?? 0;
-  if (!Number.isInteger(retry) || retry < 0 || retry > 5) throw badUserInput('input.callbackRetry must be between 0 and 5', 'input.callbackRetry');
-  const literal = callbackUrl && !allowPrivate ? privateLiteralHost(callbackUrl) : null;
-  if (literal !== null) throw badUserInput(`input.callbackUrl must not point to a loopback, private or link-local address (${literal})`, 'input.callbackUrl');
-  // Checked above under the caller's own field names; the kit builds the relay target.
-  const relay = callbackUrl ? relayTarget({ url: callbackUrl, method: 'JSON', retry }, 'input.callbackUrl', { allowPrivate: true }) : null;
+  // The kit checks the URL (no private address unless allowed) and the retries, under the input's own field names.
+  const callbackPaths = { url: 'input.callbackUrl', retry: 'input.callbackRetry' };
+  const relay =
+    input.callbackUrl === null || input.callbackUrl === undefined
+      ? null
+      : relayTarget({ url: input.callbackUrl, method: 'JSON', retry: input.callbackRetry ?? 0 }, 'input.callbackUrl', { allowPrivate, paths: callbackPaths });
+  if (!relay && (input.callbackRetry ?? 0) !== 0) throw badUserInput('input.callbackRetry needs input.callbackUrl (the retries of the relay to it)', 'input.callbackRetry');
   const cciaa = codeArg(input.chamberOfCommerce, 'input.chamberOfCommerce', /^[A-Z]{2}$/, 'a two-letter chamber-of-commerce code such as RM');
   const body: VMonitorCreateBody = {
     code,
@@ -63,19 +63,6 @@ function monitorOrder(input: CreateCompanyMonitorInput, allowPrivate: boolean): 
 
 /** Errors thrown while setting up a subscription take the same codes as query errors. */
 const clientError = (err: unknown): unknown => toClientError(err) ?? err;
-
-/** A stream of tracked monitors as `companyChanged` payloads, keeping `return()` for clean-up. */
-function payloads(source: AsyncIterableIterator<TrackedMonitor>): AsyncIterableIterator<{ companyChanged: CompanyMonitorModel }> {
-  const wrap = (r: IteratorResult<TrackedMonitor>): IteratorResult<{ companyChanged: CompanyMonitorModel }> =>
-    r.done ? { value: undefined, done: true } : { value: { companyChanged: modelOf(r.value) }, done: false };
-  const it: AsyncIterableIterator<{ companyChanged: CompanyMonitorModel }> = {
-    [Symbol.asyncIterator]: () => it,
-    next: async () => wrap(await source.next()),
-    return: async () => wrap(source.return ? await source.return() : { value: undefined, done: true }),
-    throw: async (e?: unknown) => wrap(source.throw ? await source.throw(e) : { value: undefined, done: true }),
-  };
-  return it;
-}
 
 /** A check of a monitor (a monitor never checked, or deleted, is no change of the company). */
 const isCheck = (e: TrackedMonitor): boolean => e.rawState !== MONITOR_DELETED && e.record.checkedOn !== null && e.record.checkedOn !== undefined;
@@ -131,8 +118,10 @@ export function monitorResolvers(service: CompanyService): { Query: QueryResolve
           identity: (e) => e.id,
           version: (e) => e.seq,
         });
-        return payloads(source);
+        return payloads('companyChanged', source);
       },
+      // The GraphQL view of each tracked monitor.
+      resolve: (payload: { companyChanged: TrackedMonitor }) => modelOf(payload.companyChanged),
     },
   };
 

@@ -35,6 +35,11 @@ export interface RelayTargetOptions {
    * @default false
    */
   allowPrivate?: boolean;
+  /**
+   * The argument paths named in errors, for inputs that are not a `CallbackInputShape` object
+   * (e.g. flat `callbackUrl`/`callbackRetry` fields). @default `<field>.url`, `<field>.retry`
+   */
+  paths?: { url?: string; retry?: string };
 }
 
 /**
@@ -44,9 +49,11 @@ export interface RelayTargetOptions {
  */
 export function relayTarget(input: CallbackInputShape | null | undefined, field: string, opts: RelayTargetOptions = {}): RelayTarget | null {
   if (!input) return null;
-  const url = httpUrl(input.url, `${field}.url`);
+  const urlPath = opts.paths?.url ?? `${field}.url`;
+  const retryPath = opts.paths?.retry ?? `${field}.retry`;
+  const url = httpUrl(input.url, urlPath);
   const literal = opts.allowPrivate ? null : privateLiteralHost(url);
-  if (literal !== null) throw badUserInput(`${field}.url must not point to a loopback, private or link-local address (${literal})`, `${field}.url`);
+  if (literal !== null) throw badUserInput(`${urlPath} must not point to a loopback, private or link-local address (${literal})`, urlPath);
   const method = input.method ?? 'JSON';
   const fieldName = (input.field ?? 'data').trim() || 'data';
   if (!/^[A-Za-z0-9_.[\]-]{1,100}$/.test(fieldName)) throw badUserInput(`${field}.field must be a form field name`, `${field}.field`);
@@ -59,6 +66,6 @@ export function relayTarget(input: CallbackInputShape | null | undefined, field:
     headers[h.name] = h.value;
   }
   const retry = input.retry ?? 0;
-  if (!Number.isInteger(retry) || retry < 0 || retry > 5) throw badUserInput(`${field}.retry must be between 0 and 5`, `${field}.retry`);
+  if (!Number.isInteger(retry) || retry < 0 || retry > 5) throw badUserInput(`${retryPath} must be between 0 and 5`, retryPath);
   return { url, method, field: fieldName, headers, retry };
 }
