@@ -2,8 +2,10 @@
  * The one way to talk to the REST suite: base URL per area, undici keep-alive pool, bearer auth,
  * per-tenant cache and in-flight de-duplication (in process, and across replicas through in-flight
  * markers), request rates held before each attempt, per-endpoint timeouts, retries with back-off
- * and `Retry-After` for idempotent GETs only, the 302 → `IT-check_id` slow-request flow, envelope
- * decoding into data or `UpstreamError`, and a cost record for every call.
+ * and `Retry-After` for idempotent GETs only, the 302 → `IT-check_id` slow-request flow and its
+ * variant ordered another way with a delivery awaited (`buySlow`: the POST + callback of slow
+ * company datasets, under the same lease and pending marks), envelope decoding into data or
+ * `UpstreamError`, and a cost record for every call.
  *
  * Its shared state (cache, markers, pending slow datasets, rate bookings) is given to the
  * constructor: in memory by default, on Redis when built by `upstreamStores` with `REDIS_URL`.
