@@ -221,6 +221,7 @@ describe('a slow tier bought by POST + callback, never twice', () => {
           return { ...answer, state: 'DONE' };
         },
         isDataset: (d) => typeof d === 'object' && d !== null && !('state' in d) && JSON.stringify(d).includes(VAT),
+        tag: 'done-test-order',
         delivered: new Promise<unknown>(() => undefined),
         waitMs: 600_000,
         markMs: 3_600_000,

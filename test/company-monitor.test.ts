@@ -307,3 +307,46 @@ describe('a slow dataset bought by POST + callback', () => {
     await sub.return?.();
   });
 });
+
+describe('a slow dataset still pending when a check comes', () => {
+  it('is not cached from its late callback: the next read buys the new data', async () => {
+    const MANAGERS = `query($vat: String!) { company(vatCode: $vat) { managers { __typename } } }`;
+    const token = await t.createToken(100);
+    const m = await createMonitor(t, { monitoredFields: ['companyName'] }, token);
+    const sub = subscribe(t, CHANGED, { monitorId: m.id }, token);
+    await t.control('company/slow', { ms: 3_600_000 });
+    try {
+      await t.clearCalls();
+      // Bought by POST; the dataset is not ready yet.
+      const pending = t.gql(MANAGERS, { vat: VAT }, auth(token));
+      await withSafety(
+        (async () => {
+          while (!(await callsOf(t)).includes(`POST /IT-stakeholders/${VAT}`)) await new Promise((r) => setTimeout(r, 20));
+        })(),
+        'the POST',
+      );
+      // The company changes meanwhile: the pending purchase is dropped with the cache.
+      await t.control('company/monitorCheck', { id: m.id, changes: { companyName: 'OPENAPI FIFTH S.P.A.' } });
+      expect((await nextChange(sub)).id).toBe(m.id);
+      // Its delivery still answers the read that was waiting for it, but is not kept.
+      expect(await t.control('company/complete', {})).toEqual({ completed: 1 });
+      const first = await withSafety(pending, 'the waiting read');
+      expect(first.errors, JSON.stringify(first.errors)).toBeUndefined();
+
+      const again = t.gql(MANAGERS, { vat: VAT }, auth(token));
+      await withSafety(
+        (async () => {
+          while ((await callsOf(t)).filter((c) => c === `POST /IT-stakeholders/${VAT}`).length < 2) await new Promise((r) => setTimeout(r, 20));
+        })(),
+        'the second POST',
+      );
+      expect(await t.control('company/complete', {})).toEqual({ completed: 1 });
+      const second = await withSafety(again, 'the read after the check');
+      expect(second.errors, JSON.stringify(second.errors)).toBeUndefined();
+      expect(await callsOf(t)).toEqual([`POST /IT-stakeholders/${VAT}`, `GET /monitor/${String(m.id)}`, `POST /IT-stakeholders/${VAT}`]);
+    } finally {
+      await t.control('company/slow', { ms: 0 });
+      await sub.return?.();
+    }
+  });
+});

@@ -16,7 +16,8 @@
  * - A waiter learns of a callback delivered to another replica from the shared cache (checked
  *   while it waits), not after the whole wait.
  * - The dataset is cached under the GET's key (`Upstream.remember`, for the tenant that bought it),
- *   so later reads are cache hits, whichever replica the callback reached.
+ *   so later reads are cache hits, whichever replica the callback reached; only while its purchase
+ *   is still marked pending (a delivery after a monitor check dropped it is not kept).
  * - A callback URL is signed (purpose `company-dataset`), names the tenant, tier and company, and is
  *   accepted once (the replay guard, shared on Redis). Only the upstream and the layer know it
  *   (HTTPS); a delivery must also name the company asked for. The body is trusted beyond that (a
@@ -146,6 +147,7 @@ export class SlowPurchases {
         },
         // The same check as a delivery's: an answer that does not name the company is a request's state.
         isDataset: (data) => !isRequestState(data) && namesCompany(datasetOf(data), code),
+        tag: nonce,
         delivered,
         waitMs: this.callbackWaitMs,
         markMs: CALLBACK_TTL_S * 1000,
@@ -191,7 +193,8 @@ export class SlowPurchases {
     if (!(await this.opts.replay.accept(claims.n, 'dataset', verified.expiresAt))) return refuse(403, 'forbidden');
     if (upstream) {
       const ctx = { auth: { token: '', tenant: claims.t }, meter: new CostMeter() };
-      await upstream.remember(ctx, ep, { params: { id: claims.i } }, dataset).catch((err: unknown) => console.warn(`[company] dataset not cached: ${(err as Error).message}`));
+      // Kept only while its purchase is still marked pending: not after a monitor check dropped it.
+      await upstream.remember(ctx, ep, { params: { id: claims.i } }, dataset, claims.n).catch((err: unknown) => console.warn(`[company] dataset not cached: ${(err as Error).message}`));
     }
     this.waiters.get(claims.n)?.resolve(dataset);
     sendJson(res, 200, { ok: true });

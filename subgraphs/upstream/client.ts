@@ -55,6 +55,10 @@ const PENDING_RESUME_MS = 10 * 60_000;
  * delivery instead of buying it again.
  */
 const ORDERED = '?ordered';
+/** A pending mark of an order (`buySlow`) names the order's tag beside the request id: `<id> <tag>`. */
+const markOf = (id: string, tag: string): string => `${id} ${tag}`;
+const idOfMark = (mark: string): string => mark.split(' ')[0] ?? mark;
+const tagOfMark = (mark: string): string | null => mark.split(' ')[1] ?? null;
 /** How often a read waiting for a delivery looks at the shared cache (ms, at least). */
 const DELIVERY_CHECK_MS = 100;
 
@@ -277,12 +281,18 @@ export class UpstreamClient implements Upstream {
   }
 
   /** Caches data bought another way as the tenant's answer of one GET (see `Upstream.remember`). */
-  async remember(ctx: CallContext, ep: Endpoint, opts: CallOptions, data: unknown): Promise<void> {
+  async remember(ctx: CallContext, ep: Endpoint, opts: CallOptions, data: unknown, order?: string): Promise<boolean> {
     const ttl = ep.ttl ?? 0;
-    if (ep.method !== 'GET' || ttl <= 0) return;
+    if (ep.method !== 'GET' || ttl <= 0) return false;
     const key = this.cacheKey(ctx, ep, fillPath(ep.path, opts.params), queryString(opts.query));
+    if (order !== undefined) {
+      // The delivery of an order no longer marked (dropped by `forget`, superseded, or settled): not kept.
+      const mark = await this.pending.get(key);
+      if (!mark || tagOfMark(mark.id) !== order) return false;
+    }
     await this.cache.set(key, data, ttl, this.config.maxStaleSeconds);
     if (ep.slow) await this.pending.delete(key);
+    return true;
   }
 
   private cacheKey(ctx: CallContext, ep: Endpoint, path: string, qs: string): string {
@@ -461,7 +471,8 @@ export class UpstreamClient implements Upstream {
    */
   private async fetchDecoded(ctx: CallContext, ep: Endpoint, path: string, qs: string, payload: Payload | undefined, pendingKey?: string): Promise<unknown> {
     if (pendingKey && ep.slow) {
-      const resumed = await this.pending.get(pendingKey);
+      const stored = await this.pending.get(pendingKey);
+      const resumed = stored ? { id: idOfMark(stored.id) } : undefined;
       if (resumed?.id === ORDERED) {
         // Ordered another way, no request id known: its delivery, else the id once known.
         const got = await this.awaitOrdered(ep, path, pendingKey);
@@ -501,7 +512,7 @@ export class UpstreamClient implements Upstream {
    */
   private async order(ctx: CallContext, ep: Endpoint, path: string, key: string, ttl: number, variant: SlowVariant): Promise<unknown> {
     const markMs = Math.max(variant.markMs, variant.waitMs + this.config.slowBudgetMs);
-    await this.pending.set(key, ORDERED, markMs);
+    await this.pending.set(key, markOf(ORDERED, variant.tag), markMs);
     let answer: unknown;
     try {
       answer = await variant.order();
@@ -521,7 +532,7 @@ export class UpstreamClient implements Upstream {
     // The delivery may have come before this answer (it caches, then clears the mark): no mark then.
     const early = await this.cache.get(key);
     if (early?.fresh) return early.value;
-    await this.pending.set(key, id, markMs);
+    await this.pending.set(key, markOf(id, variant.tag), markMs);
     const late = await this.cache.get(key);
     if (late?.fresh) {
       await this.pending.delete(key);
@@ -569,7 +580,7 @@ export class UpstreamClient implements Upstream {
       if (hit?.fresh) return { value: hit.value };
       const mark = await this.pending.get(key);
       if (!mark) return {};
-      if (mark.id !== ORDERED) return { id: mark.id };
+      if (idOfMark(mark.id) !== ORDERED) return { id: idOfMark(mark.id) };
       const left = deadline - Date.now();
       if (left <= 0) throw new UpstreamError('pending', 'dataset ordered, its delivery still awaited', ep.area, endpointOf(path), 302, null, 1);
       await sleep(Math.min(left, Math.max(DELIVERY_CHECK_MS, this.config.pollMinMs)), this.closing.signal);

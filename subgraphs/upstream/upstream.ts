@@ -73,9 +73,12 @@ export interface Upstream {
   /**
    * Caches `data` as the caller's (its tenant's) answer of one GET, fresh for the endpoint's TTL,
    * as if `call` had bought it: for data bought another way (the POST + callback variant of a slow
-   * dataset), so later reads of the GET are cache hits. Nothing for uncached endpoints.
+   * dataset), so later reads of the GET are cache hits. Nothing for uncached endpoints. With
+   * `order` (a `SlowVariant.tag`), only while that order is still marked pending: the delivery of an
+   * order dropped since (`forget`, e.g. a monitor check of the company) or already settled is not
+   * kept. Resolves whether it was cached.
    */
-  remember(ctx: CallContext, ep: Endpoint, opts: CallOptions, data: unknown): Promise<void>;
+  remember(ctx: CallContext, ep: Endpoint, opts: CallOptions, data: unknown, order?: string): Promise<boolean>;
   /**
    * A slow GET's answer (cached like `call`'s), bought, when it is neither cached nor pending, by
    * `variant.order` (the POST + callback variant) instead of the GET. Once across the replicas
@@ -93,6 +96,8 @@ export interface SlowVariant {
   order(): Promise<unknown>;
   /** Whether an answer of the order is the dataset asked for (cached as is; else it names a request id). */
   isDataset(data: unknown): boolean;
+  /** This order's tag (no spaces): its delivery is `remember`ed under it, kept only while the order is marked. */
+  tag: string;
   /** Resolves with the dataset when this order's delivery reaches this process (already `remember`ed). */
   delivered: Promise<unknown>;
   /** How long its delivery is awaited before polling `IT-check_id` (ms). */
