@@ -216,6 +216,7 @@ export class InvoiceEngine {
     let next: SdiStatus;
     if (current === 'BOOKED') next = 'SENT';
     else if (current === 'SENT') {
+      inv.sdiError ??= this.duplicateRefusal(inv);
       if (sdiStatus === 'ERROR' || sdiStatus === 'NOT_DELIVERED' || sdiStatus === 'DELIVERED') next = sdiStatus;
       else if (inv.sdiError !== null) next = 'ERROR';
       else {
@@ -227,6 +228,27 @@ export class InvoiceEngine {
     const msg = message ?? (next === 'ERROR' ? (inv.sdiError ?? 'Scarto: file non conforme') : next === 'REJECTED' ? 'EC02: rifiutata dalla PA' : null);
     await this.move(inv, next, msg);
     return next;
+  }
+
+  /**
+   * The SDI's duplicate refusal (error 00404 "Fattura duplicata"): an invoice of the same sender
+   * (IdFiscaleIVA), the same year of `Data` and the same `Numero` was sent before and not refused.
+   * Inferred, not from the vendor's documents (REFERENCE §9–10 say nothing of duplicates): the SDI's
+   * own list of checks has 00404 on these fields; the vendor, which answers the submission before
+   * the SDI has seen it, is taken to accept and charge the POST, the refusal coming later as the
+   * invoice's ERROR with the SDI's message (like every other SDI refusal here). Whether the SDI
+   * also compares `TipoDocumento` is not modelled (stricter here).
+   */
+  private duplicateRefusal(inv: Invoice): string | null {
+    const r = inv.record;
+    const year = String(r.issue_date).slice(0, 4);
+    for (const [, other] of this.state.account(inv.owner).invoices) {
+      if (other === inv) return null; // only invoices submitted before this one count
+      const o = other.record;
+      if (o.direction !== 'outgoing' || o.state === 'ERROR') continue;
+      if (o.fiscal_id === r.fiscal_id && o.document_number === r.document_number && String(o.issue_date).slice(0, 4) === year) return '00404: Fattura duplicata';
+    }
+    return null;
   }
 
   /** `POST /IT-invoices`. */

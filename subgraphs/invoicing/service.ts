@@ -6,10 +6,11 @@
  * credentials in the submission's headers only). Settings: `INVOICING_*` of the env given.
  */
 import { createHash } from 'node:crypto';
+import { GraphQLError } from 'graphql';
 import { INVOICE_CONFIGURATIONS_INCLUDED, priceOf, surchargeOf } from '../../contract/prices.ts';
 import type { SubgraphContext } from '../runtime/context.ts';
 import { badUserInput } from '../runtime/errors.ts';
-import { requestTopicOf, tenantTopicOf, TrackingService, type TrackingServiceOptions } from '../runtime/tracking/service.ts';
+import { requestTopicOf, tenantTopicOf, TrackingService, type CreateSend, type TrackingServiceOptions } from '../runtime/tracking/service.ts';
 import type { Obj } from '../runtime/tracking/policy.ts';
 import { isObj } from '../runtime/tracking/policy.ts';
 import type { RelayTarget, TrackedRequest } from '../runtime/tracking/store.ts';
@@ -69,6 +70,25 @@ export interface ConfigurationChange {
 export interface SignatureCredentials {
   user: string;
   password: string;
+}
+
+/** What identifies an invoice in law: its sender (the configuration's fiscal id), number and date. */
+export interface InvoiceIdentity {
+  /** The sender's fiscal id as the service files it (the configuration's: VAT number without country, else fiscal code). */
+  fiscalId: string;
+  number: string;
+  /** `YYYY-MM-DD`. */
+  date: string;
+}
+
+/**
+ * The default idempotency key of an invoice: its legal identity, the sender, the year and the number
+ * (the SDI refuses a second invoice of the same sender, number and year, error 00404), hashed into
+ * the key's alphabet. The tenant is part of every key already.
+ */
+export function invoiceKeyOf(doc: InvoiceIdentity): string {
+  const h = createHash('sha256').update(`${doc.fiscalId.toUpperCase()}\u0000${doc.date.slice(0, 4)}\u0000${doc.number}`).digest('base64url').slice(0, 32);
+  return `invoice:${doc.date.slice(0, 4)}:${h}`;
 }
 
 /** Topic of one invoice's changes. */
@@ -175,11 +195,11 @@ export class InvoicingService extends TrackingService<InvoicingFamily, Invoicing
    * configuration's callback, so the submission carries none. Custom signature credentials go in
    * the headers of this one call and are charged the signature's price on top.
    */
-  issue(ctx: SubgraphContext, xml: string, signature: SignatureCredentials | null, key: string | null): Promise<TrackedInvoice> {
+  issue(ctx: SubgraphContext, xml: string, doc: InvoiceIdentity, signature: SignatureCredentials | null, key: string | null): Promise<TrackedInvoice> {
     const ep = INVOICING.invoiceSubmit;
     const price = priceOf(ep.area, ep.method, ep.path) + (signature ? surchargeOf('invoice', 'custom-signature') : 0);
     const fingerprint = { xml: createHash('sha256').update(xml).digest('base64url'), customSignature: signature !== null };
-    return this.create(ctx, 'INVOICE', fingerprint, null, key, {
+    return this.submitOnce(ctx, doc, fingerprint, key, {
       callback: false,
       options: {
         raw: { contentType: 'application/xml', body: xml },
@@ -187,6 +207,26 @@ export class InvoicingService extends TrackingService<InvoicingFamily, Invoicing
         price,
       },
     });
+  }
+
+  /**
+   * Submits an invoice under the caller's key, else under the key of the invoice's legal identity
+   * (`invoiceKeyOf`: sender, year, number), so a retry without a key never pays twice.
+   */
+  private async submitOnce(ctx: SubgraphContext, doc: InvoiceIdentity, body: Obj, callerKey: string | null, send: CreateSend): Promise<TrackedInvoice> {
+    const key = callerKey ?? invoiceKeyOf(doc);
+    try {
+      return await this.create(ctx, 'INVOICE', body, null, key, send);
+    } catch (err) {
+      if (callerKey === null && err instanceof GraphQLError && err.extensions.code === 'IDEMPOTENCY_KEY_REUSED') {
+        throw new GraphQLError(
+          `invoice ${doc.number} of ${doc.date.slice(0, 4)} from ${doc.fiscalId} was already submitted through the layer in the last 24 hours with a different content; ` +
+            `the SDI refuses a second invoice with the same number and year (00404). To send a corrected document knowingly (e.g. after the SDI refused the first), pass an idempotencyKey`,
+          { extensions: { code: 'IDEMPOTENCY_KEY_REUSED', field: 'idempotencyKey', idempotencyKey: key } },
+        );
+      }
+      throw err;
+    }
   }
 
   /**
@@ -199,7 +239,8 @@ export class InvoicingService extends TrackingService<InvoicingFamily, Invoicing
     if (!known && (await this.configuration(ctx, fiscalId)) === null) {
       throw badUserInput(`input.senderFiscalId ${fiscalId} is not configured: configure the branch (configureInvoicing with its country) first`, 'input.senderFiscalId');
     }
-    return this.create(ctx, 'INVOICE', body, null, key, { callback: false, endpoint: INVOICING.crossBorderSubmit });
+    const doc = { fiscalId, number: String(body.document_number), date: String(body.issue_date) };
+    return this.submitOnce(ctx, doc, body, key, { callback: false, endpoint: INVOICING.crossBorderSubmit });
   }
 
   /** Activates the automatic QES with the company's own certificate (the credentials go to the service only). */

@@ -23,13 +23,13 @@ import type {
   Resolvers,
   SdiStatus,
 } from '../__generated__/resolvers-types.ts';
-import { readFattura } from '../../../contract/fatturapa.ts';
+import { readFattura, type FatturaSummary } from '../../../contract/fatturapa.ts';
 import { branchVatId, buildFattura, checkFatturaXml, crossBorderBody, invoiceFromInput, type InvoiceIn } from '../fatturapa.ts';
 import type { InvoiceParent, Obj } from '../mappers.ts';
 import { receiptBody } from '../receipts.ts';
 import { INVOICING_POLICY, secondsOf } from '../policy.ts';
 import { INVOICING } from '../upstream.ts';
-import { eventName, invoiceTopic, tenantTopic, type InvoicingEventName, type InvoicingService, type SignatureCredentials, type TrackedInvoice } from '../service.ts';
+import { eventName, invoiceTopic, tenantTopic, type InvoiceIdentity, type InvoicingEventName, type InvoicingService, type SignatureCredentials, type TrackedInvoice } from '../service.ts';
 
 const INVOICE_STATES: readonly string[] = ['NEW', 'SENT', 'RECEIVED', 'DONE', 'ERROR'];
 const SDI_STATUSES: readonly string[] = ['BOOKED', 'SENT', 'DELIVERED', 'NOT_DELIVERED', 'RECEIVED', 'ACCEPTED', 'REJECTED', 'TERMS_EXPIRED', 'ERROR'];
@@ -71,6 +71,9 @@ function credentialsOf(input: { taxCode: string; password: string; pin: string }
 function configFiscalId(value: string, field: string): string {
   return vatOrFiscalCode(value, field).code;
 }
+
+/** The legal identity of a checked Italian invoice: the sender's VAT number (the configuration's fiscal id), number and date. */
+const identityOf = (s: FatturaSummary): InvoiceIdentity => ({ fiscalId: s.sender.vatNumber ?? s.sender.fiscalCode ?? '', number: s.number, date: s.date });
 
 /** The progressive number of a transmission (`ProgressivoInvio`, up to 10 letters and digits) from the document number. */
 function progressiveOf(number: string): string {
@@ -256,13 +259,13 @@ export function createResolvers(service: InvoicingService): Resolvers {
         const xml = buildFattura(summary, progressiveOf(summary.number));
         // The document built is read back and checked like any given XML.
         checkFatturaXml(xml);
-        return service.issue(ctx, xml, sig, idem);
+        return service.issue(ctx, xml, identityOf(summary), sig, idem);
       },
       issueInvoiceXml: (_r, { xml, signature, idempotencyKey: key }, ctx) => {
         const idem = idempotencyKey(key);
         const sig = signatureOf(signature);
-        checkFatturaXml(xml);
-        return service.issue(ctx, xml, sig, idem);
+        const summary = checkFatturaXml(xml);
+        return service.issue(ctx, xml, identityOf(summary), sig, idem);
       },
       activateCustomSignature: (_r, { fiscalId, credentials }, ctx) => {
         const sig = signatureOf(credentials)!;

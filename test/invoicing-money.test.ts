@@ -1,0 +1,116 @@
+/**
+ * Invoicing money guarantees through the gateway against the emulator: an invoice is never paid
+ * twice by a retry (with or without an idempotency key, with or without the first answer), and the
+ * SDI's duplicate refusal (00404) as the emulator models it. Exact upstream call lists; the SDI moves
+ * only when told (`invoice/timing` 0, then `invoice/advance`).
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startTestStack, type TestStack } from './support/stack.ts';
+
+const ENV = { LAYER_SECRET: 'invoicing-money-test-secret-0123456789', INVOICING_RELAY_ALLOW_PRIVATE: '1', INVOICING_POLL_INTERVAL_MS: '60000' };
+
+type Obj = Record<string, unknown>;
+
+const SENDER_VAT = '12485671007';
+const CUSTOMER_VAT = '01234567897';
+const PRICE = 0.154;
+
+let t: TestStack;
+
+const auth = (token: string): Record<string, string> => ({ authorization: `Bearer ${token}` });
+
+async function ok<T = Obj>(token: string, query: string, variables: Obj = {}): Promise<{ data: T; euro: number }> {
+  const res = await t.gql<T>(query, variables, auth(token));
+  expect(res.errors, JSON.stringify(res.errors)).toBeUndefined();
+  return { data: res.data as T, euro: res.extensions!.cost!.euro };
+}
+
+async function fail(token: string, query: string, variables: Obj = {}): Promise<{ message: string; extensions: Obj }> {
+  const res = await t.gql(query, variables, auth(token));
+  expect(res.errors?.length, JSON.stringify(res)).toBe(1);
+  return res.errors![0] as unknown as { message: string; extensions: Obj };
+}
+
+const CONFIGURE = `mutation($input: ConfigureInvoicingInput!) { configureInvoicing(input: $input) { id } }`;
+const ISSUE = `mutation($input: InvoiceInput!, $key: String) { issueInvoice(input: $input, idempotencyKey: $key) { id state documentNumber sdi { status } } }`;
+const READ = `query($id: ID!) { invoice(id: $id) { id state sdi { status message } } }`;
+
+const party = (name: string, vatNumber: string): Obj => ({ name, vatNumber, street: 'Via Roma 1', zip: '00100', city: 'Roma', province: 'RM' });
+
+function invoiceInput(over: Obj = {}): Obj {
+  return {
+    number: 'FT-2025/001',
+    date: '2025-01-31',
+    sender: party('Openapi SpA', SENDER_VAT),
+    recipient: party('Cliente Srl', CUSTOMER_VAT),
+    recipientCode: 'ABC1234',
+    lines: [{ description: 'Consulenza', quantity: 2, unitPrice: 100, vatRate: 22 }],
+    ...over,
+  };
+}
+
+async function account(credit = 5): Promise<string> {
+  const token = await t.createToken(credit);
+  await ok(token, CONFIGURE, { input: { fiscalId: SENDER_VAT, name: 'Openapi SpA', email: 'fatture@example.com' } });
+  await t.clearCalls();
+  return token;
+}
+
+const callsOf = async (): Promise<string[]> => (await t.calls('invoice')).map((c) => `${c.method} ${c.path.replace(/[0-9a-f]{24}/, '{id}')} ${c.status}`);
+
+beforeAll(async () => {
+  t = await startTestStack(ENV);
+}, 60_000);
+
+afterAll(async () => {
+  await t?.close();
+});
+
+beforeEach(async () => {
+  await t.control('invoice/timing', { sentAfterMs: 0, outcomeAfterMs: 0, paTermsAfterMs: 0 });
+});
+
+describe('an invoice is paid once', () => {
+  it('a retry without an idempotencyKey returns the same invoice and pays nothing more', async () => {
+    const token = await account();
+    const first = await ok<{ issueInvoice: Obj }>(token, ISSUE, { input: invoiceInput() });
+    const again = await ok<{ issueInvoice: Obj }>(token, ISSUE, { input: invoiceInput() });
+    expect(again.data.issueInvoice.id).toBe(first.data.issueInvoice.id);
+    expect([first.euro, again.euro]).toEqual([PRICE, 0]);
+    expect(await callsOf()).toEqual(['POST /IT-invoices 200']);
+    expect(await t.credit(token)).toBeCloseTo(5 - PRICE, 6);
+  });
+
+  it('another document with the same number and year, without a key, is refused before any call; with a key it is sent and the SDI refuses it (00404)', async () => {
+    const token = await account();
+    const first = (await ok<{ issueInvoice: Obj }>(token, ISSUE, { input: invoiceInput({ number: 'DUP-7' }) })).data.issueInvoice;
+    await t.clearCalls();
+    const other = invoiceInput({ number: 'DUP-7', date: '2025-02-03', lines: [{ description: 'Altro', quantity: 1, unitPrice: 10, vatRate: 22 }] });
+    const refused = await fail(token, ISSUE, { input: other });
+    expect(refused.extensions.code).toBe('IDEMPOTENCY_KEY_REUSED');
+    expect(refused.message).toContain('invoice DUP-7 of 2025');
+    expect(refused.message).toContain('pass an idempotencyKey');
+    expect(await callsOf()).toEqual([]);
+
+    // Sent knowingly under a key of the caller's: the service takes (and charges) it, the SDI refuses it.
+    const second = (await ok<{ issueInvoice: Obj }>(token, ISSUE, { input: other, key: 'dup-7-corrected' })).data.issueInvoice;
+    expect(second.id).not.toBe(first.id);
+    for (let i = 0; i < 2; i++) {
+      await t.control('invoice/advance', { id: first.id });
+      await t.control('invoice/advance', { id: second.id });
+    }
+    expect((await ok<{ invoice: Obj }>(token, READ, { id: first.id })).data.invoice).toMatchObject({ state: 'DONE', sdi: { status: 'DELIVERED' } });
+    expect((await ok<{ invoice: Obj }>(token, READ, { id: second.id })).data.invoice).toMatchObject({ state: 'ERROR', sdi: { status: 'ERROR', message: '00404: Fattura duplicata' } });
+    expect(await t.credit(token)).toBeCloseTo(5 - 2 * PRICE, 6);
+  });
+
+  it('the same number in another year is another invoice', async () => {
+    const token = await account();
+    const a = (await ok<{ issueInvoice: Obj }>(token, ISSUE, { input: invoiceInput({ number: 'Y-1', date: '2024-12-31' }) })).data.issueInvoice;
+    const b = (await ok<{ issueInvoice: Obj }>(token, ISSUE, { input: invoiceInput({ number: 'Y-1', date: '2025-01-02' }) })).data.issueInvoice;
+    expect(b.id).not.toBe(a.id);
+    for (const id of [a.id, b.id]) for (let i = 0; i < 2; i++) await t.control('invoice/advance', { id });
+    expect((await ok<{ invoice: Obj }>(token, READ, { id: b.id })).data.invoice).toMatchObject({ state: 'DONE' });
+    expect((await callsOf()).filter((c) => c.startsWith('POST')).length).toBe(2);
+  });
+});
