@@ -8,6 +8,7 @@ import type { CallOptions } from '../upstream/upstream.ts';
 import type { Endpoint } from '../upstream/endpoint.ts';
 import { UpstreamError } from '../upstream/errors.ts';
 import { OAUTH, type TokenDetail } from './upstream.ts';
+import { registerSecrets } from '../runtime/redact.ts';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -149,13 +150,23 @@ function ttlArg(v: number | null | undefined): number | undefined {
 }
 
 /** A token's detail, read with the account's credentials (for its refresh token). */
-const detail = (ctx: SubgraphContext, value: string): Promise<TokenDetail | null> => orNull(call<TokenDetail>(ctx, OAUTH.token, { params: { token: value } }));
+const detail = async (ctx: SubgraphContext, value: string): Promise<TokenDetail | null> => {
+  const d = await orNull(call<TokenDetail>(ctx, OAUTH.token, { params: { token: value } }));
+  if (d) registerSecrets([d.token, d.refreshToken]);
+  return d;
+};
+
+/** A token the vendor just created or rotated: its values are redacted from every log line from now on. */
+const issued = (d: TokenDetail): TokenDetail => {
+  registerSecrets([d.token, d.refreshToken]);
+  return d;
+};
 
 /** Rotates a token with its refresh token (read first): the old one is deleted upstream. */
 export async function rotate(ctx: SubgraphContext, value: string): Promise<TokenDetail> {
   const d = await detail(ctx, value);
   if (!d?.refreshToken) throw new GraphQLError('the account has no such token', { extensions: { code: 'UPSTREAM_NOT_FOUND' } });
-  return ctx.upstream.call<TokenDetail>({ auth: { token: d.refreshToken, tenant: ctx.auth.tenant }, meter: ctx.meter }, OAUTH.rotateToken, { params: { token: value }, body: {} });
+  return issued(await ctx.upstream.call<TokenDetail>({ auth: { token: d.refreshToken, tenant: ctx.auth.tenant }, meter: ctx.meter }, OAUTH.rotateToken, { params: { token: value }, body: {} }));
 }
 
 export function createResolvers(opts: AccountOptions): Resolvers {
@@ -250,7 +261,7 @@ export function createResolvers(opts: AccountOptions): Resolvers {
         guard(ctx, opts);
         const scopes = scopesArg(input.scopes, 'scopes');
         const body: Obj = { scopes, name: optionalText(input.name, 'name', 100) ?? undefined, ttl: ttlArg(input.ttl), limits: limitsBody(input.limits) };
-        const d = await call<TokenDetail>(ctx, OAUTH.createToken, { body });
+        const d = issued(await call<TokenDetail>(ctx, OAUTH.createToken, { body }));
         return { value: d.token, token: token(d) };
       },
       updateToken: async (_, args, ctx) => {

@@ -7,15 +7,17 @@
 import { defineEndpoints, type Endpoint } from '../upstream/endpoint.ts';
 
 const basic = (method: Endpoint['method'], path: string, ttl = 0): Endpoint => ({ area: 'oauth', method, path, ttl, auth: 'basic' });
+/** A token's own endpoints: its value is a path parameter, never shown (`Endpoint.secretParams`). */
+const ofToken = (method: Endpoint['method']): Endpoint => ({ ...basic(method, '/tokens/{token}'), secretParams: ['token'] });
 
 export const OAUTH = defineEndpoints({
   tokens: basic('GET', '/tokens'),
-  token: basic('GET', '/tokens/{token}'),
+  token: ofToken('GET'),
   createToken: basic('POST', '/tokens'),
-  updateToken: basic('PATCH', '/tokens/{token}'),
-  deleteToken: basic('DELETE', '/tokens/{token}'),
+  updateToken: ofToken('PATCH'),
+  deleteToken: ofToken('DELETE'),
   /** Rotation: `PATCH /tokens/{token}` with the refresh token as bearer and `{}`. */
-  rotateToken: { area: 'oauth', method: 'PATCH', path: '/tokens/{token}' },
+  rotateToken: { area: 'oauth', method: 'PATCH', path: '/tokens/{token}', secretParams: ['token'] },
   scopes: basic('GET', '/scopes', 3600),
   scope: basic('GET', '/scopes/{id}', 3600),
   wallet: basic('GET', '/wallet'),

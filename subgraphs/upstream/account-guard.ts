@@ -6,8 +6,9 @@
  * Nothing is sent in either case. A token the configured account does not own (a caller's own,
  * passed through) is not checked: the layer cannot read its scopes or its wallet.
  *
- * The guard's own reads are calls like any other (metered on the operation, inside the authorization
- * area's daily free tier), made once per token and per wallet period, not per operation.
+ * The guard's own reads are the layer's, not the caller's: made on an internal meter (never in a
+ * client's `extensions.cost`: `GET /tokens/{token}` names the token), under the account's tenant,
+ * once per token and per wallet period, not per operation.
  */
 import { AREA_HOSTS, type Area } from '../../contract/areas.ts';
 import { endpointOf } from '../../contract/prices.ts';
@@ -15,8 +16,10 @@ import type { OpenapiEnv } from './config.ts';
 import type { Endpoint } from './endpoint.ts';
 import { UpstreamError } from './errors.ts';
 import type { CallContext, Upstream } from './upstream.ts';
+import { CostMeter } from './cost.ts';
+import { tenantOf } from './tenant.ts';
 
-const TOKEN: Endpoint = { area: 'oauth', method: 'GET', path: '/tokens/{token}', auth: 'basic' };
+const TOKEN: Endpoint = { area: 'oauth', method: 'GET', path: '/tokens/{token}', auth: 'basic', secretParams: ['token'] };
 const WALLET: Endpoint = { area: 'oauth', method: 'GET', path: '/wallet', auth: 'basic' };
 const SUBSCRIPTIONS: Endpoint = { area: 'oauth', method: 'GET', path: '/subscriptions', auth: 'basic' };
 const SUBSCRIPTION: Endpoint = { area: 'oauth', method: 'GET', path: '/subscriptions/{id}', auth: 'basic' };
@@ -78,6 +81,12 @@ export class AccountGuard {
     this.now = opts.now ?? Date.now;
   }
 
+  /** The guard's own reads: Basic-authenticated, the account's, on a meter of their own (not the operation's). */
+  private internal(ctx: CallContext): CallContext {
+    const email = this.upstream.config.accountCredentials?.email ?? '';
+    return { auth: { token: ctx.auth.token, tenant: tenantOf(`account:${email.toLowerCase()}`) }, meter: new CostMeter() };
+  }
+
   /** The token's scopes, or null when the account does not own it. */
   private async scopesOf(ctx: CallContext): Promise<string[] | null> {
     const token = ctx.auth.token;
@@ -85,7 +94,7 @@ export class AccountGuard {
     if (hit && hit.until > this.now()) return hit.scopes;
     let scopes: string[] | null = null;
     try {
-      const d = await this.upstream.call<{ scopes?: unknown }>(ctx, TOKEN, { params: { token } });
+      const d = await this.upstream.call<{ scopes?: unknown }>(this.internal(ctx), TOKEN, { params: { token } });
       scopes = Array.isArray(d?.scopes) ? d.scopes.filter((s): s is string => typeof s === 'string') : null;
     } catch (err) {
       if (!(err instanceof UpstreamError) || (err.status !== 404 && err.status !== 422)) throw err;
@@ -96,7 +105,7 @@ export class AccountGuard {
 
   private async credit(ctx: CallContext): Promise<number | null> {
     if (this.wallet && this.wallet.until > this.now()) return this.wallet.credit;
-    const w = await this.upstream.call<{ credit?: unknown }>(ctx, WALLET);
+    const w = await this.upstream.call<{ credit?: unknown }>(this.internal(ctx), WALLET);
     const credit = typeof w?.credit === 'number' ? w.credit : null;
     if (credit !== null) this.wallet = { credit, until: this.now() + (this.opts.walletTtlMs ?? 10_000) };
     return credit;
@@ -147,11 +156,12 @@ export class AccountGuard {
 
   private async subscriptions(ctx: CallContext): Promise<ActiveSubscription[]> {
     if (this.subs && this.subs.until > this.now()) return this.subs.list;
-    const raw = await this.upstream.call<unknown>(ctx, SUBSCRIPTIONS, { query: { limit: 100 } });
+    const own = this.internal(ctx);
+    const raw = await this.upstream.call<unknown>(own, SUBSCRIPTIONS, { query: { limit: 100 } });
     const active = (Array.isArray(raw) ? raw : []).filter((s): s is Record<string, unknown> => typeof s === 'object' && s !== null && (s as { active?: unknown }).active === true);
     const list: ActiveSubscription[] = [];
     for (const s of active) {
-      const d = await this.upstream.call<Record<string, unknown>>(ctx, SUBSCRIPTION, { params: { id: String(s.id) } });
+      const d = await this.upstream.call<Record<string, unknown>>(own, SUBSCRIPTION, { params: { id: String(s.id) } });
       const left = Number(d?.availableRequests ?? s.availableRequests);
       const price = Number(d?.pricePerRequest);
       if (typeof s.scope === 'string' && Number.isFinite(left) && left > 0 && Number.isFinite(price)) list.push({ scope: s.scope, left, pricePerRequest: price });

@@ -48,6 +48,12 @@ export interface Endpoint {
    * @default none
    */
   headers?: Readonly<Record<string, string>>;
+  /**
+   * Path parameters that are credentials (a token's value in `/tokens/{token}`): sent upstream,
+   * never shown. Cost calls, warnings and log lines name such a call by its template
+   * (`/tokens/{token}`, see `shownPath`). @default none
+   */
+  secretParams?: readonly string[];
 }
 
 export const defineEndpoints = <T extends Record<string, Endpoint>>(table: T): T => table;
@@ -58,5 +64,26 @@ export function fillPath(template: string, params: Record<string, string> = {}):
     const v = params[name];
     if (v === undefined) throw new Error(`missing path parameter ${name} for ${template}`);
     return encodeURIComponent(v);
+  });
+}
+
+/**
+ * The path of a call as it may be shown (cost calls, warnings, logs): the filled path, with the
+ * endpoint's `secretParams` put back as their `{name}` placeholders. A path that does not match
+ * the template is shown as the template.
+ */
+export function shownPath(ep: Endpoint, path: string): string {
+  if (!ep.secretParams?.length) return path;
+  const source = ep.path.split(/(\{\w+\})/).map((part) => {
+    const m = /^\{(\w+)\}$/.exec(part);
+    if (!m) return part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    return '([^/]*)';
+  }).join('');
+  const match = new RegExp(`^${source}$`).exec(path);
+  if (!match) return ep.path;
+  let i = 0;
+  return ep.path.replace(/\{(\w+)\}/g, (placeholder, name: string) => {
+    const value = match[++i] ?? '';
+    return ep.secretParams!.includes(name) ? placeholder : value;
   });
 }

@@ -15,10 +15,11 @@ import { CostMeter } from './cost.ts';
 import type { OpenapiEnv } from './config.ts';
 import type { Endpoint } from './endpoint.ts';
 import { tenantOf } from './tenant.ts';
+import { registerSecrets } from '../runtime/redact.ts';
 import type { CallContext, Upstream } from './upstream.ts';
 
 const CREATE: Endpoint = { area: 'oauth', method: 'POST', path: '/tokens', auth: 'basic', timeoutMs: 20_000 };
-const DELETE: Endpoint = { area: 'oauth', method: 'DELETE', path: '/tokens/{token}', auth: 'basic' };
+const DELETE: Endpoint = { area: 'oauth', method: 'DELETE', path: '/tokens/{token}', auth: 'basic', secretParams: ['token'] };
 
 /** The areas each subgraph calls (the authorization area is reached with Basic, never a token). */
 export const SUBGRAPH_AREAS: Readonly<Record<string, readonly Area[]>> = {
@@ -114,8 +115,10 @@ export class ManagedServiceToken {
   }
 
   private async mint(): Promise<void> {
-    const d = await this.upstream.call<{ token?: unknown; expireAt?: unknown }>(this.ctx, CREATE, { body: { scopes: this.scopes, name: 'openapi-supergraph', ttl: this.ttl } });
+    const d = await this.upstream.call<{ token?: unknown; expireAt?: unknown; refreshToken?: unknown }>(this.ctx, CREATE, { body: { scopes: this.scopes, name: 'openapi-supergraph', ttl: this.ttl } });
     if (typeof d?.token !== 'string' || d.token === '') throw new Error('the authorization area minted no token');
+    // Never printed: redacted from every log line from now on.
+    registerSecrets([d.token, typeof d.refreshToken === 'string' ? d.refreshToken : null]);
     const expire = typeof d.expireAt === 'string' ? Date.parse(d.expireAt) : NaN;
     this.token = d.token;
     this.expireAt = Number.isFinite(expire) ? expire : this.now() + this.ttl * 1000;
