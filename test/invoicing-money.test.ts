@@ -113,4 +113,27 @@ describe('an invoice is paid once', () => {
     expect((await ok<{ invoice: Obj }>(token, READ, { id: b.id })).data.invoice).toMatchObject({ state: 'DONE' });
     expect((await callsOf()).filter((c) => c.startsWith('POST')).length).toBe(2);
   });
+
+  it('a submission whose answer is lost is found by the retry (free list by sender, number and date) and never paid twice', async () => {
+    const token = await account();
+    await t.control('faults', { area: 'invoice', pathPrefix: '/IT-invoices', reset: true, count: 1 });
+    const lost = await fail(token, ISSUE, { input: invoiceInput({ number: 'LOST-1' }) });
+    expect(lost.extensions.outcome).toBe('unknown');
+    expect(lost.extensions.atRisk).toBe(PRICE);
+    expect(await t.credit(token)).toBeCloseTo(5 - PRICE, 6);
+
+    await t.clearCalls();
+    const found = await ok<{ issueInvoice: Obj }>(token, ISSUE, { input: invoiceInput({ number: 'LOST-1' }) });
+    expect(found.data.issueInvoice).toMatchObject({ state: 'NEW', documentNumber: 'LOST-1', sdi: { status: 'BOOKED' } });
+    expect(found.euro).toBe(0);
+    // And again: now bound to the key, from the store.
+    const again = await ok<{ issueInvoice: Obj }>(token, ISSUE, { input: invoiceInput({ number: 'LOST-1' }) });
+    expect(again.data.issueInvoice.id).toBe(found.data.issueInvoice.id);
+    // One free list and one free read; no second submission.
+    expect(await callsOf()).toEqual(['GET /invoices 200', 'GET /IT-invoices/{id} 200']);
+    expect(await t.credit(token)).toBeCloseTo(5 - PRICE, 6);
+    // The account has that one invoice.
+    const listed = await ok<{ invoices: { nodes: Obj[] } }>(token, `{ invoices(filter: { documentNumber: "LOST-1" }) { nodes { id } } }`);
+    expect(listed.data.invoices.nodes).toEqual([{ id: found.data.issueInvoice.id }]);
+  });
 });

@@ -16,7 +16,7 @@ import { isObj } from '../runtime/tracking/policy.ts';
 import type { RelayTarget, TrackedRequest } from '../runtime/tracking/store.ts';
 import { CostMeter } from '../upstream/cost.ts';
 import { UpstreamError } from '../upstream/errors.ts';
-import { INVOICING_AREA } from './policy.ts';
+import { INVOICING_AREA, secondsOf } from './policy.ts';
 import { INVOICING, type InvoicingFamily, type InvoicingKind } from './upstream.ts';
 
 export type InvoicingServiceOptions = TrackingServiceOptions<InvoicingFamily>;
@@ -80,6 +80,9 @@ export interface InvoiceIdentity {
   /** `YYYY-MM-DD`. */
   date: string;
 }
+
+/** Requests created this long before an unanswered submission still count as it (clock skew, seconds). */
+const FIND_CLOCK_SKEW_S = 300;
 
 /**
  * The default idempotency key of an invoice: its legal identity, the sender, the year and the number
@@ -211,12 +214,13 @@ export class InvoicingService extends TrackingService<InvoicingFamily, Invoicing
 
   /**
    * Submits an invoice under the caller's key, else under the key of the invoice's legal identity
-   * (`invoiceKeyOf`: sender, year, number), so a retry without a key never pays twice.
+   * (`invoiceKeyOf`: sender, year, number), so a retry without a key never pays twice; an unanswered
+   * submission is found again by the service's free list (sender, number, date).
    */
   private async submitOnce(ctx: SubgraphContext, doc: InvoiceIdentity, body: Obj, callerKey: string | null, send: CreateSend): Promise<TrackedInvoice> {
     const key = callerKey ?? invoiceKeyOf(doc);
     try {
-      return await this.create(ctx, 'INVOICE', body, null, key, send);
+      return await this.create(ctx, 'INVOICE', body, null, key, { ...send, find: (c, held) => this.findSubmission(c, doc, held.startedAt) });
     } catch (err) {
       if (callerKey === null && err instanceof GraphQLError && err.extensions.code === 'IDEMPOTENCY_KEY_REUSED') {
         throw new GraphQLError(
@@ -227,6 +231,30 @@ export class InvoicingService extends TrackingService<InvoicingFamily, Invoicing
       }
       throw err;
     }
+  }
+
+  /**
+   * The submission of `doc` the service shows (free list by sender, number and date), created since
+   * shortly before `startedAt`, the newest when several, read in full (free). Null when none (yet).
+   */
+  private async findSubmission(ctx: SubgraphContext, doc: InvoiceIdentity, startedAt: number): Promise<Obj | null> {
+    let list: unknown;
+    try {
+      list = await ctx.upstream.call<unknown>(ctx, INVOICING.invoiceList, { query: { fiscal_id: doc.fiscalId, document_number: doc.number, issue_date: doc.date, direction: 'outgoing' } });
+    } catch (err) {
+      if (err instanceof UpstreamError && err.graphqlCode === 'UPSTREAM_NOT_FOUND') return null;
+      throw err;
+    }
+    const since = Math.floor(startedAt / 1000) - FIND_CLOCK_SKEW_S;
+    const hits = (Array.isArray(list) ? list.filter(isObj) : [])
+      .filter((r) => typeof r.id === 'string' && r.document_number === doc.number && r.issue_date === doc.date)
+      .map((r) => ({ r, at: secondsOf(r.create_at ?? r.created_at) }))
+      .filter((h) => h.at === null || h.at >= since)
+      .sort((a, b) => (b.at ?? Infinity) - (a.at ?? Infinity));
+    const hit = hits[0]?.r;
+    if (!hit) return null;
+    const full = await ctx.upstream.call<unknown>(ctx, INVOICING.invoiceGet, { params: { id: String(hit.id) } });
+    return isObj(full) ? full : hit;
   }
 
   /**

@@ -161,6 +161,13 @@ export interface CreateSend {
    * return, `PATCH /IT-receipts/{id}`, whose answer is a new receipt). @default the family's create
    */
   endpoint?: Endpoint;
+  /**
+   * How to find upstream (free calls only) the record of an order that got no answer, when the
+   * order carried no layer callback to find it by (`callback: false`): e.g. an invoice by the
+   * service's list filtered on its sender, number and date. Null: not there (yet); throws when the
+   * service cannot be asked. Without it such an order stays `OUTCOME_UNKNOWN` until its key expires.
+   */
+  find?: (ctx: SubgraphContext, held: IdempotencyRecord) => Promise<Obj | null>;
 }
 
 /** Topic of one piece of work's changes. */
@@ -283,7 +290,8 @@ export class TrackingService<F extends string, K extends string> {
    * - a key whose order is in flight (in this process) joins it: same result, no second call;
    * - a key whose order was created returns that request (from the store, else read for free);
    * - a key whose order got no answer looks the request up (store, then the family's list and
-   *   free reads, by the callback reservation it carried) and else answers `OUTCOME_UNKNOWN`;
+   *   free reads, by the callback reservation it carried; without one, `send.find`) and else
+   *   answers `OUTCOME_UNKNOWN`;
    * - a key whose order was refused (an error answer, a budget refusal) is free again.
    */
   async create(ctx: SubgraphContext, family: F, body: Obj, relayTo: RelayTarget | null, callerKey: string | null = null, send: CreateSend = {}): Promise<TrackedRequest<F>> {
@@ -323,7 +331,7 @@ export class TrackingService<F extends string, K extends string> {
         held = now;
       }
       if (held.state === 'created' && held.id !== null) return this.existing(ctx, held.family, held.id);
-      return this.recover(ctx, held);
+      return this.recover(ctx, held, send);
     }
 
     const ep = send.endpoint ?? this.area.families[family].create;
@@ -387,13 +395,27 @@ export class TrackingService<F extends string, K extends string> {
   /**
    * The request of an order that got no answer: bound by a callback already (store), else found
    * upstream among the family's requests by the callback reservation it carried (a free list, then
-   * free reads of the requests created since the order). Not found: `OUTCOME_UNKNOWN`, and the key
+   * free reads of the requests created since the order); an order that carried no callback, by
+   * the area's own look-up (`send.find`) if it has one. Not found: `OUTCOME_UNKNOWN`, and the key
    * stays taken (the upstream may still carry the order out).
    */
-  private async recover(ctx: SubgraphContext, held: IdempotencyRecord<F>): Promise<TrackedRequest<F>> {
+  private async recover(ctx: SubgraphContext, held: IdempotencyRecord<F>, send: CreateSend): Promise<TrackedRequest<F>> {
     const { tenant } = ctx.auth;
     if (held.state === 'created' && held.id !== null) return this.existing(ctx, held.family, held.id);
-    if (held.reservation === null) throw outcomeStillUnknown(held, 'the order carried no callback the layer could find it by');
+    if (held.reservation === null) {
+      if (!send.find) throw outcomeStillUnknown(held, 'the order carried no callback the layer could find it by');
+      let found: Obj | null;
+      try {
+        found = await send.find(ctx, held);
+      } catch (err) {
+        if (err instanceof GraphQLError) throw err;
+        throw outcomeStillUnknown(held, 'the service could not be asked');
+      }
+      if (!found || typeof found.id !== 'string' || found.id === '') throw outcomeStillUnknown(held, 'the service does not show it (yet)');
+      const id = found.id.toLowerCase();
+      await this.store.settleIdempotencyKey(tenant, held.key, { state: 'created', id });
+      return (await this.apply(ctx.auth, held.family, found, { source: 'read', relay: held.relay })).entry;
+    }
     const bound = (await this.store.reservation(held.reservation))?.id ?? null;
     if (bound !== null) {
       await this.store.settleIdempotencyKey(tenant, held.key, { state: 'created', id: bound });
