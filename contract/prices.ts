@@ -134,8 +134,12 @@ const DEFAULT_PRICES: Record<string, number> = {
 export const INVOICE_CONFIGURATIONS_INCLUDED = 10;
 
 /**
- * The invoicing prices with an annual subscription (the contract's "from" prices), selected with
- * `OPENAPI_PRICE_PLAN=subscription`.
+ * The invoicing prices with an annual subscription (the contract's "from" prices). Charged only
+ * while the account's subscription is active and has requests left; past it (or without one) the
+ * same call costs the pay-as-you-go price. So no table prices by them: an account is known to
+ * have one only through the account pre-check (`OPENAPI_PRECHECK=on`, which prices a covered call
+ * at its subscription's price per request), and `OPENAPI_PRICE_PLAN=subscription` keeps the higher
+ * of the two prices (`loadPrices`), so estimates and budgets never under-count.
  */
 export const INVOICE_SUBSCRIPTION_PRICES: Readonly<Record<string, number>> = Object.freeze({
   'invoice POST IT-invoices': 0.049,
@@ -160,8 +164,12 @@ export interface PriceSettings {
   /** Path of a JSON file of prices that replace or add to the built-in ones. */
   OPENAPI_PRICES?: string | undefined;
   /**
-   * `subscription`: the invoicing prices of an annual subscription (`INVOICE_SUBSCRIPTION_PRICES`)
-   * instead of pay-as-you-go; an `OPENAPI_PRICES` file still wins. @default payg
+   * `subscription`: the account has (or had) an invoicing subscription. Its prices
+   * (`INVOICE_SUBSCRIPTION_PRICES`) are not taken on trust: an account whose subscription is not
+   * active (expired, used up, never bought) pays about three times more, so each invoicing price
+   * stays the higher of the two; the lower one is applied per call when the account pre-check
+   * (`OPENAPI_PRECHECK=on`) sees an active subscription covering it. An `OPENAPI_PRICES` file
+   * still wins. @default payg
    */
   OPENAPI_PRICE_PLAN?: string | undefined;
 }
@@ -170,14 +178,18 @@ export interface PriceSettings {
 export const DEFAULT_PRICE_TABLE: PriceTable = Object.freeze({ ...DEFAULT_PRICES });
 
 /**
- * The built-in table (with the subscription's invoicing prices under `OPENAPI_PRICE_PLAN=subscription`)
- * and the overrides of the `OPENAPI_PRICES` file of `env`, if any; throws on a bad file or plan.
+ * The built-in table (under `OPENAPI_PRICE_PLAN=subscription` each invoicing price the higher of
+ * pay-as-you-go and subscription) and the overrides of the `OPENAPI_PRICES` file of `env`, if any; throws on a bad file or plan.
  */
 export function loadPrices(env: PriceSettings): PriceTable {
   const file = env.OPENAPI_PRICES?.trim();
   const plan = (env.OPENAPI_PRICE_PLAN ?? '').trim().toLowerCase() || 'payg';
   if (plan !== 'payg' && plan !== 'subscription') throw new Error(`OPENAPI_PRICE_PLAN must be payg or subscription (got "${env.OPENAPI_PRICE_PLAN}")`);
-  const base: Record<string, number> = plan === 'subscription' ? { ...DEFAULT_PRICES, ...INVOICE_SUBSCRIPTION_PRICES } : DEFAULT_PRICES;
+  // The higher of the two prices: a subscription not known to be active is no discount.
+  const base: Record<string, number> =
+    plan === 'subscription'
+      ? { ...DEFAULT_PRICES, ...Object.fromEntries(Object.entries(INVOICE_SUBSCRIPTION_PRICES).map(([k, v]) => [k, Math.max(v, DEFAULT_PRICES[k] ?? 0)])) }
+      : DEFAULT_PRICES;
   if (!file) return plan === 'subscription' ? Object.freeze(base) : DEFAULT_PRICE_TABLE;
   let parsed: unknown;
   try {

@@ -7,7 +7,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startTestStack, type TestStack } from './support/stack.ts';
 
-const ENV = { LAYER_SECRET: 'invoicing-money-test-secret-0123456789', INVOICING_RELAY_ALLOW_PRIVATE: '1', INVOICING_POLL_INTERVAL_MS: '60000' };
+// The deployment says the account has an invoicing subscription; the accounts below have none active.
+const ENV = { LAYER_SECRET: 'invoicing-money-test-secret-0123456789', INVOICING_RELAY_ALLOW_PRIVATE: '1', INVOICING_POLL_INTERVAL_MS: '60000', OPENAPI_PRICE_PLAN: 'subscription' };
 
 type Obj = Record<string, unknown>;
 
@@ -135,5 +136,16 @@ describe('an invoice is paid once', () => {
     // The account has that one invoice.
     const listed = await ok<{ invoices: { nodes: Obj[] } }>(token, `{ invoices(filter: { documentNumber: "LOST-1" }) { nodes { id } } }`);
     expect(listed.data.invoices.nodes).toEqual([{ id: found.data.issueInvoice.id }]);
+  });
+});
+
+describe('prices under OPENAPI_PRICE_PLAN=subscription', () => {
+  it('an account without an active subscription is estimated, metered and charged the pay-as-you-go price, not the subscription one', async () => {
+    const token = await account();
+    const res = await t.gql(ISSUE, { input: invoiceInput({ number: 'PLAN-1' }) }, auth(token));
+    expect(res.errors).toBeUndefined();
+    expect(res.extensions!.cost!.estimate?.euro).toBe(PRICE);
+    expect(res.extensions!.cost!.euro).toBe(PRICE);
+    expect(await t.credit(token)).toBeCloseTo(5 - PRICE, 6);
   });
 });

@@ -15,12 +15,12 @@ describe('invoicing prices', () => {
     expect(surchargeOf('invoice', 'extra-configuration', t)).toBe(1);
   });
 
-  it('OPENAPI_PRICE_PLAN=subscription selects the subscription prices', () => {
+  it('OPENAPI_PRICE_PLAN=subscription never prices below pay-as-you-go: a subscription not known to be active is no discount', () => {
     const t = loadPrices({ OPENAPI_PRICE_PLAN: 'subscription' });
-    expect(priceOf('invoice', 'POST', '/IT-invoices', t)).toBe(0.049);
-    expect(priceOf('invoice', 'POST', '/WW-invoices', t)).toBe(0.017);
-    expect(priceOf('invoice', 'POST', '/IT-receipts', t)).toBe(0.009);
-    expect(surchargeOf('invoice', 'custom-signature', t)).toBe(0.013);
+    expect(priceOf('invoice', 'POST', '/IT-invoices', t)).toBe(0.154);
+    expect(priceOf('invoice', 'POST', '/WW-invoices', t)).toBe(0.09);
+    expect(priceOf('invoice', 'POST', '/IT-receipts', t)).toBe(0.019);
+    expect(surchargeOf('invoice', 'custom-signature', t)).toBe(0.045);
     expect(priceOf('company', 'GET', '/IT-start/12485671007', t)).toBe(priceOf('company', 'GET', '/IT-start/12485671007', loadPrices({})));
     expect(() => loadPrices({ OPENAPI_PRICE_PLAN: 'gold' })).toThrow(/OPENAPI_PRICE_PLAN/);
   });
