@@ -107,8 +107,9 @@ describe('bulk sending', () => {
     const { data } = await gql<{ sendCertifiedMail: Obj }>(SEND, { input: { sender: DEFAULT_BULK_USERNAME, recipients, subject: 'Circolare', html: '<p>Circolare</p>' }, c: creds });
     const id = String(data.sendCertifiedMail.id);
     const it = subscribe(UPDATED, { id });
-    const progress: number[] = [];
+    // Latest state first: the first event may already show the first request sent.
     let ev = await next(it);
+    const progress: number[] = [Number((ev.counts as Obj).sent)];
     while ((ev.counts as Obj).sent !== 1000) {
       ev = await next(it);
       const sent = Number((ev.counts as Obj).sent);

@@ -14,6 +14,8 @@ import { BulkService, type Sending } from '../subgraphs/pec/bulk.ts';
 import { bulkStores, type BulkStores } from '../subgraphs/pec/bulk-store.ts';
 import { UpstreamClient } from '../subgraphs/upstream/client.ts';
 import { loadUpstreamConfig } from '../subgraphs/upstream/config.ts';
+import { MemoryCostLedger, type CostLedger } from '../subgraphs/upstream/ledger.ts';
+import { freeTierOf } from '../contract/prices.ts';
 import { withSafety } from './support/safety.ts';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -25,10 +27,10 @@ let upstream: UpstreamClient;
 let token: string;
 const open: Array<{ stop: () => Promise<void>; stores: BulkStores }> = [];
 
-function service(): { bulk: BulkService; stores: BulkStores; stop: () => Promise<void> } {
+function service(ledger?: CostLedger): { bulk: BulkService; stores: BulkStores; stop: () => Promise<void> } {
   const stores = bulkStores({ redisUrl: REDIS_URL, secret: ENV.LAYER_SECRET, prefix: PREFIX });
   const bulk = new BulkService(ENV, stores);
-  const stopBulk = bulk.start({ upstream, publicUrl: () => '' });
+  const stopBulk = bulk.start({ upstream, publicUrl: () => '', ledger });
   const entry = { stores, stop: async () => void (await stopBulk()) };
   open.push(entry);
   return { bulk, stores, stop: entry.stop };
@@ -77,7 +79,9 @@ describe('bulk queue across a restart', () => {
     // The layer stops (its queue and timers with it).
     await a.stop();
 
-    const b = service();
+    // The new process charges the tenant's day on the shared ledger (here its free tier of sends: every call counts).
+    const ledger = new MemoryCostLedger();
+    const b = service(ledger);
     // The same key on the new process: the same sending, not a second one.
     const again = await b.bulk.queue({ token, tenant }, { username: DEFAULT_BULK_USERNAME, password: DEFAULT_BULK_PASSWORD }, { sender: DEFAULT_BULK_USERNAME, recipients, subject: 'Riavvio', html: '<p>x</p>', attachments: [] }, 'restart-key-1');
     expect(again.id).toBe(queued.id);
@@ -88,6 +92,10 @@ describe('bulk queue across a restart', () => {
     const posts = emu.calls().filter((c) => c.area === 'pecmassiva' && c.method === 'POST');
     expect(posts.filter((c) => c.status === 201)).toHaveLength(4);
     expect(posts.every((c) => c.status === 201 || c.status === 429)).toBe(true);
+    // The three requests sent after the restart (and any refused for the pace) are on the tenant's day.
+    const tier = freeTierOf('pecmassiva', 'POST', '/send')!;
+    const [use] = await ledger.freeUse(tenant, tier.key, tier.tiers);
+    expect(use!.used).toBe(posts.length - 1);
     // No password and no token in what the store keeps.
     const redis = connectRedis(REDIS_URL, { prefix: PREFIX, name: 'pec-restart-probe' });
     try {

@@ -12,8 +12,10 @@
  *
  * Settings (`PECMASSIVA_*` of the env): `BATCH_SIZE` recipients per request (50), `SEND_INTERVAL_MS`
  * between two requests of one mailbox (1050), `POLL_MS` between two receipt reads of a sending
- * (2000), `POLL_MAX_CALLS_PER_MIN` (60, shared by every sending of the process), `GIVE_UP_MS` after
- * which receipts still missing are no longer read (48 h).
+ * (2000, doubled after each read that brings nothing new, up to `POLL_MAX_BACKOFF_MS`, 10 min),
+ * `POLL_MAX_CALLS_PER_MIN` (60 paid reads, `GET /send/{code}`, one per call, shared by every sending
+ * through the kit's `PollBook`), `GIVE_UP_MS` after which receipts still missing are no longer read
+ * (48 h). A code answered 400, 401, 403, 404 or 406 is no longer read.
  */
 import { randomBytes } from 'node:crypto';
 import { GraphQLError } from 'graphql';
@@ -21,9 +23,12 @@ import type { EventBus } from '../runtime/bus.ts';
 import { MemoryBulkStore, type BulkStore, type StoredSending } from './bulk-store.ts';
 import { MemoryEventBus } from '../runtime/bus.ts';
 import { TokenCipher } from '../runtime/tracking/cipher.ts';
+import { MemoryPollBook, PERMANENT, type PollBook } from '../runtime/tracking/poller.ts';
 import type { UpstreamAuth } from '../runtime/context.ts';
 import type { SubgraphDeps } from '../runtime/server.ts';
-import { CostMeter } from '../upstream/cost.ts';
+import { CostMeter, round4 } from '../upstream/cost.ts';
+import type { CostLedger } from '../upstream/ledger.ts';
+import { priceOf } from '../../contract/prices.ts';
 import type { Endpoint } from '../upstream/endpoint.ts';
 import { mayHaveBeenCarriedOut, UpstreamError } from '../upstream/errors.ts';
 import type { CallContext, Upstream } from '../upstream/upstream.ts';
@@ -84,6 +89,27 @@ export interface Sending {
   /** Grows with every change (subscribers skip stale events). */
   seq: number;
   done: boolean;
+  /** What the sending's upstream calls (sends and receipt reads) cost so far, and its sends' estimate. */
+  cost: SendingCost;
+}
+
+export interface SendingCost {
+  /** Euro spent by its calls so far. */
+  euro: number;
+  /** Euro of calls without an answer (possibly spent too). */
+  atRisk: number;
+  /** Euro of its requests (one per batch) as estimated when it was queued. */
+  estimate: number;
+}
+
+/** Recipients per request (`PECMASSIVA_BATCH_SIZE`, 50): the queue's and the cost estimate's one source. */
+export function bulkBatchSize(env: NodeJS.ProcessEnv = process.env): number {
+  return Math.floor(envNum(env, 'PECMASSIVA_BATCH_SIZE', 50));
+}
+
+/** Euro of sending to `recipients` addresses: one `POST /send` per batch. */
+export function bulkSendEstimate(recipients: number, batchSize: number): number {
+  return round4(priceOf('pecmassiva', 'POST', '/send') * Math.max(1, Math.ceil(recipients / batchSize)));
 }
 
 export interface SendRequest {
@@ -97,15 +123,18 @@ export interface SendRequest {
 interface Job {
   sending: Sending;
   auth: UpstreamAuth;
-  /** Charges the tenant's day budget and free tiers (a plain meter after a restart: the ledger is not at hand). */
+  /** Charges the tenant's day budget and free tiers (rebuilt on the ledger after a restart). */
   meter: CostMeter;
+  /** What the sending cost before this process took it up (a restart). */
+  costBefore: { euro: number; atRisk: number };
   creds: BulkCredentials;
   request: SendRequest;
   /** Indexes of `recipients` per batch, still to send. */
   batches: number[][];
   /** Codes whose receipts are still being read. */
   codes: Set<string>;
-  nextPollAt: number;
+  /** Per code: not read before `at`; `misses` reads in a row that brought nothing (the wait doubles). */
+  waits: Map<string, { at: number; misses: number }>;
   startedAt: number;
 }
 
@@ -126,6 +155,10 @@ export class BulkService {
   private readonly pollMs: number;
   private readonly pollPerMin: number;
   private readonly giveUpMs: number;
+  private readonly maxBackoffMs: number;
+  private readonly now: () => number;
+  /** The per-minute budget of receipt reads (the kit's; one unit per upstream call). */
+  private readonly book: PollBook;
   private readonly store: BulkStore;
   private readonly cipher: TokenCipher;
   private readonly jobs = new Map<string, Job>();
@@ -133,20 +166,23 @@ export class BulkService {
   private readonly queues = new Map<string, string[]>();
   private readonly lastSend = new Map<string, number>();
   private upstream: Upstream | null = null;
+  private ledger: CostLedger | null = null;
   private timer: NodeJS.Timeout | null = null;
   private ticking: Promise<void> | null = null;
-  private pollWindow = { start: 0, calls: 0 };
 
-  constructor(env: NodeJS.ProcessEnv, stores: { store?: BulkStore; bus?: EventBus<Sending>; cipher?: TokenCipher } = {}) {
+  constructor(env: NodeJS.ProcessEnv, stores: { store?: BulkStore; bus?: EventBus<Sending>; cipher?: TokenCipher; now?: () => number; book?: PollBook } = {}) {
+    this.now = stores.now ?? Date.now;
+    this.book = stores.book ?? new MemoryPollBook({ now: this.now });
     this.bus = stores.bus ?? new MemoryEventBus<Sending>();
     this.store = stores.store ?? new MemoryBulkStore();
     this.cipher = stores.cipher ?? new TokenCipher(env.LAYER_SECRET ?? 'pecmassiva-memory-only', 'openapi-supergraph pecmassiva secrets v1');
-    this.batchSize = Math.floor(envNum(env, 'PECMASSIVA_BATCH_SIZE', 50));
+    this.batchSize = bulkBatchSize(env);
     this.inboxPollMs = envNum(env, 'PECMASSIVA_INBOX_POLL_MS', 30_000);
     this.sendIntervalMs = envNum(env, 'PECMASSIVA_SEND_INTERVAL_MS', 1050);
     this.pollMs = envNum(env, 'PECMASSIVA_POLL_MS', 2000);
     this.pollPerMin = envNum(env, 'PECMASSIVA_POLL_MAX_CALLS_PER_MIN', 60);
     this.giveUpMs = envNum(env, 'PECMASSIVA_GIVE_UP_MS', 48 * 3600 * 1000);
+    this.maxBackoffMs = Math.max(this.pollMs, envNum(env, 'PECMASSIVA_POLL_MAX_BACKOFF_MS', 10 * 60_000));
   }
 
   topic(tenant: string, id: string): string {
@@ -182,18 +218,19 @@ export class BulkService {
       const job: Job = {
         sending: st.sending,
         auth: { token: token ?? '', tenant: st.sending.tenant },
-        meter: new CostMeter(),
+        meter: this.meterFor(st.sending),
+        costBefore: { euro: st.sending.cost?.euro ?? 0, atRisk: st.sending.cost?.atRisk ?? 0 },
         creds: { username: st.username, password: password ?? '' },
         request: st.request,
         batches: st.batches,
         codes: new Set(st.codes),
-        nextPollAt: 0,
+        waits: new Map(),
         startedAt: st.startedAt,
       };
       this.jobs.set(st.sending.id, job);
       if (token === undefined || password === undefined) {
         // Sealed under another secret: nothing more can be sent or read for it.
-        for (const r of job.sending.recipients) if (r.state === 'QUEUED') Object.assign(r, { state: 'FAILED', reason: 'the layer can no longer open the credentials (LAYER_SECRET changed)', failedAt: new Date().toISOString() });
+        for (const r of job.sending.recipients) if (r.state === 'QUEUED') Object.assign(r, { state: 'FAILED', reason: 'the layer can no longer open the credentials (LAYER_SECRET changed)', failedAt: new Date(this.now()).toISOString() });
         job.batches = [];
         job.codes.clear();
         await this.changed(job);
@@ -218,8 +255,20 @@ export class BulkService {
     if (job.batches.length === 0) await this.changed(job);
   }
 
+  /** A resumed sending's meter: the tenant's day budget and free tiers on the shared ledger, when given. */
+  private meterFor(s: Sending): CostMeter {
+    if (!this.ledger || !this.upstream) return new CostMeter();
+    return CostMeter.detached(this.ledger, s.tenant, `pecmassiva:${s.id}:resumed:${randomBytes(4).toString('hex')}`, this.upstream.config.maxEuroPerDay);
+  }
+
+  /** Euro of a sending to `recipients` addresses with this queue's batch size. */
+  estimate(recipients: number): number {
+    return bulkSendEstimate(recipients, this.batchSize);
+  }
+
   start(deps: SubgraphDeps): () => Promise<void> {
     this.upstream = deps.upstream;
+    this.ledger = deps.ledger ?? null;
     const resumed = this.resume().catch((err: unknown) => console.error(`[pecmassiva] unfinished sendings not resumed: ${(err as Error).message}`));
     this.timer = setInterval(() => void resumed.then(() => this.tick()), 100);
     this.timer.unref();
@@ -250,14 +299,15 @@ export class BulkService {
       tenant: auth.tenant,
       sender: request.sender,
       subject: request.subject,
-      createdAt: new Date().toISOString(),
+      createdAt: new Date(this.now()).toISOString(),
       recipients: request.recipients.map((address) => ({ address, state: 'QUEUED', code: null, acceptedAt: null, deliveredAt: null, failedAt: null, reason: null })),
       seq: 1,
       done: false,
+      cost: { euro: 0, atRisk: 0, estimate: this.estimate(request.recipients.length) },
     };
     const batches: number[][] = [];
     for (let i = 0; i < request.recipients.length; i += this.batchSize) batches.push(request.recipients.slice(i, i + this.batchSize).map((_, k) => i + k));
-    const job: Job = { sending, auth, meter, creds, request, batches, codes: new Set(), nextPollAt: 0, startedAt: Date.now() };
+    const job: Job = { sending, auth, meter, costBefore: { euro: 0, atRisk: 0 }, creds, request, batches, codes: new Set(), waits: new Map(), startedAt: this.now() };
     this.jobs.set(id, job);
     await this.persist(job);
     const q = this.queueKey(auth.tenant, creds.username);
@@ -283,7 +333,7 @@ export class BulkService {
   private async round(): Promise<void> {
     const upstream = this.upstream;
     if (!upstream) return;
-    const now = Date.now();
+    const now = this.now();
     const sends: Array<Promise<void>> = [];
     for (const [q, ids] of this.queues) {
       if (now - (this.lastSend.get(q) ?? 0) < this.sendIntervalMs) continue;
@@ -296,20 +346,27 @@ export class BulkService {
       sends.push(this.sendBatch(upstream, job));
     }
     await Promise.allSettled(sends);
-    for (const job of [...this.jobs.values()]) {
-      if (job.codes.size === 0 || Date.now() < job.nextPollAt) continue;
-      if (!this.pollAllowed()) break;
-      job.nextPollAt = Date.now() + this.pollMs;
-      await this.readReceipts(upstream, job).catch((err: unknown) => console.warn(`[pecmassiva] receipts of sending ${job.sending.id} not read: ${(err as Error).message}`));
+    // Receipts: every due code of every sending, the longest waiting first, one budget unit per read.
+    const due: Array<{ job: Job; code: string; at: number }> = [];
+    for (const job of this.jobs.values()) {
+      for (const code of job.codes) {
+        const at = job.waits.get(code)?.at ?? 0;
+        if (this.now() >= at) due.push({ job, code, at });
+      }
     }
-  }
-
-  private pollAllowed(): boolean {
-    const now = Date.now();
-    if (now - this.pollWindow.start >= 60_000) this.pollWindow = { start: now, calls: 0 };
-    if (this.pollWindow.calls >= this.pollPerMin) return false;
-    this.pollWindow.calls++;
-    return true;
+    due.sort((a, b) => a.at - b.at);
+    const touched = new Set<Job>();
+    for (const { job, code } of due) {
+      if (!(await this.book.spend(this.now(), this.pollPerMin))) break;
+      if (await this.readReceipts(upstream, job, code)) touched.add(job);
+    }
+    for (const job of this.jobs.values()) {
+      if (job.codes.size > 0 && this.now() - job.startedAt > this.giveUpMs) {
+        job.codes.clear();
+        touched.add(job);
+      }
+    }
+    for (const job of touched) await this.changed(job);
   }
 
   private ctxOf(upstream: Upstream, job: Job): CallContext & { upstream: Upstream } {
@@ -352,39 +409,63 @@ export class BulkService {
       // Sent without an answer: it may have gone out. Never sent again (no message twice).
       const state: RecipientState = err instanceof UpstreamError && mayHaveBeenCarriedOut(err) ? 'UNKNOWN' : 'FAILED';
       const reason = err instanceof UpstreamError ? `${err.graphqlCode}: ${err.message}` : String(err);
-      for (const i of batch) Object.assign(job.sending.recipients[i]!, { state, reason, failedAt: state === 'FAILED' ? new Date().toISOString() : null });
+      for (const i of batch) Object.assign(job.sending.recipients[i]!, { state, reason, failedAt: state === 'FAILED' ? new Date(this.now()).toISOString() : null });
       await this.changed(job);
       return;
     }
     job.batches.shift();
     const code = isObj(answer) ? text(answer.message_id) : null;
     for (const i of batch) Object.assign(job.sending.recipients[i]!, { state: 'SENT', code });
-    if (code) job.codes.add(code);
-    job.nextPollAt = Date.now() + this.pollMs;
+    if (code) {
+      job.codes.add(code);
+      job.waits.set(code, { at: this.now() + this.pollMs, misses: 0 });
+    }
     await this.changed(job);
   }
 
-  /** Reads one code's receipts and moves its recipients (acceptance, delivery, non-delivery). */
-  private async readReceipts(upstream: Upstream, job: Job): Promise<void> {
+  /**
+   * Reads one code's receipts (one paid call) and moves its recipients; true when the sending
+   * changed. A read that brings nothing new doubles that code's wait (up to `POLL_MAX_BACKOFF_MS`),
+   * as does a failed one; a code answered 400, 401, 403, 404 or 406 is no longer read.
+   */
+  private async readReceipts(upstream: Upstream, job: Job, code: string): Promise<boolean> {
     const headers = { 'x-username': job.creds.username, 'x-password': job.creds.password };
-    let changed = false;
-    for (const code of [...job.codes]) {
-      let data: unknown;
-      try {
-        data = await upstream.call<unknown>(this.ctxOf(upstream, job), BULK.receipts, { params: { code }, headers });
-      } catch (err) {
-        if (err instanceof UpstreamError && err.status === 404) continue; // no receipts yet ("Result empty")
-        throw err;
+    const misses = job.waits.get(code)?.misses ?? 0;
+    let data: unknown;
+    try {
+      data = await upstream.call<unknown>(this.ctxOf(upstream, job), BULK.receipts, { params: { code }, headers });
+    } catch (err) {
+      if (err instanceof UpstreamError && err.kind === 'http' && PERMANENT.has(err.status)) {
+        // Reading again cannot help (unknown code, refused credentials): this code is no longer read.
+        const reason = `receipts no longer read: the service answered ${err.status}`;
+        for (const r of job.sending.recipients) if (r.code === code && (r.state === 'SENT' || r.state === 'ACCEPTED')) r.reason = reason;
+        job.codes.delete(code);
+        job.waits.delete(code);
+        console.warn(`[pecmassiva] sending ${job.sending.id}: ${reason}`);
+        return true;
       }
-      for (const receipt of Array.isArray(data) ? data : []) {
-        if (!isObj(receipt)) continue;
-        changed = this.applyReceipt(job.sending, code, receipt) || changed;
-      }
-      const open = job.sending.recipients.some((x) => x.code === code && (x.state === 'SENT' || x.state === 'ACCEPTED'));
-      if (!open) job.codes.delete(code);
+      console.warn(`[pecmassiva] receipts of sending ${job.sending.id} not read: ${(err as Error).message}`);
+      job.waits.set(code, this.backoff(misses + 1));
+      return false;
     }
-    if (Date.now() - job.startedAt > this.giveUpMs) job.codes.clear();
-    if (changed || job.codes.size === 0) await this.changed(job);
+    let moved = false;
+    for (const receipt of Array.isArray(data) ? data : []) {
+      if (!isObj(receipt)) continue;
+      moved = this.applyReceipt(job.sending, code, receipt) || moved;
+    }
+    job.waits.set(code, this.backoff(moved ? 0 : misses + 1));
+    const open = job.sending.recipients.some((x) => x.code === code && (x.state === 'SENT' || x.state === 'ACCEPTED'));
+    if (!open) {
+      job.codes.delete(code);
+      job.waits.delete(code);
+      return true;
+    }
+    return moved;
+  }
+
+  /** When a code is read next after `misses` reads in a row that brought nothing. */
+  private backoff(misses: number): { at: number; misses: number } {
+    return { at: this.now() + Math.min(this.maxBackoffMs, this.pollMs * 2 ** Math.min(misses, 30)), misses };
   }
 
   private applyReceipt(s: Sending, code: string, receipt: Obj): boolean {
@@ -392,7 +473,7 @@ export class BulkService {
     const who = bare(receipt.recipient);
     const at = (() => {
       const d = Date.parse(text(receipt.data) ?? '');
-      return Number.isNaN(d) ? new Date().toISOString() : new Date(d).toISOString();
+      return Number.isNaN(d) ? new Date(this.now()).toISOString() : new Date(d).toISOString();
     })();
     const r = s.recipients.find((x) => x.code === code && x.address.toLowerCase() === who);
     if (!r) return false;
@@ -414,6 +495,8 @@ export class BulkService {
   private async changed(job: Job): Promise<void> {
     const s = job.sending;
     s.seq++;
+    const spent = job.meter.summary();
+    s.cost = { euro: round4(job.costBefore.euro + spent.euro), atRisk: round4(job.costBefore.atRisk + spent.atRisk), estimate: s.cost?.estimate ?? this.estimate(s.recipients.length) };
     s.done = job.batches.length === 0 && job.codes.size === 0;
     if (s.done) {
       // Nothing left to read: the credentials go.

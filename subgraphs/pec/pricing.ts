@@ -4,7 +4,7 @@
  * uploads and revocations are free.
  */
 import { endpointPrice, type PricingTable } from '../runtime/pricing.ts';
-import { BULK } from './bulk.ts';
+import { BULK, bulkBatchSize, bulkSendEstimate } from './bulk.ts';
 import { PEC_DEFAULT_PATHS as P } from './upstream.ts';
 
 const fixed = (...eps: Array<(typeof P)[keyof typeof P]>) => ({ euro: () => eps.reduce((sum, e) => sum + endpointPrice(e), 0) });
@@ -27,12 +27,12 @@ export const pecPricing: PricingTable = {
     'Mutation.enableMailboxPreservation': fixed(P.preserve),
     'Mutation.notifyCompanyRegister': fixed(P.noticeCreate),
     'Mutation.addMailboxUser': fixed(P.addUser),
-    // Bulk: one request per batch of recipients (PECMASSIVA_BATCH_SIZE, 50 by default), sent later by the queue.
+    // Bulk: one request per batch of recipients (PECMASSIVA_BATCH_SIZE, 50 by default: the queue's own
+    // setting, read by the same function), sent later by the queue.
     'Mutation.sendCertifiedMail': {
       euro: (args) => {
         const input = args.input as { recipients?: unknown } | undefined;
-        const n = Array.isArray(input?.recipients) ? input.recipients.length : 1;
-        return endpointPrice(BULK.send) * Math.max(1, Math.ceil(n / 50));
+        return bulkSendEstimate(Array.isArray(input?.recipients) ? input.recipients.length : 1, bulkBatchSize());
       },
     },
     'Query.bulkInbox': { euro: (args) => endpointPrice(BULK.inbox) * Math.max(1, Math.ceil((typeof args.first === 'number' ? args.first : 25) / 25) + 1) },

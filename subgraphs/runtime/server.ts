@@ -41,6 +41,8 @@ export interface SubgraphDeps {
   upstream: Upstream;
   /** The gateway's public URL (for callback and download URLs), known once the gateway listens. */
   publicUrl: () => string;
+  /** The shared ledger, for paid work a subgraph carries out on its own (e.g. a queue resumed after a restart). */
+  ledger?: CostLedger;
 }
 
 export interface SubgraphServerOptions {
@@ -252,7 +254,7 @@ export async function startSubgraphServer(opts: SubgraphServerOptions): Promise<
   const url = `http://${opts.host ?? '127.0.0.1'}:${port}`;
 
   for (const sg of opts.subgraphs) {
-    const stop = await sg.start?.({ upstream, publicUrl: opts.publicUrl });
+    const stop = await sg.start?.({ upstream, publicUrl: opts.publicUrl, ledger });
     if (stop) disposers.push(stop);
   }
 

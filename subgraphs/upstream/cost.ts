@@ -5,7 +5,7 @@
  */
 import type { Area } from '../../contract/areas.ts';
 import { freeTierOf, type FreePeriod } from '../../contract/prices.ts';
-import type { BudgetLimits, CostLedger, FreeTierUse, LedgerAccount } from './ledger.ts';
+import { CostLimitError, type BudgetLimits, type CostLedger, type FreeTierUse, type LedgerAccount } from './ledger.ts';
 
 export interface CostCall {
   area: Area;
@@ -113,6 +113,27 @@ export class CostMeter {
     if (!this.target) return new CostMeter();
     const { ledger, account, limits } = this.target;
     return new CostMeter({ ledger, account: { operationId: `${account.operationId}:later:${Math.random().toString(36).slice(2, 10)}`, tenant: account.tenant }, limits: { operation: null, day: limits.day } });
+  }
+
+  /**
+   * Checks, without committing anything, that `euro` more would still fit the operation's and the
+   * tenant's day budget (work this operation queues for later, e.g. a bulk sending's requests);
+   * throws `CostLimitError` when it would not.
+   */
+  async fits(euro: number, endpoint: string): Promise<void> {
+    if (euro <= 0 || !this.target) return;
+    const { ledger, account, limits } = this.target;
+    const balance = await ledger.balance(account);
+    if (limits.operation !== null && balance.operation + euro > limits.operation + 1e-9) throw new CostLimitError('operation', limits.operation, balance.operation, round4(euro), endpoint);
+    if (limits.day !== null && balance.day + euro > limits.day + 1e-9) throw new CostLimitError('day', limits.day, balance.day, round4(euro), endpoint);
+  }
+
+  /**
+   * A meter for paid work the layer carries out for `tenant` on its own (a bulk queue resumed after a
+   * restart): charged to the tenant's day budget and free tiers under an operation of its own.
+   */
+  static detached(ledger: CostLedger, tenant: string, operationId: string, dayLimit: number | null): CostMeter {
+    return new CostMeter({ ledger, account: { operationId, tenant }, limits: { operation: null, day: dayLimit } });
   }
 
   /** Commits `price` before a call is sent; throws `CostLimitError` when it would pass a budget. */

@@ -173,7 +173,11 @@ export function bulkResolvers(bulk: BulkService, maxBytes: number) {
       const idem = idempotencyKey(key);
       const creds = credentials(c);
       const request = sendRequest(input, maxBytes);
-      return bulk.queue(ctx.auth, creds, request, idem, ctx.meter.background());
+      // The sending's requests, all of them, must fit the operation's and the day's budgets before anything is queued.
+      return (async () => {
+        await ctx.meter.fits(bulk.estimate(request.recipients.length), 'pecmassiva POST /send');
+        return bulk.queue(ctx.auth, creds, request, idem, ctx.meter.background());
+      })();
     },
     deleteBulkSending: async (_root, { credentials: c, id }, ctx) => {
       const creds = credentials(c);
@@ -336,6 +340,7 @@ export function bulkResolvers(bulk: BulkService, maxBytes: number) {
 
   const BulkSending: BulkSendingResolvers = {
     counts: (s) => countsOf(s),
+    cost: (s) => s.cost ?? { euro: 0, atRisk: 0, estimate: bulk.estimate(s.recipients.length) },
     recipients: (s, { state }) =>
       s.recipients
         .filter((r) => !state || r.state === state)

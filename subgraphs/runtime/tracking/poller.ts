@@ -159,7 +159,7 @@ export function pollerOptionsFromEnv(env: NodeJS.ProcessEnv, area: string): Requ
 }
 
 /** Upstream answers after which reading the entry again cannot help. */
-const PERMANENT = new Set([400, 401, 403, 404, 406]);
+export const PERMANENT = new Set([400, 401, 403, 404, 406]);
 
 export const pollKeyOf = (e: { tenant: string; id: string }): string => `${e.tenant}\u0000${e.id.toLowerCase()}`;
 

@@ -1,0 +1,138 @@
+/**
+ * The money of bulk sending, on the bulk service against the emulator with an injected clock (no
+ * sleeping: each round is run by the test at a time it sets): the receipt reads take one unit of the
+ * per-minute budget per upstream call (`GET /send/{code}`), wait longer after each read that brings
+ * nothing, and stop for a code the service no longer knows (404).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startEmulator, type RunningEmulator } from '../emulator/server.ts';
+import { createPecMassivaModule, DEFAULT_BULK_PASSWORD, DEFAULT_BULK_USERNAME } from '../emulator/pecmassiva/index.ts';
+import { BulkService } from '../subgraphs/pec/bulk.ts';
+import { UpstreamClient } from '../subgraphs/upstream/client.ts';
+import { loadUpstreamConfig } from '../subgraphs/upstream/config.ts';
+import { startTestStack, type TestStack } from './support/stack.ts';
+import { withSafety } from './support/safety.ts';
+
+const ENV = { LAYER_SECRET: 'pec-bulk-money-secret-0123456789ab', PECMASSIVA_BATCH_SIZE: '10', PECMASSIVA_POLL_MS: '1000', PECMASSIVA_POLL_MAX_CALLS_PER_MIN: '2', PECMASSIVA_POLL_MAX_BACKOFF_MS: '8000' };
+
+let emu: RunningEmulator;
+let upstream: UpstreamClient;
+let token: string;
+const stops: Array<() => Promise<void>> = [];
+
+beforeAll(async () => {
+  // Receipts never arrive on their own; sends are not paced by the emulator (the clock is the test's).
+  emu = await startEmulator({ modules: [createPecMassivaModule({ acceptAfterMs: 1e9, sendIntervalMs: 0 })] });
+  token = emu.tokens.create({ credit: 100 }).token;
+  upstream = new UpstreamClient(loadUpstreamConfig({ OPENAPI_ENV: 'emulator' }, emu.url));
+});
+
+afterAll(async () => {
+  for (const s of stops) await s().catch(() => undefined);
+  await upstream?.close();
+  await emu?.close();
+});
+
+const reads = () => emu.calls().filter((c) => c.area === 'pecmassiva' && c.method === 'GET' && /\/send\/[^/]+$/.test(c.path));
+const posts = () => emu.calls().filter((c) => c.area === 'pecmassiva' && c.method === 'POST' && c.status === 201);
+
+describe('receipt reads of bulk sendings', () => {
+  it('spend one unit of the per-minute budget per upstream call, back off, and stop on 404', async () => {
+    let clock = 1_000_000;
+    const bulk = new BulkService({ ...ENV, PECMASSIVA_SEND_INTERVAL_MS: '1' }, { now: () => clock });
+    stops.push(bulk.start({ upstream, publicUrl: () => '' }));
+    const tenant = 'money-tenant';
+    // One sending of 30 recipients: three requests, three codes.
+    const s = await bulk.queue({ token, tenant }, { username: DEFAULT_BULK_USERNAME, password: DEFAULT_BULK_PASSWORD }, { sender: DEFAULT_BULK_USERNAME, recipients: Array.from({ length: 30 }, (_, i) => `m${i}@legalmail.it`), subject: 'Budget', html: '<p>x</p>', attachments: [] }, null);
+    await bulk.tick();
+    for (let i = 0; i < 2; i++) {
+      clock += 1;
+      await bulk.tick();
+    }
+    expect(posts()).toHaveLength(3);
+    expect(reads()).toHaveLength(0);
+    // All three codes due; the budget is 2 calls a minute, counted per call (not one per sending).
+    clock += 1000;
+    await bulk.tick();
+    expect(reads()).toHaveLength(2);
+    await bulk.tick();
+    expect(reads()).toHaveLength(2);
+    // A new minute: the code left waiting goes first, then the longest waiting.
+    clock += 60_001;
+    await bulk.tick();
+    await bulk.tick();
+    expect(reads()).toHaveLength(4);
+    // The messages deleted upstream: each code's next read answers 404 and the code is dropped.
+    const codes = await bulk.codesOf(tenant, s.id);
+    expect(codes).toHaveLength(3);
+    for (const code of codes) {
+      const res = await fetch(`${emu.url}/pecmassiva/send/${code}`, { method: 'DELETE', headers: { 'x-username': DEFAULT_BULK_USERNAME, 'x-password': DEFAULT_BULK_PASSWORD, authorization: `Bearer ${token}` } });
+      expect(res.status).toBe(200);
+    }
+    for (let i = 0; i < 6; i++) {
+      clock += 120_000;
+      await bulk.tick();
+    }
+    expect(reads().slice(4).map((c) => c.status)).toEqual([404, 404, 404]);
+    const done = await bulk.get(tenant, s.id);
+    expect(done?.done).toBe(true);
+    expect(done?.recipients.every((r) => r.state === 'SENT' && r.reason?.includes('404'))).toBe(true);
+  });
+});
+
+describe('the budgets of a bulk sending, through the gateway', () => {
+  // Ten recipients per request (0.05 € each): 300 recipients are 1.50 €, past a day budget of 1 €.
+  const GW_ENV = { LAYER_SECRET: 'pec-bulk-money-gw-secret-0123456789', PECMASSIVA_BATCH_SIZE: '10', PECMASSIVA_POLL_MS: '50', PECMASSIVA_POLL_MAX_CALLS_PER_MIN: '6000', OPENAPI_MAX_EURO_PER_DAY: '1' };
+  const SEND = `mutation($input: BulkSendInput!, $c: BulkCredentialsInput!) { sendCertifiedMail(input: $input, credentials: $c) { id cost { euro atRisk estimate } } }`;
+  const SENDING = `query($id: ID!) { bulkSending(id: $id) { done counts { sent accepted delivered } cost { euro atRisk estimate } } }`;
+  let gw: TestStack;
+  let auth: Record<string, string>;
+  const c = { username: DEFAULT_BULK_USERNAME, password: DEFAULT_BULK_PASSWORD };
+  const recipients = (n: number, p: string) => Array.from({ length: n }, (_, i) => `${p}${i}@legalmail.it`);
+
+  beforeAll(async () => {
+    gw = await startTestStack(GW_ENV);
+    await gw.control('pecmassiva/timing', { acceptAfterMs: 0, deliverAfterMs: 0 });
+    auth = { authorization: `Bearer ${await gw.createToken(100)}` };
+  });
+  afterAll(async () => {
+    await gw?.close();
+  });
+
+  it("refuses a sending whose requests would pass the day's budget before anything is queued or sent", async () => {
+    await gw.clearCalls();
+    const res = await gw.gql(SEND, { input: { sender: DEFAULT_BULK_USERNAME, recipients: recipients(300, 'over'), subject: 'Troppo', html: '<p>x</p>' }, c }, auth);
+    expect(res.errors?.[0]?.extensions?.code).toBe('COST_LIMIT_EXCEEDED');
+    expect(res.errors?.[0]?.extensions?.scope).toBe('day');
+    expect(await gw.calls('pecmassiva')).toHaveLength(0);
+  });
+
+  it('reports what its sends and receipt reads cost (what the service charged), never above the estimate', async () => {
+    await gw.clearCalls();
+    const res = await gw.gql<{ sendCertifiedMail: { id: string; cost: Record<string, number> } }>(SEND, { input: { sender: DEFAULT_BULK_USERNAME, recipients: recipients(20, 'ok'), subject: 'Costo', html: '<p>x</p>' }, c }, auth);
+    expect(res.errors).toBeUndefined();
+    const { id, cost } = res.data!.sendCertifiedMail;
+    expect(cost).toEqual({ euro: 0, atRisk: 0, estimate: 0.1 });
+    // Until every receipt is in (the emulator delivers on `advance`).
+    let view: { done: boolean; cost: Record<string, number> } | null = null;
+    await withSafety((async () => {
+      for (;;) {
+        await gw.control('pecmassiva/advance', {});
+        const r = await gw.gql<{ bulkSending: { done: boolean; cost: Record<string, number> } }>(SENDING, { id }, auth);
+        view = r.data!.bulkSending;
+        if (view.done) return;
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    })(), 'sending done', 30_000);
+    const calls = await gw.calls('pecmassiva');
+    const posts = calls.filter((x) => x.method === 'POST' && x.status === 201);
+    expect(posts).toHaveLength(2);
+    const charged = calls.reduce((sum, x) => sum + x.price, 0);
+    expect(view!.cost.euro).toBeCloseTo(charged, 4);
+    expect(view!.cost.estimate).toBeGreaterThanOrEqual(posts.reduce((sum, x) => sum + x.price, 0));
+    expect(view!.cost.atRisk).toBe(0);
+    // A sending the budget still holds is queued (the check is of the estimate, 0.95 € < 1 €).
+    const fits = await gw.gql(SEND, { input: { sender: DEFAULT_BULK_USERNAME, recipients: recipients(190, 'fit'), subject: 'Giorno', html: '<p>x</p>' }, c }, auth);
+    expect(fits.errors).toBeUndefined();
+  });
+});
