@@ -149,3 +149,23 @@ describe('prices under OPENAPI_PRICE_PLAN=subscription', () => {
     expect(await t.credit(token)).toBeCloseTo(5 - PRICE, 6);
   });
 });
+
+describe('the configuration surcharge', () => {
+  it('two configurations created at once at nine existing: the eleventh is metered €1, like the service charges it', async () => {
+    const { makeItalianVat } = await import('../contract/checksums.ts');
+    const token = await t.createToken(5);
+    const vats = Array.from({ length: 11 }, (_, i) => makeItalianVat(String(2000000000 + i * 13)));
+    for (const vat of vats.slice(0, 9)) {
+      const { euro } = await ok(token, CONFIGURE, { input: { fiscalId: vat, name: `Company ${vat}`, email: `${vat}@example.com` } });
+      expect(euro).toBe(0);
+    }
+    await t.clearCalls();
+    const both = await Promise.all(
+      vats.slice(9).map((vat) => t.gql(`mutation($input: ConfigureInvoicingInput!) { c${vat}: configureInvoicing(input: $input) { id } }`, { input: { fiscalId: vat, name: `Company ${vat}`, email: `${vat}@example.com` } }, auth(token))),
+    );
+    for (const r of both) expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
+    expect(both.map((r) => r.extensions!.cost!.euro).sort()).toEqual([0, 1]);
+    expect(await t.credit(token)).toBe(4);
+    expect((await callsOf()).sort()).toEqual(['GET /IT-configurations 200', 'GET /IT-configurations 200', 'POST /api_configurations 200', 'POST /api_configurations 200']);
+  });
+});

@@ -152,9 +152,27 @@ export class InvoicingService extends TrackingService<InvoicingFamily, Invoicing
 
   /**
    * Creates a configuration: free for the account's first ten, each further one charged (the
-   * account's configurations are counted first, free).
+   * account's configurations are counted first, free). A tenant's creations run one at a time in
+   * this process, so two at once cannot both count nine and both be metered free while the service
+   * charges the eleventh. Not across replicas: two replicas creating a tenant's tenth and eleventh
+   * at the same instant may still meter the surcharge once too few.
    */
-  async configure(ctx: SubgraphContext, order: ConfigurationOrder): Promise<Obj> {
+  configure(ctx: SubgraphContext, order: ConfigurationOrder): Promise<Obj> {
+    const tenant = ctx.auth.tenant;
+    const before = this.configuring.get(tenant) ?? Promise.resolve();
+    const mine = before.catch(() => undefined).then(() => this.configureNow(ctx, order));
+    const tail = mine.catch(() => undefined);
+    this.configuring.set(tenant, tail);
+    void tail.then(() => {
+      if (this.configuring.get(tenant) === tail) this.configuring.delete(tenant);
+    });
+    return mine;
+  }
+
+  /** Tenants' configuration creations in this process, chained one after the other. */
+  private readonly configuring = new Map<string, Promise<unknown>>();
+
+  private async configureNow(ctx: SubgraphContext, order: ConfigurationOrder): Promise<Obj> {
     const existing = await this.configurations(ctx);
     const price = existing.length >= INVOICE_CONFIGURATIONS_INCLUDED ? surchargeOf('invoice', 'extra-configuration') : priceOf('invoice', 'POST', INVOICING.configurationCreate.path);
     const body: Obj = {
