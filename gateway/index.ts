@@ -13,6 +13,7 @@ import { WebSocketServer } from 'ws';
 import { useServer, type Extra } from 'graphql-ws/use/ws';
 import { SUPERGRAPH_FILE } from './compose.ts';
 import { normaliseAuthorization, useForwardAuthorization } from './authorization.ts';
+import { useForwardAccountKey } from './account-key.ts';
 import { useCost, type CostPluginOptions } from './cost.ts';
 import { useInputErrorCodes } from './input-errors.ts';
 import { EXAMPLES } from './examples.ts';
@@ -110,7 +111,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
       subscriptionsProtocol: 'WS',
     },
     renderGraphiQL,
-    plugins: () => [useDocumentLimits(), useForwardAuthorization(), useCost(opts.cost), useInputErrorCodes()],
+    plugins: () => [useDocumentLimits(), useForwardAuthorization(), useForwardAccountKey(), useCost(opts.cost), useInputErrorCodes()],
   });
 
   // The runtime loads the supergraph lazily; graphql-ws subscriptions need it loaded first.

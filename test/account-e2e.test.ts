@@ -2,21 +2,25 @@
  * The account through the gateway: the account's credentials as configuration, every field and
  * mutation against the emulator's authorization area, the one wallet the other areas charge, the
  * error log showing an error another area gave, rotation, and the clear errors without credentials
- * or with the account API off.
+ * or with the account API off. Only an operator uses it: the key `OPENAPI_ACCOUNT_API_KEY` in the
+ * `x-openapi-account-key` header, else refused before any call; the layer's own token cannot be
+ * changed through it; new tokens get scopes of the layer's areas only.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestStack, type TestStack } from './support/stack.ts';
 import { createResolvers } from '../subgraphs/account/resolvers.ts';
-import { accountApiEnabled } from '../subgraphs/account/index.ts';
+import { accountAccess, checkAccess, keyMatches } from '../subgraphs/account/access.ts';
 import type { SubgraphContext } from '../subgraphs/runtime/context.ts';
 
 const EMAIL = 'operator@example.com';
 const APIKEY = 'account-e2e-apikey-0123456789';
+const OPERATOR_KEY = 'operator-key-0123456789abcdef';
+const OPERATOR = { 'x-openapi-account-key': OPERATOR_KEY };
 let t: TestStack;
 
 beforeAll(async () => {
   // Callers pass their own tokens through (no managed service token here).
-  t = await startTestStack({ OPENAPI_EMAIL: EMAIL, OPENAPI_APIKEY: APIKEY, OPENAPI_MANAGED_TOKEN: 'off' });
+  t = await startTestStack({ OPENAPI_EMAIL: EMAIL, OPENAPI_APIKEY: APIKEY, OPENAPI_MANAGED_TOKEN: 'off', OPENAPI_ACCOUNT_API_KEY: OPERATOR_KEY });
   await t.control('oauth/account', { email: EMAIL, apikey: APIKEY, credit: 20 });
 }, 60_000);
 afterAll(async () => {
@@ -24,8 +28,9 @@ afterAll(async () => {
 });
 
 type Obj = Record<string, unknown>;
+/** As the operator (the key sent), unless `headers` says otherwise. */
 const ok = async <T = Obj>(query: string, variables?: Obj, headers?: Record<string, string>): Promise<T> => {
-  const res = await t.gql<T>(query, variables, headers);
+  const res = await t.gql<T>(query, variables, headers ?? OPERATOR);
   expect(res.errors, JSON.stringify(res.errors)).toBeUndefined();
   return res.data!;
 };
@@ -100,16 +105,54 @@ describe('account through the gateway', () => {
   it('bad input is refused before any call', async () => {
     await t.clearCalls();
     for (const q of ['{ account { stats(date: "2026/01") { totalRequests } } }', '{ account { tokens(limit: 500) { hint } } }', 'mutation { createToken(input: { scopes: ["company.openapi.com"] }) { value } }', 'mutation { updateToken(token: "abcdefgh1234", input: {}) { name } }']) {
-      expect((await t.gql(q)).errors?.[0]?.extensions?.code, q).toBe('BAD_USER_INPUT');
+      expect((await t.gql(q, {}, OPERATOR)).errors?.[0]?.extensions?.code, q).toBe('BAD_USER_INPUT');
     }
     expect(await t.calls('oauth')).toEqual([]);
   });
 });
 
+describe('the operator key', () => {
+  const QUERIES = [
+    '{ account { email wallet { credit } ips transactions { amount } } }',
+    'mutation { createToken(input: { scopes: ["*:*/*"] }) { value } }',
+    'mutation { deleteToken(token: "abcdefgh12345678") }',
+    'mutation { rotateToken(token: "abcdefgh12345678") { value } }',
+  ];
+
+  it('without it, or with a wrong one, every account field and mutation is UNAUTHENTICATED, nothing called', async () => {
+    await t.clearCalls();
+    for (const q of QUERIES) {
+      const variants: Array<Record<string, string>> = [{}, { 'x-openapi-account-key': 'not-the-operator-key-0000' }, { 'x-openapi-account-key': '' }];
+      for (const headers of variants) {
+        const res = await t.gql(q, {}, headers);
+        expect(res.errors?.[0]?.extensions?.code, `${q} ${JSON.stringify(headers)}`).toBe('UNAUTHENTICATED');
+        expect(res.data?.account ?? null).toBeNull();
+      }
+    }
+    expect(await t.calls()).toEqual([]);
+  });
+
+  it('with it, the account answers; createToken gives scopes of the layer\'s areas only', async () => {
+    const res = await ok<{ account: { email: string } }>('{ account { email } }');
+    expect(res.account.email).toBe(EMAIL);
+    await t.clearCalls();
+    for (const scopes of ['"*:*/*"', '"GET:*/*"', '"*:oauth.openapi.com/*"', '"*:test.oauth.openapi.com/tokens"', '"GET:*.openapi.it/*"', '"GET:cap.openapi.it/cap", "POST:example.com/x"']) {
+      const refused = await t.gql(`mutation { createToken(input: { scopes: [${scopes}] }) { value } }`, {}, OPERATOR);
+      expect(refused.errors?.[0]?.extensions?.code, scopes).toBe('BAD_USER_INPUT');
+    }
+    const updated = await t.gql('mutation { updateToken(token: "abcdefgh12345678", input: { scopes: ["*:*/*"] }) { name } }', {}, OPERATOR);
+    expect(updated.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    expect(await t.calls('oauth')).toEqual([]);
+    const made = await ok<{ createToken: { token: { scopes: string[] } } }>('mutation { createToken(input: { scopes: ["*:cap.openapi.it/*", "GET:test.company.openapi.com/IT-start"] }) { token { scopes } } }');
+    expect(made.createToken.token.scopes).toEqual(['*:test.cap.openapi.it/*', 'GET:test.company.openapi.com/IT-start']);
+  });
+});
+
 describe('configuration', () => {
-  const ctx = (credentials: { email: string; apikey: string } | null) => ({ upstream: { config: { accountCredentials: credentials } } }) as unknown as SubgraphContext;
-  const account = (enabled: boolean, c: SubgraphContext) => {
-    const q = createResolvers({ enabled }).Query as { account: (p: unknown, a: unknown, c: SubgraphContext) => unknown };
+  const ctx = (credentials: { email: string; apikey: string } | null, key?: string) =>
+    ({ upstream: { config: { accountCredentials: credentials } }, headers: new Headers(key ? { 'x-openapi-account-key': key } : {}) }) as unknown as SubgraphContext;
+  const account = (env: NodeJS.ProcessEnv, c: SubgraphContext) => {
+    const q = createResolvers({ access: accountAccess(env) }).Query as { account: (p: unknown, a: unknown, c: SubgraphContext) => unknown };
     try {
       q.account({}, {}, c);
       return null;
@@ -117,17 +160,27 @@ describe('configuration', () => {
       return (err as { extensions?: { code?: string }; message: string });
     }
   };
+  const KEY = { OPENAPI_ACCOUNT_API_KEY: OPERATOR_KEY };
 
   it('without credentials the account fields answer a clear error; off, FORBIDDEN', () => {
-    expect(account(true, ctx(null))).toMatchObject({ extensions: { code: 'ACCOUNT_NOT_CONFIGURED' }, message: expect.stringContaining('OPENAPI_EMAIL and OPENAPI_APIKEY') });
-    expect(account(false, ctx({ email: 'a@b.c', apikey: 'k' }))).toMatchObject({ extensions: { code: 'FORBIDDEN' } });
-    expect(account(true, ctx({ email: 'a@b.c', apikey: 'k' }))).toBeNull();
+    expect(account({}, ctx(null))).toMatchObject({ extensions: { code: 'ACCOUNT_NOT_CONFIGURED' }, message: expect.stringContaining('OPENAPI_EMAIL and OPENAPI_APIKEY') });
+    expect(account({ ...KEY, OPENAPI_ACCOUNT_API: 'off' }, ctx({ email: 'a@b.c', apikey: 'k' }, OPERATOR_KEY))).toMatchObject({ extensions: { code: 'FORBIDDEN' } });
+    expect(account(KEY, ctx({ email: 'a@b.c', apikey: 'k' }, OPERATOR_KEY))).toBeNull();
   });
 
-  it('the account API is on by default only with the emulator', () => {
-    expect(accountApiEnabled({})).toBe(true);
-    expect(accountApiEnabled({ OPENAPI_ENV: 'production' })).toBe(false);
-    expect(accountApiEnabled({ OPENAPI_ENV: 'production', OPENAPI_ACCOUNT_API: 'on' })).toBe(true);
-    expect(accountApiEnabled({ OPENAPI_ACCOUNT_API: 'off' })).toBe(false);
+  it('without a key configured: open only with the emulator\'s built-in account, else FORBIDDEN naming the variable', () => {
+    expect(accountAccess({})).toEqual({ mode: 'open' });
+    expect(accountAccess({ OPENAPI_ENV: 'emulator', OPENAPI_ACCOUNT_API: 'on' })).toEqual({ mode: 'open' });
+    expect(accountAccess({ OPENAPI_ENV: 'emulator', OPENAPI_EMAIL: 'a@b.c', OPENAPI_APIKEY: 'k' })).toEqual({ mode: 'unconfigured' });
+    expect(accountAccess({ OPENAPI_ENV: 'production' })).toEqual({ mode: 'unconfigured' });
+    expect(accountAccess({ OPENAPI_ENV: 'production', OPENAPI_ACCOUNT_API: 'on' })).toEqual({ mode: 'unconfigured' });
+    expect(accountAccess({ OPENAPI_ACCOUNT_API: 'off' })).toEqual({ mode: 'off' });
+    expect(account({ OPENAPI_ENV: 'production' }, ctx({ email: 'a@b.c', apikey: 'k' }))).toMatchObject({ extensions: { code: 'FORBIDDEN' }, message: expect.stringContaining('OPENAPI_ACCOUNT_API_KEY') });
+    // A key configured is required even with the emulator's built-in account.
+    expect(() => checkAccess(accountAccess(KEY), null)).toThrow(/x-openapi-account-key/);
+    expect(() => accountAccess({ OPENAPI_ACCOUNT_API_KEY: 'short' })).toThrow(/16 characters/);
+    expect(keyMatches(OPERATOR_KEY, OPERATOR_KEY)).toBe(true);
+    expect(keyMatches(OPERATOR_KEY, `${OPERATOR_KEY}x`)).toBe(false);
+    expect(keyMatches(OPERATOR_KEY, null)).toBe(false);
   });
 });

@@ -8,14 +8,16 @@ import { startTestStack, type TestStack } from './support/stack.ts';
 import { scopeGranted, scopeOf } from '../subgraphs/upstream/account-guard.ts';
 
 const EMAIL = 'precheck@example.com';
+/** The operator's key of the account API (`x-openapi-account-key`). */
+const OPERATOR_KEY = 'operator-key-0123456789abcdef';
 const APIKEY = 'precheck-apikey-0123456789';
 let t: TestStack;
 let token = '';
 
 beforeAll(async () => {
-  t = await startTestStack({ OPENAPI_EMAIL: EMAIL, OPENAPI_APIKEY: APIKEY, OPENAPI_PRECHECK: 'on', OPENAPI_MANAGED_TOKEN: 'off' });
+  t = await startTestStack({ OPENAPI_EMAIL: EMAIL, OPENAPI_APIKEY: APIKEY, OPENAPI_PRECHECK: 'on', OPENAPI_MANAGED_TOKEN: 'off', OPENAPI_ACCOUNT_API_KEY: OPERATOR_KEY });
   await t.control('oauth/account', { email: EMAIL, apikey: APIKEY, credit: 0.05 });
-  const res = await t.gql<{ createToken: { value: string } }>('mutation { createToken(input: { scopes: ["GET:cap.openapi.it/cerca_comuni", "GET:cap.openapi.it/comuni_base"] }) { value } }');
+  const res = await t.gql<{ createToken: { value: string } }>('mutation { createToken(input: { scopes: ["GET:cap.openapi.it/cerca_comuni", "GET:cap.openapi.it/comuni_base"] }) { value } }', {}, { 'x-openapi-account-key': OPERATOR_KEY });
   token = res.data!.createToken.value;
 }, 60_000);
 afterAll(async () => {

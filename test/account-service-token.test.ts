@@ -7,12 +7,13 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startTestStack, type TestStack } from './support/stack.ts';
 import { managedTokenOf, scopesFor } from '../subgraphs/upstream/service-token.ts';
 
+const OPERATOR_KEY = 'operator-key-0123456789abcdef';
 let t: TestStack;
 let now = Date.now();
 
 beforeAll(async () => {
   // The emulator's built-in account (its default e-mail and API key) is the layer's account here.
-  t = await startTestStack({ OPENAPI_EMAIL: 'emulator@example.com', OPENAPI_APIKEY: 'emulator-apikey', OPENAPI_MANAGED_TOKEN_TTL_S: '3600' }, { clock: () => now });
+  t = await startTestStack({ OPENAPI_EMAIL: 'emulator@example.com', OPENAPI_APIKEY: 'emulator-apikey', OPENAPI_MANAGED_TOKEN_TTL_S: '3600', OPENAPI_ACCOUNT_API_KEY: OPERATOR_KEY }, { clock: () => now });
   const clock = (await t.control('clock', { mode: 'manual' })) as { nowMs: number };
   now = clock.nowMs;
 }, 60_000);
@@ -55,6 +56,25 @@ it('mints a token with the scopes of the served areas, renews it before expiry, 
   await advance(600 * 1000); // past the first token's expiry: only the new one is used
   await query('00140');
   expect(tails[4]).toBe(tails[3]);
+});
+
+it("the layer's own token cannot be updated, rotated or deleted through the account API (FORBIDDEN, nothing called)", async () => {
+  const value = managedTokenOf(t.stack.upstream)!.current();
+  await t.clearCalls();
+  const operator = { 'x-openapi-account-key': OPERATOR_KEY };
+  for (const q of [
+    'mutation ($t: String!) { deleteToken(token: $t) }',
+    'mutation ($t: String!) { rotateToken(token: $t) { value } }',
+    'mutation ($t: String!) { updateToken(token: $t, input: { name: "mine now" }) { name } }',
+  ]) {
+    const res = await t.gql(q, { t: value }, operator);
+    expect(res.errors?.[0]?.extensions?.code, q).toBe('FORBIDDEN');
+    expect(JSON.stringify(res)).not.toContain(value);
+  }
+  expect(await t.calls('oauth')).toEqual([]);
+  // Still the layer's, still working.
+  expect((await t.gql('{ postalCode(code: "00141") { code } }')).errors).toBeUndefined();
+  expect(managedTokenOf(t.stack.upstream)!.current()).toBe(value);
 });
 
 it('scopes: every method and path of the areas the subgraphs call, and no other', () => {

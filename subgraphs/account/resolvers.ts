@@ -9,6 +9,9 @@ import type { Endpoint } from '../upstream/endpoint.ts';
 import { UpstreamError } from '../upstream/errors.ts';
 import { OAUTH, type TokenDetail } from './upstream.ts';
 import { registerSecrets } from '../runtime/redact.ts';
+import { AREA_HOSTS } from '../../contract/areas.ts';
+import { managedTokenOf, SUBGRAPH_AREAS } from '../upstream/service-token.ts';
+import { ACCOUNT_KEY_HEADER, checkAccess, type AccountAccess } from './access.ts';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -24,12 +27,12 @@ const list = (v: unknown): Obj[] => (Array.isArray(v) ? v.filter(isObj) : []);
 export const hintOf = (token: string): string => (token.length >= 12 ? `…${token.slice(-4)}` : '…');
 
 export interface AccountOptions {
-  /** Whether the account fields answer (an operator's view). */
-  enabled: boolean;
+  /** Who may use the account fields (an operator's view): see `access.ts`. */
+  access: AccountAccess;
 }
 
 function guard(ctx: SubgraphContext, opts: AccountOptions): void {
-  if (!opts.enabled) throw forbidden('the account API is off: set OPENAPI_ACCOUNT_API=on where only operators reach the gateway');
+  checkAccess(opts.access, ctx.headers?.get(ACCOUNT_KEY_HEADER));
   if (!ctx.upstream.config.accountCredentials) {
     throw new GraphQLError('no Openapi account configured: set OPENAPI_EMAIL and OPENAPI_APIKEY', { extensions: { code: 'ACCOUNT_NOT_CONFIGURED' } });
   }
@@ -136,11 +139,36 @@ function limitsBody(l: LimitsInput): Obj | undefined {
   return out;
 }
 
-function scopesArg(v: readonly string[] | null | undefined, field: string): string[] | undefined {
+/** The hosts of the areas the layer serves (the authorization area is none of them), as scopes name them. */
+function servedHosts(ctx: SubgraphContext): Set<string> {
+  const areas = new Set(Object.values(SUBGRAPH_AREAS).flat());
+  const production = ctx.upstream.config.env === 'production';
+  // Scopes may name the sandbox host with or without `test.` (the vendor adds it).
+  return new Set([...areas].flatMap((a) => (production ? [AREA_HOSTS[a]] : [AREA_HOSTS[a], `test.${AREA_HOSTS[a]}`])));
+}
+
+/**
+ * Scopes a token may be given here: `METHOD:host/endpoint` on a host of an area the layer serves,
+ * named exactly (no wildcard host, so never `*:*` on every host, nor the authorization area).
+ */
+function scopesArg(ctx: SubgraphContext, v: readonly string[] | null | undefined, field: string): string[] | undefined {
   if (v === null || v === undefined) return undefined;
   if (v.length === 0) throw badUserInput(`${field} needs at least one scope`, field);
-  for (const s of v) if (!/^(\*|GET|POST|PUT|PATCH|DELETE):[A-Za-z0-9.*-]+\/[A-Za-z0-9_.*/-]*$/.test(s)) throw badUserInput(`${field}: "${s.slice(0, 60)}" is not METHOD:host/endpoint`, field);
+  const hosts = servedHosts(ctx);
+  for (const s of v) {
+    if (!/^(\*|GET|POST|PUT|PATCH|DELETE):[A-Za-z0-9.*-]+\/[A-Za-z0-9_.*/-]*$/.test(s)) throw badUserInput(`${field}: "${s.slice(0, 60)}" is not METHOD:host/endpoint`, field);
+    const host = s.slice(s.indexOf(':') + 1, s.indexOf('/'));
+    if (!hosts.has(host)) throw badUserInput(`${field}: "${s.slice(0, 60)}" is not on a host the layer serves (${[...hosts].sort().join(', ')})`, field);
+  }
   return [...v];
+}
+
+/** Refuses to change or delete the layer's own token (the managed one, or OPENAPI_TOKEN). */
+function notTheLayers(ctx: SubgraphContext, value: string): string {
+  if (value === ctx.upstream.config.serviceToken || managedTokenOf(ctx.upstream)?.owns(value)) {
+    throw forbidden("this is the layer's own token: it cannot be changed, rotated or deleted through the account API");
+  }
+  return value;
 }
 
 function ttlArg(v: number | null | undefined): number | undefined {
@@ -259,16 +287,16 @@ export function createResolvers(opts: AccountOptions): Resolvers {
     Mutation: {
       createToken: async (_, { input }, ctx) => {
         guard(ctx, opts);
-        const scopes = scopesArg(input.scopes, 'scopes');
+        const scopes = scopesArg(ctx, input.scopes, 'scopes');
         const body: Obj = { scopes, name: optionalText(input.name, 'name', 100) ?? undefined, ttl: ttlArg(input.ttl), limits: limitsBody(input.limits) };
         const d = issued(await call<TokenDetail>(ctx, OAUTH.createToken, { body }));
         return { value: d.token, token: token(d) };
       },
       updateToken: async (_, args, ctx) => {
         guard(ctx, opts);
-        const value = tokenArg(args.token);
+        const value = notTheLayers(ctx, tokenArg(args.token));
         const body: Obj = {};
-        const scopes = scopesArg(args.input.scopes, 'scopes');
+        const scopes = scopesArg(ctx, args.input.scopes, 'scopes');
         if (scopes) body.scopes = scopes;
         const name = optionalText(args.input.name, 'name', 100);
         if (name !== null) body.name = name;
@@ -282,7 +310,7 @@ export function createResolvers(opts: AccountOptions): Resolvers {
       deleteToken: async (_, args, ctx) => {
         guard(ctx, opts);
         try {
-          await call(ctx, OAUTH.deleteToken, { params: { token: tokenArg(args.token) } });
+          await call(ctx, OAUTH.deleteToken, { params: { token: notTheLayers(ctx, tokenArg(args.token)) } });
           return true;
         } catch (err) {
           if (err instanceof UpstreamError && err.status === 404) return false;
@@ -291,7 +319,7 @@ export function createResolvers(opts: AccountOptions): Resolvers {
       },
       rotateToken: async (_, args, ctx) => {
         guard(ctx, opts);
-        const d = await rotate(ctx, tokenArg(args.token));
+        const d = await rotate(ctx, notTheLayers(ctx, tokenArg(args.token)));
         return { value: d.token, token: token(d) };
       },
     },

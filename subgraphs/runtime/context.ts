@@ -14,4 +14,6 @@ export interface SubgraphContext {
   upstream: Upstream;
   /** Per-request memo: returns the value made once per request under `key` (DataLoaders). */
   once<T>(key: string, make: () => T): T;
+  /** The request's headers (HTTP requests only; absent over graphql-ws), e.g. an operator's key. */
+  headers?: { get(name: string): string | null };
 }

@@ -8,7 +8,7 @@
  *   in logged objects, in `{name, value}` header pairs and `[name, value]` tuples, and in JSON or
  *   query strings inside text (`"token":"…"`, `\"password\":\"…\"`, `?token=…`); the capability
  *   part of signed URLs (`/callbacks/<area>/<signed key>`, `/files/<area>/<signed token>`).
- * - Literals: the configured secrets (`OPENAPI_TOKEN`, `OPENAPI_APIKEY`, `LAYER_SECRET`, and any
+ * - Literals: the configured secrets (`OPENAPI_TOKEN`, `OPENAPI_APIKEY`, `OPENAPI_ACCOUNT_API_KEY`, `LAYER_SECRET`, and any
  *   value given to `registerSecrets`) wherever they appear.
  */
 import { formatWithOptions } from 'node:util';
@@ -16,7 +16,7 @@ import { formatWithOptions } from 'node:util';
 export const REDACTED = '[REDACTED]';
 
 /** Environment variables whose values are secrets. `OPENAPI_EMAIL` is not one; the API key is. */
-export const SECRET_VARIABLES = ['OPENAPI_TOKEN', 'OPENAPI_APIKEY', 'OPENAPI_API_KEY', 'LAYER_SECRET'] as const;
+export const SECRET_VARIABLES = ['OPENAPI_TOKEN', 'OPENAPI_APIKEY', 'OPENAPI_API_KEY', 'OPENAPI_ACCOUNT_API_KEY', 'LAYER_SECRET'] as const;
 
 /** Shorter values are not searched for as literals (they would match everywhere). */
 const MIN_SECRET_LENGTH = 6;

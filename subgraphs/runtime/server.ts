@@ -177,8 +177,10 @@ export async function startSubgraphServer(opts: SubgraphServerOptions): Promise<
         landingPage: false,
         logging: false,
         maskedErrors: { maskError },
-        context: ({ request }) =>
-          createContext(resolveAuth(request.headers.get('authorization'), auth), upstream, ledger, request.headers.get(OPERATION_HEADER), request.headers.get(ESTIMATE_HEADER)),
+        context: ({ request }) => ({
+          ...createContext(resolveAuth(request.headers.get('authorization'), auth), upstream, ledger, request.headers.get(OPERATION_HEADER), request.headers.get(ESTIMATE_HEADER)),
+          headers: request.headers,
+        }),
         plugins: [useCostExtension()],
       }),
     );

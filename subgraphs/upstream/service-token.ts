@@ -59,6 +59,8 @@ export class ManagedServiceToken {
   private minting: Promise<void> | null = null;
   private mintError: string | null = null;
   private readonly timers = new Set<NodeJS.Timeout>();
+  /** Replaced tokens still valid for calls under way (deleted when their grace period ends). */
+  private readonly retiring = new Set<string>();
   private readonly now: () => number;
   private readonly ctx: CallContext;
   /** The tenant everything the layer caches and counts is kept under: the account's, stable across tokens. */
@@ -157,13 +159,20 @@ export class ManagedServiceToken {
       return;
     }
     if (old) {
+      this.retiring.add(old);
       const timer = setTimeout(() => {
         this.timers.delete(timer);
+        this.retiring.delete(old);
         void this.upstream.call(this.ctx, DELETE, { params: { token: old } }).catch(() => undefined);
       }, this.opts.graceMs ?? 120_000);
       timer.unref();
       this.timers.add(timer);
     }
+  }
+
+  /** Whether `value` is the layer's token: the current one, or one replaced and still in its grace period. */
+  owns(value: string): boolean {
+    return value === this.token || this.retiring.has(value);
   }
 
   /** Resolves when no renewal is under way (tests, shutdown). */
