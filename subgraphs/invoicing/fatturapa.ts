@@ -20,6 +20,7 @@ import {
   type FatturaSummary,
   type FatturaVatSummary,
 } from '../../contract/fatturapa.ts';
+import { periodOf } from '../../contract/prices.ts';
 import { badUserInput } from '../runtime/errors.ts';
 import { email, fiscalCode, isCalendarDay, requiredText, vatNumber } from '../runtime/validate.ts';
 
@@ -62,6 +63,39 @@ export const MAX_LINES = 1000;
 
 const RECIPIENT_CODE_LENGTH = { FPR12: 7, FPA12: 6 } as const;
 
+/** FatturaPA strings are Basic Latin and Latin-1 only (the XSD's `String…LatinType`): `€`, emoji and other scripts are refused. */
+const NOT_LATIN1 = /[^\u0000-\u00ff]/u;
+
+/** `requiredText` of a string the XML carries, refused when it holds a character FatturaPA cannot. */
+function latinText(value: string | null | undefined, field: string, max: number): string {
+  const v = requiredText(value, field, max);
+  latin1(v, field);
+  return v;
+}
+
+function latin1(v: string, field: string): void {
+  const bad = NOT_LATIN1.exec(v);
+  if (bad) throw badUserInput(`${field} contains "${bad[0]}", which FatturaPA cannot carry (Basic Latin and Latin-1 characters only; write EUR for €)`, field);
+}
+
+/** Largest number of decimals of Quantita and PrezzoUnitario (the XSD allows 2 to 8). */
+const MAX_DECIMALS = 8;
+
+/** A quantity or unit price as the XML writes it: its own decimals, at least 2, at most 8. */
+function decimals(n: number): string {
+  const fixed = n.toFixed(MAX_DECIMALS).replace(/0+$/, '');
+  const [int, frac = ''] = fixed.split('.');
+  return `${int}.${frac.padEnd(2, '0')}`;
+}
+
+function maxDecimals(value: number, field: string): number {
+  if (Number(value.toFixed(MAX_DECIMALS)) !== value) throw badUserInput(`${field} has more than ${MAX_DECIMALS} decimals`, field);
+  return value;
+}
+
+/** Postal code of a foreign address: FatturaPA's CAP is 5 digits, so one of another shape is written 00000 (the Agenzia's rule for foreign addresses). */
+const FOREIGN_CAP = '00000';
+
 function country(value: string | null | undefined, field: string): string {
   const v = (value ?? 'IT').trim().toUpperCase();
   if (!/^[A-Z]{2}$/.test(v)) throw badUserInput(`${field} must be a two-letter country code`, field);
@@ -90,8 +124,9 @@ function party(p: InvoicePartyIn, field: string, role: 'sender' | 'recipient'): 
     if (!/^[A-Z0-9]{2,28}$/.test(v)) throw badUserInput(`${field}.vatNumber is required for a foreign party (2 to 28 letters and digits)`, `${field}.vatNumber`);
     vat = v.startsWith(c) ? v.slice(2) : v;
   }
-  const zip = requiredText(p.zip, `${field}.zip`, 10);
+  let zip = latinText(p.zip, `${field}.zip`, 10);
   if (c === 'IT' && !/^\d{5}$/.test(zip)) throw badUserInput(`${field}.zip must be an Italian postal code of 5 digits`, `${field}.zip`);
+  if (c !== 'IT' && !/^\d{5}$/.test(zip)) zip = FOREIGN_CAP;
   let province: string | null = null;
   if (p.province !== null && p.province !== undefined && p.province.trim() !== '') {
     province = p.province.trim().toUpperCase();
@@ -101,10 +136,10 @@ function party(p: InvoicePartyIn, field: string, role: 'sender' | 'recipient'): 
     country: c,
     vatNumber: vat,
     fiscalCode: cf,
-    name: requiredText(p.name, `${field}.name`, 80),
-    street: requiredText(p.street, `${field}.street`, 60),
+    name: latinText(p.name, `${field}.name`, 80),
+    street: latinText(p.street, `${field}.street`, 60),
     zip,
-    city: requiredText(p.city, `${field}.city`, 60),
+    city: latinText(p.city, `${field}.city`, 60),
     province,
     addressCountry: c,
   };
@@ -123,8 +158,9 @@ export function summariesOf(lines: readonly FatturaLine[]): FatturaVatSummary[] 
   return [...groups.values()];
 }
 
+/** Today in Italy (Europe/Rome), the calendar the SDI dates invoices by, not UTC's. */
 function today(): string {
-  return new Date().toISOString().slice(0, 10);
+  return periodOf('day', Date.now());
 }
 
 /** A structured invoice checked (BAD_USER_INPUT naming the field) and summarised. */
@@ -132,8 +168,10 @@ export function invoiceFromInput(input: InvoiceIn, field = 'input'): FatturaSumm
   const format = input.format === 'PUBLIC_ADMINISTRATION' ? 'FPA12' : 'FPR12';
   const documentType = (input.documentType ?? 'TD01').trim().toUpperCase();
   if (!(DOCUMENT_TYPES as readonly string[]).includes(documentType)) throw badUserInput(`${field}.documentType must be a FatturaPA document type (TD01 … TD28)`, `${field}.documentType`);
-  const number = requiredText(input.number, `${field}.number`, 20);
+  const number = latinText(input.number, `${field}.number`, 20);
   if (!/\d/.test(number)) throw badUserInput(`${field}.number must contain at least one digit`, `${field}.number`);
+  // Numero is Basic Latin only (the XSD's String20Type), stricter than the other strings.
+  if (/[^\u0000-\u007f]/.test(number)) throw badUserInput(`${field}.number must be letters, digits and ASCII signs only`, `${field}.number`);
   const date = (input.date ?? '').trim();
   if (!isCalendarDay(date)) throw badUserInput(`${field}.date must be a day YYYY-MM-DD`, `${field}.date`);
   if (date > today()) throw badUserInput(`${field}.date must not be in the future`, `${field}.date`);
@@ -162,15 +200,15 @@ export function invoiceFromInput(input: InvoiceIn, field = 'input'): FatturaSumm
   if (input.lines.length > MAX_LINES) throw badUserInput(`${field}.lines holds more than ${MAX_LINES} lines`, `${field}.lines`);
   const lines = input.lines.map((l, i): FatturaLine => {
     const at = `${field}.lines[${i}]`;
-    const quantity = amount(l.quantity ?? 1, `${at}.quantity`, { positive: true });
-    const unitPrice = amount(l.unitPrice, `${at}.unitPrice`);
+    const quantity = maxDecimals(amount(l.quantity ?? 1, `${at}.quantity`, { positive: true }), `${at}.quantity`);
+    const unitPrice = maxDecimals(amount(l.unitPrice, `${at}.unitPrice`), `${at}.unitPrice`);
     const rate = l.vatRate;
     if (!(ITALIAN_VAT_RATES as readonly number[]).includes(rate)) throw badUserInput(`${at}.vatRate must be one of ${ITALIAN_VAT_RATES.join(', ')} (percent)`, `${at}.vatRate`);
     const nature = l.nature === null || l.nature === undefined || l.nature.trim() === '' ? null : l.nature.trim().toUpperCase();
     if (rate === 0 && nature === null) throw badUserInput(`${at}.nature is required for a 0 % line (N1 … N7)`, `${at}.nature`);
     if (nature !== null && rate !== 0) throw badUserInput(`${at}.nature applies to 0 % lines only`, `${at}.nature`);
     if (nature !== null && !(VAT_NATURES as readonly string[]).includes(nature)) throw badUserInput(`${at}.nature must be one of ${VAT_NATURES.join(', ')}`, `${at}.nature`);
-    return { number: i + 1, description: requiredText(l.description, `${at}.description`, 1000), quantity, unitPrice, totalPrice: cents(quantity * unitPrice), vatRate: rate, nature };
+    return { number: i + 1, description: latinText(l.description, `${at}.description`, 1000), quantity, unitPrice, totalPrice: cents(quantity * unitPrice), vatRate: rate, nature };
   });
   const vatSummaries = summariesOf(lines);
   const total = totalOfSummaries(vatSummaries);
@@ -225,8 +263,8 @@ export function buildFattura(s: FatturaSummary, progressive: string): string {
           DettaglioLinee: s.lines.map((l) => ({
             NumeroLinea: l.number,
             Descrizione: l.description,
-            Quantita: l.quantity.toFixed(2),
-            PrezzoUnitario: l.unitPrice.toFixed(2),
+            Quantita: decimals(l.quantity),
+            PrezzoUnitario: decimals(l.unitPrice),
             PrezzoTotale: fmt(l.totalPrice),
             AliquotaIVA: fmt(l.vatRate),
             ...(l.nature !== null ? { Natura: l.nature } : {}),
@@ -262,6 +300,21 @@ export function checkFatturaXml(xml: string, field = 'xml'): FatturaSummary {
     throw badUserInput(`${field}: ${path} ${why}`, `${field}:${path}`);
   };
   if (!(DOCUMENT_TYPES as readonly string[]).includes(s.documentType)) bad('TipoDocumento', 'is not a FatturaPA document type');
+  for (const [path, v] of [
+    ['Numero', s.number],
+    ['CedentePrestatore/DatiAnagrafici/Anagrafica', s.sender.name],
+    ['CedentePrestatore/Sede/Indirizzo', s.sender.street],
+    ['CedentePrestatore/Sede/Comune', s.sender.city],
+    ['CessionarioCommittente/DatiAnagrafici/Anagrafica', s.recipient.name],
+    ['CessionarioCommittente/Sede/Indirizzo', s.recipient.street],
+    ['CessionarioCommittente/Sede/Comune', s.recipient.city],
+    ...s.lines.map((l, i) => [`DettaglioLinee[${i}]/Descrizione`, l.description] as const),
+  ] as const) {
+    if (v !== null && NOT_LATIN1.test(v)) bad(path, `contains "${NOT_LATIN1.exec(v)![0]}", which FatturaPA cannot carry (Basic Latin and Latin-1 only)`);
+  }
+  for (const [role, p] of [['CedentePrestatore', s.sender], ['CessionarioCommittente', s.recipient]] as const) {
+    if (p.zip !== null && !/^\d{5}$/.test(p.zip)) bad(`${role}/Sede/CAP`, 'must be 5 digits (00000 for a foreign address)');
+  }
   if (!isCalendarDay(s.date)) bad('Data', 'is not a day YYYY-MM-DD');
   if (s.date > today()) bad('Data', 'is in the future');
   if (!/\d/.test(s.number)) bad('Numero', 'must contain at least one digit');
