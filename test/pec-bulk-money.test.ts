@@ -135,4 +135,36 @@ describe('the budgets of a bulk sending, through the gateway', () => {
     const fits = await gw.gql(SEND, { input: { sender: DEFAULT_BULK_USERNAME, recipients: recipients(190, 'fit'), subject: 'Giorno', html: '<p>x</p>' }, c }, auth);
     expect(fits.errors).toBeUndefined();
   });
+
+  it('refuses a recipient given twice (in any case) before any call', async () => {
+    await gw.clearCalls();
+    const res = await gw.gql(SEND, { input: { sender: DEFAULT_BULK_USERNAME, recipients: ['uno@legalmail.it', 'due@legalmail.it', 'UNO@legalmail.it'], subject: 'Doppio', html: '<p>x</p>' }, c }, auth);
+    expect(res.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    expect(res.errors?.[0]?.extensions?.field).toBe('input.recipients[2]');
+    expect(await gw.calls('pecmassiva')).toHaveLength(0);
+  });
+
+  it('matches receipts that name their recipient ("Mario" <mario@…>) to that recipient', async () => {
+    await gw.control('pecmassiva/timing', { displayNames: true });
+    try {
+      const res = await gw.gql<{ sendCertifiedMail: { id: string } }>(SEND, { input: { sender: DEFAULT_BULK_USERNAME, recipients: ['mario@legalmail.it', 'anna@legalmail.it'], subject: 'Nomi', html: '<p>x</p>' }, c }, auth);
+      expect(res.errors).toBeUndefined();
+      const id = res.data!.sendCertifiedMail.id;
+      const q = `query($id: ID!) { bulkSending(id: $id) { done recipients { address state } } }`;
+      type View = { done: boolean; recipients: Array<{ address: string; state: string }> };
+      const box: { view: View | null } = { view: null };
+      await withSafety((async () => {
+        for (;;) {
+          await gw.control('pecmassiva/advance', {});
+          const view = (await gw.gql<{ bulkSending: View }>(q, { id }, auth)).data!.bulkSending;
+          box.view = view;
+          if (view.done) return;
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+      })(), 'sending done', 30_000);
+      expect(box.view?.recipients).toEqual([{ address: 'mario@legalmail.it', state: 'DELIVERED' }, { address: 'anna@legalmail.it', state: 'DELIVERED' }]);
+    } finally {
+      await gw.control('pecmassiva/timing', { displayNames: false });
+    }
+  });
 });

@@ -27,9 +27,9 @@ let upstream: UpstreamClient;
 let token: string;
 const open: Array<{ stop: () => Promise<void>; stores: BulkStores }> = [];
 
-function service(ledger?: CostLedger): { bulk: BulkService; stores: BulkStores; stop: () => Promise<void> } {
+function service(ledger?: CostLedger, env: NodeJS.ProcessEnv = {}): { bulk: BulkService; stores: BulkStores; stop: () => Promise<void> } {
   const stores = bulkStores({ redisUrl: REDIS_URL, secret: ENV.LAYER_SECRET, prefix: PREFIX });
-  const bulk = new BulkService(ENV, stores);
+  const bulk = new BulkService({ ...ENV, ...env }, stores);
   const stopBulk = bulk.start({ upstream, publicUrl: () => '', ledger });
   const entry = { stores, stop: async () => void (await stopBulk()) };
   open.push(entry);
@@ -123,5 +123,31 @@ describe('bulk queue across a restart', () => {
     expect(done.recipients.slice(250).every((r) => r.state === 'UNKNOWN')).toBe(true);
     const after = emu.calls().filter((c) => c.area === 'pecmassiva' && c.method === 'POST' && c.status === 201).length;
     expect(after - before).toBe(1);
+  });
+
+  it('keeps no sealed credential and no message in Redis once a sending is done', async () => {
+    const tenant = 'restart-tenant-3';
+    await fetch(`${emu.url}/_emulator/pecmassiva/timing`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ acceptAfterMs: 0, deliverAfterMs: 0 }) });
+    const a = service(undefined, { PECMASSIVA_POLL_MS: '20' });
+    const queued = await a.bulk.queue({ token, tenant }, { username: DEFAULT_BULK_USERNAME, password: DEFAULT_BULK_PASSWORD }, { sender: DEFAULT_BULK_USERNAME, recipients: ['fine1@legalmail.it', 'fine2@legalmail.it'], subject: 'Fine', html: '<p>segreto del messaggio</p>', attachments: [] }, null);
+    const redis = connectRedis(REDIS_URL, { prefix: PREFIX, name: 'pec-restart-probe-2' });
+    try {
+      const whileQueued = JSON.parse(String(await redis.get(`pecmassiva:s:${queued.id}`))) as Record<string, unknown>;
+      expect(typeof whileQueued.sealedPassword).toBe('string');
+      await until(a.bulk, tenant, queued.id, (s) => s.recipients.every((r) => r.state === 'SENT'));
+      // The receipts arrive (the emulator's `advance`); the next reads find them.
+      await fetch(`${emu.url}/_emulator/pecmassiva/advance`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+      const done = await until(a.bulk, tenant, queued.id, (s) => s.done);
+      expect(done.recipients.map((r) => r.state)).toEqual(['DELIVERED', 'DELIVERED']);
+      const stored = JSON.parse(String(await redis.get(`pecmassiva:s:${queued.id}`))) as Record<string, unknown>;
+      expect((stored.sending as Sending).done).toBe(true);
+      expect(stored).not.toHaveProperty('sealedToken');
+      expect(stored).not.toHaveProperty('sealedPassword');
+      expect(stored).not.toHaveProperty('request');
+      expect(JSON.stringify(stored)).not.toContain('segreto del messaggio');
+    } finally {
+      await closeRedis(redis);
+      await a.stop();
+    }
   });
 });

@@ -17,7 +17,8 @@
  *
  * Control hooks (`POST /_emulator/pecmassiva/<name>`): `account {username, password}` (a mailbox;
  * `bulk@pecmassiva.com` / `emulator-bulk-password` exists from the start), `timing {acceptAfterMs?,
- * deliverAfterMs?}` (≤ 0: only `advance`), `advance {code?}` (every pending receipt now), `receive
+ * deliverAfterMs?, displayNames?}` (≤ 0: only `advance`; `displayNames`: receipts name their recipient as
+ * `"Name" <address>`, as some providers' receipts do), `advance {code?}` (every pending receipt now), `receive
  * {username, count}` (messages arrive in the inbox), `reset {}`.
  *
  * Threads and `cron-start` are in the contract's table but in no public source: their shapes are this
@@ -116,6 +117,9 @@ export function createPecMassivaModule(opts: PecMassivaOptions = {}): AreaModule
   let acceptAfterMs = opts.acceptAfterMs ?? 500;
   let deliverAfterMs = opts.deliverAfterMs ?? 1500;
   const sendIntervalMs = opts.sendIntervalMs ?? 1000;
+  let displayNames = false;
+  /** A receipt's recipient: the address, or with a display name (`"Mario" <mario@x>`). */
+  const receiptTo = (r: string): string => (displayNames ? `"${r.split('@')[0]}" <${r}>` : r);
   const accounts = new Map<string, Account>();
   let codeSeq = 0;
 
@@ -171,9 +175,9 @@ export function createPecMassivaModule(opts: PecMassivaOptions = {}): AreaModule
       s.receipts.push({ sender: `"Per conto di: ${sender}" `, recipient: `"${r}" `, data: rfc2822(now()), object: `POSTA CERTIFICATA: ${title}`, message: html });
       const failed = !isCertifiedDomain(r) || /^bounce/i.test(r);
       const accept = (): void => {
-        s.receipts.push({ sender: 'posta-certificata@pecmassiva.com', recipient: r, data: rfc2822(now()), object: `ACCETTAZIONE: ${title}`, message: '' });
+        s.receipts.push({ sender: 'posta-certificata@pecmassiva.com', recipient: receiptTo(r), data: rfc2822(now()), object: `ACCETTAZIONE: ${title}`, message: '' });
         const deliver = (): void => {
-          s.receipts.push({ sender: 'posta-certificata@pecmassiva.com', recipient: r, data: rfc2822(now()), object: `${failed ? 'AVVISO DI MANCATA CONSEGNA' : 'CONSEGNA'}: ${title}`, message: '' });
+          s.receipts.push({ sender: 'posta-certificata@pecmassiva.com', recipient: receiptTo(r), data: rfc2822(now()), object: `${failed ? 'AVVISO DI MANCATA CONSEGNA' : 'CONSEGNA'}: ${title}`, message: '' });
           const to = accounts.get(r.toLowerCase());
           if (to && !failed) addMessage(to, { sender, recipient: r, date: rfc2822(now()), object: `POSTA CERTIFICATA: ${subject}`, body: html });
         };
@@ -390,7 +394,8 @@ export function createPecMassivaModule(opts: PecMassivaOptions = {}): AreaModule
         const b: Obj = isObj(body) ? body : {};
         if (b.acceptAfterMs !== undefined) acceptAfterMs = Number(b.acceptAfterMs);
         if (b.deliverAfterMs !== undefined) deliverAfterMs = Number(b.deliverAfterMs);
-        return { acceptAfterMs, deliverAfterMs };
+        if (b.displayNames !== undefined) displayNames = b.displayNames === true;
+        return { acceptAfterMs, deliverAfterMs, displayNames };
       },
       advance: (body) => ({ advanced: advance(isObj(body) && typeof body.code === 'string' ? body.code : undefined) }),
       receive: (body) => {

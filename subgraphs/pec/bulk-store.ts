@@ -18,9 +18,10 @@ export interface StoredSending {
   sending: Sending;
   /** The mailbox username (the queue it waits in). */
   username: string;
-  sealedToken: string;
-  sealedPassword: string;
-  request: SendRequest;
+  /** Sealed upstream token, mailbox password and the message: kept only while the sending is not done. */
+  sealedToken?: string;
+  sealedPassword?: string;
+  request?: SendRequest;
   /** Batches (recipient indexes) not yet claimed. */
   batches: number[][];
   codes: string[];

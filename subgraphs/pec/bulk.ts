@@ -143,8 +143,12 @@ const envNum = (env: NodeJS.ProcessEnv, name: string, dflt: number): number => {
   return env[name] !== undefined && env[name] !== '' && Number.isFinite(v) && v > 0 ? v : dflt;
 };
 
-/** A receipt's recipient as the service writes it (`"a@x" `, `<a@x>`) → `a@x`. */
-const bare = (v: unknown): string => (text(v) ?? '').replace(/["<>]/g, '').trim().toLowerCase();
+/** A receipt's recipient as the service writes it (`"a@x" `, `<a@x>`, `"Mario" <a@x>`) → `a@x`. */
+const bare = (v: unknown): string => {
+  const t = text(v) ?? '';
+  const angle = /<([^<>]*)>\s*$/.exec(t);
+  return (angle ? angle[1]! : t).replace(/["<>]/g, '').trim().toLowerCase();
+};
 
 export class BulkService {
   readonly bus: EventBus<Sending>;
@@ -196,12 +200,12 @@ export class BulkService {
   }
 
   private async persist(job: Job): Promise<void> {
+    // Once done, nothing more is sent or read: the sealed credentials and the message go.
+    const live = !job.sending.done;
     const stored: StoredSending = {
       sending: job.sending,
       username: job.creds.username,
-      sealedToken: this.cipher.seal(job.auth.token),
-      sealedPassword: this.cipher.seal(job.creds.password),
-      request: job.request,
+      ...(live ? { sealedToken: this.cipher.seal(job.auth.token), sealedPassword: this.cipher.seal(job.creds.password), request: job.request } : {}),
       batches: job.batches,
       codes: [...job.codes],
       startedAt: job.startedAt,
@@ -213,15 +217,15 @@ export class BulkService {
   private async resume(): Promise<void> {
     for (const st of await this.store.unfinished()) {
       if (this.jobs.has(st.sending.id)) continue;
-      const token = this.cipher.open(st.sealedToken);
-      const password = this.cipher.open(st.sealedPassword);
+      const token = st.sealedToken === undefined ? undefined : this.cipher.open(st.sealedToken);
+      const password = st.sealedPassword === undefined ? undefined : this.cipher.open(st.sealedPassword);
       const job: Job = {
         sending: st.sending,
         auth: { token: token ?? '', tenant: st.sending.tenant },
         meter: this.meterFor(st.sending),
         costBefore: { euro: st.sending.cost?.euro ?? 0, atRisk: st.sending.cost?.atRisk ?? 0 },
         creds: { username: st.username, password: password ?? '' },
-        request: st.request,
+        request: st.request ?? { sender: st.sending.sender, recipients: st.sending.recipients.map((r) => r.address), subject: st.sending.subject, html: '', attachments: [] },
         batches: st.batches,
         codes: new Set(st.codes),
         waits: new Map(),

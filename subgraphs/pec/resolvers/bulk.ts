@@ -30,6 +30,13 @@ function sendRequest(input: BulkSendInput, maxBytes: number): SendRequest {
   const sender = email(input.sender, 'input.sender').toLowerCase();
   if (input.recipients.length === 0 || input.recipients.length > 5000) throw badUserInput('input.recipients: 1 to 5000 addresses', 'input.recipients');
   const recipients = input.recipients.map((r, i) => email(r, `input.recipients[${i}]`).toLowerCase());
+  // One message per address: a second one would be paid for and could not be told apart in the receipts.
+  const first = new Map<string, number>();
+  recipients.forEach((r, i) => {
+    const seen = first.get(r);
+    if (seen !== undefined) throw badUserInput(`input.recipients[${i}] repeats input.recipients[${seen}] (${r})`, `input.recipients[${i}]`);
+    first.set(r, i);
+  });
   const subject = requiredText(input.subject, 'input.subject', 500);
   const html = typeof input.html === 'string' ? input.html : '';
   if (html.trim() === '' || html.length > 1_000_000) throw badUserInput('input.html: 1 character to 1 MB', 'input.html');
