@@ -9,6 +9,14 @@ import { POSTAL } from './upstream.ts';
 
 const fixed = (price: number) => ({ euro: () => price });
 
+/** The most distinct municipalities one postal code serves (24060, in Istat's list). */
+export const MAX_MUNICIPALITIES_PER_POSTAL_CODE = 44;
+
+/** `searchMunicipalities`' page size: its `limit` (1–50), 20 when not given. */
+export const MAX_SEARCH_LIMIT = 50;
+export const DEFAULT_SEARCH_LIMIT = 20;
+const searchLimit = (limit: unknown): number => (typeof limit === 'number' ? Math.max(0, Math.min(MAX_SEARCH_LIMIT, limit)) : DEFAULT_SEARCH_LIMIT);
+
 /** Field names selected directly on an entity (through fragments too). */
 function selected(set: SelectionSetNode | undefined, at: EntityPosition, out = new Set<string>()): Set<string> {
   for (const sel of set?.selections ?? []) {
@@ -33,9 +41,11 @@ function municipalityPrice(at: EntityPosition): number {
 export const postalPricing: PricingTable = {
   fields: {
     'Query.postalCode': { euro: () => endpointPrice(POSTAL.cap), maxItems: () => 1 },
-    'PostalCodeArea.places': { maxItems: (_a, _p, assumed) => assumed },
+    // The most distinct municipalities one postal code serves (Istat's list: 24060 serves 44); the
+    // hamlets of one municipality share its calls (cache and in-flight de-duplication).
+    'PostalCodeArea.places': { maxItems: () => MAX_MUNICIPALITIES_PER_POSTAL_CODE },
     'Query.municipality': fixed(0),
-    'Query.searchMunicipalities': { euro: () => endpointPrice(POSTAL.search) },
+    'Query.searchMunicipalities': { euro: () => endpointPrice(POSTAL.search), maxItems: (args) => searchLimit(args.limit) },
     'Query.completeMunicipality': {
       euro: () => endpointPrice(POSTAL.search),
       maxItems: (args) => (typeof args.limit === 'number' ? Math.max(0, Math.min(50, args.limit)) : 10),

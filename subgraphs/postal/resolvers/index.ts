@@ -3,6 +3,7 @@ import type { Resolvers } from '../__generated__/resolvers-types.ts';
 import { badUserInput } from '../../runtime/errors.ts';
 import { optionalText, requiredText } from '../../runtime/validate.ts';
 import { complete } from '../complete.ts';
+import { DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT } from '../pricing.ts';
 import type { MunicipalityParent } from '../mappers.ts';
 import * as svc from '../service.ts';
 import { istat6, POSTAL, type CapInfo, type MetroCityInfo, type ProvinceInfo, type SuppressedInfo } from '../upstream.ts';
@@ -110,7 +111,12 @@ export function createResolvers(): Resolvers {
           provincia: optionalText(args.province, 'province', 60),
         };
         if (Object.values(filters).every((v) => v === null)) throw badUserInput('give at least one filter: name, postalCode, istatCode, cadastralCode, region or province');
-        return svc.search(ctx, filters);
+        const limit = args.limit ?? DEFAULT_SEARCH_LIMIT;
+        const offset = args.offset ?? 0;
+        if (!Number.isInteger(limit) || limit < 1 || limit > MAX_SEARCH_LIMIT) throw badUserInput(`limit must be between 1 and ${MAX_SEARCH_LIMIT}`, 'limit');
+        if (!Number.isInteger(offset) || offset < 0) throw badUserInput('offset must be 0 or more', 'offset');
+        // The page only: no field of a municipality outside it is ever resolved (nor bought).
+        return (await svc.search(ctx, filters)).slice(offset, offset + limit);
       },
       async completeMunicipality(_, args, ctx) {
         const prefix = requiredText(args.prefix, 'prefix', 100);
