@@ -118,15 +118,28 @@ describe('mailbox lifecycle through the gateway', () => {
     ]);
 
     await t.clearCalls();
-    const renew = await t.gql<{ renewMailbox: Obj }>(`mutation($id: ID!) { renewMailbox(id: $id, years: 2) { expiresOn status } }`, { id }, auth(token));
+    const RENEW = `mutation($id: ID!, $years: Int!, $key: String) { renewMailbox(id: $id, years: $years, idempotencyKey: $key) { expiresOn status } }`;
+    const renew = await t.gql<{ renewMailbox: Obj }>(RENEW, { id, years: 2, key: 'renew-key-0001' }, auth(token));
     expect(renew.errors).toBeUndefined();
     expect(Number(String(renew.data!.renewMailbox.expiresOn).slice(0, 4))).toBe(Number(String(active.expiresOn).slice(0, 4)) + 2);
     expect(renew.extensions?.cost?.euro).toBeCloseTo(10, 6);
     expect(await next(it, 'mailboxUpdated')).toMatchObject({ status: 'ACTIVE' });
+    // The same key again (a retry): the same mailbox, no second renewal, nothing paid.
+    const renewAgain = await t.gql<{ renewMailbox: Obj }>(RENEW, { id, years: 2, key: 'renew-key-0001' }, auth(token));
+    expect(renewAgain.data!.renewMailbox).toEqual(renew.data!.renewMailbox);
+    expect(renewAgain.extensions?.cost?.euro).toBe(0);
+    // The same key for another order is refused, before any call.
+    const other = await t.gql(RENEW, { id, years: 3, key: 'renew-key-0001' }, auth(token));
+    expect(other.errors?.[0]?.extensions?.code).toBe('IDEMPOTENCY_KEY_REUSED');
+    expect((await calls()).filter((c) => c.includes('rinnovo'))).toHaveLength(1);
 
-    const bigger = await gql<{ enlargeMailbox: Obj }>(`mutation($id: ID!) { enlargeMailbox(id: $id, input: { diskSpaceMb: 1024, add: true }) { diskSpaceMb } }`, { id });
+    const ENLARGE = `mutation($id: ID!) { enlargeMailbox(id: $id, input: { diskSpaceMb: 1024, add: true }, idempotencyKey: "enlarge-key-01") { diskSpaceMb } }`;
+    const bigger = await gql<{ enlargeMailbox: Obj }>(ENLARGE, { id });
     expect(bigger.enlargeMailbox.diskSpaceMb).toBe(2048);
     expect(await next(it, 'mailboxUpdated')).toMatchObject({ diskSpaceMb: 2048 });
+    // Retried: still 2048 MB (not 3072), one PATCH.
+    expect((await gql<{ enlargeMailbox: Obj }>(ENLARGE, { id })).enlargeMailbox.diskSpaceMb).toBe(2048);
+    expect((await calls()).filter((c) => c.includes('/modifica'))).toHaveLength(1);
 
     const down = await t.gql(`mutation($id: ID!) { upgradeMailbox(id: $id, boxType: STANDARD) { boxType } }`, { id }, auth(token));
     expect(down.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', field: 'boxType' });

@@ -7,12 +7,13 @@
  */
 import { GraphQLError } from 'graphql';
 import type { SubgraphContext } from '../runtime/context.ts';
-import { TrackingService, type TrackingServiceOptions } from '../runtime/tracking/service.ts';
+import { fingerprintOf, keyReused, outcomeUnknownError, TrackingService, type TrackingServiceOptions } from '../runtime/tracking/service.ts';
 import type { TrackedRequest } from '../runtime/tracking/store.ts';
 import { maxPdfBytes } from '../runtime/tracking/uploads.ts';
 import type { CallOptions } from '../upstream/upstream.ts';
 import type { Endpoint } from '../upstream/endpoint.ts';
-import { UpstreamError } from '../upstream/errors.ts';
+import { mayHaveBeenCarriedOut, UpstreamError } from '../upstream/errors.ts';
+import { priceOf } from '../../contract/prices.ts';
 import { isObj, type Obj } from './model.ts';
 import { pecArea } from './policy.ts';
 import { familiesOf, pecEndpoints, type PecEndpoints, type PecFamily, type PecKind } from './upstream.ts';
@@ -63,6 +64,51 @@ export class PecService extends TrackingService<PecFamily, PecKind> {
     const known = await this.store.get(ctx.auth.tenant, id);
     if (known && known.family === family) return known;
     return this.read(ctx, family, id);
+  }
+
+  /**
+   * A paid operation on an existing record under the caller's idempotency key (the kit's keys, 24
+   * hours per tenant): the same key with the same operation returns the record without a second
+   * call; with another operation, `IDEMPOTENCY_KEY_REUSED`; while the first is in flight or got no
+   * answer, `OUTCOME_UNKNOWN`. `check` (state checks, free reads) runs only for a new key. Without a
+   * key, `check` then `operate`.
+   */
+  async operateKeyed(ctx: SubgraphContext, key: string | null, family: PecFamily, ep: Endpoint, id: string, opts: Omit<CallOptions, 'params'> & { price?: number }, check: () => Promise<void>): Promise<TrackedPec> {
+    if (key === null) {
+      await check();
+      return this.operate(ctx, family, ep, id, opts);
+    }
+    const { tenant } = ctx.auth;
+    const fingerprint = fingerprintOf(family, { operation: `${ep.method} ${ep.path}`, id, query: opts.query ?? null, body: (opts.body as Obj | undefined) ?? null });
+    const held = await this.store.idempotencyRecord(tenant, key);
+    if (held) return this.answerHeld(ctx, held.fingerprint, fingerprint, key, held.state, held.atRisk, family, id);
+    await check();
+    const raced = await this.store.claimIdempotencyKey({ tenant, key, family, fingerprint, reservation: null, relay: null, state: 'pending', id: null, startedAt: Date.now(), atRisk: 0 });
+    if (raced) return this.answerHeld(ctx, raced.fingerprint, fingerprint, key, raced.state, raced.atRisk, family, id);
+    try {
+      const out = await this.operate(ctx, family, ep, id, opts);
+      await this.store.settleIdempotencyKey(tenant, key, { state: 'created', id: out.id });
+      return out;
+    } catch (err) {
+      if (!mayHaveBeenCarriedOut(err)) {
+        await this.store.releaseIdempotencyKey(tenant, key);
+        throw err;
+      }
+      const atRisk = err instanceof UpstreamError && err.atRisk > 0 ? err.atRisk : (opts.price ?? priceOf(ep.area, ep.method, ep.path));
+      await this.store.settleIdempotencyKey(tenant, key, { state: 'unknown', atRisk });
+      throw outcomeUnknownError(err, key, atRisk);
+    }
+  }
+
+  private async answerHeld(ctx: SubgraphContext, heldPrint: string, print: string, key: string, state: string, atRisk: number, family: PecFamily, id: string): Promise<TrackedPec> {
+    if (heldPrint !== print) throw keyReused(key);
+    if (state === 'created') return this.current(ctx, family, id);
+    throw new GraphQLError(
+      state === 'pending'
+        ? `the operation under idempotencyKey "${key}" is still in flight; retry in a moment with the same key`
+        : `the operation under idempotencyKey "${key}" got no answer: it may have been carried out (and charged); check the mailbox before ordering again with a new key`,
+      { extensions: { code: 'OUTCOME_UNKNOWN', outcome: state === 'pending' ? 'pending' : 'unknown', atRisk, idempotencyKey: key } },
+    );
   }
 
   /** One operation on an existing record (PATCH / GET / POST with the id): the answer is recorded and published. */

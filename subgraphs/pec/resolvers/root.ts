@@ -88,23 +88,27 @@ export function rootResolvers(service: PecService) {
       if (state !== 'registrata' && state !== 'documenti_errati') throw badUserInput(`the activation documents are taken in REGISTERED or DOCUMENTS_REJECTED only; this mailbox is ${state ?? 'unknown'}`, 'id');
       return service.operate(ctx, 'MAILBOX', eps.activate, mid, { body: { documenti: docs } });
     },
-    renewMailbox: async (_root, { id, years }, ctx) => {
+    renewMailbox: async (_root, { id, years, idempotencyKey: key }, ctx) => {
+      const idem = idempotencyKey(key);
       const mid = pecId(id);
       const n = validYears(years);
-      const box = await service.current(ctx, 'MAILBOX', mid);
-      const state = contractState(box.rawState);
-      if (state !== 'evasa' && state !== 'revocata') throw badUserInput(`only ACTIVE or REVOKED mailboxes can be renewed; this one is ${state ?? 'unknown'}`, 'id');
       const unit = priceOf(eps.renew.area, eps.renew.method, eps.renew.path);
-      return service.operate(ctx, 'MAILBOX', eps.renew, mid, { query: { anni: n }, price: unit * n });
+      return service.operateKeyed(ctx, idem, 'MAILBOX', eps.renew, mid, { query: { anni: n }, price: unit * n }, async () => {
+        const box = await service.current(ctx, 'MAILBOX', mid);
+        const state = contractState(box.rawState);
+        if (state !== 'evasa' && state !== 'revocata') throw badUserInput(`only ACTIVE or REVOKED mailboxes can be renewed; this one is ${state ?? 'unknown'}`, 'id');
+      });
     },
-    enlargeMailbox: async (_root, { id, input }, ctx) => {
+    enlargeMailbox: async (_root, { id, input, idempotencyKey: key }, ctx) => {
+      const idem = idempotencyKey(key);
       const mid = pecId(id);
       const body = enlargeBody(input);
-      const box = await changeable(ctx, mid, 'enlarging');
-      if (body.spazio_conservazione !== undefined && (box.record as Record<string, unknown>).conservazione !== true) {
-        throw badUserInput('input.preservationSpaceMb needs preservation enabled first (enableMailboxPreservation)', 'input.preservationSpaceMb');
-      }
-      return service.operate(ctx, 'MAILBOX', eps.modify, mid, { body });
+      return service.operateKeyed(ctx, idem, 'MAILBOX', eps.modify, mid, { body }, async () => {
+        const box = await changeable(ctx, mid, 'enlarging');
+        if (body.spazio_conservazione !== undefined && (box.record as Record<string, unknown>).conservazione !== true) {
+          throw badUserInput('input.preservationSpaceMb needs preservation enabled first (enableMailboxPreservation)', 'input.preservationSpaceMb');
+        }
+      });
     },
     upgradeMailbox: async (_root, { id, boxType: to }, ctx) => {
       const mid = pecId(id);
@@ -117,16 +121,19 @@ export function rootResolvers(service: PecService) {
       }
       return service.operate(ctx, 'MAILBOX', eps.upgrade, mid, { body: { tipo_casella: target } });
     },
-    enableMailboxPreservation: async (_root, { id, documents, spaceMb }, ctx) => {
+    enableMailboxPreservation: async (_root, { id, documents, spaceMb, idempotencyKey: key }, ctx) => {
+      const idem = idempotencyKey(key);
       const mid = pecId(id);
       const size = preservationSpace(spaceMb);
       if (documents.length === 0) throw badUserInput('documents: the signed preservation form is required', 'documents');
       const docs = activationDocuments(documents, null, service.maxPdfBytes);
-      const box = await changeable(ctx, mid, 'preservation');
-      if ((box.record as Record<string, unknown>).conservazione === true) throw badUserInput('preservation is already enabled on this mailbox', 'id');
-      return service.operate(ctx, 'MAILBOX', eps.preserve, mid, { body: { spazio_conservazione: size, documenti: docs } });
+      return service.operateKeyed(ctx, idem, 'MAILBOX', eps.preserve, mid, { body: { spazio_conservazione: size, documenti: docs } }, async () => {
+        const box = await changeable(ctx, mid, 'preservation');
+        if ((box.record as Record<string, unknown>).conservazione === true) throw badUserInput('preservation is already enabled on this mailbox', 'id');
+      });
     },
-    addMailboxUser: async (_root, { id, input }, ctx) => {
+    addMailboxUser: async (_root, { id, input, idempotencyKey: key }, ctx) => {
+      const idem = idempotencyKey(key);
       const mid = pecId(id);
       const body = {
         nome: requiredText(input.firstName, 'input.firstName', 100),
@@ -134,12 +141,13 @@ export function rootResolvers(service: PecService) {
         descrizione: requiredText(input.description, 'input.description', 200),
         email_gestione_password: email(input.passwordEmail, 'input.passwordEmail'),
       };
-      const box = await service.current(ctx, 'MAILBOX', mid);
-      const type = boxTypeOf((box.record as Record<string, unknown>).tipo_casella);
-      if (type !== null && !isStandardFamily(type)) throw badUserInput(`extra users are only for standard-family mailboxes (this one is ${type})`, 'id');
-      const users = (box.record as Record<string, unknown>).multiutenza;
-      if (Array.isArray(users) && users.length >= 25) throw badUserInput('this mailbox already has 25 users, the most it can have', 'id');
-      return service.operate(ctx, 'MAILBOX', eps.addUser, mid, { body });
+      return service.operateKeyed(ctx, idem, 'MAILBOX', eps.addUser, mid, { body }, async () => {
+        const box = await service.current(ctx, 'MAILBOX', mid);
+        const type = boxTypeOf((box.record as Record<string, unknown>).tipo_casella);
+        if (type !== null && !isStandardFamily(type)) throw badUserInput(`extra users are only for standard-family mailboxes (this one is ${type})`, 'id');
+        const users = (box.record as Record<string, unknown>).multiutenza;
+        if (Array.isArray(users) && users.length >= 25) throw badUserInput('this mailbox already has 25 users, the most it can have', 'id');
+      });
     },
     revokeMailbox: async (_root, { id }, ctx) => {
       const mid = pecId(id);

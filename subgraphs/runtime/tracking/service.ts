@@ -118,13 +118,13 @@ function canonicalJson(v: unknown): string {
   return JSON.stringify(v) ?? 'null';
 }
 
-const keyReused = (key: string): GraphQLError =>
+export const keyReused = (key: string): GraphQLError =>
   new GraphQLError(`idempotencyKey "${key}" was already used for a different order in the last 24 hours; use a new key for a new order`, {
     extensions: { code: 'IDEMPOTENCY_KEY_REUSED', field: 'idempotencyKey', idempotencyKey: key },
   });
 
 /** The error of a paid order that got no answer: the upstream's code, plus how to get the request. */
-function outcomeUnknownError(err: unknown, key: string, atRisk: number): GraphQLError {
+export function outcomeUnknownError(err: unknown, key: string, atRisk: number): GraphQLError {
   const base = err instanceof UpstreamError ? upstreamToGraphQL(err) : null;
   const message =
     `${base ? `${base.message}: ` : ''}the order may have been created and charged; ` +
