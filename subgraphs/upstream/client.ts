@@ -26,6 +26,9 @@ import { upstreamPath, type UpstreamConfig } from './config.ts';
 import { CostLimitError } from './cost.ts';
 import { decodeEnvelope, parseRetryAfter, type RawAnswer } from './envelope.ts';
 import { fillPath, shownPath, type Endpoint } from './endpoint.ts';
+import type { FreeTierCounter } from './cost.ts';
+import type { CostLedger } from './ledger.ts';
+import { tenantOf } from './tenant.ts';
 import { mayHaveBeenCarriedOut, UpstreamError } from './errors.ts';
 import { MemoryRateLimitStore, RateLimitedError, RateLimiter } from './rate-limits.ts';
 import { sleep } from './sleep.ts';
@@ -83,6 +86,12 @@ export interface UpstreamClientStores {
   pending?: PendingStore;
   /** Request rates. @default a RateLimiter over a MemoryRateLimitStore with config.rateLimits */
   limiter?: RateLimiter;
+  /**
+   * The shared cost ledger: the free tiers of the account's own calls (HTTP Basic: account reads,
+   * the precheck's reads, token mints) are counted on it under the account's tenant, whichever
+   * meter (an operation's, or the layer's own) makes them. @default counted on the operation's ledger only
+   */
+  ledger?: CostLedger;
 }
 
 const isCacheStore = (s: UpstreamClientStores | CacheStore): s is CacheStore => typeof (s as Partial<CacheStore>).get === 'function';
@@ -112,6 +121,8 @@ export class UpstreamClient implements Upstream {
   /** Slow datasets paid for and still pending upstream, by cache key: resumed, never bought twice. */
   private readonly pending: PendingStore;
   private readonly limiter: RateLimiter;
+  /** Where the account's own calls (HTTP Basic) count against their free tiers: the account's tenant. */
+  private readonly accountFreeTiers: FreeTierCounter | null;
 
   /**
    * @param stores the shared state (see `upstreamStores` in `stores.ts`); a bare `CacheStore` is
@@ -127,6 +138,8 @@ export class UpstreamClient implements Upstream {
     this.pending = s.pending ?? new MemoryPendingStore(config.cacheMaxEntries);
     this.limiter = s.limiter ?? new RateLimiter(new MemoryRateLimitStore(), config.rateLimits, config.rateMaxWaitMs);
     this.guard = config.precheck && config.accountCredentials ? new AccountGuard(this, config.env) : null;
+    const email = config.accountCredentials?.email;
+    this.accountFreeTiers = s.ledger && email ? { ledger: s.ledger, tenant: tenantOf(`account:${email.toLowerCase()}`) } : null;
     this.agent = new Agent({
       keepAliveTimeout: 30_000,
       keepAliveMaxTimeout: 120_000,
@@ -409,12 +422,21 @@ export class UpstreamClient implements Upstream {
     // Inside the endpoint's free tier (counted per tenant on the shared ledger), the call costs nothing.
     // The token's scopes and the wallet, when the account is known (`OPENAPI_PRECHECK`): refused here, never sent.
     await this.guard?.checkScope(ctx, ep, path);
-    const listed = await ctx.meter.priceAfterFreeTier(ep.area, ep.method, path, payload?.price ?? priceOf(ep.area, ep.method, path));
-    // Covered by an active subscription: its price per request, paid from it, not from the wallet.
-    const subscribed = this.guard ? await this.guard.subscriptionPrice(ctx, ep, path, listed) : null;
-    const price = subscribed ?? listed;
-    if (subscribed === null) await this.guard?.checkWallet(ctx, ep, path, price);
-    await ctx.meter.reserve(price, `${ep.method} ${endpointOf(path)}`);
+    // The account's own calls count under the account's tenant (the vendor counts per account).
+    const claim = await ctx.meter.claimFreeTier(ep.area, ep.method, path, payload?.price ?? priceOf(ep.area, ep.method, path), ep.auth === 'basic' ? this.accountFreeTiers : null);
+    const listed = claim.price;
+    let price: number;
+    try {
+      // Covered by an active subscription: its price per request, paid from it, not from the wallet.
+      const subscribed = this.guard ? await this.guard.subscriptionPrice(ctx, ep, path, listed) : null;
+      price = subscribed ?? listed;
+      if (subscribed === null) await this.guard?.checkWallet(ctx, ep, path, price);
+      await ctx.meter.reserve(price, `${ep.method} ${endpointOf(path)}`);
+    } catch (err) {
+      // Refused before sending (wallet, budget): the vendor never counts it.
+      await claim.giveBack();
+      throw err;
+    }
     const started = Date.now();
     let answer: Answer;
     try {
@@ -436,6 +458,8 @@ export class UpstreamClient implements Upstream {
       const unknown = price > 0 && mayHaveBeenCarriedOut(ue);
       if (unknown) ue.atRisk = price;
       else await ctx.meter.release(price);
+      // Never left: no free call used either.
+      if (ue.neverSent) await claim.giveBack();
       ctx.meter.record({ area: ep.area, method: ep.method, path: shownPath(ep, path), status: 0, euro: 0, ms: Date.now() - started, source: 'upstream', ...(unknown ? { atRisk: price } : {}) });
       throw ue;
     }

@@ -75,6 +75,12 @@ export interface FreeTierState {
 
 export { CostLimitError, type BudgetScope } from './ledger.ts';
 
+/** Where a call's free tier is counted when not on its operation's tenant (see `CostMeter.claimFreeTier`). */
+export interface FreeTierCounter {
+  ledger: CostLedger;
+  tenant: string;
+}
+
 /** Where a meter charges its reservations (see `ledger.ts`). */
 export interface MeterLedger {
   ledger: CostLedger;
@@ -150,11 +156,31 @@ export class CostMeter {
    * (internal reads, unit tests) nothing is counted and the price stands.
    */
   async priceAfterFreeTier(area: Area, method: string, path: string, price: number): Promise<number> {
-    const tier = price > 0 && this.target ? freeTierOf(area, method, path) : null;
-    if (!tier || !this.target) return price;
-    const claim = await this.target.ledger.claimFree(this.target.account.tenant, tier.key, tier.tiers);
+    return (await this.claimFreeTier(area, method, path, price)).price;
+  }
+
+  /**
+   * `priceAfterFreeTier`, with the means to take the count back (`giveBack`) when the call is not
+   * sent after all (refused before sending, or it never left): the vendor counts only calls it
+   * receives. `counter` counts it elsewhere than on the operation's tenant: the account's calls
+   * (HTTP Basic) are counted under the account's tenant, whoever's operation makes them.
+   */
+  async claimFreeTier(area: Area, method: string, path: string, price: number, counter: FreeTierCounter | null = null): Promise<{ price: number; giveBack(): Promise<void> }> {
+    const where = counter ?? (this.target ? { ledger: this.target.ledger, tenant: this.target.account.tenant } : null);
+    const tier = price > 0 && where ? freeTierOf(area, method, path) : null;
+    if (!tier || !where) return { price, giveBack: async () => undefined };
+    const claim = await where.ledger.claimFree(where.tenant, tier.key, tier.tiers);
     this.freeTiers.set(tier.key, claim.use);
-    return claim.free ? 0 : price;
+    let given = false;
+    return {
+      price: claim.free ? 0 : price,
+      giveBack: async () => {
+        if (given || claim.at === undefined) return;
+        given = true;
+        await where.ledger.unclaimFree(where.tenant, tier.key, tier.tiers, claim.at);
+        this.freeTiers.set(tier.key, claim.use.map((u) => ({ ...u, used: Math.max(0, u.used - 1), remaining: Math.min(u.limit, u.remaining + (u.used > u.limit ? 0 : 1)) })));
+      },
+    };
   }
 
   /** Gives back a reservation whose call was certainly not charged (an error answer, no connection). */

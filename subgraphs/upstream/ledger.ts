@@ -67,6 +67,11 @@ export interface CostLedger {
    * of its free tiers, and says whether it is free: every tier still had room for it. Atomic.
    */
   claimFree(tenant: string, endpoint: string, tiers: readonly FreeTier[]): Promise<FreeClaim>;
+  /**
+   * Takes back a `claimFree` whose call was not sent after all (refused before sending, or never
+   * left): the counters of the claim's periods (`claim.at`) go down by one, never below zero.
+   */
+  unclaimFree(tenant: string, endpoint: string, tiers: readonly FreeTier[], at: number): Promise<void>;
   /** Where `tenant`'s free tiers of `endpoint` stand, without counting anything. */
   freeUse(tenant: string, endpoint: string, tiers: readonly FreeTier[]): Promise<FreeTierUse[]>;
 }
@@ -86,6 +91,8 @@ export interface FreeTierUse {
 export interface FreeClaim {
   free: boolean;
   use: FreeTierUse[];
+  /** When it was counted (ms): the periods `unclaimFree` takes it back from. */
+  at?: number;
 }
 
 /** Where the tiers stand for these counts (one per tier, in order). */
@@ -186,7 +193,14 @@ export class MemoryCostLedger implements CostLedger {
       if (!c) this.freeCounts.set(key, (c = { n: 0 }));
       return ++c.n;
     });
-    return { free: tiers.every((t, i) => counts[i]! <= t.calls), use: freeUseOf(tiers, counts) };
+    return { free: tiers.every((t, i) => counts[i]! <= t.calls), use: freeUseOf(tiers, counts), at: now };
+  }
+
+  async unclaimFree(tenant: string, endpoint: string, tiers: readonly FreeTier[], at: number): Promise<void> {
+    for (const t of tiers) {
+      const c = this.freeCounts.get(freeCounterKey(tenant, endpoint, t, at));
+      if (c && c.n > 0) c.n--;
+    }
   }
 
   async freeUse(tenant: string, endpoint: string, tiers: readonly FreeTier[]): Promise<FreeTierUse[]> {

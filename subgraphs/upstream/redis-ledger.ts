@@ -60,6 +60,15 @@ end
 return out
 `);
 
+/** KEYS: one counter per tier. Takes one call back from each that exists, never below zero. */
+const UNCLAIM_FREE = defineScript(`
+for i = 1, #KEYS do
+  local v = tonumber(redis.call('GET', KEYS[i]) or '0')
+  if v > 0 then redis.call('DECR', KEYS[i]) end
+end
+return 0
+`);
+
 /** How long a free-tier counter outlives the start of its period. */
 const FREE_TTL_MS: Record<FreePeriod, number> = { day: 2 * 86_400_000, month: 32 * 86_400_000, year: 367 * 86_400_000 };
 
@@ -105,15 +114,20 @@ export class RedisCostLedger implements CostLedger {
     return { operation: toEuro(Number(op ?? 0)), day: toEuro(Number(day ?? 0)) };
   }
 
-  private freeKeys(tenant: string, endpoint: string, tiers: readonly FreeTier[]): string[] {
-    const now = this.now();
+  private freeKeys(tenant: string, endpoint: string, tiers: readonly FreeTier[], now = this.now()): string[] {
     return tiers.map((t) => `${this.ns}free:${freeCounterKey(tenant, endpoint, t, now)}`);
   }
 
   async claimFree(tenant: string, endpoint: string, tiers: readonly FreeTier[]): Promise<FreeClaim> {
     if (tiers.length === 0) return { free: false, use: [] };
-    const counts = ((await CLAIM_FREE.run(this.redis, this.freeKeys(tenant, endpoint, tiers), tiers.map((t) => FREE_TTL_MS[t.period]))) as number[]).map(Number);
-    return { free: tiers.every((t, i) => counts[i]! <= t.calls), use: freeUseOf(tiers, counts) };
+    const at = this.now();
+    const counts = ((await CLAIM_FREE.run(this.redis, this.freeKeys(tenant, endpoint, tiers, at), tiers.map((t) => FREE_TTL_MS[t.period]))) as number[]).map(Number);
+    return { free: tiers.every((t, i) => counts[i]! <= t.calls), use: freeUseOf(tiers, counts), at };
+  }
+
+  async unclaimFree(tenant: string, endpoint: string, tiers: readonly FreeTier[], at: number): Promise<void> {
+    if (tiers.length === 0) return;
+    await UNCLAIM_FREE.run(this.redis, this.freeKeys(tenant, endpoint, tiers, at), []);
   }
 
   async freeUse(tenant: string, endpoint: string, tiers: readonly FreeTier[]): Promise<FreeTierUse[]> {
