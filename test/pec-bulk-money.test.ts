@@ -168,3 +168,55 @@ describe('the budgets of a bulk sending, through the gateway', () => {
     }
   });
 });
+
+describe('cancelling a bulk sending, through the gateway', () => {
+  // One request of ten recipients, then the next only after ten minutes: the rest stays queued.
+  const ENV_SLOW = { LAYER_SECRET: 'pec-bulk-money-cancel-secret-012345', PECMASSIVA_BATCH_SIZE: '10', PECMASSIVA_SEND_INTERVAL_MS: '600000', PECMASSIVA_POLL_MS: '600000' };
+  let gw: TestStack;
+  let auth: Record<string, string>;
+  const c = { username: DEFAULT_BULK_USERNAME, password: DEFAULT_BULK_PASSWORD };
+
+  beforeAll(async () => {
+    gw = await startTestStack(ENV_SLOW);
+    auth = { authorization: `Bearer ${await gw.createToken(100)}` };
+  });
+  afterAll(async () => {
+    await gw?.close();
+  });
+
+  it('sends nothing more of a cancelled or deleted sending: its queued recipients are FAILED, cancelled before sending', async () => {
+    const SEND = `mutation($input: BulkSendInput!, $c: BulkCredentialsInput!) { sendCertifiedMail(input: $input, credentials: $c) { id } }`;
+    const VIEW = `{ done counts { queued sent failed } recipients(state: FAILED) { reason } }`;
+    const start = async (p: string, cr = c) => (await gw.gql<{ sendCertifiedMail: { id: string } }>(SEND, { input: { sender: cr.username, recipients: Array.from({ length: 30 }, (_, i) => `${p}${i}@legalmail.it`), subject: 'Annulla', html: '<p>x</p>' }, c: cr }, auth)).data!.sendCertifiedMail.id;
+    const firstSent = async (id: string) =>
+      withSafety((async () => {
+        for (;;) {
+          const r = await gw.gql<{ bulkSending: { counts: { sent: number } } }>(`query($id: ID!) { bulkSending(id: $id) { counts { sent } } }`, { id }, auth);
+          if (r.data!.bulkSending.counts.sent === 10) return;
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+      })(), 'first request sent', 30_000);
+
+    const a = await start('annulla');
+    await firstSent(a);
+    await gw.clearCalls();
+    const cancelled = await gw.gql<{ cancelBulkSending: { done: boolean; counts: Record<string, number>; recipients: Array<{ reason: string }> } }>(`mutation($id: ID!) { cancelBulkSending(id: $id) ${VIEW} }`, { id: a }, auth);
+    expect(cancelled.errors).toBeUndefined();
+    expect(cancelled.data!.cancelBulkSending.counts).toEqual({ queued: 0, sent: 10, failed: 20 });
+    expect(new Set(cancelled.data!.cancelBulkSending.recipients.map((r) => r.reason))).toEqual(new Set(['cancelled before sending']));
+    expect(cancelled.extensions?.cost?.upstreamCalls).toBe(0);
+    expect(await gw.calls('pecmassiva')).toHaveLength(0);
+
+    // Deleting another sending (another mailbox: its own pace) part-way: its queue goes too, and its one request is deleted upstream.
+    const other = { username: 'seconda@pecmassiva.com', password: 'seconda-password-1' };
+    await gw.control('pecmassiva/account', other);
+    const b = await start('cancella', other);
+    await firstSent(b);
+    await gw.clearCalls();
+    const del = await gw.gql<{ deleteBulkSending: boolean }>(`mutation($id: ID!, $c: BulkCredentialsInput!) { deleteBulkSending(id: $id, credentials: $c) }`, { id: b, c: other }, auth);
+    expect(del.data?.deleteBulkSending).toBe(true);
+    expect((await gw.calls('pecmassiva')).map((x) => `${x.method} ${x.status}`)).toEqual(['DELETE 200']);
+    const after = await gw.gql<{ bulkSending: { counts: Record<string, number> } }>(`query($id: ID!) { bulkSending(id: $id) ${VIEW} }`, { id: b }, auth);
+    expect(after.data!.bulkSending.counts).toEqual({ queued: 0, sent: 10, failed: 20 });
+  });
+});

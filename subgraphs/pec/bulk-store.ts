@@ -39,6 +39,9 @@ export interface BulkStore {
   claimBatch(id: string, first: number): Promise<boolean>;
   /** Gives a claim back (the batch was refused before it was sent, e.g. a 429). */
   releaseBatch?(id: string, first: number): Promise<void>;
+  /** Marks a sending cancelled: whichever process holds its queue sends no further batch. */
+  cancel(id: string): Promise<void>;
+  isCancelled(id: string): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -76,6 +79,13 @@ export class MemoryBulkStore implements BulkStore {
   async releaseBatch(id: string, first: number): Promise<void> {
     this.batches.delete(`${id}:${first}`);
   }
+  private readonly cancelled = new Set<string>();
+  async cancel(id: string): Promise<void> {
+    this.cancelled.add(id);
+  }
+  async isCancelled(id: string): Promise<boolean> {
+    return this.cancelled.has(id);
+  }
   async close(): Promise<void> {}
 }
 
@@ -112,6 +122,12 @@ export class RedisBulkStore implements BulkStore {
   }
   async releaseBatch(id: string, first: number): Promise<void> {
     await this.redis.del(`b:${id}:${first}`);
+  }
+  async cancel(id: string): Promise<void> {
+    await this.redis.set(`c:${id}`, '1', 'EX', WEEK_S);
+  }
+  async isCancelled(id: string): Promise<boolean> {
+    return (await this.redis.exists(`c:${id}`)) === 1;
   }
   async close(): Promise<void> {}
 }

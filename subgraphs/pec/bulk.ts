@@ -251,6 +251,28 @@ export class BulkService {
     return s ? [...new Set(s.recipients.map((r) => r.code).filter((c): c is string => c !== null))] : [];
   }
 
+  /**
+   * Cancels what is still queued of a sending (free: nothing is called): no further batch is sent by
+   * whichever process holds its queue (the mark is in the store); its queued recipients become
+   * FAILED ("cancelled before sending"). A batch already handed to the service is not called back.
+   * False when the sending is not the tenant's or has nothing queued.
+   */
+  async cancel(tenant: string, id: string): Promise<boolean> {
+    const s = await this.get(tenant, id);
+    if (!s || !s.recipients.some((r) => r.state === 'QUEUED')) return false;
+    await this.store.cancel(id);
+    const job = this.jobs.get(id);
+    if (job) await this.dropQueued(job);
+    return true;
+  }
+
+  private async dropQueued(job: Job): Promise<void> {
+    job.batches = [];
+    const at = new Date(this.now()).toISOString();
+    for (const r of job.sending.recipients) if (r.state === 'QUEUED') Object.assign(r, { state: 'FAILED', failedAt: at, reason: 'cancelled before sending' });
+    await this.changed(job);
+  }
+
   /** Stops reading a sending's receipts (its messages were deleted upstream); the credentials go. */
   async forget(tenant: string, id: string): Promise<void> {
     const job = this.jobs.get(id);
@@ -381,6 +403,11 @@ export class BulkService {
   private async sendBatch(upstream: Upstream, job: Job): Promise<void> {
     const batch = job.batches[0]!;
     const r = job.request;
+    // Cancelled (here or by another process): nothing more is sent.
+    if (await this.store.isCancelled(job.sending.id)) {
+      await this.dropQueued(job);
+      return;
+    }
     // Claimed once, whatever restarts or runs twice: a batch is never sent twice.
     if (!(await this.store.claimBatch(job.sending.id, batch[0]!))) {
       job.batches.shift();

@@ -186,10 +186,22 @@ export function bulkResolvers(bulk: BulkService, maxBytes: number) {
         return bulk.queue(ctx.auth, creds, request, idem, ctx.meter.background());
       })();
     },
+    cancelBulkSending: async (_root, { id }, ctx) => {
+      if (!(await bulk.get(ctx.auth.tenant, id))) throw new GraphQLError(`no sending ${id} of this account`, { extensions: { code: 'NOT_FOUND' } });
+      await bulk.cancel(ctx.auth.tenant, id);
+      const s = await bulk.get(ctx.auth.tenant, id);
+      if (!s) throw new GraphQLError(`no sending ${id} of this account`, { extensions: { code: 'NOT_FOUND' } });
+      return s;
+    },
     deleteBulkSending: async (_root, { credentials: c, id }, ctx) => {
       const creds = credentials(c);
+      // What is still queued is not sent (a deleted sending sends nothing more).
+      const cancelled = await bulk.cancel(ctx.auth.tenant, id);
       const codes = await bulk.codesOf(ctx.auth.tenant, id);
-      if (codes.length === 0) throw new GraphQLError(`no sent sending ${id} of this account`, { extensions: { code: 'NOT_FOUND' } });
+      if (codes.length === 0) {
+        if (cancelled) return true;
+        throw new GraphQLError(`no sent sending ${id} of this account`, { extensions: { code: 'NOT_FOUND' } });
+      }
       let deleted = true;
       for (const code of codes) {
         try {
