@@ -57,6 +57,26 @@ describeStores<CostLedger>(
       expect(await ledger.claimFree('t', 'x', [])).toEqual({ free: false, use: [] });
     });
 
+    it('a claim given back (a call not sent) leaves the count as before, in the period it was made, never below zero', async () => {
+      now = Date.UTC(2026, 5, 3, 12, 0, 0);
+      const ledger = await stores.make();
+      await ledger.claimFree('t', 'e', DAY);
+      const claim = await ledger.claimFree('t', 'e', DAY);
+      await ledger.unclaimFree('t', 'e', DAY, claim.at!);
+      expect(await ledger.freeUse('t', 'e', DAY)).toEqual([{ period: 'day', limit: 3, used: 1, remaining: 2 }]);
+      // Given back after midnight: taken from the day it was counted in, not the new one.
+      const late = await ledger.claimFree('t', 'e', DAY);
+      now += 86_400_000;
+      await ledger.claimFree('t', 'e', DAY);
+      await ledger.unclaimFree('t', 'e', DAY, late.at!);
+      expect(await ledger.freeUse('t', 'e', DAY)).toEqual([{ period: 'day', limit: 3, used: 1, remaining: 2 }]);
+      now -= 86_400_000;
+      expect(await ledger.freeUse('t', 'e', DAY)).toEqual([{ period: 'day', limit: 3, used: 1, remaining: 2 }]);
+      await ledger.unclaimFree('t', 'e', DAY, now);
+      await ledger.unclaimFree('t', 'e', DAY, now);
+      expect(await ledger.freeUse('t', 'e', DAY)).toEqual([{ period: 'day', limit: 3, used: 0, remaining: 3 }]);
+    });
+
     it('replicas share the counts', async () => {
       now = Date.UTC(2026, 5, 1, 12, 0, 0);
       const a = await stores.make();
