@@ -3,6 +3,7 @@
  * `limit` (1–50, default 20) from `offset`, sliced before any municipality's fields are bought, and
  * the estimate counts `limit` of them; a postal code's places are estimated at the most distinct
  * municipalities any postal code serves (24060: 44). Large queries, cold: estimate ≥ euro spent.
+ * And completion is case-folded before it searches (one cached search for any casing).
  */
 import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
 import { startTestStack, type TestStack } from './support/stack.ts';
@@ -71,4 +72,16 @@ it('postal code 24060 (44 municipalities): its estimate covers what it spends', 
   const cost = res.extensions!.cost!;
   expect((await t.calls('cap')).filter((c) => c.path.startsWith('/comuni_advance/'))).toHaveLength(44);
   expect(cost.estimate!.euro).toBeGreaterThanOrEqual(cost.euro);
+});
+
+it('completion is case-folded before searching: ROMA, Roma and roma make one call', async () => {
+  const names: string[][] = [];
+  for (const prefix of ['ROMA', 'Roma', 'roma', 'rOmA']) {
+    const res = await t.gql<{ completeMunicipality: Array<{ name: string }> }>('query ($p: String!) { completeMunicipality(prefix: $p) { name } }', { p: prefix }, bearer);
+    expect(res.errors).toBeUndefined();
+    names.push(res.data!.completeMunicipality.map((m) => m.name));
+  }
+  expect(names[0]).toContain('Roma');
+  for (const n of names) expect(n).toEqual(names[0]);
+  expect((await t.calls('cap')).map((c) => c.path)).toEqual(['/cerca_comuni']);
 });

@@ -12,7 +12,9 @@ import { fold, isSearchCached, search, type SearchFilters } from './service.ts';
 /** Fewest characters (letters and digits, accents folded) before anything is called. */
 export const MIN_PREFIX = 2;
 
-export async function complete(ctx: SubgraphContext, prefix: string, province: string | null, limit: number): Promise<MunicipalityParent[]> {
+export async function complete(ctx: SubgraphContext, typed: string, province: string | null, limit: number): Promise<MunicipalityParent[]> {
+  // Case-folded (the search ignores case) so `ROMA`, `Roma` and `roma` share one cached search.
+  const prefix = typed.toLocaleLowerCase('it').replace(/\s+/g, ' ');
   const want = fold(prefix);
   if (want.replace(/ /g, '').length < MIN_PREFIX) return [];
   const filters = (comune: string): SearchFilters => ({ comune, provincia: province });
