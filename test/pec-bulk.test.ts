@@ -202,13 +202,18 @@ describe('bulk inbox and quota', () => {
   it("threads (the project's design of the contract's /threads): start, reply, list, read, delete; cron-start", async () => {
     await t.clearCalls();
     const T = `id subject participants messageCount messages { id sender recipients body messageId }`;
-    const started = await gql<{ startBulkThread: Obj }>(`mutation($c: BulkCredentialsInput!) { startBulkThread(credentials: $c, input: { subject: "Pratica 12", participants: ["a@legalmail.it", "b@legalmail.it"], html: "<p>Primo</p>" }) { ${T} } }`, { c: creds });
+    const START = `mutation($c: BulkCredentialsInput!) { startBulkThread(credentials: $c, input: { subject: "Pratica 12", participants: ["a@legalmail.it", "b@legalmail.it"], html: "<p>Primo</p>" }, idempotencyKey: "thread-key-01") { ${T} } }`;
+    const started = await gql<{ startBulkThread: Obj }>(START, { c: creds });
     expect(started.res.errors).toBeUndefined();
     const th = started.data.startBulkThread;
+    // Retried under its key: the same thread, read (GET), not started again.
+    expect((await gql<{ startBulkThread: Obj }>(START, { c: creds })).data.startBulkThread).toEqual(th);
     expect(th).toMatchObject({ subject: 'Pratica 12', participants: ['a@legalmail.it', 'b@legalmail.it'], messageCount: 1 });
     const id = String(th.id);
-    const reply = await gql<{ replyBulkThread: Obj }>(`mutation($c: BulkCredentialsInput!, $id: ID!) { replyBulkThread(credentials: $c, id: $id, html: "<p>Secondo</p>") { ${T} } }`, { c: creds, id });
+    const REPLY = `mutation($c: BulkCredentialsInput!, $id: ID!) { replyBulkThread(credentials: $c, id: $id, html: "<p>Secondo</p>", idempotencyKey: "reply-key-01") { ${T} } }`;
+    const reply = await gql<{ replyBulkThread: Obj }>(REPLY, { c: creds, id });
     expect((reply.data.replyBulkThread.messages as Obj[]).map((m) => m.body)).toEqual(['<p>Primo</p>', '<p>Secondo</p>']);
+    expect(((await gql<{ replyBulkThread: Obj }>(REPLY, { c: creds, id })).data.replyBulkThread.messages as Obj[]).map((m) => m.body)).toEqual(['<p>Primo</p>', '<p>Secondo</p>']);
     const list = await gql<{ bulkThreads: Obj[] }>(`query($c: BulkCredentialsInput!) { bulkThreads(credentials: $c) { id messageCount } }`, { c: creds });
     expect(list.data.bulkThreads).toContainEqual({ id, messageCount: 2 });
     const one = await gql<{ bulkThread: Obj }>(`query($c: BulkCredentialsInput!, $id: ID!) { bulkThread(credentials: $c, id: $id) { messageCount } }`, { c: creds, id });
@@ -218,7 +223,7 @@ describe('bulk inbox and quota', () => {
     const cron = await gql<{ startBulkDispatch: number }>(`mutation { startBulkDispatch }`);
     expect(typeof cron.data.startBulkDispatch).toBe('number');
     const calls = (await t.calls('pecmassiva')).filter((c) => !c.path.startsWith('/send/')).map((c) => `${c.method} ${c.path} ${c.status}`);
-    expect(calls).toEqual([`POST /threads 201`, `PATCH /threads/${id} 200`, 'GET /threads 200', `GET /threads/${id} 200`, `DELETE /threads/${id} 200`, 'GET /cron-start 200']);
+    expect(calls).toEqual([`POST /threads 201`, `GET /threads/${id} 200`, `PATCH /threads/${id} 200`, `GET /threads/${id} 200`, 'GET /threads 200', `GET /threads/${id} 200`, `DELETE /threads/${id} 200`, 'GET /cron-start 200']);
   });
 
   it('never shows the mailbox password in a log line, a response, an event or the call log', async () => {

@@ -35,6 +35,10 @@ export interface BulkStore {
   unfinished(): Promise<StoredSending[]>;
   /** Binds an idempotency key of a tenant to a sending id; the id already bound when taken. */
   claimKey(tenant: string, key: string, id: string): Promise<string | null>;
+  /** Replaces what a claimed key holds (the outcome of the order under it); keeps a day of life. */
+  setKey(tenant: string, key: string, value: string): Promise<void>;
+  /** Frees a key whose order certainly did nothing. */
+  releaseKey(tenant: string, key: string): Promise<void>;
   /** True once per (sending, batch): the caller may send it. */
   claimBatch(id: string, first: number): Promise<boolean>;
   /** Gives a claim back (the batch was refused before it was sent, e.g. a 429). */
@@ -69,6 +73,12 @@ export class MemoryBulkStore implements BulkStore {
     if (held) return held;
     this.keys.set(k, id);
     return null;
+  }
+  async setKey(tenant: string, key: string, value: string): Promise<void> {
+    this.keys.set(`${tenant}\u0000${key}`, value);
+  }
+  async releaseKey(tenant: string, key: string): Promise<void> {
+    this.keys.delete(`${tenant}\u0000${key}`);
   }
   async claimBatch(id: string, first: number): Promise<boolean> {
     const k = `${id}:${first}`;
@@ -116,6 +126,12 @@ export class RedisBulkStore implements BulkStore {
     const k = `k:${tenant}:${key}`;
     const ok = await this.redis.set(k, id, 'EX', DAY_S, 'NX');
     return ok === 'OK' ? null : await this.redis.get(k);
+  }
+  async setKey(tenant: string, key: string, value: string): Promise<void> {
+    await this.redis.set(`k:${tenant}:${key}`, value, 'EX', DAY_S);
+  }
+  async releaseKey(tenant: string, key: string): Promise<void> {
+    await this.redis.del(`k:${tenant}:${key}`);
   }
   async claimBatch(id: string, first: number): Promise<boolean> {
     return (await this.redis.set(`b:${id}:${first}`, '1', 'EX', WEEK_S, 'NX')) === 'OK';

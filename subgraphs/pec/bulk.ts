@@ -17,12 +17,13 @@
  * through the kit's `PollBook`), `GIVE_UP_MS` after which receipts still missing are no longer read
  * (48 h). A code answered 400, 401, 403, 404 or 406 is no longer read.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { GraphQLError } from 'graphql';
 import type { EventBus } from '../runtime/bus.ts';
 import { MemoryBulkStore, type BulkStore, type StoredSending } from './bulk-store.ts';
 import { MemoryEventBus } from '../runtime/bus.ts';
 import { TokenCipher } from '../runtime/tracking/cipher.ts';
+import { keyReused, outcomeUnknownError } from '../runtime/tracking/service.ts';
 import { MemoryPollBook, PERMANENT, type PollBook } from '../runtime/tracking/poller.ts';
 import type { UpstreamAuth } from '../runtime/context.ts';
 import type { SubgraphDeps } from '../runtime/server.ts';
@@ -242,6 +243,39 @@ export class BulkService {
       }
       const q = this.queueKey(job.sending.tenant, st.username);
       if (job.batches.length > 0) this.queues.set(q, [...(this.queues.get(q) ?? []), st.sending.id]);
+    }
+  }
+
+  /**
+   * Runs a paid bulk call (a thread started or answered) under the caller's idempotency key (a day
+   * per tenant, in the bulk store): the same key and order again answers `replay(id)` without a
+   * second paid call; another order under it, `IDEMPOTENCY_KEY_REUSED`; one in flight or without an
+   * answer, `OUTCOME_UNKNOWN`. `run` returns the created thing's id with its result.
+   */
+  async keyed<T>(tenant: string, key: string | null, order: unknown, run: () => Promise<{ id: string; value: T }>, replay: (id: string) => Promise<T>): Promise<T> {
+    if (key === null) return (await run()).value;
+    const print = createHash('sha256').update(JSON.stringify(order)).digest('base64url');
+    const slot = `order:${key}`;
+    const held = await this.store.claimKey(tenant, slot, `pending:${print}`);
+    if (held !== null) {
+      const [state, hp, id] = held.split(':');
+      if (hp !== print) throw keyReused(key);
+      if (state === 'done' && id) return replay(id);
+      throw new GraphQLError(`the order under idempotencyKey "${key}" is ${state === 'pending' ? 'still in flight' : 'without an answer: it may have been carried out (and charged)'}; retry later with the same key`, {
+        extensions: { code: 'OUTCOME_UNKNOWN', outcome: state === 'pending' ? 'pending' : 'unknown', idempotencyKey: key },
+      });
+    }
+    try {
+      const out = await run();
+      await this.store.setKey(tenant, slot, `done:${print}:${out.id}`);
+      return out.value;
+    } catch (err) {
+      if (!mayHaveBeenCarriedOut(err)) {
+        await this.store.releaseKey(tenant, slot);
+        throw err;
+      }
+      await this.store.setKey(tenant, slot, `unknown:${print}`);
+      throw outcomeUnknownError(err, key, err instanceof UpstreamError ? err.atRisk : 0);
     }
   }
 

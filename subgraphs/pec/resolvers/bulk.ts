@@ -96,6 +96,13 @@ const message = (m: unknown): BulkInboxMessage | null =>
   isObj(m) ? { id: String(m.id ?? ''), sender: raw(m.sender), recipient: raw(m.recipient), date: raw(m.date), subject: raw(m.object), body: raw(m.body) } : null;
 
 export function bulkResolvers(bulk: BulkService, maxBytes: number) {
+  /** A thread as it stands (GET /threads/{id}), for an order replayed under its idempotency key. */
+  const readThread = async (ctx: CallContext & { upstream: Upstream }, creds: BulkCredentials, id: string): Promise<BulkThread> => {
+    const t = thread(await ctx.upstream.call<unknown>(ctx, BULK.thread, { params: { id }, headers: headersOf(creds) }));
+    if (!t) throw new UpstreamError('decode', 'the answer carries no thread', 'pecmassiva', 'threads', 200);
+    return t;
+  };
+
   const Query: QueryResolvers = {
     bulkSending: (_root, { id }, ctx) => bulk.get(ctx.auth.tenant, id),
     bulkInbox: async (_root, { credentials: c, search, first, after }, ctx) => {
@@ -214,29 +221,35 @@ export function bulkResolvers(bulk: BulkService, maxBytes: number) {
       await bulk.forget(ctx.auth.tenant, id);
       return deleted;
     },
-    startBulkThread: async (_root, { credentials: c, input }, ctx) => {
+    startBulkThread: async (_root, { credentials: c, input, idempotencyKey: key }, ctx) => {
+      const idem = idempotencyKey(key);
       const creds = credentials(c);
       const subject = requiredText(input.subject, 'input.subject', 500);
       if (input.participants.length === 0 || input.participants.length > 100) throw badUserInput('input.participants: 1 to 100 addresses', 'input.participants');
       const participants = input.participants.map((p, i) => email(p, `input.participants[${i}]`).toLowerCase());
       if (input.html.trim() === '' || input.html.length > 1_000_000) throw badUserInput('input.html: 1 character to 1 MB', 'input.html');
       try {
-        const data = await ctx.upstream.call<unknown>(ctx, BULK.threadStart, { body: { subject, participants, body: input.html, username: creds.username, password: creds.password } });
-        const t = thread(data);
-        if (!t) throw new UpstreamError('decode', 'the answer carries no thread', 'pecmassiva', 'threads', 201);
-        return t;
+        return await bulk.keyed(ctx.auth.tenant, idem, { op: 'thread', username: creds.username, subject, participants, html: input.html }, async () => {
+          const data = await ctx.upstream.call<unknown>(ctx, BULK.threadStart, { body: { subject, participants, body: input.html, username: creds.username, password: creds.password } });
+          const t = thread(data);
+          if (!t) throw new UpstreamError('decode', 'the answer carries no thread', 'pecmassiva', 'threads', 201);
+          return { id: t.id, value: t };
+        }, (id) => readThread(ctx, creds, id));
       } catch (err) {
         throw refusedCredentials(err);
       }
     },
-    replyBulkThread: async (_root, { credentials: c, id, html }, ctx) => {
+    replyBulkThread: async (_root, { credentials: c, id, html, idempotencyKey: key }, ctx) => {
+      const idem = idempotencyKey(key);
       const creds = credentials(c);
       const tid = threadId(id);
       if (html.trim() === '' || html.length > 1_000_000) throw badUserInput('html: 1 character to 1 MB', 'html');
       try {
-        const t = thread(await ctx.upstream.call<unknown>(ctx, BULK.threadReply, { params: { id: tid }, body: { body: html, username: creds.username, password: creds.password } }));
-        if (!t) throw new UpstreamError('decode', 'the answer carries no thread', 'pecmassiva', 'threads', 200);
-        return t;
+        return await bulk.keyed(ctx.auth.tenant, idem, { op: 'reply', username: creds.username, thread: tid, html }, async () => {
+          const t = thread(await ctx.upstream.call<unknown>(ctx, BULK.threadReply, { params: { id: tid }, body: { body: html, username: creds.username, password: creds.password } }));
+          if (!t) throw new UpstreamError('decode', 'the answer carries no thread', 'pecmassiva', 'threads', 200);
+          return { id: t.id, value: t };
+        }, (tidDone) => readThread(ctx, creds, tidDone));
       } catch (err) {
         throw refusedCredentials(err);
       }
