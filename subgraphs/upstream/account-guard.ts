@@ -2,7 +2,7 @@
  * Failing earlier with the account's knowledge (`OPENAPI_PRECHECK=on`, with `OPENAPI_EMAIL` and
  * `OPENAPI_APIKEY`): before a call is sent, the token's scopes (read once from the authorization
  * area, `GET /tokens/{token}`, cached) must grant it, else `FORBIDDEN` naming the missing scope; and
- * the wallet (`GET /wallet`, cached briefly) must hold the call's price, else `PAYMENT_REQUIRED`.
+ * the wallet (`GET /wallet`, cached a minute, the calls sent meanwhile taken off it) must hold the call's price, else `PAYMENT_REQUIRED`.
  * Nothing is sent in either case. A token the configured account does not own (a caller's own,
  * passed through) is not checked: the layer cannot read its scopes or its wallet.
  *
@@ -18,6 +18,7 @@ import { UpstreamError } from './errors.ts';
 import type { CallContext, Upstream } from './upstream.ts';
 import { CostMeter } from './cost.ts';
 import { tenantOf } from './tenant.ts';
+import { LRUCache } from 'lru-cache';
 
 const TOKEN: Endpoint = { area: 'oauth', method: 'GET', path: '/tokens/{token}', auth: 'basic', secretParams: ['token'] };
 const WALLET: Endpoint = { area: 'oauth', method: 'GET', path: '/wallet', auth: 'basic' };
@@ -34,9 +35,14 @@ interface ActiveSubscription {
 export interface AccountGuardOptions {
   /** How long a token's scopes are trusted (ms). @default 600000 */
   scopesTtlMs?: number;
+  /** Most tokens whose scopes are kept (least recently used dropped first). @default 10000 */
+  maxTokens?: number;
   /** How long the subscription list is trusted (ms). @default 60000 */
   subscriptionsTtlMs?: number;
-  /** How long a wallet reading is trusted (ms). @default 10000 */
+  /**
+   * How long a wallet reading is trusted (ms); the calls the layer sends meanwhile are taken off it
+   * as they go. @default 60000
+   */
   walletTtlMs?: number;
   now?: () => number;
 }
@@ -68,7 +74,8 @@ export function scopeGranted(scopes: readonly string[], scope: string): boolean 
 }
 
 export class AccountGuard {
-  private readonly scopes = new Map<string, { scopes: string[] | null; until: number }>();
+  /** A token's scopes (null: not the account's), by token; bounded, least recently used dropped. */
+  private readonly scopes: LRUCache<string, { scopes: string[] | null; until: number }>;
   private wallet: { credit: number; until: number } | null = null;
   private subs: { list: ActiveSubscription[]; until: number } | null = null;
   private readonly now: () => number;
@@ -79,6 +86,7 @@ export class AccountGuard {
     private readonly opts: AccountGuardOptions = {},
   ) {
     this.now = opts.now ?? Date.now;
+    this.scopes = new LRUCache({ max: opts.maxTokens ?? 10_000 });
   }
 
   /** The guard's own reads: Basic-authenticated, the account's, on a meter of their own (not the operation's). */
@@ -107,7 +115,7 @@ export class AccountGuard {
     if (this.wallet && this.wallet.until > this.now()) return this.wallet.credit;
     const w = await this.upstream.call<{ credit?: unknown }>(this.internal(ctx), WALLET);
     const credit = typeof w?.credit === 'number' ? w.credit : null;
-    if (credit !== null) this.wallet = { credit, until: this.now() + (this.opts.walletTtlMs ?? 10_000) };
+    if (credit !== null) this.wallet = { credit, until: this.now() + (this.opts.walletTtlMs ?? 60_000) };
     return credit;
   }
 
