@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../emulator/server.ts';
 import { createPecMassivaModule, DEFAULT_BULK_PASSWORD, DEFAULT_BULK_USERNAME } from '../emulator/pecmassiva/index.ts';
 import { BulkService } from '../subgraphs/pec/bulk.ts';
+import { MemoryBulkStore } from '../subgraphs/pec/bulk-store.ts';
 import { UpstreamClient } from '../subgraphs/upstream/client.ts';
 import { loadUpstreamConfig } from '../subgraphs/upstream/config.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
@@ -218,5 +219,23 @@ describe('cancelling a bulk sending, through the gateway', () => {
     expect((await gw.calls('pecmassiva')).map((x) => `${x.method} ${x.status}`)).toEqual(['DELETE 200']);
     const after = await gw.gql<{ bulkSending: { counts: Record<string, number> } }>(`query($id: ID!) { bulkSending(id: $id) ${VIEW} }`, { id: b }, auth);
     expect(after.data!.bulkSending.counts).toEqual({ queued: 0, sent: 10, failed: 20 });
+  });
+});
+
+describe('the memory bulk store', () => {
+  it('forgets sendings after a week and idempotency keys after a day, as Redis does, and holds at most `max` entries', async () => {
+    let clock = 1_000_000;
+    const store = new MemoryBulkStore({ now: () => clock, max: 2 });
+    const sending = (id: string) => ({ sending: { id, tenant: 't', sender: 's@x.it', subject: 's', createdAt: '', recipients: [], seq: 1, done: true, cost: { euro: 0, atRisk: 0, estimate: 0 } }, username: 'u', batches: [], codes: [], startedAt: 0 });
+    await store.save(sending('a'));
+    expect(await store.claimKey('t', 'key-00001', 'a')).toBeNull();
+    clock += 24 * 3600 * 1000 + 1;
+    expect(await store.claimKey('t', 'key-00001', 'b')).toBeNull();
+    expect(await store.load('a')).not.toBeNull();
+    clock += 7 * 24 * 3600 * 1000;
+    expect(await store.load('a')).toBeNull();
+    for (const id of ['x', 'y', 'z']) await store.save(sending(id));
+    expect(await store.load('x')).toBeNull();
+    expect(await store.load('z')).not.toBeNull();
   });
 });

@@ -7,6 +7,7 @@
  * (keys under `<REDIS_PREFIX>pecmassiva:`, a week of life), with the Redis event bus beside it.
  */
 import type { Redis } from 'ioredis';
+import { LRUCache } from 'lru-cache';
 import { MemoryEventBus, type EventBus } from '../runtime/bus.ts';
 import { closeRedis, connectRedis, DEFAULT_REDIS_PREFIX } from '../runtime/redis.ts';
 import { TokenCipher } from '../runtime/tracking/cipher.ts';
@@ -52,10 +53,31 @@ export interface BulkStore {
 const WEEK_S = 7 * 24 * 3600;
 const DAY_S = 24 * 3600;
 
+export interface MemoryBulkStoreOptions {
+  /** Entries kept at most per kind (sendings, keys, batch claims); least recently used go first. @default 100000 */
+  max?: number;
+  /** Clock of the expiries (ms). @default Date.now */
+  now?: () => number;
+}
+
+/**
+ * One process's store, with the lives Redis gives (a week for sendings, batch claims and cancel
+ * marks, a day for idempotency keys) and a bound on entries, so a long-running layer does not grow.
+ */
 export class MemoryBulkStore implements BulkStore {
-  private readonly items = new Map<string, string>();
-  private readonly keys = new Map<string, string>();
-  private readonly batches = new Set<string>();
+  private readonly items: LRUCache<string, string>;
+  private readonly keys: LRUCache<string, string>;
+  private readonly batches: LRUCache<string, true>;
+  private readonly cancelled: LRUCache<string, true>;
+
+  constructor(opts: MemoryBulkStoreOptions = {}) {
+    const max = opts.max ?? 100_000;
+    const perf = { now: opts.now ?? Date.now };
+    this.items = new LRUCache({ max, ttl: WEEK_S * 1000, ttlResolution: 0, perf });
+    this.keys = new LRUCache({ max, ttl: DAY_S * 1000, ttlResolution: 0, perf });
+    this.batches = new LRUCache({ max, ttl: WEEK_S * 1000, ttlResolution: 0, perf });
+    this.cancelled = new LRUCache({ max, ttl: WEEK_S * 1000, ttlResolution: 0, perf });
+  }
 
   async save(s: StoredSending): Promise<void> {
     this.items.set(s.sending.id, JSON.stringify(s));
@@ -83,15 +105,14 @@ export class MemoryBulkStore implements BulkStore {
   async claimBatch(id: string, first: number): Promise<boolean> {
     const k = `${id}:${first}`;
     if (this.batches.has(k)) return false;
-    this.batches.add(k);
+    this.batches.set(k, true);
     return true;
   }
   async releaseBatch(id: string, first: number): Promise<void> {
     this.batches.delete(`${id}:${first}`);
   }
-  private readonly cancelled = new Set<string>();
   async cancel(id: string): Promise<void> {
-    this.cancelled.add(id);
+    this.cancelled.set(id, true);
   }
   async isCancelled(id: string): Promise<boolean> {
     return this.cancelled.has(id);
