@@ -23,6 +23,7 @@ export const identity: Record<string, Identity> = {
   "BulkQuota": "embedded",
   "BulkRecipient": "embedded",
   "BulkSending": "id",
+  "BulkSendingCost": "embedded",
   "BulkSendingCounts": "embedded",
   "BulkThread": "id",
   "BulkThreadMessage": "id",
