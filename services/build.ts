@@ -26,19 +26,11 @@ import { AREAS } from '../contract/areas.ts';
 import { loadUpstreamConfig, parseEnv, type UpstreamConfig } from '../subgraphs/upstream/config.ts';
 import { upstreamStores } from '../subgraphs/upstream/stores.ts';
 import { ManagedServiceToken, scopesFor } from '../subgraphs/upstream/service-token.ts';
+import { redisPrefixFromEnv } from '../subgraphs/runtime/redis.ts';
 
 /** A configuration mistake found before anything starts; its message says what to set. */
 export class ServiceConfigError extends Error {
   override name = 'ServiceConfigError';
-}
-
-/**
- * `REDIS_PREFIX`: the prefix of every key and channel of this deployment on Redis, so several
- * deployments (or test runs) can share one server. @default 'openapi-supergraph:'
- */
-export function redisPrefixFromEnv(env: NodeJS.ProcessEnv): string | undefined {
-  const p = env.REDIS_PREFIX?.trim();
-  return p ? p : undefined;
 }
 
 /** A TCP port from a variable: `dflt` when unset, else an integer 0–65535 (0 = any free port). */

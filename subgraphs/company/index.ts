@@ -10,8 +10,7 @@
 import { readFileSync } from 'node:fs';
 import { parse, type DocumentNode } from 'graphql';
 import type { Subgraph } from '../runtime/server.ts';
-import { layerSecret } from '../runtime/signing.ts';
-import { trackingStores } from '../runtime/tracking/stores.ts';
+import { trackingStoresFromEnv } from '../runtime/tracking/stores.ts';
 import type { Resolvers } from './__generated__/resolvers-types.ts';
 import { COMPANY_POLICY, type CompanyFamilyName } from './policy.ts';
 import { monitorResolvers } from './resolvers/monitor.ts';
@@ -43,7 +42,7 @@ export function createCompanySubgraph(opts: CompanyServiceOptions & { env: NodeJ
   const { env } = opts;
   const shared = opts.store
     ? null
-    : trackingStores<CompanyFamilyName>({ redisUrl: env.REDIS_URL, secret: layerSecret(env), area: 'company', policy: COMPANY_POLICY, prefix: env.REDIS_PREFIX?.trim() || undefined });
+    : trackingStoresFromEnv<CompanyFamilyName>(env, 'company', COMPANY_POLICY);
   const service = new CompanyService({ ...(shared ?? {}), ...opts });
   // Slow datasets by POST + callback (`slow-purchase.ts`), on the service's signer and replay guard.
   const purchases = new SlowPurchases({ signer: () => service.signer, replay: service.replay, publicUrl: () => service.publicUrl(), env });

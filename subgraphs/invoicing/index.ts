@@ -7,8 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { parse } from 'graphql';
 import type { Subgraph } from '../runtime/server.ts';
-import { layerSecret } from '../runtime/signing.ts';
-import { trackingStores } from '../runtime/tracking/stores.ts';
+import { trackingStoresFromEnv } from '../runtime/tracking/stores.ts';
 import { INVOICING_POLICY } from './policy.ts';
 import { createResolvers } from './resolvers/index.ts';
 import { InvoicingService, type InvoicingServiceOptions } from './service.ts';
@@ -25,7 +24,7 @@ export function createInvoicingSubgraph(opts: InvoicingServiceOptions & { env: N
   const { env } = opts;
   const shared = opts.store
     ? null
-    : trackingStores<InvoicingFamily>({ redisUrl: env.REDIS_URL, secret: layerSecret(env), area: 'invoicing', policy: INVOICING_POLICY, prefix: env.REDIS_PREFIX?.trim() || undefined });
+    : trackingStoresFromEnv<InvoicingFamily>(env, 'invoicing', INVOICING_POLICY);
   const service = new InvoicingService({ ...(shared ?? {}), ...opts });
   return {
     name: 'invoicing',

@@ -8,7 +8,8 @@ import { readFileSync } from 'node:fs';
 import { parse } from 'graphql';
 import type { Subgraph } from '../runtime/server.ts';
 import { layerSecret } from '../runtime/signing.ts';
-import { trackingStores } from '../runtime/tracking/stores.ts';
+import { trackingStoresFromEnv } from '../runtime/tracking/stores.ts';
+import { redisPrefixFromEnv } from '../runtime/redis.ts';
 import { BulkService } from './bulk.ts';
 import { bulkStores } from './bulk-store.ts';
 import { PEC_POLICY } from './policy.ts';
@@ -26,10 +27,10 @@ export function createPecSubgraph(opts: PecServiceOptions): Subgraph & { service
   const { env } = opts;
   const shared = opts.store
     ? null
-    : trackingStores<PecFamily>({ redisUrl: env.REDIS_URL, secret: layerSecret(env), area: 'pec', policy: PEC_POLICY, prefix: env.REDIS_PREFIX?.trim() || undefined });
+    : trackingStoresFromEnv<PecFamily>(env, 'pec', PEC_POLICY);
   const service = new PecService({ ...(shared ?? {}), ...opts });
   // Bulk sendings: their queue and receipts, on Redis with REDIS_URL (resumed after a restart).
-  const bulkShared = bulkStores({ redisUrl: env.REDIS_URL, secret: layerSecret(env), prefix: env.REDIS_PREFIX?.trim() || undefined });
+  const bulkShared = bulkStores({ redisUrl: env.REDIS_URL, secret: layerSecret(env), prefix: redisPrefixFromEnv(env) });
   const bulk = new BulkService(env, bulkShared);
   return {
     name: 'pec',

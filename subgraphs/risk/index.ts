@@ -8,8 +8,7 @@ import { readFileSync } from 'node:fs';
 import { parse } from 'graphql';
 import type { Subgraph } from '../runtime/server.ts';
 import { createResolvers } from './resolvers/index.ts';
-import { layerSecret } from '../runtime/signing.ts';
-import { trackingStores } from '../runtime/tracking/stores.ts';
+import { trackingStoresFromEnv } from '../runtime/tracking/stores.ts';
 import { RISK_POLICY } from './policy.ts';
 import { RiskService, type RiskServiceOptions } from './service.ts';
 import type { RiskFamilyName } from './upstream.ts';
@@ -27,7 +26,7 @@ export function createRiskSubgraph(opts: RiskServiceOptions & { env: NodeJS.Proc
   const { env } = opts;
   const shared = opts.store
     ? null
-    : trackingStores<RiskFamilyName>({ redisUrl: env.REDIS_URL, secret: layerSecret(env), area: 'risk', policy: RISK_POLICY, prefix: env.REDIS_PREFIX?.trim() || undefined });
+    : trackingStoresFromEnv<RiskFamilyName>(env, 'risk', RISK_POLICY);
   const service = new RiskService({ ...(shared ?? {}), ...opts });
   return {
     name: 'risk',

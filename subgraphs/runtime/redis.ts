@@ -158,3 +158,12 @@ export function defineScript(lua: string): RedisScript {
     },
   };
 }
+
+/**
+ * `REDIS_PREFIX`: the prefix of every key and channel of this deployment on Redis, so several
+ * deployments (or test runs) can share one server; undefined when unset (`DEFAULT_REDIS_PREFIX`).
+ */
+export function redisPrefixFromEnv(env: NodeJS.ProcessEnv): string | undefined {
+  const p = env.REDIS_PREFIX?.trim();
+  return p ? p : undefined;
+}

@@ -9,7 +9,8 @@
  */
 import type { Redis } from 'ioredis';
 import { MemoryEventBus, type EventBus } from '../bus.ts';
-import { closeRedis, connectRedis, DEFAULT_REDIS_PREFIX } from '../redis.ts';
+import { closeRedis, connectRedis, DEFAULT_REDIS_PREFIX, redisPrefixFromEnv } from '../redis.ts';
+import { layerSecret } from '../signing.ts';
 import { MemoryReplayGuard, type ReplayGuard } from '../signing.ts';
 import { TokenCipher } from './cipher.ts';
 import { MemoryFileGrantStore, type FileGrantStore } from './files.ts';
@@ -43,6 +44,11 @@ export interface TrackingStores<F extends string = string> {
   cipher: TokenCipher;
   /** Closes the connections (Redis); nothing to do in memory. */
   close(): Promise<void>;
+}
+
+/** An area's stores as the environment configures them: `REDIS_URL`, `REDIS_PREFIX`, `LAYER_SECRET`. */
+export function trackingStoresFromEnv<F extends string = string>(env: NodeJS.ProcessEnv, area: string, policy: StatePolicy): TrackingStores<F> {
+  return trackingStores<F>({ redisUrl: env.REDIS_URL, secret: layerSecret(env), area, policy, prefix: redisPrefixFromEnv(env) });
 }
 
 export function trackingStores<F extends string = string>(opts: TrackingStoresOptions): TrackingStores<F> {
