@@ -3,6 +3,7 @@
  * before any call (BAD_USER_INPUT naming the field); submissions go through the service (paid once
  * per idempotency key); live status comes from the kit's bus, latest state first.
  */
+import { cursorOffset, offsetCursor } from '../../runtime/cursor.ts';
 import { GraphQLError } from 'graphql';
 import type { SubgraphContext } from '../../runtime/context.ts';
 import { badUserInput, toClientError } from '../../runtime/errors.ts';
@@ -81,13 +82,7 @@ function progressiveOf(number: string): string {
   return clean === '' ? '1' : clean;
 }
 
-/** The offset a list cursor stands for (`after`), 0 without one. */
-function offsetOf(after: string | null | undefined): number {
-  if (after === null || after === undefined) return 0;
-  const m = /^o:(\d{1,7})$/.exec(Buffer.from(after, 'base64url').toString('utf8'));
-  if (!m) throw badUserInput('after is not a cursor of this list', 'after');
-  return Number(m[1]);
-}
+const offsetOf = (after: string | null | undefined): number => cursorOffset('o', after, 'after is not a cursor of this list');
 
 /** Per request: the account's configurations, read once (free) for every company asked about. */
 const configurationsByRequest = new WeakMap<SubgraphContext, Promise<Obj[]>>();
@@ -184,7 +179,7 @@ export function createResolvers(service: InvoicingService): Resolvers {
         const hasNextPage = items.length > size;
         return {
           nodes: items.slice(0, size).map((r) => ({ id: String(r.id), record: r })),
-          pageInfo: { hasNextPage, endCursor: hasNextPage ? Buffer.from(`o:${offset + size}`).toString('base64url') : null },
+          pageInfo: { hasNextPage, endCursor: hasNextPage ? offsetCursor('o', offset + size) : null },
         };
       },
       receipt: async (_r, { id }, ctx) => {
@@ -218,7 +213,7 @@ export function createResolvers(service: InvoicingService): Resolvers {
         const items = await service.page(ctx, query);
         const nodes: InvoiceParent[] = items.slice(0, size).map((r) => ({ id: String(r.id), record: r }));
         const hasNextPage = items.length > size;
-        return { nodes, pageInfo: { hasNextPage, endCursor: hasNextPage ? Buffer.from(`o:${offset + size}`).toString('base64url') : null } };
+        return { nodes, pageInfo: { hasNextPage, endCursor: hasNextPage ? offsetCursor('o', offset + size) : null } };
       },
     },
     Mutation: {

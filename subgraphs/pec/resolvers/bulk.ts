@@ -3,6 +3,7 @@
  * pagination over the service's pages of 25, one message, deletion and quota. Inputs are validated
  * before any call; credentials go to the service only (`x-username` / `x-password`).
  */
+import { cursorOffset, offsetCursor } from '../../runtime/cursor.ts';
 import { GraphQLError } from 'graphql';
 import type { SubgraphContext } from '../../runtime/context.ts';
 import { badUserInput } from '../../runtime/errors.ts';
@@ -81,13 +82,8 @@ const threadId = (id: string): string => {
 const refusedCredentials = (err: unknown): unknown =>
   err instanceof UpstreamError && err.status === 401 ? new GraphQLError('the bulk mailbox refused these credentials', { extensions: { code: 'UNAUTHENTICATED', field: 'credentials' } }) : err;
 
-const cursorOf = (offset: number): string => Buffer.from(`inbox:${offset}`).toString('base64url');
-function offsetOf(after: string | null | undefined): number {
-  if (after === null || after === undefined) return 0;
-  const m = /^inbox:(\d{1,7})$/.exec(Buffer.from(after, 'base64url').toString('utf8'));
-  if (!m) throw badUserInput('after must be an endCursor of bulkInbox', 'after');
-  return Number(m[1]);
-}
+const cursorOf = (offset: number): string => offsetCursor('inbox', offset);
+const offsetOf = (after: string | null | undefined): number => cursorOffset('inbox', after, 'after must be an endCursor of bulkInbox');
 
 /** A text exactly as the service wrote it (the receipts' quoted, space-padded addresses included). */
 const raw = (v: unknown): string | null => (typeof v === 'string' ? v : typeof v === 'number' ? String(v) : null);
