@@ -1,7 +1,9 @@
 /**
  * FatturaPA 1.2 (the Italian e-invoice XML the invoicing area sends to the SDI), as the layer and
  * the emulator both read it: a parsed document summarised into what the suite works with (format,
- * routing, parties, document type, number, date, lines, VAT summaries, total). Parsed with
+ * routing, parties, document type, number, date, lines, VAT summaries, total) and the totals
+ * computed from it as FatturaPA defines them (discounts and surcharges, the pension fund's
+ * contribution, roundings: `lineTotalOf`, `expectedSummaries`, `documentTotalOf`). Parsed with
  * fast-xml-parser (never by hand); element names are the schema's (`FatturaElettronica`,
  * `CedentePrestatore`, …), namespace prefixes ignored. Nothing here imports the layer or the emulator.
  */
@@ -22,6 +24,24 @@ export const DOCUMENT_TYPES = [
 /** VAT exemption natures (`Natura`) of a line or summary at 0 %. */
 export const VAT_NATURES = ['N1', 'N2.1', 'N2.2', 'N3.1', 'N3.2', 'N3.3', 'N3.4', 'N3.5', 'N3.6', 'N4', 'N5', 'N6.1', 'N6.2', 'N6.3', 'N6.4', 'N6.5', 'N6.6', 'N6.7', 'N6.8', 'N6.9', 'N7'] as const;
 
+/** Tax regimes of the seller (`RegimeFiscale`): RF01 ordinary … RF20 (RF03 was withdrawn). */
+export const TAX_REGIMES = [
+  'RF01', 'RF02', 'RF04', 'RF05', 'RF06', 'RF07', 'RF08', 'RF09', 'RF10', 'RF11', 'RF12', 'RF13', 'RF14', 'RF15', 'RF16', 'RF17', 'RF18', 'RF19', 'RF20',
+] as const;
+
+/** When the VAT of a summary is due (`EsigibilitaIVA`): I immediate, D deferred, S split payment. */
+export const VAT_DUE = ['I', 'D', 'S'] as const;
+
+/** Self-invoices the buyer issues (TD16–TD20: reverse-charge integrations and regularisation): the company is `CessionarioCommittente`. */
+export const BUYER_ISSUED_TYPES = ['TD16', 'TD17', 'TD18', 'TD19', 'TD20'] as const;
+
+/** The EU member states other than Italy (TD18's supplier is in one of them), as VAT ids write them (Greece EL). */
+export const EU_OTHER_COUNTRIES = ['AT', 'BE', 'BG', 'CY', 'CZ', 'DE', 'DK', 'EE', 'EL', 'GR', 'ES', 'FI', 'FR', 'HR', 'HU', 'IE', 'LT', 'LU', 'LV', 'MT', 'NL', 'PL', 'PT', 'RO', 'SE', 'SI', 'SK'] as const;
+
+/** The party the document is the company's own: the buyer of a self-invoice (TD16–TD20), else the seller. */
+export const companyOf = (s: Pick<FatturaSummary, 'documentType' | 'sender' | 'recipient'>): FatturaParty =>
+  (BUYER_ISSUED_TYPES as readonly string[]).includes(s.documentType) ? s.recipient : s.sender;
+
 /** The Italian VAT rates a line may carry (percent), 0 only with a nature. */
 export const ITALIAN_VAT_RATES = [0, 4, 5, 10, 22] as const;
 
@@ -37,6 +57,31 @@ export interface FatturaParty {
   province: string | null;
   /** Country of the address (`Sede/Nazione`). */
   addressCountry: string | null;
+  /** `DatiAnagrafici/RegimeFiscale` (the seller's tax regime, RF01 … RF19), when given. */
+  regime?: string | null;
+}
+
+/** A discount (`SC`) or surcharge (`MG`), by percent or by amount (`ScontoMaggiorazione`). */
+export interface FatturaAdjustment {
+  kind: 'SC' | 'MG';
+  percent: number | null;
+  amount: number | null;
+}
+
+/** A pension fund's contribution (`DatiCassaPrevidenziale`): taxable at its own rate or nature. */
+export interface FatturaCassa {
+  /** `TipoCassa` (TC01 … TC22). */
+  kind: string;
+  amount: number;
+  vatRate: number;
+  nature: string | null;
+}
+
+/** An invoice a document refers to (`DatiFattureCollegate`: a credit or debit note's original). */
+export interface FatturaReference {
+  number: string;
+  /** `YYYY-MM-DD`, when given. */
+  date: string | null;
 }
 
 export interface FatturaLine {
@@ -47,6 +92,8 @@ export interface FatturaLine {
   totalPrice: number;
   vatRate: number;
   nature: string | null;
+  /** The line's discounts and surcharges, applied in order to the unit price. */
+  adjustments?: FatturaAdjustment[];
 }
 
 export interface FatturaVatSummary {
@@ -54,6 +101,10 @@ export interface FatturaVatSummary {
   nature: string | null;
   taxable: number;
   tax: number;
+  /** `Arrotondamento` of the summary's taxable amount (0 when none). */
+  rounding?: number;
+  /** `EsigibilitaIVA`: I (immediate), D (deferred), S (split payment); null when none. */
+  vatDue?: string | null;
 }
 
 export interface FatturaSummary {
@@ -72,6 +123,14 @@ export interface FatturaSummary {
   vatSummaries: FatturaVatSummary[];
   /** `ImportoTotaleDocumento`, when given. */
   total: number | null;
+  /** Discounts and surcharges on the whole document (`DatiGeneraliDocumento/ScontoMaggiorazione`). */
+  adjustments?: FatturaAdjustment[];
+  /** `DatiGeneraliDocumento/Arrotondamento` of the document total (0 when none). */
+  rounding?: number;
+  /** Pension funds' contributions (`DatiCassaPrevidenziale`). */
+  cassa?: FatturaCassa[];
+  /** The invoices it refers to (`DatiFattureCollegate`). */
+  relatedInvoices?: FatturaReference[];
 }
 
 export type FatturaRead = { ok: true; summary: FatturaSummary } | { ok: false; error: 'structure' | 'missing'; field: string };
@@ -79,13 +138,16 @@ export type FatturaRead = { ok: true; summary: FatturaSummary } | { ok: false; e
 type Node = Record<string, unknown>;
 const isNode = (v: unknown): v is Node => typeof v === 'object' && v !== null && !Array.isArray(v);
 
+/** Elements that may repeat, read as arrays even when there is one. */
+const ARRAYS = new Set(['DettaglioLinee', 'DatiRiepilogo', 'FatturaElettronicaBody', 'ScontoMaggiorazione', 'DatiCassaPrevidenziale', 'DatiFattureCollegate']);
+
 const parser = new XMLParser({
   ignoreAttributes: false,
   attributeNamePrefix: '@',
   removeNSPrefix: true,
   parseTagValue: false,
   trimValues: true,
-  isArray: (name) => name === 'DettaglioLinee' || name === 'DatiRiepilogo' || name === 'FatturaElettronicaBody',
+  isArray: (name) => ARRAYS.has(name),
 });
 
 class Missing extends Error {
@@ -123,6 +185,26 @@ function num(node: unknown, path: string, field: string): number {
   return n;
 }
 
+/** An optional amount: null when absent; a malformed one is `Missing` of `field`. */
+function optNum(node: unknown, path: string, field: string): number | null {
+  return text(node, path) === null ? null : num(node, path, field);
+}
+
+const list = (node: unknown, path: string): unknown[] => {
+  const v = at(node, path);
+  return Array.isArray(v) ? v : [];
+};
+
+function adjustments(node: unknown, path: string): FatturaAdjustment[] {
+  return list(node, path).map((a) => {
+    const kind = need(a, 'Tipo', `${path}/Tipo`);
+    if (kind !== 'SC' && kind !== 'MG') throw new Missing(`${path}/Tipo`);
+    const percent = optNum(a, 'Percentuale', `${path}/Percentuale`);
+    const amount = optNum(a, 'Importo', `${path}/Importo`);
+    return { kind, percent, amount };
+  });
+}
+
 function party(node: unknown): FatturaParty {
   const anag = at(node, 'DatiAnagrafici');
   const denominazione = text(anag, 'Anagrafica/Denominazione');
@@ -137,6 +219,7 @@ function party(node: unknown): FatturaParty {
     city: text(node, 'Sede/Comune'),
     province: text(node, 'Sede/Provincia'),
     addressCountry: text(node, 'Sede/Nazione'),
+    regime: text(anag, 'RegimeFiscale'),
   };
 }
 
@@ -184,6 +267,7 @@ export function readFattura(xml: string): FatturaRead {
       totalPrice: num(l, 'PrezzoTotale', 'PrezzoTotale'),
       vatRate: num(l, 'AliquotaIVA', 'AliquotaIVA'),
       nature: text(l, 'Natura'),
+      adjustments: adjustments(l, 'ScontoMaggiorazione'),
     }));
     const rawSummaries = at(body, 'DatiBeniServizi/DatiRiepilogo');
     if (!Array.isArray(rawSummaries) || rawSummaries.length === 0) throw new Missing('DatiRiepilogo');
@@ -192,6 +276,18 @@ export function readFattura(xml: string): FatturaRead {
       nature: text(s, 'Natura'),
       taxable: num(s, 'ImponibileImporto', 'ImponibileImporto'),
       tax: num(s, 'Imposta', 'Imposta'),
+      rounding: optNum(s, 'Arrotondamento', 'DatiRiepilogo/Arrotondamento') ?? 0,
+      vatDue: text(s, 'EsigibilitaIVA'),
+    }));
+    const cassa = list(at(body, 'DatiGenerali'), 'DatiGeneraliDocumento/DatiCassaPrevidenziale').map((c): FatturaCassa => ({
+      kind: need(c, 'TipoCassa', 'DatiCassaPrevidenziale/TipoCassa'),
+      amount: num(c, 'ImportoContributoCassa', 'DatiCassaPrevidenziale/ImportoContributoCassa'),
+      vatRate: num(c, 'AliquotaIVA', 'DatiCassaPrevidenziale/AliquotaIVA'),
+      nature: text(c, 'Natura'),
+    }));
+    const relatedInvoices = list(at(body, 'DatiGenerali'), 'DatiFattureCollegate').map((r): FatturaReference => ({
+      number: need(r, 'IdDocumento', 'DatiFattureCollegate/IdDocumento'),
+      date: text(r, 'Data'),
     }));
     return {
       ok: true,
@@ -208,6 +304,10 @@ export function readFattura(xml: string): FatturaRead {
         lines,
         vatSummaries,
         total: totalText === null ? null : Number(totalText),
+        adjustments: adjustments(gen, 'ScontoMaggiorazione'),
+        rounding: optNum(gen, 'Arrotondamento', 'DatiGeneraliDocumento/Arrotondamento') ?? 0,
+        cassa,
+        relatedInvoices,
       },
     };
   } catch (err) {
@@ -221,3 +321,57 @@ export const cents = (n: number): number => Math.round((n + Number.EPSILON) * 10
 
 /** The document's total from its VAT summaries (taxable plus tax). */
 export const totalOfSummaries = (s: readonly FatturaVatSummary[]): number => cents(s.reduce((sum, r) => sum + r.taxable + r.tax, 0));
+
+/**
+ * A price after discounts and surcharges, each applied in turn to what the previous left (a
+ * percentage of it, or an amount), as FatturaPA defines `ScontoMaggiorazione`: a discount (SC)
+ * lowers, a surcharge (MG) raises; one with both a percentage and an amount counts by its amount.
+ */
+export function adjusted(price: number, adj: readonly FatturaAdjustment[] = []): number {
+  let p = price;
+  for (const a of adj) {
+    const delta = a.amount !== null ? a.amount : a.percent !== null ? (p * a.percent) / 100 : 0;
+    p = a.kind === 'SC' ? p - delta : p + delta;
+  }
+  return p;
+}
+
+/** A line's `PrezzoTotale` as the SDI computes it: the unit price after its discounts and surcharges, times the quantity, in cents. */
+export const lineTotalOf = (l: Pick<FatturaLine, 'quantity' | 'unitPrice' | 'adjustments'>): number => cents(adjusted(l.unitPrice, l.adjustments) * l.quantity);
+
+/** The key of a VAT summary: its rate and nature. */
+const summaryKey = (rate: number, nature: string | null | undefined): string => `${rate}|${nature ?? ''}`;
+
+/**
+ * The VAT summaries a document's lines and pension contributions call for, before any rounding:
+ * per (rate, nature), the taxable amount is the sum of the lines' `PrezzoTotale` and of the
+ * contributions (`ImportoContributoCassa`) at that rate or nature, and the tax its share at the
+ * rate. A summary's own `Arrotondamento` is added to its taxable amount by the caller that
+ * compares (`summaryTaxable`).
+ */
+export function expectedSummaries(s: { lines: readonly FatturaLine[]; cassa?: readonly FatturaCassa[] }): FatturaVatSummary[] {
+  const groups = new Map<string, FatturaVatSummary>();
+  const add = (rate: number, nature: string | null, amount: number): void => {
+    const key = summaryKey(rate, nature);
+    const g = groups.get(key) ?? { vatRate: rate, nature, taxable: 0, tax: 0 };
+    g.taxable = cents(g.taxable + amount);
+    groups.set(key, g);
+  };
+  for (const l of s.lines) add(l.vatRate, l.nature, l.totalPrice);
+  for (const c of s.cassa ?? []) add(c.vatRate, c.nature, c.amount);
+  for (const g of groups.values()) g.tax = cents((g.taxable * g.vatRate) / 100);
+  return [...groups.values()];
+}
+
+/** The expected summary of `r`'s rate and nature among `expected`, or undefined. */
+export const summaryFor = (expected: readonly FatturaVatSummary[], r: Pick<FatturaVatSummary, 'vatRate' | 'nature'>): FatturaVatSummary | undefined =>
+  expected.find((e) => summaryKey(e.vatRate, e.nature) === summaryKey(r.vatRate, r.nature));
+
+/**
+ * `ImportoTotaleDocumento` as FatturaPA defines it: taxable plus VAT of every summary, then the
+ * document's own discounts and surcharges (`DatiGeneraliDocumento/ScontoMaggiorazione`, in turn),
+ * then its `Arrotondamento`. Withholdings are not subtracted (they lower what is paid, not the total).
+ */
+export function documentTotalOf(s: Pick<FatturaSummary, 'vatSummaries'> & { adjustments?: readonly FatturaAdjustment[]; rounding?: number }): number {
+  return cents(adjusted(totalOfSummaries(s.vatSummaries), s.adjustments) + (s.rounding ?? 0));
+}

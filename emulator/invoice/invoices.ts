@@ -17,7 +17,7 @@
  * recipient's Italian VAT checksum, line and VAT-summary totals) and applied when the invoice
  * reaches the SDI: the invoice then ends in ERROR with the SDI's message.
  */
-import { cents, readFattura, totalOfSummaries, type FatturaParty, type FatturaSummary } from '../../contract/fatturapa.ts';
+import { cents, companyOf, documentTotalOf, expectedSummaries, readFattura, summaryFor, type FatturaParty, type FatturaSummary } from '../../contract/fatturapa.ts';
 import { isValidItalianVat } from '../../contract/checksums.ts';
 import { priceOf, surchargeOf } from '../../contract/prices.ts';
 import { hexId, ok, type EmuRequest, type EmuResponse, type Route } from '../core.ts';
@@ -66,12 +66,14 @@ export function sdiRefusal(s: FatturaSummary): string | null {
   if (code.length !== CODE_LENGTH[s.format]) return `00311: CodiceDestinatario ${code || '(none)'} not valid for ${s.format}`;
   if (s.recipient.country === 'IT' && s.recipient.vatNumber !== null && !isValidItalianVat(s.recipient.vatNumber)) return '00305: IdFiscaleIVA of the recipient not valid';
   if (s.sender.country === 'IT' && s.sender.vatNumber !== null && !isValidItalianVat(s.sender.vatNumber)) return '00301: IdFiscaleIVA of the sender not valid';
+  const expected = expectedSummaries(s);
   for (const sum of s.vatSummaries) {
-    const lines = s.lines.filter((l) => l.vatRate === sum.vatRate && (l.nature ?? null) === (sum.nature ?? null));
-    if (Math.abs(cents(lines.reduce((t, l) => t + l.totalPrice, 0)) - sum.taxable) > 0.01) return '00422: ImponibileImporto not consistent with the lines';
+    // Lines and pension contributions at the summary's rate, plus its rounding (SDI control 00422).
+    const taxable = cents((summaryFor(expected, sum)?.taxable ?? 0) + (sum.rounding ?? 0));
+    if (Math.abs(taxable - sum.taxable) > 0.01) return '00422: ImponibileImporto not consistent with the lines';
     if (Math.abs(cents((sum.taxable * sum.vatRate) / 100) - sum.tax) > 0.01) return '00421: Imposta not consistent with ImponibileImporto and AliquotaIVA';
   }
-  if (s.total !== null && Math.abs(s.total - totalOfSummaries(s.vatSummaries)) > 0.01) return '00460: ImportoTotaleDocumento not consistent';
+  if (s.total !== null && Math.abs(s.total - documentTotalOf(s)) > 0.01) return '00460: ImportoTotaleDocumento not consistent';
   return null;
 }
 
@@ -258,8 +260,10 @@ export class InvoiceEngine {
     if (!read.ok) return read.error === 'structure' ? invoiceFail(400, 400, 'Invalid XML structure') : invoiceFail(422, 422, `Validation Error: Missing required field ${read.field}`);
     const s = read.summary;
     const account = this.state.account(req.token.owner);
-    const fiscalId = s.sender.vatNumber ?? '';
-    const config = account.configurations.get(fiscalId) ?? (s.sender.fiscalCode ? account.configurations.get(s.sender.fiscalCode) : undefined);
+    // The company's own configuration: the seller's, or the buyer's on a self-invoice (TD16–TD20).
+    const company = companyOf(s);
+    const fiscalId = company.vatNumber ?? '';
+    const config = account.configurations.get(fiscalId) ?? (company.fiscalCode ? account.configurations.get(company.fiscalCode) : undefined);
     if (!config) return fiscalIdNotFound();
     if (!config.customer_invoice) return invoiceFail(403, 403, 'Unauthorized access');
     const user = header(req, 'x-signature-user');

@@ -8,20 +8,29 @@
 import { XMLBuilder } from 'fast-xml-parser';
 import { isValidFiscalCode, isValidItalianVat } from '../../contract/checksums.ts';
 import {
+  BUYER_ISSUED_TYPES,
   cents,
+  companyOf,
+  documentTotalOf,
   DOCUMENT_TYPES,
+  expectedSummaries,
   FATTURAPA_NS,
   ITALIAN_VAT_RATES,
+  lineTotalOf,
   readFattura,
-  totalOfSummaries,
+  summaryFor,
+  TAX_REGIMES,
+  VAT_DUE,
   VAT_NATURES,
   type FatturaLine,
   type FatturaParty,
+  type FatturaReference,
   type FatturaSummary,
   type FatturaVatSummary,
 } from '../../contract/fatturapa.ts';
 import { periodOf } from '../../contract/prices.ts';
 import { badUserInput } from '../runtime/errors.ts';
+import { documentTypeViolation } from './doctypes.ts';
 import { email, fiscalCode, isCalendarDay, requiredText, vatNumber } from '../runtime/validate.ts';
 
 /** The GraphQL input of an invoice (as the resolvers receive it). */
@@ -56,6 +65,12 @@ export interface InvoiceIn {
   recipientPec?: string | null;
   lines: readonly InvoiceLineIn[];
   expectedTotal?: number | null;
+  /** The seller's `RegimeFiscale` (RF01 … RF20). @default RF01 (RF18 for a foreign seller of a self-invoice) */
+  taxRegime?: string | null;
+  /** `EsigibilitaIVA` of the taxed summaries: I, D or S. @default I */
+  vatChargeability?: string | null;
+  /** The invoices a credit or debit note refers to (`DatiFattureCollegate`). */
+  relatedInvoices?: ReadonlyArray<{ number: string; date?: string | null }> | null;
 }
 
 /** Largest number of lines accepted in one invoice. */
@@ -109,17 +124,20 @@ function amount(value: number, field: string, opts: { positive?: boolean } = {})
   return value;
 }
 
-function party(p: InvoicePartyIn, field: string, role: 'sender' | 'recipient'): FatturaParty {
+/** The company's own side of the document (Italian, with its VAT number), or the other party. */
+function party(p: InvoicePartyIn, field: string, role: 'company' | 'other'): FatturaParty {
   const c = country(p.country, `${field}.country`);
   let vat: string | null = null;
   let cf: string | null = null;
   if (c === 'IT') {
     if (p.vatNumber !== null && p.vatNumber !== undefined && p.vatNumber.trim() !== '') vat = vatNumber(p.vatNumber, `${field}.vatNumber`);
     if (p.fiscalCode !== null && p.fiscalCode !== undefined && p.fiscalCode.trim() !== '') cf = fiscalCode(p.fiscalCode, `${field}.fiscalCode`);
-    if (role === 'sender' && vat === null) throw badUserInput(`${field}.vatNumber is required: the issuing company is identified by its VAT number`, `${field}.vatNumber`);
+    if (role === 'company' && vat === null) throw badUserInput(`${field}.vatNumber is required: the issuing company is identified by its VAT number`, `${field}.vatNumber`);
     if (vat === null && cf === null) throw badUserInput(`${field} needs a vatNumber or a fiscalCode`, `${field}.vatNumber`);
   } else {
-    if (role === 'sender') throw badUserInput(`${field}.country must be IT for an Italian invoice (cross-border invoices from France or Germany are issued separately)`, `${field}.country`);
+    if (role === 'company') {
+      throw badUserInput(`${field}.country must be IT: the issuing company is Italian (cross-border invoices from France or Germany are issued separately)`, `${field}.country`);
+    }
     const v = (p.vatNumber ?? '').replace(/\s/g, '').toUpperCase();
     if (!/^[A-Z0-9]{2,28}$/.test(v)) throw badUserInput(`${field}.vatNumber is required for a foreign party (2 to 28 letters and digits)`, `${field}.vatNumber`);
     vat = v.startsWith(c) ? v.slice(2) : v;
@@ -146,16 +164,12 @@ function party(p: InvoicePartyIn, field: string, role: 'sender' | 'recipient'): 
 }
 
 /** VAT summaries of lines: taxable and tax per (rate, nature). */
-export function summariesOf(lines: readonly FatturaLine[]): FatturaVatSummary[] {
-  const groups = new Map<string, FatturaVatSummary>();
-  for (const l of lines) {
-    const key = `${l.vatRate}|${l.nature ?? ''}`;
-    const g = groups.get(key) ?? { vatRate: l.vatRate, nature: l.nature, taxable: 0, tax: 0 };
-    g.taxable = cents(g.taxable + l.totalPrice);
-    groups.set(key, g);
-  }
-  for (const g of groups.values()) g.tax = cents((g.taxable * g.vatRate) / 100);
-  return [...groups.values()];
+export const summariesOf = (lines: readonly FatturaLine[]): FatturaVatSummary[] => expectedSummaries({ lines });
+
+/** A violation of the document type's rules as BAD_USER_INPUT naming the field (`input.…` or `xml:…`). */
+function checkDocumentTypeRules(s: FatturaSummary, field: (v: { xml: string; input: string }) => string): void {
+  const v = documentTypeViolation(s);
+  if (v) throw badUserInput(v.message, field(v), { rule: v.rule });
 }
 
 /** Today in Italy (Europe/Rome), the calendar the SDI dates invoices by, not UTC's. */
@@ -177,11 +191,22 @@ export function invoiceFromInput(input: InvoiceIn, field = 'input'): FatturaSumm
   if (date > today()) throw badUserInput(`${field}.date must not be in the future`, `${field}.date`);
   const currency = (input.currency ?? 'EUR').trim().toUpperCase();
   if (!/^[A-Z]{3}$/.test(currency)) throw badUserInput(`${field}.currency must be an ISO 4217 code`, `${field}.currency`);
-  const sender = party(input.sender, `${field}.sender`, 'sender');
-  const recipient = party(input.recipient, `${field}.recipient`, 'recipient');
-  if (recipient.country === 'IT' && recipient.vatNumber !== null && recipient.vatNumber === sender.vatNumber) {
-    throw badUserInput(`${field}.recipient.vatNumber is the sender's own VAT number`, `${field}.recipient.vatNumber`);
-  }
+  // A self-invoice of the buyer (TD16–TD20) is the company's as buyer: its supplier may be foreign.
+  const buyerIssued = (BUYER_ISSUED_TYPES as readonly string[]).includes(documentType);
+  const sender = party(input.sender, `${field}.sender`, buyerIssued ? 'other' : 'company');
+  const recipient = party(input.recipient, `${field}.recipient`, buyerIssued ? 'company' : 'other');
+  const regime = (input.taxRegime ?? (sender.country !== 'IT' ? 'RF18' : 'RF01')).trim().toUpperCase();
+  if (!(TAX_REGIMES as readonly string[]).includes(regime)) throw badUserInput(`${field}.taxRegime must be a FatturaPA RegimeFiscale: ${TAX_REGIMES.join(', ')}`, `${field}.taxRegime`);
+  sender.regime = regime;
+  const vatDue = (input.vatChargeability ?? 'I').trim().toUpperCase();
+  if (!(VAT_DUE as readonly string[]).includes(vatDue)) throw badUserInput(`${field}.vatChargeability must be a FatturaPA EsigibilitaIVA: I (immediate), D (deferred) or S (split payment)`, `${field}.vatChargeability`);
+  const relatedInvoices = (input.relatedInvoices ?? []).map((r, i): FatturaReference => {
+    const at = `${field}.relatedInvoices[${i}]`;
+    const number = latinText(r.number, `${at}.number`, 20);
+    const d = r.date === null || r.date === undefined || r.date.trim() === '' ? null : r.date.trim();
+    if (d !== null && !isCalendarDay(d)) throw badUserInput(`${at}.date must be a day YYYY-MM-DD`, `${at}.date`);
+    return { number, date: d };
+  });
 
   let pec: string | null = null;
   if (input.recipientPec !== null && input.recipientPec !== undefined && input.recipientPec.trim() !== '') pec = email(input.recipientPec, `${field}.recipientPec`);
@@ -210,12 +235,15 @@ export function invoiceFromInput(input: InvoiceIn, field = 'input'): FatturaSumm
     if (nature !== null && !(VAT_NATURES as readonly string[]).includes(nature)) throw badUserInput(`${at}.nature must be one of ${VAT_NATURES.join(', ')}`, `${at}.nature`);
     return { number: i + 1, description: latinText(l.description, `${at}.description`, 1000), quantity, unitPrice, totalPrice: cents(quantity * unitPrice), vatRate: rate, nature };
   });
-  const vatSummaries = summariesOf(lines);
-  const total = totalOfSummaries(vatSummaries);
+  const vatSummaries = summariesOf(lines).map((r) => ({ ...r, vatDue: r.nature === null ? vatDue : null }));
+  if (vatDue === 'S' && vatSummaries.every((r) => r.nature !== null)) throw badUserInput(`${field}.vatChargeability S (split payment) needs a taxed line`, `${field}.vatChargeability`);
+  const total = documentTotalOf({ vatSummaries });
   if (input.expectedTotal !== null && input.expectedTotal !== undefined && Math.abs(input.expectedTotal - total) > 0.005) {
     throw badUserInput(`${field}.expectedTotal ${input.expectedTotal} does not match the lines: taxable plus VAT is ${total.toFixed(2)}`, `${field}.expectedTotal`, { computedTotal: total });
   }
-  return { format, recipientCode: code, recipientPec: pec, sender, recipient, documentType, currency, date, number, lines, vatSummaries, total };
+  const summary: FatturaSummary = { format, recipientCode: code, recipientPec: pec, sender, recipient, documentType, currency, date, number, lines, vatSummaries, total, relatedInvoices };
+  checkDocumentTypeRules(summary, (v) => `${field}.${v.input}`);
+  return summary;
 }
 
 const fmt = (n: number): string => n.toFixed(2);
@@ -225,7 +253,7 @@ function partyXml(p: FatturaParty, role: 'sender' | 'recipient'): Record<string,
   if (p.vatNumber !== null) anagrafici.IdFiscaleIVA = { IdPaese: p.country ?? 'IT', IdCodice: p.vatNumber };
   if (p.fiscalCode !== null) anagrafici.CodiceFiscale = p.fiscalCode;
   anagrafici.Anagrafica = { Denominazione: p.name };
-  if (role === 'sender') anagrafici.RegimeFiscale = 'RF01';
+  if (role === 'sender') anagrafici.RegimeFiscale = p.regime ?? 'RF01';
   const sede: Record<string, unknown> = { Indirizzo: p.street, CAP: p.zip, Comune: p.city };
   if (p.province !== null) sede.Provincia = p.province;
   sede.Nazione = p.addressCountry ?? p.country ?? 'IT';
@@ -237,7 +265,8 @@ const builder = new XMLBuilder({ ignoreAttributes: false, attributeNamePrefix: '
 /** The FatturaPA 1.2 document of a checked invoice. */
 export function buildFattura(s: FatturaSummary, progressive: string): string {
   const transmission: Record<string, unknown> = {
-    IdTrasmittente: { IdPaese: s.sender.country ?? 'IT', IdCodice: s.sender.vatNumber },
+    // The company transmits: the seller, or the buyer of its own self-invoice.
+    IdTrasmittente: { IdPaese: companyOf(s).country ?? 'IT', IdCodice: companyOf(s).vatNumber },
     ProgressivoInvio: progressive,
     FormatoTrasmissione: s.format,
     CodiceDestinatario: s.recipientCode,
@@ -257,7 +286,10 @@ export function buildFattura(s: FatturaSummary, progressive: string): string {
       },
       FatturaElettronicaBody: {
         DatiGenerali: {
-          DatiGeneraliDocumento: { TipoDocumento: s.documentType, Divisa: s.currency, Data: s.date, Numero: s.number, ImportoTotaleDocumento: fmt(s.total ?? totalOfSummaries(s.vatSummaries)) },
+          DatiGeneraliDocumento: { TipoDocumento: s.documentType, Divisa: s.currency, Data: s.date, Numero: s.number, ImportoTotaleDocumento: fmt(s.total ?? documentTotalOf(s)) },
+          ...((s.relatedInvoices ?? []).length > 0
+            ? { DatiFattureCollegate: (s.relatedInvoices ?? []).map((r) => ({ IdDocumento: r.number, ...(r.date !== null ? { Data: r.date } : {}) })) }
+            : {}),
         },
         DatiBeniServizi: {
           DettaglioLinee: s.lines.map((l) => ({
@@ -274,7 +306,7 @@ export function buildFattura(s: FatturaSummary, progressive: string): string {
             ...(r.nature !== null ? { Natura: r.nature } : {}),
             ImponibileImporto: fmt(r.taxable),
             Imposta: fmt(r.tax),
-            ...(r.nature === null ? { EsigibilitaIVA: 'I' } : {}),
+            ...(r.nature === null ? { EsigibilitaIVA: r.vatDue ?? 'I' } : {}),
           })),
         },
       },
@@ -318,8 +350,12 @@ export function checkFatturaXml(xml: string, field = 'xml'): FatturaSummary {
   if (!isCalendarDay(s.date)) bad('Data', 'is not a day YYYY-MM-DD');
   if (s.date > today()) bad('Data', 'is in the future');
   if (!/\d/.test(s.number)) bad('Numero', 'must contain at least one digit');
-  if (s.sender.country !== 'IT') bad('CedentePrestatore/DatiAnagrafici/IdFiscaleIVA/IdPaese', 'must be IT for an Italian invoice');
-  if (!isValidItalianVat(s.sender.vatNumber ?? '')) bad('CedentePrestatore/DatiAnagrafici/IdFiscaleIVA/IdCodice', 'is not a valid Italian VAT number');
+  // The company's own side: the seller, or the buyer of a self-invoice (TD16–TD20).
+  const own = (BUYER_ISSUED_TYPES as readonly string[]).includes(s.documentType) ? 'CessionarioCommittente' : 'CedentePrestatore';
+  const company = companyOf(s);
+  if (company.country !== 'IT') bad(`${own}/DatiAnagrafici/IdFiscaleIVA/IdPaese`, 'must be IT: the issuing company is Italian');
+  if (!isValidItalianVat(company.vatNumber ?? '')) bad(`${own}/DatiAnagrafici/IdFiscaleIVA/IdCodice`, 'is not a valid Italian VAT number');
+  if (s.sender.country === 'IT' && s.sender.vatNumber !== null && !isValidItalianVat(s.sender.vatNumber)) bad('CedentePrestatore/DatiAnagrafici/IdFiscaleIVA/IdCodice', 'is not a valid Italian VAT number');
   if (s.sender.fiscalCode !== null && !isValidFiscalCode(s.sender.fiscalCode)) bad('CedentePrestatore/DatiAnagrafici/CodiceFiscale', 'is not a valid fiscal code');
   if (s.recipient.country === 'IT' && s.recipient.vatNumber !== null && !isValidItalianVat(s.recipient.vatNumber)) bad('CessionarioCommittente/DatiAnagrafici/IdFiscaleIVA/IdCodice', 'is not a valid Italian VAT number');
   if (s.recipient.fiscalCode !== null && !isValidFiscalCode(s.recipient.fiscalCode)) bad('CessionarioCommittente/DatiAnagrafici/CodiceFiscale', 'is not a valid fiscal code');
@@ -331,18 +367,36 @@ export function checkFatturaXml(xml: string, field = 'xml'): FatturaSummary {
     if (!(ITALIAN_VAT_RATES as readonly number[]).includes(l.vatRate)) bad(`${at}/AliquotaIVA`, `must be one of ${ITALIAN_VAT_RATES.join(', ')}`);
     if (l.vatRate === 0 && (l.nature === null || !(VAT_NATURES as readonly string[]).includes(l.nature))) bad(`${at}/Natura`, 'is required (N1 … N7) on a 0 % line');
     if (l.vatRate !== 0 && l.nature !== null) bad(`${at}/Natura`, 'applies to 0 % lines only');
-    if (Math.abs(cents(l.quantity * l.unitPrice) - l.totalPrice) > 0.01) bad(`${at}/PrezzoTotale`, `is not Quantita × PrezzoUnitario (${cents(l.quantity * l.unitPrice).toFixed(2)})`);
+    (l.adjustments ?? []).forEach((a, j) => {
+      if (a.percent === null && a.amount === null) bad(`${at}/ScontoMaggiorazione[${j}]`, 'needs Percentuale or Importo');
+    });
+    const want = lineTotalOf(l);
+    if (Math.abs(want - l.totalPrice) > 0.01) bad(`${at}/PrezzoTotale`, `is not PrezzoUnitario (after ScontoMaggiorazione) × Quantita (${want.toFixed(2)})`);
   });
-  const expected = summariesOf(s.lines);
+  (s.cassa ?? []).forEach((c, i) => {
+    const at = `DatiCassaPrevidenziale[${i}]`;
+    if (!(ITALIAN_VAT_RATES as readonly number[]).includes(c.vatRate)) bad(`${at}/AliquotaIVA`, `must be one of ${ITALIAN_VAT_RATES.join(', ')}`);
+    if (c.vatRate === 0 && (c.nature === null || !(VAT_NATURES as readonly string[]).includes(c.nature))) bad(`${at}/Natura`, 'is required (N1 … N7) at 0 %');
+  });
+  (s.adjustments ?? []).forEach((a, j) => {
+    if (a.percent === null && a.amount === null) bad(`DatiGeneraliDocumento/ScontoMaggiorazione[${j}]`, 'needs Percentuale or Importo');
+  });
+  const expected = expectedSummaries(s);
   s.vatSummaries.forEach((r, i) => {
     const at = `DatiRiepilogo[${i}]`;
-    const match = expected.find((e) => e.vatRate === r.vatRate && (e.nature ?? null) === (r.nature ?? null));
-    if (!match) bad(`${at}/AliquotaIVA`, 'has no line at this rate');
-    if (Math.abs(match!.taxable - r.taxable) > 0.01) bad(`${at}/ImponibileImporto`, `is not the sum of its lines (${match!.taxable.toFixed(2)})`);
+    const match = summaryFor(expected, r);
+    if (!match) bad(`${at}/AliquotaIVA`, 'has no line or pension contribution at this rate');
+    const taxable = cents(match!.taxable + (r.rounding ?? 0));
+    if (Math.abs(taxable - r.taxable) > 0.01) bad(`${at}/ImponibileImporto`, `is not the sum of its lines and pension contributions${r.rounding ? ' plus Arrotondamento' : ''} (${taxable.toFixed(2)})`);
     if (Math.abs(cents((r.taxable * r.vatRate) / 100) - r.tax) > 0.01) bad(`${at}/Imposta`, `is not ImponibileImporto × AliquotaIVA (${cents((r.taxable * r.vatRate) / 100).toFixed(2)})`);
+    if (r.vatDue !== null && r.vatDue !== undefined && !(VAT_DUE as readonly string[]).includes(r.vatDue)) bad(`${at}/EsigibilitaIVA`, `must be one of ${VAT_DUE.join(', ')}`);
   });
   if (expected.length !== s.vatSummaries.length) bad('DatiRiepilogo', 'must have one summary per VAT rate of the lines');
-  if (s.total !== null && Math.abs(s.total - totalOfSummaries(s.vatSummaries)) > 0.01) bad('ImportoTotaleDocumento', `is not taxable plus VAT (${totalOfSummaries(s.vatSummaries).toFixed(2)})`);
+  const total = documentTotalOf(s);
+  if (s.total !== null && Math.abs(s.total - total) > 0.01) bad('ImportoTotaleDocumento', `is not taxable plus VAT, after the document's ScontoMaggiorazione and Arrotondamento (${total.toFixed(2)})`);
+  if (s.sender.regime !== null && s.sender.regime !== undefined && !(TAX_REGIMES as readonly string[]).includes(s.sender.regime)) bad('CedentePrestatore/DatiAnagrafici/RegimeFiscale', `must be one of RF01 … RF19`);
+  const rule = documentTypeViolation(s);
+  if (rule) throw badUserInput(`${field}: ${rule.message}`, `${field}:${rule.xml}`, { rule: rule.rule });
   return s;
 }
 

@@ -24,7 +24,7 @@ import type {
   Resolvers,
   SdiStatus,
 } from '../__generated__/resolvers-types.ts';
-import { readFattura, type FatturaSummary } from '../../../contract/fatturapa.ts';
+import { companyOf, readFattura, type FatturaSummary } from '../../../contract/fatturapa.ts';
 import { branchVatId, buildFattura, checkFatturaXml, crossBorderBody, invoiceFromInput, type InvoiceIn } from '../fatturapa.ts';
 import type { InvoiceParent, Obj } from '../mappers.ts';
 import { receiptBody } from '../receipts.ts';
@@ -73,8 +73,11 @@ function configFiscalId(value: string, field: string): string {
   return vatOrFiscalCode(value, field).code;
 }
 
-/** The legal identity of a checked Italian invoice: the sender's VAT number (the configuration's fiscal id), number and date. */
-const identityOf = (s: FatturaSummary): InvoiceIdentity => ({ fiscalId: s.sender.vatNumber ?? s.sender.fiscalCode ?? '', number: s.number, date: s.date });
+/** The legal identity of a checked Italian invoice: the company's VAT number (the configuration's fiscal id: the seller's, the buyer's on a self-invoice), number and date. */
+const identityOf = (s: FatturaSummary): InvoiceIdentity => {
+  const company = companyOf(s);
+  return { fiscalId: company.vatNumber ?? company.fiscalCode ?? '', number: s.number, date: s.date };
+};
 
 /** The progressive number of a transmission (`ProgressivoInvio`, up to 10 letters and digits) from the document number. */
 function progressiveOf(number: string): string {
