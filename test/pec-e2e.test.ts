@@ -56,6 +56,7 @@ const BOX = 'id address boxType status state rawStatus done expiresOn diskSpaceM
 const REGISTER = `mutation($input: RegisterMailboxInput!, $key: String) { registerMailbox(input: $input, idempotencyKey: $key) { ${BOX} activationForm { url contentType fileName } } }`;
 const UPLOAD = `mutation($id: ID!, $docs: [String!]!) { uploadMailboxActivation(id: $id, documents: $docs) { ${BOX} } }`;
 const UPDATED = `subscription($id: ID!) { mailboxUpdated(id: $id) { ${BOX} } }`;
+const FINALIZE = `mutation($id: ID!, $key: String) { finalizeCompanyRegisterNotification(id: $id, idempotencyKey: $key) { status rawStatus done } }`;
 
 beforeAll(async () => {
   t = await startTestStack(ENV);
@@ -183,6 +184,18 @@ describe('mailbox lifecycle through the gateway', () => {
       const res = await t.gql(query, variables, auth(token));
       expect(res.errors?.[0]?.extensions, JSON.stringify(res.errors)).toMatchObject({ code: 'BAD_USER_INPUT', field });
     }
+    // A box type in a domain that does not serve it: refused before the availability check and the registration.
+    const mismatches: Array<[string, string, string[]]> = [
+      ['office.bulk@pecmassiva.com', 'BRONZE', ['legalmail.it', 'testcert.legalmail.it']],
+      ['office.rossi@legalmail.it', 'DIGITALDOMICILE', ['domiciliodigitale.legalmail.it']],
+      ['office.rossi@legalmail.it', 'PECMASSIVA', ['pecmassiva.com']],
+      ['office.rossi@domiciliodigitale.legalmail.it', 'GOLD', ['legalmail.it', 'testcert.legalmail.it']],
+    ];
+    for (const [address, type, allowedDomains] of mismatches) {
+      const res = await t.gql(REGISTER, { input: registration(address, type) }, auth(token));
+      expect(res.errors?.[0]?.extensions, `${address} ${type}`).toMatchObject({ code: 'BAD_USER_INPUT', field: 'input.address', allowedDomains });
+      expect(res.extensions?.cost?.euro ?? 0).toBe(0);
+    }
     const badType = await t.gql(REGISTER, { input: registration('a.b@legalmail.it', 'PLATINUM') }, auth(token));
     expect(badType.errors?.[0]?.extensions?.code).toMatch(/BAD_USER_INPUT|GRAPHQL_VALIDATION_FAILED/);
     expect(await calls()).toEqual([]);
@@ -229,21 +242,42 @@ describe('company-register notification', () => {
     const form = await request(String((waiting.delegationForm as Obj).url));
     expect(Buffer.from(await form.body.arrayBuffer()).subarray(0, 4).toString('latin1')).toBe('%PDF');
 
+    // Finalizing before the delegation is in: refused before any call.
+    const early = await t.gql(FINALIZE, { id, key: 'finalize-azienda-early' }, auth(token));
+    expect(early.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', field: 'id', state: 'in_attesa_di_documenti' });
+
     const up = await gql<{ uploadCompanyRegisterDelegation: Obj }>(`mutation($id: ID!, $d: String!) { uploadCompanyRegisterDelegation(id: $id, document: $d) { status } }`, { id, d: PDF_B64 });
     expect(up.uploadCompanyRegisterDelegation.status).toBe('DOCUMENTS_UPLOADED');
     expect(await next(it, 'pecNotificationUpdated')).toMatchObject({ status: 'DOCUMENTS_UPLOADED' });
 
-    await t.control('pec/advance', { id });
+    // The provider waits for the finalize: nothing moves it, and reading it through the layer does not send it.
+    expect((await t.control('pec/advance', { id })).notifications).toEqual([]);
+    expect((await gql<{ pecNotification: Obj }>(`query($id: ID!) { pecNotification(id: $id) { status } }`, { id })).pecNotification.status).toBe('DOCUMENTS_UPLOADED');
+
+    const fin = await t.gql<{ finalizeCompanyRegisterNotification: Obj }>(FINALIZE, { id, key: 'finalize-azienda-1' }, auth(token));
+    expect(fin.errors).toBeUndefined();
+    expect(fin.data!.finalizeCompanyRegisterNotification).toMatchObject({ status: 'DONE', rawStatus: 'comunicazione_evasa', done: true });
+    expect(fin.extensions?.cost?.upstreamCalls).toBe(1);
     expect(await next(it, 'pecNotificationUpdated')).toMatchObject({ status: 'DONE', done: true });
     const end = await withSafety(it.next(), 'end of stream');
     expect(end.done).toBe(true);
+    // Retried under its key, or again without one: answered as it is, nothing sent again.
+    expect((await gql<{ finalizeCompanyRegisterNotification: Obj }>(FINALIZE, { id, key: 'finalize-azienda-1' })).finalizeCompanyRegisterNotification.status).toBe('DONE');
+    expect((await gql<{ finalizeCompanyRegisterNotification: Obj }>(FINALIZE, { id })).finalizeCompanyRegisterNotification.status).toBe('DONE');
+    // Another account cannot finalize it.
+    const other = await t.gql(FINALIZE, { id }, auth(tokenB));
+    expect(other.errors?.[0]).toBeDefined();
 
+    expect(other.errors?.[0]?.extensions?.code).toBe('UPSTREAM_NOT_FOUND');
+
+    // One read after the provider's step (its callback), one finalize; the other account's read is refused upstream.
     expect(await calls()).toEqual([
       'POST /comunica_pec 200',
       `GET /comunica_pec/${id} 200`,
       `GET /comunica_pec/${id}/procura_registro_imprese 200`,
       `POST /comunica_pec/${id}/procura_registro_imprese 200`,
       `GET /comunica_pec/${id} 200`,
+      `GET /comunica_pec/${id} 404`,
     ]);
   });
 });
@@ -277,6 +311,7 @@ describe('estimates', () => {
     expect(await est(`mutation($id: ID!) { renewMailbox(id: $id, years: 3) { status } }`, { id: 'a'.repeat(24) })).toBeCloseTo(15, 6);
     expect(await est(`mutation($id: ID!) { upgradeMailbox(id: $id, boxType: GOLD) { status } }`, { id: 'a'.repeat(24) })).toBeCloseTo(3, 6);
     expect(await est(`mutation($id: ID!) { revokeMailbox(id: $id) { status } }`, { id: 'a'.repeat(24) })).toBe(0);
+    expect(await est(FINALIZE, { id: 'a'.repeat(24) })).toBe(0);
     const recipients = Array.from({ length: 120 }, (_, i) => `r${i}@legalmail.it`);
     expect(await est(`mutation($input: BulkSendInput!, $c: BulkCredentialsInput!) { sendCertifiedMail(input: $input, credentials: $c) { id } }`, {
       input: { sender: 'bulk@pecmassiva.com', recipients, subject: 's', html: 'h' },

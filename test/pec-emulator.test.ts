@@ -122,7 +122,7 @@ describe('PEC emulator: the mailbox lifecycle', () => {
 });
 
 describe('PEC emulator: register notification', () => {
-  it('moves from codice_in_richiesta to comunicazione_evasa, the delegation form once it exists', async () => {
+  it('moves from codice_in_richiesta to comunicazione_evasa, the delegation form once it exists, and waits for the finalize GET', async () => {
     const n = data(
       await call('POST', '/comunica_pec', {
         casella_pec: 'company@legalmail.it', cf: PEC_CF, nome: 'Mario', cognome: 'Rossi', qualifica: 'LEGALE_RAPPRESENTANTE',
@@ -137,8 +137,16 @@ describe('PEC emulator: register notification', () => {
     await control('pec/advance', { id });
     expect((await call('GET', `/comunica_pec/${id}/procura_registro_imprese`)).text.startsWith('%PDF')).toBe(true);
     expect(data(await call('POST', `/comunica_pec/${id}/procura_registro_imprese`, { documenti: PDF_B64 }))).toMatchObject({ stato: 'documenti_caricati' });
-    await control('pec/advance', { id });
+    // The provider does not finalize by itself: neither a step nor time moves it (the list reads without sending).
+    expect((await control('pec/advance', { id })).notifications).toEqual([]);
+    expect(await control('pec/pending', {})).toMatchObject({ notifications: [] });
+    const listed = (await call('GET', '/comunica_pec')).json!.data as Obj[];
+    expect(listed.find((x) => x.id === id)).toMatchObject({ stato: 'documenti_caricati' });
+    // The contract's "send and finalize": the GET sends it, answering the final state; a second GET just reads.
     expect(data(await call('GET', `/comunica_pec/${id}`))).toMatchObject({ stato: 'comunicazione_evasa' });
+    expect(data(await call('GET', `/comunica_pec/${id}`))).toMatchObject({ stato: 'comunicazione_evasa' });
+    expect((await call('GET', '/comunica_pec/nothex')).json).toMatchObject({ error: 333 });
+    expect((await call('GET', `/comunica_pec/${'0'.repeat(24)}`)).json).toMatchObject({ error: 334 });
   });
 });
 

@@ -2,13 +2,19 @@
  * The emulator's company-register notification of a PEC address (`/comunica_pec`, REFERENCE §7):
  * `codice_in_richiesta` (the register's code is being requested) → `in_attesa_di_documenti` (the
  * delegation form can be downloaded; the signed delegation is awaited) → `documenti_caricati` →
- * `comunicazione_evasa` (notified). The provider's steps are jobs on the emulator's scheduler
- * (`stepAfterMs`, or the control hook `advance`); each is delivered to the request's callback.
+ * `comunicazione_evasa` (notified). The provider's step (the register's code obtained) is a job on
+ * the emulator's scheduler (`stepAfterMs`, or the control hook `advance`), delivered to the
+ * request's callback; the last step is the caller's.
  *
  * The contract uploads the delegation with `POST /comunica_pec/{id}/procura_registro_imprese` and
  * lists `GET /comunica_pec/{id}` as "send and finalize"; the vendor uploads with
- * `PATCH /comunica_pec/{id}` and reads with the GET. Both uploads are served; the GET reads the
- * request (the notification goes out by itself once the documents are in).
+ * `PATCH /comunica_pec/{id}` and reads with the GET. Both uploads are served. The GET answers the
+ * request as it stands (the vendor's read) and, on a request whose documents are in
+ * (`documenti_caricati`), sends it to the register first (the contract's finalize):
+ * `comunicazione_evasa`, answered at once. Nothing finalizes a request
+ * by itself: the emulator waits for that GET. Since the same GET is the read, neither source has an
+ * error for "finalize before the upload": the GET then just reads (the layer refuses it before
+ * calling).
  */
 import { isValidFiscalCode, isValidItalianVat } from '../../contract/checksums.ts';
 import { deliverCallback, isCallback, readCallback, type StoredCallback } from '../callbacks.ts';
@@ -40,8 +46,8 @@ const REQUIRED: ReadonlyArray<[string, number]> = [
   ['provincia', 346],
 ];
 
-/** The next provider step of each state. */
-const NEXT: Record<string, string> = { codice_in_richiesta: 'in_attesa_di_documenti', documenti_caricati: 'comunicazione_evasa' };
+/** The provider's own step of each state (`documenti_caricati` waits for the caller's finalize). */
+const NEXT: Record<string, string> = { codice_in_richiesta: 'in_attesa_di_documenti' };
 
 export class Notices {
   private readonly notices = new Map<string, Notice>();
@@ -77,6 +83,12 @@ export class Notices {
     n.rec.stato = next;
     n.rec.timestamp = Math.max(this.nowS(), Number(n.rec.timestamp) + 1);
     if (next === 'in_attesa_di_documenti') n.rec.documenti_registro_imprese = [];
+    await this.notify(n);
+    return true;
+  }
+
+  /** Delivers the request as it stands to its callback, if it has one. */
+  private async notify(n: Notice): Promise<void> {
     const cb = n.callback;
     if (cb && isCallback(cb)) {
       const p = deliverCallback(cb, { data: this.view(n), success: true, message: '', error: null });
@@ -84,7 +96,22 @@ export class Notices {
       void p.finally(() => this.deliveries.delete(p));
       await p;
     }
-    return true;
+  }
+
+  /**
+   * `GET /comunica_pec/{id}`: the request as it stands; one whose documents are in is sent to the
+   * register first (`comunicazione_evasa`, in this answer: the caller's own step, like an upload,
+   * is not delivered to the callback).
+   */
+  private readOrFinalize(req: EmuRequest, id: string): EmuResponse {
+    const n = this.find(id, req.token.owner, 333, 334);
+    if (!('rec' in n)) return n;
+    if (n.rec.stato === 'documenti_caricati') {
+      this.disarm(n);
+      n.rec.stato = 'comunicazione_evasa';
+      n.rec.timestamp = Math.max(this.nowS(), Number(n.rec.timestamp) + 1);
+    }
+    return ok(this.view(n));
   }
 
   /** Takes one request (or every one) a provider step further; the ids moved. */
@@ -218,10 +245,7 @@ export class Notices {
       {
         method: 'GET',
         pattern: '/comunica_pec/:id',
-        handler: (req, p) => {
-          const n = this.find(id(p), req.token.owner, 333, 334);
-          return 'rec' in n ? ok(this.view(n)) : n;
-        },
+        handler: (req, p) => this.readOrFinalize(req, id(p)),
       },
       { method: 'PATCH', pattern: '/comunica_pec/:id', handler: (req, p) => this.upload(req, id(p)) },
       { method: 'POST', pattern: '/comunica_pec/:id/procura_registro_imprese', handler: (req, p) => this.upload(req, id(p)) },

@@ -7,6 +7,7 @@
  * 250,000 company domains of the form `pec.<name>.it` / `<name>.pec.it` / `<name>-pec.it`, so a
  * lookup is a real set lookup over a list of realistic size (a few MB, built in well under a second).
  */
+import { PEC_PROVIDER_DOMAINS } from '../../contract/pec-domains.ts';
 
 /** Box types as the vendor spells them (`DOMICILIODIGITALE`, `PECMASSIVA`). */
 export const STANDARD_FAMILY = ['STANDARD', 'BRONZE', 'SILVER', 'GOLD'] as const;
@@ -24,11 +25,11 @@ export function vendorBoxType(value: unknown): VendorBoxType | null {
 
 export const isStandardFamily = (t: VendorBoxType): boolean => (STANDARD_FAMILY as readonly string[]).includes(t);
 
-/** The provider's domains, per family (the sandbox's `testcert.` domain as in the vendor examples). */
+/** The provider's domains, per family (`contract/pec-domains.ts`, the layer's table too), in the vendor's words. */
 export const PROVIDER_DOMAINS: Record<'standard' | 'DOMICILIODIGITALE' | 'PECMASSIVA', readonly string[]> = {
-  standard: ['legalmail.it', 'testcert.legalmail.it'],
-  DOMICILIODIGITALE: ['domiciliodigitale.legalmail.it'],
-  PECMASSIVA: ['pecmassiva.com'],
+  standard: PEC_PROVIDER_DOMAINS.standard,
+  DOMICILIODIGITALE: PEC_PROVIDER_DOMAINS.DIGITALDOMICILE,
+  PECMASSIVA: PEC_PROVIDER_DOMAINS.PECBULK,
 };
 
 /** The provider domains a box type's addresses must use. */

@@ -90,8 +90,12 @@ export function timestampsOf(record: Obj): { createdAt: number | null; updatedAt
 const FINAL = new Set(['chiusa', 'registrazione_annullata', 'comunicazione_evasa']);
 export const isFinalState = (raw: string | null | undefined): boolean => FINAL.has(contractState(raw) ?? '');
 
-/** Waiting for the provider: documents being verified, a notification's code or sending. */
-const AWAITING = new Set(['in_attivazione', 'codice_in_richiesta', 'documenti_caricati']);
+/**
+ * Waiting for the provider: documents being verified, a notification's code. Not a notification in
+ * `documenti_caricati`: it waits for the caller's finalize, and its read (the contract's
+ * `GET /comunica_pec/{id}`) would send it, so the poller never reads it.
+ */
+const AWAITING = new Set(['in_attivazione', 'codice_in_richiesta']);
 export const awaitsUpstream = (_kind: PecKind, raw: string | null): boolean => AWAITING.has(contractState(raw) ?? '');
 
 /** A usable box can still change by itself (not renewed → revoked): read now and then. */

@@ -26,6 +26,7 @@ export const pecPricing: PricingTable = {
     'Mutation.upgradeMailbox': fixed(P.upgrade),
     'Mutation.enableMailboxPreservation': fixed(P.preserve),
     'Mutation.notifyCompanyRegister': fixed(P.noticeCreate),
+    'Mutation.finalizeCompanyRegisterNotification': fixed(P.finalizeNotice),
     'Mutation.addMailboxUser': fixed(P.addUser),
     // Bulk: one request per batch of recipients (PECMASSIVA_BATCH_SIZE, 50 by default: the queue's own
     // setting, read by the same function), sent later by the queue.

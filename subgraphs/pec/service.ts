@@ -16,7 +16,8 @@ import { mayHaveBeenCarriedOut, UpstreamError } from '../upstream/errors.ts';
 import { priceOf } from '../../contract/prices.ts';
 import { isObj, type Obj } from './model.ts';
 import { pecArea } from './policy.ts';
-import { familiesOf, pecEndpoints, type PecEndpoints, type PecFamily, type PecKind } from './upstream.ts';
+import type { PecProviderDomains } from '../../contract/pec-domains.ts';
+import { familiesOf, pecEndpoints, providerDomains, type PecEndpoints, type PecFamily, type PecKind } from './upstream.ts';
 
 export type PecServiceOptions = TrackingServiceOptions<PecFamily> & { env: NodeJS.ProcessEnv };
 export type TrackedPec = TrackedRequest<PecFamily>;
@@ -27,6 +28,8 @@ export class PecService extends TrackingService<PecFamily, PecKind> {
   /** Largest PDF accepted (decoded bytes): `PEC_MAX_PDF_BYTES`. @default 5 MB */
   readonly maxPdfBytes: number;
   readonly settings: NodeJS.ProcessEnv;
+  /** Which provider domains serve which box types (`PEC_PROVIDER_DOMAINS` applied). */
+  readonly providerDomains: PecProviderDomains;
 
   constructor(opts: PecServiceOptions) {
     const endpoints = pecEndpoints(opts.env);
@@ -34,6 +37,7 @@ export class PecService extends TrackingService<PecFamily, PecKind> {
     this.endpoints = endpoints;
     this.settings = opts.env;
     this.maxPdfBytes = maxPdfBytes(opts.env, 'pec');
+    this.providerDomains = providerDomains(opts.env);
   }
 
   /**

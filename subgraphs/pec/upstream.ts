@@ -13,6 +13,7 @@
  * Prices, rate limits and cost keys follow the path sent (ids as `{id}`, see `contract/prices.ts`).
  * Records are read in either spelling of states and box types (`model.ts`).
  */
+import { PEC_PROVIDER_DOMAINS, type PecBoxFamily, type PecProviderDomains } from '../../contract/pec-domains.ts';
 import type { FamilyTable } from '../runtime/tracking/policy.ts';
 import type { Endpoint, HttpMethod } from '../upstream/endpoint.ts';
 
@@ -51,6 +52,13 @@ export const PEC_DEFAULT_PATHS = {
   noticeGet: ep('GET', '/comunica_pec/{id}'),
   uploadDelegation: ep('POST', '/comunica_pec/{id}/procura_registro_imprese'),
   delegationForm: ep('GET', '/comunica_pec/{id}/procura_registro_imprese', { timeoutMs: 60_000 }),
+  /**
+   * "Send and finalize the notification" (the contract): the same GET as the read (the vendor's),
+   * sending a request whose delegation is in. Called with its price (never cached, joined or
+   * retried) and only by `finalizeCompanyRegisterNotification`; the poller never reads a request
+   * in `documenti_caricati`.
+   */
+  finalizeNotice: ep('GET', '/comunica_pec/{id}', { timeoutMs: WRITE_TIMEOUT }),
 } as const satisfies Record<string, Endpoint>;
 
 export type PecEndpointName = keyof typeof PEC_DEFAULT_PATHS;
@@ -90,6 +98,32 @@ export type BoxType = 'STANDARD' | 'BRONZE' | 'SILVER' | 'GOLD' | 'DIGITALDOMICI
 export function boxTypeWord(env: NodeJS.ProcessEnv, t: BoxType): string {
   if (env.PEC_BOX_TYPE_WORDS?.trim().toLowerCase() !== 'vendor') return t;
   return t === 'DIGITALDOMICILE' ? 'DOMICILIODIGITALE' : t === 'PECBULK' ? 'PECMASSIVA' : t;
+}
+
+/**
+ * The provider domains per box family (`contract/pec-domains.ts`), or the deployment's
+ * `PEC_PROVIDER_DOMAINS`: JSON of the families to change, e.g.
+ * `{"standard": ["legalmail.it"], "PECBULK": ["pecmassiva.com"]}`. A bad value fails at start.
+ */
+export function providerDomains(env: NodeJS.ProcessEnv): PecProviderDomains {
+  const raw = env.PEC_PROVIDER_DOMAINS?.trim();
+  if (!raw) return PEC_PROVIDER_DOMAINS;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch (err) {
+    throw new Error(`PEC_PROVIDER_DOMAINS must be a JSON object: ${(err as Error).message}`);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('PEC_PROVIDER_DOMAINS must be a JSON object of box family → domains');
+  const out: Record<PecBoxFamily, readonly string[]> = { ...PEC_PROVIDER_DOMAINS };
+  for (const [family, domains] of Object.entries(parsed)) {
+    if (!(family in PEC_PROVIDER_DOMAINS)) throw new Error(`PEC_PROVIDER_DOMAINS: unknown family "${family}" (known: ${Object.keys(PEC_PROVIDER_DOMAINS).join(', ')})`);
+    if (!Array.isArray(domains) || domains.length === 0 || !domains.every((d) => typeof d === 'string' && /^[a-z0-9-]+(\.[a-z0-9-]+)+$/i.test(d))) {
+      throw new Error(`PEC_PROVIDER_DOMAINS: "${family}" must be a non-empty list of domains`);
+    }
+    out[family as PecBoxFamily] = domains.map((d: string) => d.toLowerCase());
+  }
+  return out;
 }
 
 /** The tracked families: mailboxes and company-register notifications. */

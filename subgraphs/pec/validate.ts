@@ -7,7 +7,8 @@ import { email, isoDate, personFiscalCode, requiredText, vatOrFiscalCode } from 
 import { base64Pdf } from '../runtime/tracking/uploads.ts';
 import type { EnlargeMailboxInput, MailboxBoxType, NotifyCompanyRegisterInput, RegisterMailboxInput } from './__generated__/resolvers-types.ts';
 import { isStandardFamily, vendorDay } from './model.ts';
-import { boxTypeWord, type BoxType } from './upstream.ts';
+import { pecBoxFamily, type PecProviderDomains } from '../../contract/pec-domains.ts';
+import { boxTypeWord, providerDomains, type BoxType } from './upstream.ts';
 
 /** A full PEC address `<box>@<domain>`: 3–64 letters, digits, `.`, `_`, `-` before the `@`, a dotted domain. */
 const ADDRESS = /^[a-z0-9][a-z0-9._-]{1,62}[a-z0-9]@[a-z0-9-]+(\.[a-z0-9-]+)+$/;
@@ -51,10 +52,26 @@ const phone = (value: string, field: string): string => {
   return v.replace(/\s+/g, '');
 };
 
+/**
+ * An address whose domain serves its box type (standard family in the standard provider domain,
+ * DIGITALDOMICILE and PECBULK in their own): else `BAD_USER_INPUT` on `input.address`, with
+ * `extensions.boxType` and `extensions.allowedDomains`, before any call (the availability check
+ * cannot tell it, and the registration would be refused after it).
+ */
+export function domainServesBoxType(address: string, type: BoxType, domains: PecProviderDomains): void {
+  const family = pecBoxFamily(type);
+  if (family === null) return;
+  const allowed = domains[family];
+  const domain = address.slice(address.lastIndexOf('@') + 1);
+  if (allowed.includes(domain)) return;
+  throw badUserInput(`input.address: a ${type} mailbox is registered in ${allowed.join(' or ')}, not in ${domain}`, 'input.address', { boxType: type, allowedDomains: [...allowed] });
+}
+
 /** The vendor body of `POST /pec` (the callback is the kit's). */
-export function registerBody(input: RegisterMailboxInput, env: NodeJS.ProcessEnv): { body: Record<string, unknown>; address: string; type: BoxType } {
+export function registerBody(input: RegisterMailboxInput, env: NodeJS.ProcessEnv, domains: PecProviderDomains = providerDomains(env)): { body: Record<string, unknown>; address: string; type: BoxType } {
   const address = pecAddress(input.address, 'input.address');
   const type = boxType(input.boxType);
+  domainServesBoxType(address, type, domains);
   const a = input.applicant;
   const h = input.holder;
   const birth = isoDate(a.birthDate, 'input.applicant.birthDate');

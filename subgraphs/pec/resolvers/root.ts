@@ -65,14 +65,19 @@ export function rootResolvers(service: PecService) {
     },
     mailbox: (_root, { id }, ctx) => readOrNull(ctx, 'MAILBOX', id),
     mailboxes: (_root, _args, ctx) => service.list(ctx, 'MAILBOX'),
-    pecNotification: (_root, { id }, ctx) => readOrNull(ctx, 'NOTIFICATION', id),
+    pecNotification: async (_root, { id }, ctx) => {
+      // Uploaded and not finalised: the read would send it (the contract's GET), so the layer's copy answers.
+      const known = await service.store.get(ctx.auth.tenant, pecId(id));
+      if (known?.family === 'NOTIFICATION' && contractState(known.rawState) === 'documenti_caricati') return known;
+      return readOrNull(ctx, 'NOTIFICATION', id);
+    },
     pecNotifications: (_root, _args, ctx) => service.list(ctx, 'NOTIFICATION'),
   };
 
   const Mutation: MutationResolvers = {
     registerMailbox: async (_root, { input, idempotencyKey: key }, ctx) => {
       const idem = idempotencyKey(key);
-      const { body, address, type } = registerBody(input, service.settings);
+      const { body, address, type } = registerBody(input, service.settings, service.providerDomains);
       // A key that already ordered: the kit answers from it (the address is taken by that very order).
       const held = idem === null ? null : await service.store.idempotencyRecord(ctx.auth.tenant, idem);
       if (!held && type !== 'PECBULK') await service.requireAvailable(ctx, address);
@@ -168,6 +173,22 @@ export function rootResolvers(service: PecService) {
         throw badUserInput(`the delegation is taken while AWAITING_DOCUMENTS only; this notification is ${contractState(notice.rawState) ?? 'unknown'}`, 'id');
       }
       return service.operate(ctx, 'NOTIFICATION', eps.uploadDelegation, nid, { body: { documenti: file } });
+    },
+    finalizeCompanyRegisterNotification: async (_root, { id, idempotencyKey: key }, ctx) => {
+      const idem = idempotencyKey(key);
+      const nid = pecId(id);
+      // Done already: answered as it is, nothing sent again.
+      const known = await service.current(ctx, 'NOTIFICATION', nid);
+      if (contractState(known.rawState) === 'comunicazione_evasa') return known;
+      const price = priceOf(eps.finalizeNotice.area, eps.finalizeNotice.method, eps.finalizeNotice.path);
+      // The price makes the GET a change: never cached, joined or retried.
+      return service.operateKeyed(ctx, idem, 'NOTIFICATION', eps.finalizeNotice, nid, { price }, async () => {
+        const notice = await service.current(ctx, 'NOTIFICATION', nid);
+        const state = contractState(notice.rawState);
+        if (state !== 'documenti_caricati') {
+          throw badUserInput(`a notification is sent and finalised once its delegation is uploaded (DOCUMENTS_UPLOADED); this one is ${state ?? 'unknown'}`, 'id', { state });
+        }
+      });
     },
   };
 
