@@ -62,6 +62,7 @@ import { AREA_HOSTS, fail, hexId, sandboxHost, type Area, type AreaModule, type 
 import { callbackSettings } from './callbacks.ts';
 import { Scheduler, type ClockMode } from './scheduler.ts';
 import { priceOf } from '../contract/prices.ts';
+import { scopeAllows } from '../contract/scopes.ts';
 import { FreeTierCounters } from './free-tiers.ts';
 import { Accounts, type EmuAccount } from './oauth/accounts.ts';
 
@@ -174,31 +175,8 @@ export interface RunningEmulator {
 // ---------------------------------------------------------------------------------------------
 // Scopes
 
-function globToRegExp(glob: string): RegExp {
-  return new RegExp(`^${glob.split('*').map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`, 'i');
-}
-
-const stripSlash = (p: string): string => (p.length > 1 ? p.replace(/\/+$/, '') : p);
-
-/** True when one of the scopes grants `METHOD:host<scopePath>`. */
-export function scopeAllows(scopes: readonly string[], method: string, host: string, scopePath: string): boolean {
-  const wantPath = stripSlash(scopePath);
-  for (const scope of scopes) {
-    const colon = scope.indexOf(':');
-    if (colon < 0) continue;
-    const m = scope.slice(0, colon);
-    if (m !== '*' && m.toUpperCase() !== method.toUpperCase()) continue;
-    const rest = scope.slice(colon + 1);
-    const slash = rest.indexOf('/');
-    const scopeHost = slash < 0 ? rest : rest.slice(0, slash);
-    const path = slash < 0 ? '/*' : stripSlash(rest.slice(slash));
-    if (!globToRegExp(scopeHost).test(host)) continue;
-    if (path.includes('*')) {
-      if (globToRegExp(path).test(wantPath)) return true;
-    } else if (wantPath === path || wantPath.startsWith(`${path}/`)) return true;
-  }
-  return false;
-}
+/** True when one of the scopes grants `METHOD:host<scopePath>` (the contract's reading of scopes). */
+export { scopeAllows };
 
 // ---------------------------------------------------------------------------------------------
 // Routing

@@ -26,6 +26,7 @@ import { AREAS } from '../contract/areas.ts';
 import { loadUpstreamConfig, parseEnv, type UpstreamConfig } from '../subgraphs/upstream/config.ts';
 import { upstreamStores } from '../subgraphs/upstream/stores.ts';
 import { ManagedServiceToken, scopesFor } from '../subgraphs/upstream/service-token.ts';
+import { fixedLayerToken, workTokens } from '../subgraphs/upstream/work-tokens.ts';
 import { redisPrefixFromEnv } from '../subgraphs/runtime/redis.ts';
 
 /** A configuration mistake found before anything starts; its message says what to set. */
@@ -213,6 +214,8 @@ export async function startSubgraphsFromEnv(opts: SubgraphsFromEnvOptions): Prom
       auth: managed
         ? { serviceToken: () => managed.current(), serviceTenant: managed.tenant }
         : { serviceToken: config.serviceToken, fallbackToken: config.env === 'emulator' ? DEFAULT_TOKEN : null },
+      // Background work keeps the layer's own token as a marker, resolved when it calls (rotations, restarts).
+      tokens: workTokens(managed ?? (config.serviceToken ? fixedLayerToken(config.serviceToken) : null)),
       port,
       host,
       publicUrl: () => settings.publicUrl || (opts.gatewayUrl?.() ?? ''),
@@ -225,8 +228,9 @@ export async function startSubgraphsFromEnv(opts: SubgraphsFromEnvOptions): Prom
       graphqlUrls: Object.fromEntries(list.map((s) => [s.name, subgraphs.graphqlUrl(s.name)])),
       async close() {
         try {
-          managed?.close();
           await subgraphs.close();
+          // After the subgraphs' own work stops: the layer's tokens are deleted upstream.
+          await managed?.close();
         } finally {
           await upstream.close();
           await stores.close();
@@ -234,7 +238,7 @@ export async function startSubgraphsFromEnv(opts: SubgraphsFromEnvOptions): Prom
       },
     };
   } catch (err) {
-    managed?.close();
+    await managed?.close().catch(() => undefined);
     await upstream.close().catch(() => undefined);
     await stores.close().catch(() => undefined);
     throw err;
@@ -250,7 +254,7 @@ function managedTokenFor(env: NodeJS.ProcessEnv, config: UpstreamConfig, names: 
   const configured = env.OPENAPI_EMAIL?.trim() && env.OPENAPI_APIKEY?.trim();
   if (!configured || config.serviceToken || env.OPENAPI_MANAGED_TOKEN?.trim().toLowerCase() === 'off') return null;
   const ttl = Number(env.OPENAPI_MANAGED_TOKEN_TTL_S);
-  return new ManagedServiceToken(upstream, scopesFor(config.env, names), env.OPENAPI_EMAIL!.trim(), {
+  return new ManagedServiceToken(upstream, scopesFor(config.env, names, env), env.OPENAPI_EMAIL!.trim(), {
     ...(Number.isFinite(ttl) && ttl > 0 ? { ttlSeconds: Math.floor(ttl) } : {}),
     ...(clock ? { now: clock } : {}),
   });

@@ -77,9 +77,14 @@ it("the layer's own token cannot be updated, rotated or deleted through the acco
   expect(managedTokenOf(t.stack.upstream)!.current()).toBe(value);
 });
 
-it('scopes: every method and path of the areas the subgraphs call, and no other', () => {
-  expect(scopesFor('emulator', ['company', 'postal', 'account'])).toEqual(['*:test.cap.openapi.it/*', '*:test.company.openapi.com/*']);
-  expect(scopesFor('production', ['risk'])).toEqual(['*:risk.openapi.com/*']);
+it('scopes: each method and endpoint the served subgraphs call, and no other', () => {
+  const scopes = scopesFor('emulator', ['company', 'postal', 'account']);
+  // One scope per method and endpoint the tables name: no wildcard, no other area.
+  expect(scopes.some((x) => x.includes('*'))).toBe(false);
+  expect(scopes).toContain('GET:test.cap.openapi.it/cerca_comuni');
+  expect(scopes).toContain('GET:test.company.openapi.com/IT-start');
+  expect(scopes.every((x) => /^[A-Z]+:test\.(cap\.openapi\.it|company\.openapi\.com)\/[^/]+$/.test(x))).toBe(true);
+  expect(scopesFor('production', ['risk']).every((x) => x.includes(':risk.openapi.com/'))).toBe(true);
 });
 
 it('with credentials the authorization area refuses, the layer still starts, answers UNAUTHENTICATED saying why, and buys nothing', async () => {

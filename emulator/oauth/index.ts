@@ -30,6 +30,7 @@ import { freeTierOf, priceOf } from '../../contract/prices.ts';
 import { AREA_HOSTS, type Area } from '../../contract/areas.ts';
 import { Accounts, type EmuAccount, type TokenLimits, type TokenMeta } from './accounts.ts';
 import { v1Routes } from './v1.ts';
+import { globPattern, sandboxScope } from '../../contract/scopes.ts';
 
 const YEAR_S = 365 * 86_400;
 const iso = Accounts.iso;
@@ -45,24 +46,12 @@ function need(req: EmuRequest): { account: EmuAccount; services: EmuServices } {
   return { account: req.account, services: req.services };
 }
 
-function globMatch(glob: string, value: string): boolean {
-  return new RegExp(`^${glob.split('*').map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`, 'i').test(value);
-}
-
-/** The sandbox form of a scope (`GET:company.openapi.com/IT-start` → `GET:test.company.openapi.com/IT-start`). */
-function sandboxScope(scope: string): string {
-  const colon = scope.indexOf(':');
-  const host = scope.slice(colon + 1).split('/')[0] ?? '';
-  if (host.startsWith('test.') || host.includes('*')) return scope;
-  return `${scope.slice(0, colon + 1)}test.${scope.slice(colon + 1)}`;
-}
-
 /** Reads `scopes`: null and the error answer when missing, malformed or not served. */
 function readScopes(v: unknown, all: string[], errs: { missing: number; format: number; invalid: number }): string[] | EmuResponse {
   if (!Array.isArray(v) || v.length === 0) return fail(422, errs.missing, 'missing scopes array');
   if (!v.every((s): s is string => typeof s === 'string' && SCOPE_FORMAT.test(s))) return fail(422, errs.format, 'invalid scopes format');
   const scopes = v.map(sandboxScope);
-  if (!scopes.every((s) => all.some((a) => globMatch(s, a)))) return fail(422, errs.invalid, 'Invalid scopes specified or API not enabled');
+  if (!scopes.every((s) => all.some((a) => globPattern(s).test(a)))) return fail(422, errs.invalid, 'Invalid scopes specified or API not enabled');
   return scopes;
 }
 

@@ -8,29 +8,23 @@
  */
 import { fail, hexId, type EmuRequest, type EmuResponse, type EmuServices, type Route } from '../core.ts';
 import type { EmuAccount } from './accounts.ts';
+import { globPattern, sandboxScope } from '../../contract/scopes.ts';
 
 const YEAR_S = 365 * 86_400;
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const SCOPE = /^(\*|GET|POST|PUT|PATCH|DELETE):[A-Za-z0-9.*-]+\/[A-Za-z0-9_.*/-]*$/;
-const glob = (g: string): RegExp => new RegExp(`^${g.split('*').map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`, 'i');
 
 function need(req: EmuRequest): { account: EmuAccount; services: EmuServices } {
   if (!req.account || !req.services) throw new Error('the authorization area needs the emulator server');
   return { account: req.account, services: req.services };
 }
 
-const sandbox = (s: string): string => {
-  const colon = s.indexOf(':');
-  const host = s.slice(colon + 1).split('/')[0] ?? '';
-  return host.startsWith('test.') || host.includes('*') ? s : `${s.slice(0, colon + 1)}test.${s.slice(colon + 1)}`;
-};
-
 /** Scopes as v1 takes them (wildcards allowed), or the 406 answer. */
 function scopesOf(v: unknown, all: string[], missing: number): string[] | EmuResponse {
   if (!Array.isArray(v) || v.length === 0) return fail(406, missing, 'missing scopes');
   if (!v.every((s): s is string => typeof s === 'string' && SCOPE.test(s))) return fail(406, 270, 'invalid scopes');
-  const scopes = v.map(sandbox);
-  if (!scopes.every((s) => all.some((a) => glob(s).test(a)))) return fail(406, 270, 'invalid scopes');
+  const scopes = v.map(sandboxScope);
+  if (!scopes.every((s) => all.some((a) => globPattern(s).test(a)))) return fail(406, 270, 'invalid scopes');
   return scopes;
 }
 
@@ -94,7 +88,7 @@ export const v1Routes: Route[] = [
       const scope = req.query.get('scope');
       const list = services.tokens
         .of(account.email)
-        .filter((t) => !scope || t.scopes.includes(sandbox(scope)))
+        .filter((t) => !scope || t.scopes.includes(sandboxScope(scope)))
         .map((t) => record(req, t.token));
       return list.length === 0 ? { status: 204 } : envelope(list);
     },

@@ -321,11 +321,12 @@ export class InvoicingService extends TrackingService<InvoicingFamily, Invoicing
     const r = entry.record;
     if (entry.family !== 'RECEIPT' || r.type !== 'void' || r.status !== 'ready' || typeof r.parent_receipt_id !== 'string') return;
     const upstream = this.upstream;
-    const token = await this.store.tokenOf(entry.tenant, entry.id);
-    if (!upstream || !token) return;
+    const kept = await this.store.tokenOf(entry.tenant, entry.id);
+    if (!upstream || !kept) return;
     const parent = r.parent_receipt_id;
     setImmediate(() => {
-      void this.read({ auth: { token, tenant: entry.tenant }, meter: new CostMeter(), upstream }, 'RECEIPT', parent).catch((err: unknown) =>
+      // The token valid when it calls: the layer's own may have been rotated since the void was issued.
+      void this.read({ auth: { token: this.workTokens.use(kept), tenant: entry.tenant }, meter: new CostMeter(), upstream }, 'RECEIPT', parent).catch((err: unknown) =>
         console.warn(`[invoicing] voided sale ${parent} not re-read: ${(err as Error).message}`),
       );
     });

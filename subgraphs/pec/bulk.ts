@@ -29,6 +29,7 @@ import type { UpstreamAuth } from '../runtime/context.ts';
 import type { SubgraphDeps } from '../runtime/server.ts';
 import { CostMeter, round4 } from '../upstream/cost.ts';
 import type { CostLedger } from '../upstream/ledger.ts';
+import { PASS_THROUGH_TOKENS, type WorkTokens } from '../upstream/work-tokens.ts';
 import { priceOf } from '../../contract/prices.ts';
 import type { Endpoint } from '../upstream/endpoint.ts';
 import { mayHaveBeenCarriedOut, UpstreamError } from '../upstream/errors.ts';
@@ -172,6 +173,8 @@ export class BulkService {
   private readonly lastSend = new Map<string, number>();
   private upstream: Upstream | null = null;
   private ledger: CostLedger | null = null;
+  /** Which token a job calls with: the layer's own kept as a marker, resolved per call (`SubgraphDeps.tokens`). */
+  private tokens: WorkTokens = PASS_THROUGH_TOKENS;
   private timer: NodeJS.Timeout | null = null;
   private ticking: Promise<void> | null = null;
 
@@ -329,6 +332,7 @@ export class BulkService {
   start(deps: SubgraphDeps): () => Promise<void> {
     this.upstream = deps.upstream;
     this.ledger = deps.ledger ?? null;
+    this.tokens = deps.tokens ?? PASS_THROUGH_TOKENS;
     const resumed = this.resume().catch((err: unknown) => console.error(`[pecmassiva] unfinished sendings not resumed: ${(err as Error).message}`));
     this.timer = setInterval(() => void resumed.then(() => this.tick()), 100);
     this.timer.unref();
@@ -367,7 +371,7 @@ export class BulkService {
     };
     const batches: number[][] = [];
     for (let i = 0; i < request.recipients.length; i += this.batchSize) batches.push(request.recipients.slice(i, i + this.batchSize).map((_, k) => i + k));
-    const job: Job = { sending, auth, meter, costBefore: { euro: 0, atRisk: 0 }, creds, request, batches, codes: new Set(), waits: new Map(), startedAt: this.now() };
+    const job: Job = { sending, auth: { ...auth, token: this.tokens.keep(auth.token) }, meter, costBefore: { euro: 0, atRisk: 0 }, creds, request, batches, codes: new Set(), waits: new Map(), startedAt: this.now() };
     this.jobs.set(id, job);
     await this.persist(job);
     const q = this.queueKey(auth.tenant, creds.username);
@@ -430,7 +434,7 @@ export class BulkService {
   }
 
   private ctxOf(upstream: Upstream, job: Job): CallContext & { upstream: Upstream } {
-    return { auth: job.auth, meter: job.meter, upstream };
+    return { auth: { ...job.auth, token: this.tokens.use(job.auth.token) }, meter: job.meter, upstream };
   }
 
   /** Sends the job's next batch; a refusal for the pace (429) or the layer's own limiter puts it back. */

@@ -18,6 +18,7 @@ import { MemoryCostLedger, type CostLedger } from '../upstream/ledger.ts';
 import { ESTIMATE_HEADER, OPERATION_HEADER, OPERATION_ID } from './operation.ts';
 import type { Upstream } from '../upstream/upstream.ts';
 import { tenantOf } from '../upstream/tenant.ts';
+import { fixedLayerToken, workTokens, type WorkTokens } from '../upstream/work-tokens.ts';
 import type { SubgraphContext, UpstreamAuth } from './context.ts';
 import { authorizationOfParams, malformedCredentialError, parseAuthorization } from './credentials.ts';
 import { toClientError } from './errors.ts';
@@ -43,6 +44,11 @@ export interface SubgraphDeps {
   publicUrl: () => string;
   /** The shared ledger, for paid work a subgraph carries out on its own (e.g. a queue resumed after a restart). */
   ledger?: CostLedger;
+  /**
+   * The token background work keeps and later calls with (pollers, callback re-reads, bulk
+   * sendings): the layer's own token as a marker resolved at call time. @default pass-through (kept as is)
+   */
+  tokens?: WorkTokens;
 }
 
 export interface SubgraphServerOptions {
@@ -54,6 +60,8 @@ export interface SubgraphServerOptions {
   auth: AuthPolicy;
   /** @see SubgraphDeps.publicUrl */
   publicUrl: () => string;
+  /** @see SubgraphDeps.tokens @default the policy's fixed service token as the layer's, else pass-through */
+  tokens?: WorkTokens;
   port?: number;
   host?: string;
 }
@@ -160,6 +168,7 @@ function authorizationOf(params: Record<string, unknown> | undefined, req: Incom
 export async function startSubgraphServer(opts: SubgraphServerOptions): Promise<RunningSubgraphs> {
   const { upstream, auth } = opts;
   const ledger = opts.ledger ?? new MemoryCostLedger();
+  const tokens = opts.tokens ?? workTokens(typeof auth.serviceToken === 'string' && auth.serviceToken ? fixedLayerToken(auth.serviceToken) : null);
   const schemas = new Map<string, GraphQLSchema>();
   const yogas = new Map<string, ReturnType<typeof createYoga<Record<string, unknown>, SubgraphContext>>>();
   const sockets = new Map<string, WebSocketServer>();
@@ -256,7 +265,7 @@ export async function startSubgraphServer(opts: SubgraphServerOptions): Promise<
   const url = `http://${opts.host ?? '127.0.0.1'}:${port}`;
 
   for (const sg of opts.subgraphs) {
-    const stop = await sg.start?.({ upstream, publicUrl: opts.publicUrl, ledger });
+    const stop = await sg.start?.({ upstream, publicUrl: opts.publicUrl, ledger, tokens });
     if (stop) disposers.push(stop);
   }
 

@@ -10,7 +10,7 @@
  * client's `extensions.cost`: `GET /tokens/{token}` names the token), under the account's tenant,
  * once per token and per wallet period, not per operation.
  */
-import { AREA_HOSTS, type Area } from '../../contract/areas.ts';
+import { scopeGranted, scopeOf } from '../../contract/scopes.ts';
 import { endpointOf } from '../../contract/prices.ts';
 import type { OpenapiEnv } from './config.ts';
 import type { Endpoint } from './endpoint.ts';
@@ -47,31 +47,8 @@ export interface AccountGuardOptions {
   now?: () => number;
 }
 
-/** The scope an area's call needs, as the vendor writes it (`GET:test.cap.openapi.it/cap` in the sandbox). */
-export function scopeOf(env: OpenapiEnv, area: Area, method: string, path: string): string {
-  const host = env === 'production' ? AREA_HOSTS[area] : `test.${AREA_HOSTS[area]}`;
-  return `${method.toUpperCase()}:${host}/${endpointOf(path)}`;
-}
-
-const glob = (g: string): RegExp => new RegExp(`^${g.split('*').map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`, 'i');
-
-/** Whether one of `scopes` grants `scope` (method, host and path, `*` wildcards, path prefixes at a segment). */
-export function scopeGranted(scopes: readonly string[], scope: string): boolean {
-  const [method, rest] = [scope.slice(0, scope.indexOf(':')), scope.slice(scope.indexOf(':') + 1)];
-  const host = rest.slice(0, rest.indexOf('/'));
-  const path = rest.slice(rest.indexOf('/'));
-  return scopes.some((s) => {
-    const colon = s.indexOf(':');
-    const m = s.slice(0, colon);
-    if (m !== '*' && m.toUpperCase() !== method) return false;
-    const r = s.slice(colon + 1);
-    const slash = r.indexOf('/');
-    const h = slash < 0 ? r : r.slice(0, slash);
-    const p = slash < 0 ? '/*' : r.slice(slash).replace(/\/+$/, '') || '/';
-    if (!glob(h).test(host)) return false;
-    return p.includes('*') ? glob(p).test(path) : path === p || path.startsWith(`${p}/`);
-  });
-}
+/** Scope reading is the contract's (one function for the layer and the emulator). */
+export { scopeGranted, scopeOf };
 
 export class AccountGuard {
   /** A token's scopes (null: not the account's), by token; bounded, least recently used dropped. */

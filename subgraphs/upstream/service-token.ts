@@ -6,20 +6,35 @@
  * Renewal mints the new token first and swaps it in; the old one is deleted a grace period later
  * (`DELETE /tokens/{token}`). The vendor's rotation (`PATCH` with the refresh token) deletes the old
  * token at once, so calls in flight with it would fail: minting then deleting keeps every
- * operation whole. Everything cached or counted stays under one tenant (the account's), whatever
- * token is current.
+ * operation whole. Only calls in flight can still hold the old value: background work (pollers,
+ * callback re-reads, bulk sendings) keeps a marker for the layer's token, never its value, and
+ * resolves it when it calls (`WorkTokens`), so the grace period covers every use. A graceful close
+ * deletes the tokens the process minted. Everything cached or counted stays under one tenant (the
+ * account's), whatever token is current.
+ *
+ * The token is minted with exactly the scopes the served subgraphs call: one `METHOD:host/endpoint`
+ * per endpoint of their tables (`PEC_PATHS` applied), no wildcard.
  */
 import { GraphQLError } from 'graphql';
-import { AREA_HOSTS, type Area } from '../../contract/areas.ts';
+import type { Area } from '../../contract/areas.ts';
 import { CostMeter } from './cost.ts';
 import type { OpenapiEnv } from './config.ts';
 import type { Endpoint } from './endpoint.ts';
 import { tenantOf } from './tenant.ts';
 import { registerSecrets } from '../runtime/redact.ts';
 import type { CallContext, Upstream } from './upstream.ts';
+import { scopeOf } from '../../contract/scopes.ts';
+import * as companyTables from '../company/upstream.ts';
+import { COMPANY_FAMILIES } from '../company/policy.ts';
+import * as riskTables from '../risk/upstream.ts';
+import * as postalTables from '../postal/upstream.ts';
+import { familiesOf, pecEndpoints } from '../pec/upstream.ts';
+import { BULK } from '../pec/bulk.ts';
+import * as invoicingTables from '../invoicing/upstream.ts';
+import type { LayerToken } from './work-tokens.ts';
 
 const CREATE: Endpoint = { area: 'oauth', method: 'POST', path: '/tokens', auth: 'basic', timeoutMs: 20_000 };
-const DELETE: Endpoint = { area: 'oauth', method: 'DELETE', path: '/tokens/{token}', auth: 'basic', secretParams: ['token'] };
+const DELETE: Endpoint = { area: 'oauth', method: 'DELETE', path: '/tokens/{token}', auth: 'basic', secretParams: ['token'], timeoutMs: 5_000 };
 
 /** The areas each subgraph calls (the authorization area is reached with Basic, never a token). */
 export const SUBGRAPH_AREAS: Readonly<Record<string, readonly Area[]>> = {
@@ -31,10 +46,39 @@ export const SUBGRAPH_AREAS: Readonly<Record<string, readonly Area[]>> = {
   account: [],
 };
 
-/** The scopes a token of these subgraphs needs: every method and path of the areas they call, and no other area. */
-export function scopesFor(env: OpenapiEnv, subgraphs: readonly string[]): string[] {
-  const areas = new Set(subgraphs.flatMap((s) => SUBGRAPH_AREAS[s] ?? []));
-  return [...areas].sort().map((a) => `*:${env === 'production' ? '' : 'test.'}${AREA_HOSTS[a]}/*`);
+/** Every endpoint found in `value` (an area's tables: endpoint records, family tables), a few levels down. */
+function endpointsIn(value: unknown, depth = 3): Endpoint[] {
+  if (typeof value !== 'object' || value === null || depth < 0) return [];
+  const v = value as Record<string, unknown>;
+  if (typeof v.area === 'string' && typeof v.method === 'string' && typeof v.path === 'string') return [v as unknown as Endpoint];
+  return Object.values(v).flatMap((x) => endpointsIn(x, depth - 1));
+}
+
+/**
+ * The endpoints each subgraph calls with a token: every endpoint its area's tables name (the
+ * endpoint table and the family tables; `vars` for a deployment's `PEC_PATHS`).
+ */
+function endpointsOf(subgraph: string, vars: NodeJS.ProcessEnv): Endpoint[] {
+  const tables: Record<string, () => unknown[]> = {
+    company: () => [companyTables, COMPANY_FAMILIES],
+    risk: () => [riskTables],
+    postal: () => [postalTables],
+    pec: () => {
+      const eps = pecEndpoints(vars);
+      return [eps, familiesOf(eps), BULK];
+    },
+    invoicing: () => [invoicingTables],
+  };
+  return (tables[subgraph]?.() ?? []).flatMap((t) => endpointsIn(t)).filter((e) => e.auth !== 'basic' && e.area !== 'oauth');
+}
+
+/**
+ * The scopes a token of these subgraphs needs, and no more: `METHOD:host/endpoint` for each endpoint
+ * their tables name (the vendor scopes a method and a path's first segment), sorted, no wildcard.
+ */
+export function scopesFor(env: OpenapiEnv, subgraphs: readonly string[], vars: NodeJS.ProcessEnv = {}): string[] {
+  const scopes = new Set(subgraphs.flatMap((s) => endpointsOf(s, vars)).map((e) => scopeOf(env, e.area, e.method, e.path)));
+  return [...scopes].sort();
 }
 
 export interface ManagedTokenOptions {
@@ -52,12 +96,13 @@ export interface ManagedTokenOptions {
 const byUpstream = new WeakMap<Upstream, ManagedServiceToken>();
 export const managedTokenOf = (upstream: Upstream): ManagedServiceToken | undefined => byUpstream.get(upstream);
 
-export class ManagedServiceToken {
+export class ManagedServiceToken implements LayerToken {
   private token: string | null = null;
   private expireAt = 0;
   private renewing: Promise<void> | null = null;
   private minting: Promise<void> | null = null;
   private mintError: string | null = null;
+  private closed = false;
   private readonly timers = new Set<NodeJS.Timeout>();
   /** Replaced tokens still valid for calls under way (deleted when their grace period ends). */
   private readonly retiring = new Set<string>();
@@ -102,6 +147,7 @@ export class ManagedServiceToken {
 
   /** One attempt at the first token (joined when one is under way); remembers why it failed. */
   private tryMint(): Promise<void> {
+    if (this.closed) return Promise.resolve();
     this.minting ??= this.mint()
       .then(() => {
         this.mintError = null;
@@ -144,7 +190,7 @@ export class ManagedServiceToken {
         { extensions: { code: 'UNAUTHENTICATED' } },
       );
     }
-    if (this.due && !this.renewing) this.renewing = this.renew().finally(() => (this.renewing = null));
+    if (this.due && !this.renewing && !this.closed) this.renewing = this.renew().finally(() => (this.renewing = null));
     return this.token;
   }
 
@@ -180,8 +226,27 @@ export class ManagedServiceToken {
     await this.renewing;
   }
 
-  close(): void {
+  /**
+   * Stops renewing and deletes every token this process minted (`DELETE /tokens/{token}`, the
+   * current one and those in their grace period): a token left behind would stay valid, with its
+   * scopes, until it expires. A failed deletion is logged (never the token) and does not stop the close.
+   */
+  async close(): Promise<void> {
+    this.closed = true;
     for (const t of this.timers) clearTimeout(t); // also clears the interval (same timer pool)
     this.timers.clear();
+    await this.minting;
+    await this.renewing;
+    const minted = [...this.retiring, ...(this.token ? [this.token] : [])];
+    this.retiring.clear();
+    this.token = null;
+    this.mintError = 'the layer is closing';
+    await Promise.all(
+      minted.map((token) =>
+        this.upstream.call(this.ctx, DELETE, { params: { token } }).catch((err: unknown) => {
+          console.warn(`[service token] deleting a token at close failed: ${err instanceof Error ? err.message : String(err)}`);
+        }),
+      ),
+    );
   }
 }

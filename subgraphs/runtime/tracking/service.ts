@@ -18,6 +18,7 @@ import type { SubgraphDeps } from '../server.ts';
 import { layerSigner, MemoryReplayGuard, randomId, type ReplayGuard, type Signer } from '../signing.ts';
 import type { CallContext, CallOptions, Upstream } from '../../upstream/upstream.ts';
 import { CostMeter } from '../../upstream/cost.ts';
+import { PASS_THROUGH_TOKENS, type WorkTokens } from '../../upstream/work-tokens.ts';
 import { mayHaveBeenCarriedOut, UpstreamError } from '../../upstream/errors.ts';
 import type { Endpoint } from '../../upstream/endpoint.ts';
 import { priceOf } from '../../../contract/prices.ts';
@@ -341,7 +342,7 @@ export class TrackingService<F extends string, K extends string> {
       if (base && reservation !== null) {
         const token = this.signer.sign(callbackPurpose(this.area.name), reservation, this.isMonitor(family) ? this.monitorCallbackTtlSeconds : this.callbackTtlSeconds);
         const expiresAt = Number(token.split('.')[1]);
-        await this.store.reserve({ key: reservation, tenant, family, id: null, relay: relayTo, expiresAt, token: ctx.auth.token });
+        await this.store.reserve({ key: reservation, tenant, family, id: null, relay: relayTo, expiresAt, token: this.workTokens.keep(ctx.auth.token) });
         // `retry`: the upstream tries again (with growing back-off) while the layer is briefly
         // unreachable, e.g. restarting; a 403 (forged, replayed) is final and not retried.
         upstreamBody.callback = { url: `${base}/callbacks/${this.area.name}/${token}`, method: 'JSON', field: 'data', headers: {}, retry: UPSTREAM_CALLBACK_RETRIES };
@@ -381,7 +382,7 @@ export class TrackingService<F extends string, K extends string> {
     const key = (await this.store.configReservation(tenant, config))?.key ?? randomId(16);
     const token = this.signer.sign(callbackPurpose(this.area.name), key, this.monitorCallbackTtlSeconds);
     const expiresAt = Number(token.split('.')[1]);
-    await this.store.reserve({ key, tenant, family, id: null, config, relay: relayTo, expiresAt, token: ctx.auth.token });
+    await this.store.reserve({ key, tenant, family, id: null, config, relay: relayTo, expiresAt, token: this.workTokens.keep(ctx.auth.token) });
     return `${base}/callbacks/${this.area.name}/${token}`;
   }
 
@@ -565,7 +566,7 @@ export class TrackingService<F extends string, K extends string> {
     // The caller's callback shown in the record: the one given now, else the one the store holds.
     const relayTo = opts.relay !== undefined ? opts.relay : ((await this.store.get(auth.tenant, String(record.id)))?.relay ?? null);
     const clean = this.withoutLayerCallback(record, relayTo);
-    const obs = await this.store.observe(auth.tenant, family, clean, { relay: opts.relay, token: auth.token });
+    const obs = await this.store.observe(auth.tenant, family, clean, { relay: opts.relay, token: this.workTokens.keep(auth.token) });
     const entry = obs.entry;
     if (obs.changed) {
       // The area's own consequences first (e.g. dropping cached data a change made stale), so a
@@ -608,6 +609,11 @@ export class TrackingService<F extends string, K extends string> {
     // Nothing by default.
   }
 
+  /** The token accessor of background work (`SubgraphDeps.tokens`; pass-through before `start`). */
+  protected get workTokens(): WorkTokens {
+    return this.deps?.tokens ?? PASS_THROUGH_TOKENS;
+  }
+
   /** The upstream client of the started subgraph (null before `start`). */
   protected get upstream(): Upstream | null {
     return this.deps?.upstream ?? null;
@@ -630,7 +636,8 @@ export class TrackingService<F extends string, K extends string> {
   /** Re-reads a late request for the poller. */
   private async refresh(entry: TrackedRequest<F>): Promise<void> {
     const upstream = this.deps?.upstream;
-    const token = await this.store.tokenOf(entry.tenant, entry.id);
+    const kept = await this.store.tokenOf(entry.tenant, entry.id);
+    const token = kept ? this.workTokens.use(kept) : '';
     if (!upstream || !token) {
       await this.store.markChecked(entry.tenant, entry.id, Date.now());
       return;
@@ -658,7 +665,7 @@ export class TrackingService<F extends string, K extends string> {
     const upstream = this.deps?.upstream;
     const ep = this.area.families[reservation.family].get;
     if (!upstream) throw new UpstreamError('network', `the ${this.area.name} subgraph is not started`, ep.area, ep.path, 0);
-    return this.fetchRecord({ auth: { token: reservation.token, tenant: reservation.tenant }, meter: new CostMeter(), upstream }, reservation.family, id);
+    return this.fetchRecord({ auth: { token: this.workTokens.use(reservation.token), tenant: reservation.tenant }, meter: new CostMeter(), upstream }, reservation.family, id);
   }
 
   /** The upstream area of this area's endpoints (for error reports). */
@@ -686,7 +693,7 @@ export class TrackingService<F extends string, K extends string> {
         store: this.store,
         reread: (reservation, id) => this.reread(reservation, id),
         accept: async (reservation, record) => {
-          await this.apply({ token: reservation.token, tenant: reservation.tenant }, reservation.family, record, { source: 'callback', relay: reservation.relay });
+          await this.apply({ token: this.workTokens.use(reservation.token), tenant: reservation.tenant }, reservation.family, record, { source: 'callback', relay: reservation.relay });
         },
         onRefused: (why) => {
           if (why !== 'method') console.warn(`[${this.area.name}] callback refused: ${why}`);

@@ -1,0 +1,114 @@
+/**
+ * Background work and the layer's own token: work started with the managed token keeps a marker,
+ * not the value, so a callback re-read after a rotation calls with the new token and succeeds (the
+ * old one has expired at the emulator). The managed token carries exactly the scopes the served
+ * subgraphs call, and a graceful close deletes it upstream.
+ */
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { startTestStack, type TestStack } from './support/stack.ts';
+import { managedTokenOf, scopesFor } from '../subgraphs/upstream/service-token.ts';
+import { LAYER_TOKEN, fixedLayerToken, workTokens } from '../subgraphs/upstream/work-tokens.ts';
+import { CF } from './support/risk.ts';
+
+let t: TestStack;
+let now = Date.now();
+
+interface Call {
+  method: string;
+  path: string;
+  status: number;
+  token: string | null;
+}
+
+beforeAll(async () => {
+  t = await startTestStack(
+    { OPENAPI_EMAIL: 'emulator@example.com', OPENAPI_APIKEY: 'emulator-apikey', OPENAPI_MANAGED_TOKEN_TTL_S: '3600', RISK_POLL_INTERVAL_MS: '3600000' },
+    { clock: () => now },
+  );
+  now = ((await t.control('clock', { mode: 'manual' })) as { nowMs: number }).nowMs;
+  // Reports complete only when the test says so.
+  await t.control('risk/timing', { completeAfterMs: 0 });
+}, 120_000);
+afterAll(async () => {
+  await t?.close();
+}, 120_000);
+
+async function advance(ms: number): Promise<void> {
+  await t.control('clock', { advanceMs: ms });
+  now += ms;
+}
+
+const tail = (token: string): string => `…${token.slice(-4)}`;
+const STATE = 'query ($id: ID!) { riskRequest(family: PATRIMONIAL, id: $id) { state } }';
+
+it('a callback re-read after a rotation uses the new token and succeeds', async () => {
+  const manager = managedTokenOf(t.stack.upstream)!;
+  const first = manager.current();
+  const order = await t.gql<{ orderPatrimonialReport: { id: string; state: string } }>(
+    'mutation ($input: PersonSubjectInput!) { orderPatrimonialReport(level: STANDARD, input: $input) { id state } }',
+    { input: { name: 'Mario', surname: 'Rossi', taxCode: CF } },
+  );
+  expect(order.errors).toBeUndefined();
+  const id = order.data!.orderPatrimonialReport.id;
+  expect(order.data!.orderPatrimonialReport.state).toBe('PROCESSING');
+
+  // Rotation: due at 3,240 s of 3,600; the new token minted; then past the first one's expiry.
+  await advance(3300 * 1000);
+  await manager.renew();
+  const second = manager.current();
+  expect(second).not.toBe(first);
+  await advance(600 * 1000);
+
+  await t.clearCalls();
+  await t.control('risk/advance', { id });
+  // The callback arrives; its re-read (free) decides the state.
+  const deadline = Date.now() + 20_000;
+  let state = '';
+  while (Date.now() < deadline && state !== 'COMPLETE') {
+    state = (await t.gql<{ riskRequest: { state: string } }>(STATE, { id })).data?.riskRequest.state ?? '';
+  }
+  expect(state).toBe('COMPLETE');
+  const reads = ((await t.calls('risk')) as unknown as Call[]).filter((c) => c.method === 'GET' && c.path.endsWith(id));
+  expect(reads.length).toBeGreaterThanOrEqual(1);
+  // Every read with the token valid now; none with the expired one (which the emulator refuses, 401).
+  expect(reads.map((c) => [c.token, c.status])).toEqual(reads.map(() => [tail(second), 200]));
+  expect(((await t.calls()) as unknown as Call[]).filter((c) => c.status === 401)).toEqual([]);
+}, 60_000);
+
+it('the managed token is minted with exactly the scopes of the served subgraphs, no wildcard', async () => {
+  const value = managedTokenOf(t.stack.upstream)!.current();
+  const held = ((await (await fetch(`${t.stack.emulatorUrl}/_emulator/tokens/${encodeURIComponent(value)}`)).json()) as { scopes: string[] }).scopes;
+  const want = scopesFor('emulator', ['company', 'risk', 'postal', 'pec', 'invoicing', 'account']);
+  expect([...held].sort()).toEqual(want);
+  expect(want.some((s) => s.includes('*'))).toBe(false);
+  expect(want).toContain('GET:test.cap.openapi.it/cerca_comuni');
+  expect(want).toContain('POST:test.risk.openapi.com/IT-patrimoniale-persona');
+  expect(want.filter((s) => s.includes('oauth.openapi.com'))).toEqual([]);
+  expect(scopesFor('production', ['postal'])).toContain('GET:cap.openapi.it/cap');
+});
+
+it('work tokens: the layer token kept as a marker and resolved at call time; a caller token kept as is', () => {
+  let current = 'layer-token-one';
+  const tokens = workTokens({ current: () => current, owns: (v) => v === current || v === 'layer-token-old' });
+  expect(tokens.keep('layer-token-one')).toBe(LAYER_TOKEN);
+  expect(tokens.keep('layer-token-old')).toBe(LAYER_TOKEN);
+  expect(tokens.keep('caller-token')).toBe('caller-token');
+  expect(tokens.keep(LAYER_TOKEN)).toBe(LAYER_TOKEN);
+  current = 'layer-token-two';
+  expect(tokens.use(LAYER_TOKEN)).toBe('layer-token-two');
+  expect(tokens.use('caller-token')).toBe('caller-token');
+  // Kept as the layer's under one OPENAPI_TOKEN, resolved to the next after a restart.
+  expect(workTokens(fixedLayerToken('new-env-token')).use(workTokens(fixedLayerToken('old-env-token')).keep('old-env-token'))).toBe('new-env-token');
+  expect(workTokens(null).use(LAYER_TOKEN)).toBe('');
+});
+
+it('a graceful close deletes the tokens the layer minted', async () => {
+  const manager = managedTokenOf(t.stack.upstream)!;
+  const value = manager.current();
+  await t.clearCalls();
+  await manager.close();
+  const deletes = ((await t.calls('oauth')) as unknown as Call[]).filter((c) => c.method === 'DELETE');
+  // The current token and the one replaced above (still in its grace period).
+  expect(deletes.map((c) => c.status)).toEqual([200, 200]);
+  expect((await fetch(`${t.stack.emulatorUrl}/_emulator/tokens/${encodeURIComponent(value)}`)).status).toBe(404);
+});
