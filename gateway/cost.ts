@@ -20,6 +20,7 @@ import { GraphQLError, type ExecutionResult } from 'graphql';
 import { ESTIMATE_HEADER, OPERATION_HEADER } from '../subgraphs/runtime/operation.ts';
 import type { PricingTable } from '../subgraphs/runtime/pricing.ts';
 import { mergeSummaries, summarize, type CostSummary } from '../subgraphs/upstream/cost.ts';
+import { countBudgetRefused } from '../subgraphs/runtime/metrics.ts';
 import { EstimateError, estimateOperation, type Estimate } from './estimate.ts';
 
 const isSummary = (v: unknown): v is CostSummary =>
@@ -101,6 +102,7 @@ export function useCost(opts: CostPluginOptions): GatewayPlugin {
       }
       const limit = opts.maxEuroPerOperation;
       if (limit !== null && estimate.euro > limit + 1e-9) {
+        countBudgetRefused('operation', 'estimate');
         const error = new GraphQLError(
           `This operation may spend up to €${estimate.euro} upstream, more than its budget of €${limit}: nothing was called. Ask for fewer or cheaper fields, or split it.`,
           { extensions: { code: 'COST_LIMIT_EXCEEDED', scope: 'operation', budget: limit, estimate: estimate.euro } },

@@ -19,6 +19,8 @@ import { useInputErrorCodes } from './input-errors.ts';
 import { EXAMPLES } from './examples.ts';
 import { createGatewayLogger } from './logger.ts';
 import { useDocumentLimits } from './limits.ts';
+import { metricsPlugins } from './metrics.ts';
+import { tracingPlugins } from './tracing.ts';
 
 /** An extra HTTP route of the gateway; answers true when it handled the request. */
 export type GatewayRoute = (req: IncomingMessage, res: ServerResponse, path: string) => Promise<boolean>;
@@ -111,7 +113,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
       subscriptionsProtocol: 'WS',
     },
     renderGraphiQL,
-    plugins: () => [useDocumentLimits(), useForwardAuthorization(), useForwardAccountKey(), useCost(opts.cost), useInputErrorCodes()],
+    plugins: (ctx) => [...tracingPlugins(ctx), ...metricsPlugins(ctx.log), useDocumentLimits(), useForwardAuthorization(), useForwardAccountKey(), useCost(opts.cost), useInputErrorCodes()],
   });
 
   // The runtime loads the supergraph lazily; graphql-ws subscriptions need it loaded first.

@@ -22,6 +22,8 @@ import { fixedLayerToken, workTokens, type WorkTokens } from '../upstream/work-t
 import type { SubgraphContext, UpstreamAuth } from './context.ts';
 import { authorizationOfParams, malformedCredentialError, parseAuthorization } from './credentials.ts';
 import { toClientError } from './errors.ts';
+import { METRICS_PATH, metricsText } from './metrics.ts';
+import { useIncomingTrace } from './tracing.ts';
 
 /** What a subgraph module exports. */
 export interface Subgraph {
@@ -190,7 +192,7 @@ export async function startSubgraphServer(opts: SubgraphServerOptions): Promise<
           ...createContext(resolveAuth(request.headers.get('authorization'), auth), upstream, ledger, request.headers.get(OPERATION_HEADER), request.headers.get(ESTIMATE_HEADER)),
           headers: request.headers,
         }),
-        plugins: [useCostExtension()],
+        plugins: [useIncomingTrace<Record<string, unknown>>(sg.name), useCostExtension()],
       }),
     );
     const wss = new WebSocketServer({ noServer: true });
@@ -240,6 +242,11 @@ export async function startSubgraphServer(opts: SubgraphServerOptions): Promise<
     const sg = opts.subgraphs.find((s) => s.name === name);
     if (url === '/healthz') {
       res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
+      return;
+    }
+    if (url === METRICS_PATH) {
+      const metrics = await metricsText();
+      res.writeHead(200, { 'content-type': metrics.contentType }).end(metrics.body);
       return;
     }
     if (!sg) {

@@ -177,7 +177,7 @@ export class UpstreamClient implements Upstream {
     const ttl = ep.ttl ?? 0;
     const cached = ttl > 0 ? await this.cache.get(key) : undefined;
     if (cached?.fresh) {
-      ctx.meter.record({ area: ep.area, method: ep.method, path: shownPath(ep, path), status: isNotFoundMark(cached.value) ? cached.value.notFound.status : 200, euro: 0, ms: 0, source: 'cache' });
+      ctx.meter.record({ area: ep.area, method: ep.method, path: shownPath(ep, path), status: isNotFoundMark(cached.value) ? cached.value.notFound.status : 200, euro: 0, ms: 0, source: 'cache' }, ep.path);
       return answerOf<T>(cached.value, ep);
     }
     // One promise per key in this process; across replicas, one leader per key (`fetchShared`).
@@ -189,19 +189,19 @@ export class UpstreamClient implements Upstream {
         value = out.value;
         if (joined || out.via !== 'self') {
           const source = joined || out.via === 'dedup' ? 'dedup' : 'cache';
-          ctx.meter.record({ area: ep.area, method: ep.method, path: shownPath(ep, path), status: isNotFoundMark(value) ? value.notFound.status : 200, euro: 0, ms: 0, source });
+          ctx.meter.record({ area: ep.area, method: ep.method, path: shownPath(ep, path), status: isNotFoundMark(value) ? value.notFound.status : 200, euro: 0, ms: 0, source }, ep.path);
         }
       } catch (err) {
         // The call this one joined was refused by the other operation's budget: try on this one's.
         if (joined && err instanceof CostLimitError) return this.callVia<T>(ctx, ep, opts, variant);
-        if (joined) ctx.meter.record({ area: ep.area, method: ep.method, path: shownPath(ep, path), status: err instanceof UpstreamError ? err.status : 0, euro: 0, ms: 0, source: 'dedup' });
+        if (joined) ctx.meter.record({ area: ep.area, method: ep.method, path: shownPath(ep, path), status: err instanceof UpstreamError ? err.status : 0, euro: 0, ms: 0, source: 'dedup' }, ep.path);
         throw err;
       }
       return answerOf<T>(value, ep);
     } catch (err) {
       // The upstream failed and an expired copy of the same data for the same tenant is at hand.
       if (cached && !isNotFoundMark(cached.value) && isOutage(err) && cached.staleForMs <= this.config.maxStaleSeconds * 1000) {
-        ctx.meter.record({ area: ep.area, method: ep.method, path: shownPath(ep, path), status: 200, euro: 0, ms: 0, source: 'stale' });
+        ctx.meter.record({ area: ep.area, method: ep.method, path: shownPath(ep, path), status: 200, euro: 0, ms: 0, source: 'stale' }, ep.path);
         return cached.value as T;
       }
       throw err;
@@ -329,14 +329,14 @@ export class UpstreamClient implements Upstream {
       const unknown = price > 0 && mayHaveBeenCarriedOut(err);
       if (unknown && err instanceof UpstreamError) err.atRisk = price;
       else await ctx.meter.release(price);
-      ctx.meter.record({ area: ep.area, method: ep.method, path: shownPath(ep, path), status: 0, euro: 0, ms: Date.now() - started, source: 'upstream', ...(unknown ? { atRisk: price } : {}) });
+      ctx.meter.record({ area: ep.area, method: ep.method, path: shownPath(ep, path), status: 0, euro: 0, ms: Date.now() - started, source: 'upstream', ...(unknown ? { atRisk: price } : {}) }, ep.path);
       throw err;
     }
     const status = res.statusCode;
     const contentType = String(res.headers['content-type'] ?? 'application/octet-stream');
     const charged = status >= 200 && status < 300;
     if (!charged) await ctx.meter.release(price);
-    ctx.meter.record({ area: ep.area, method: ep.method, path: shownPath(ep, path), status, euro: charged ? price : 0, ms: Date.now() - started, source: 'upstream' });
+    ctx.meter.record({ area: ep.area, method: ep.method, path: shownPath(ep, path), status, euro: charged ? price : 0, ms: Date.now() - started, source: 'upstream' }, ep.path);
     if (status !== 200 || /json/.test(contentType)) {
       const text = await res.body.text();
       const answer: RawAnswer = { status, contentType, text, retryAfter: parseRetryAfter(res.headers['retry-after']) };
@@ -460,7 +460,7 @@ export class UpstreamClient implements Upstream {
       else await ctx.meter.release(price);
       // Never left: no free call used either.
       if (ue.neverSent) await claim.giveBack();
-      ctx.meter.record({ area: ep.area, method: ep.method, path: shownPath(ep, path), status: 0, euro: 0, ms: Date.now() - started, source: 'upstream', ...(unknown ? { atRisk: price } : {}) });
+      ctx.meter.record({ area: ep.area, method: ep.method, path: shownPath(ep, path), status: 0, euro: 0, ms: Date.now() - started, source: 'upstream', ...(unknown ? { atRisk: price } : {}) }, ep.path);
       throw ue;
     }
     const paid = (answer.status >= 200 && answer.status < 300) || answer.status === 302;
@@ -468,7 +468,7 @@ export class UpstreamClient implements Upstream {
     const lost = !paid && price > 0 && ep.method !== 'GET' && (answer.status === 502 || answer.status === 504);
     if (!paid && !lost) await ctx.meter.release(price);
     if (lost) answer.atRisk = price;
-    ctx.meter.record({ area: ep.area, method: ep.method, path: shownPath(ep, path), status: answer.status, euro: paid ? price : 0, ms: Date.now() - started, source: 'upstream', ...(lost ? { atRisk: price } : {}) });
+    ctx.meter.record({ area: ep.area, method: ep.method, path: shownPath(ep, path), status: answer.status, euro: paid ? price : 0, ms: Date.now() - started, source: 'upstream', ...(lost ? { atRisk: price } : {}) }, ep.path);
     return answer;
   }
 

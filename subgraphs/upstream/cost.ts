@@ -6,6 +6,9 @@
 import type { Area } from '../../contract/areas.ts';
 import { freeTierOf, type FreePeriod } from '../../contract/prices.ts';
 import { CostLimitError, type BudgetLimits, type CostLedger, type FreeTierUse, type LedgerAccount } from './ledger.ts';
+import { routeOf } from '../../contract/prices.ts';
+import { countBudgetRefused, countUpstreamCall } from '../runtime/metrics.ts';
+import { traceUpstreamCall } from '../runtime/tracing.ts';
 
 export interface CostCall {
   area: Area;
@@ -106,8 +109,15 @@ export class CostMeter {
     return this.target?.estimate ?? null;
   }
 
-  record(call: CostCall): void {
+  /**
+   * Records a call; it is counted (`runtime/metrics.ts`) and traced (`runtime/tracing.ts`) here, under
+   * `template`, the endpoint's path template (else the path with its ids replaced).
+   */
+  record(call: CostCall, template?: string): void {
     this.calls.push(call);
+    const endpoint = (template ?? routeOf(call.path)).replace(/^\/+/, '');
+    countUpstreamCall(call, endpoint);
+    traceUpstreamCall(call, endpoint);
   }
 
   /**
@@ -130,8 +140,10 @@ export class CostMeter {
     if (euro <= 0 || !this.target) return;
     const { ledger, account, limits } = this.target;
     const balance = await ledger.balance(account);
-    if (limits.operation !== null && balance.operation + euro > limits.operation + 1e-9) throw new CostLimitError('operation', limits.operation, balance.operation, round4(euro), endpoint);
-    if (limits.day !== null && balance.day + euro > limits.day + 1e-9) throw new CostLimitError('day', limits.day, balance.day, round4(euro), endpoint);
+    const scope = limits.operation !== null && balance.operation + euro > limits.operation + 1e-9 ? 'operation' : limits.day !== null && balance.day + euro > limits.day + 1e-9 ? 'day' : null;
+    if (scope) countBudgetRefused(scope, 'call');
+    if (scope === 'operation') throw new CostLimitError('operation', limits.operation!, balance.operation, round4(euro), endpoint);
+    if (scope === 'day') throw new CostLimitError('day', limits.day!, balance.day, round4(euro), endpoint);
   }
 
   /**
@@ -146,7 +158,12 @@ export class CostMeter {
   async reserve(price: number, endpoint: string): Promise<void> {
     if (price <= 0 || !this.target) return;
     const { ledger, account, limits } = this.target;
-    await ledger.reserve(account, price, limits, endpoint);
+    try {
+      await ledger.reserve(account, price, limits, endpoint);
+    } catch (err) {
+      if (err instanceof CostLimitError) countBudgetRefused(err.scope, 'call');
+      throw err;
+    }
   }
 
   /**

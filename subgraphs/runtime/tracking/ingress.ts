@@ -39,6 +39,7 @@ import { isObj, type Obj, type StatePolicy } from './policy.ts';
 import type { Agent } from 'undici';
 import { guardedRelayAgent, relayRefusal } from './relay-guard.ts';
 import type { RelayTarget, Reservation, TrackedStore } from './store.ts';
+import { callbacks } from '../metrics.ts';
 
 /** The signature purpose of an area's callback URLs. */
 export const callbackPurpose = (area: string): string => `${area}-callback`;
@@ -210,6 +211,7 @@ export async function handleCallback<F extends string>(req: IncomingMessage, res
     // Whatever was sent is not read: discard it.
     if (!req.readableEnded) req.resume();
     deps.onRefused?.(why);
+    callbacks.inc({ area: area.name, outcome: why });
     refuse(res, why);
   };
   if (req.method !== 'POST') return no('method');
@@ -228,6 +230,7 @@ export async function handleCallback<F extends string>(req: IncomingMessage, res
     if (err instanceof BodyTooLarge) {
       // The rest is discarded while the answer goes out; the connection then closes.
       req.resume();
+      callbacks.inc({ area: area.name, outcome: 'too-large' });
       sendJson(res, 413, { error: 'body too large' }, { connection: 'close' });
       return;
     }
@@ -261,5 +264,6 @@ export async function handleCallback<F extends string>(req: IncomingMessage, res
   await deps.accept({ ...reservation, id }, record);
   // Noted only once applied: a delivery whose handling failed can be delivered again.
   if (!(await deps.replay.accept(reservation.key, deliveryNonce(area.policy, record), verified.expiresAt))) return no('replay');
+  callbacks.inc({ area: area.name, outcome: 'accepted' });
   sendJson(res, 200, { ok: true });
 }

@@ -24,6 +24,7 @@ import { LRUCache } from 'lru-cache';
 import { UpstreamError } from '../../upstream/errors.ts';
 import { envPrefix, type FamilyTable, type StatePolicy } from './policy.ts';
 import type { TrackedRequest } from './store.ts';
+import { pollerReads } from '../metrics.ts';
 
 const DAY = 24 * 3600 * 1000;
 
@@ -275,6 +276,7 @@ export class Poller<F extends string = string, K extends string = string> {
         return;
       }
       this.polled++;
+      pollerReads.inc({ poller: this.label });
       try {
         await this.deps.refresh(entry);
         await this.book.clearState(k);
