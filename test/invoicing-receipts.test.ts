@@ -147,6 +147,31 @@ describe('receipts', () => {
     expect((await t.calls('invoice')).map((c) => `${c.method} ${c.path}`)).toEqual(['POST /IT-receipts']);
   });
 
+  it('without a key, a retry of the same receipt returns the first one (keyed by its content); another sale is issued; a void is made once', async () => {
+    const token = await configuredToken();
+    await t.clearCalls();
+    const a = await gql<{ issueReceipt: Obj }>(token, ISSUE, { input: receipt() });
+    const b = await gql<{ issueReceipt: Obj }>(token, ISSUE, { input: receipt() });
+    expect(b.data.issueReceipt.id).toBe(a.data.issueReceipt.id);
+    expect([a.euro, b.euro]).toEqual([0.019, 0]);
+    // Another content (the till's sale number as a tag) is another receipt.
+    const c = await gql<{ issueReceipt: Obj }>(token, ISSUE, { input: receipt({ tags: ['sale-2'] }) });
+    expect(c.data.issueReceipt.id).not.toBe(a.data.issueReceipt.id);
+    expect((await t.calls('invoice')).map((x) => `${x.method} ${x.path}`)).toEqual(['POST /IT-receipts', 'POST /IT-receipts']);
+
+    const id = a.data.issueReceipt.id as string;
+    await t.control('invoice/receiptAdvance', { id });
+    await t.control('invoice/receiptAdvance', { id });
+    await t.clearCalls();
+    const VOID = `mutation($id: ID!) { voidReceipt(id: $id) { id type } }`;
+    const v1 = await gql<{ voidReceipt: Obj }>(token, VOID, { id });
+    const v2 = await gql<{ voidReceipt: Obj }>(token, VOID, { id });
+    expect(v2.data.voidReceipt.id).toBe(v1.data.voidReceipt.id);
+    expect([v1.euro, v2.euro]).toEqual([0.019, 0]);
+    expect((await t.calls('invoice')).filter((x) => x.price > 0).map((x) => `${x.method} ${x.path.replace(/[0-9a-f]{24}/, '{id}')}`)).toEqual(['DELETE /IT-receipts/{id}']);
+    expect(await t.credit(token)).toBeCloseTo(5 - 3 * 0.019, 6);
+  });
+
   it.each([
     ['payments that do not add up', { cashPaymentAmount: 1 }, 'input.cashPaymentAmount'],
     ['an unknown VAT code', { items: [{ description: 'x', unitPrice: 1, vatRateCode: '21' }], cashPaymentAmount: 1, electronicPaymentAmount: 0 }, 'input.items[0].vatRateCode'],

@@ -7,11 +7,12 @@
  */
 import { createHash } from 'node:crypto';
 import { GraphQLError } from 'graphql';
-import { INVOICE_CONFIGURATIONS_INCLUDED, priceOf, surchargeOf } from '../../contract/prices.ts';
+import { INVOICE_CONFIGURATIONS_INCLUDED, priceOf, subscribedSurchargeOf, surchargeOf } from '../../contract/prices.ts';
 import type { SubgraphContext } from '../runtime/context.ts';
 import { badUserInput } from '../runtime/errors.ts';
-import { requestTopicOf, tenantTopicOf, TrackingService, type CreateSend, type TrackingServiceOptions } from '../runtime/tracking/service.ts';
+import { fingerprintOf, requestTopicOf, tenantTopicOf, TrackingService, type CreateSend, type TrackingServiceOptions } from '../runtime/tracking/service.ts';
 import type { Obj } from '../runtime/tracking/policy.ts';
+import { MemoryPollBook, type PollBook } from '../runtime/tracking/poller.ts';
 import { isObj } from '../runtime/tracking/policy.ts';
 import type { RelayTarget, TrackedRequest } from '../runtime/tracking/store.ts';
 import { CostMeter } from '../upstream/cost.ts';
@@ -94,14 +95,31 @@ export function invoiceKeyOf(doc: InvoiceIdentity): string {
   return `invoice:${doc.date.slice(0, 4)}:${h}`;
 }
 
+/**
+ * The default idempotency key of a receipt: its fiscal content (the configuration's fiscal id, the
+ * items, payments, lottery code and tags of the upstream body), hashed like the kit's fingerprints.
+ * The tenant is part of every key already. Two identical sales within the key's 24 hours are one
+ * receipt unless the till tells them apart (its own idempotencyKey, or a tag such as its sale number).
+ */
+export const receiptKeyOf = (body: Obj): string => `receipt:${fingerprintOf('RECEIPT', body).slice(0, 32)}`;
+
 /** Topic of one invoice's changes. */
 export const invoiceTopic = (tenant: string, id: string): string => requestTopicOf(INVOICING_AREA.name, tenant, id);
 /** Topic of every change of a tenant's invoices. */
 export const tenantTopic = (tenant: string): string => tenantTopicOf(INVOICING_AREA.name, tenant);
 
+/** How long one configuration creation (a free list and the creation) holds the tenant's lease (ms). */
+const CONFIGURE_LEASE_MS = 30_000;
+/** How often a replica waiting for that lease asks again (ms). */
+const LEASE_RETRY_MS = 50;
+
 export class InvoicingService extends TrackingService<InvoicingFamily, InvoicingKind> {
+  /** The kit's leases (memory: one process; Redis: every replica sharing it). */
+  private readonly book: PollBook;
+
   constructor(opts: InvoicingServiceOptions = {}) {
     super(INVOICING_AREA, opts);
+    this.book = opts.pollBook ?? new MemoryPollBook();
   }
 
   /** The account's configurations (free). */
@@ -152,15 +170,15 @@ export class InvoicingService extends TrackingService<InvoicingFamily, Invoicing
 
   /**
    * Creates a configuration: free for the account's first ten, each further one charged (the
-   * account's configurations are counted first, free). A tenant's creations run one at a time in
-   * this process, so two at once cannot both count nine and both be metered free while the service
-   * charges the eleventh. Not across replicas: two replicas creating a tenant's tenth and eleventh
-   * at the same instant may still meter the surcharge once too few.
+   * account's configurations are counted first, free). A tenant's creations run one at a time, so
+   * two at once cannot both count nine and both be metered free while the service charges the
+   * eleventh: chained in this process, and under the kit's lease (`PollBook.lease`, in Redis with
+   * `REDIS_URL`) across replicas.
    */
   configure(ctx: SubgraphContext, order: ConfigurationOrder): Promise<Obj> {
     const tenant = ctx.auth.tenant;
     const before = this.configuring.get(tenant) ?? Promise.resolve();
-    const mine = before.catch(() => undefined).then(() => this.configureNow(ctx, order));
+    const mine = before.catch(() => undefined).then(() => this.leased(`configure:${tenant}`, () => this.configureNow(ctx, order)));
     const tail = mine.catch(() => undefined);
     this.configuring.set(tenant, tail);
     void tail.then(() => {
@@ -171,6 +189,26 @@ export class InvoicingService extends TrackingService<InvoicingFamily, Invoicing
 
   /** Tenants' configuration creations in this process, chained one after the other. */
   private readonly configuring = new Map<string, Promise<unknown>>();
+
+  /**
+   * Runs `work` holding the kit's lease on `key` (one holder in all replicas sharing the book),
+   * waiting for it while another replica holds it, at most `CONFIGURE_LEASE_MS` and a little more
+   * (a holder that died lets it lapse by then); past that, refused before any paid call.
+   */
+  private async leased<T>(key: string, work: () => Promise<T>): Promise<T> {
+    const deadline = Date.now() + CONFIGURE_LEASE_MS + 5_000;
+    while (!(await this.book.lease(key, CONFIGURE_LEASE_MS))) {
+      if (Date.now() > deadline) {
+        throw new GraphQLError('another configuration of this account is being created by another replica; try again', { extensions: { code: 'UPSTREAM_TIMEOUT', retryAfter: 5 } });
+      }
+      await new Promise((r) => setTimeout(r, LEASE_RETRY_MS));
+    }
+    try {
+      return await work();
+    } finally {
+      await this.book.release(key);
+    }
+  }
 
   private async configureNow(ctx: SubgraphContext, order: ConfigurationOrder): Promise<Obj> {
     const existing = await this.configurations(ctx);
@@ -214,7 +252,8 @@ export class InvoicingService extends TrackingService<InvoicingFamily, Invoicing
   /**
    * Submits a checked FatturaPA document (paid once per idempotency key). Notifications come to the
    * configuration's callback, so the submission carries none. Custom signature credentials go in
-   * the headers of this one call and are charged the signature's price on top.
+   * the headers of this one call and are charged the signature's price on top (also when an active
+   * subscription pays the invoice: then at the signature's subscription price).
    */
   issue(ctx: SubgraphContext, xml: string, doc: InvoiceIdentity, signature: SignatureCredentials | null, key: string | null): Promise<TrackedInvoice> {
     const ep = INVOICING.invoiceSubmit;
@@ -226,6 +265,8 @@ export class InvoicingService extends TrackingService<InvoicingFamily, Invoicing
         raw: { contentType: 'application/xml', body: xml },
         headers: signature ? { 'x-signature-user': signature.user, 'x-signature-password': signature.password } : undefined,
         price,
+        // Under an active subscription the signature is still charged, at its subscription price.
+        surcharge: signature ? { subscribed: subscribedSurchargeOf('invoice', 'custom-signature') } : undefined,
       },
     });
   }
@@ -301,9 +342,13 @@ export class InvoicingService extends TrackingService<InvoicingFamily, Invoicing
     return this.create(ctx, 'INVOICE', body, null, key, { callback: false, endpoint: INVOICING.invoiceImport });
   }
 
-  /** Issues a receipt (paid once per idempotency key); its states come to the configuration's callback. */
+  /**
+   * Issues a receipt (paid once per idempotency key); its states come to the configuration's
+   * callback. Without the caller's key, under the key of its fiscal content (`receiptKeyOf`), so a
+   * retry returns the first receipt instead of paying (and filing) a second one.
+   */
   issueReceipt(ctx: SubgraphContext, body: Obj, key: string | null): Promise<TrackedInvoice> {
-    return this.create(ctx, 'RECEIPT', body, null, key, { callback: false });
+    return this.create(ctx, 'RECEIPT', body, null, key ?? receiptKeyOf(body), { callback: false });
   }
 
   /** Returns items of a ready sale: a new receipt of type `return` (paid once per idempotency key). */
@@ -311,9 +356,9 @@ export class InvoicingService extends TrackingService<InvoicingFamily, Invoicing
     return this.create(ctx, 'RECEIPT', { returnOf: id, items }, null, key, { callback: false, endpoint: INVOICING.receiptReturn, options: { params: { id }, body: { items } } });
   }
 
-  /** Voids a ready sale: a new receipt of type `void` (paid once per idempotency key). */
+  /** Voids a ready sale: a new receipt of type `void` (paid once per idempotency key; without one, once per sale: a sale is voided once). */
   voidReceipt(ctx: SubgraphContext, id: string, key: string | null): Promise<TrackedInvoice> {
-    return this.create(ctx, 'RECEIPT', { voidOf: id }, null, key, { callback: false, endpoint: INVOICING.receiptVoid, options: { params: { id } } });
+    return this.create(ctx, 'RECEIPT', { voidOf: id }, null, key ?? `void:${id}`, { callback: false, endpoint: INVOICING.receiptVoid, options: { params: { id } } });
   }
 
   /** A void that is ready makes its sale `voided`, which the service does not notify: the sale is read again (free). */

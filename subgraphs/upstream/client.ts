@@ -42,6 +42,7 @@ interface Payload {
   raw?: CallOptions['raw'];
   headers?: CallOptions['headers'];
   price?: number;
+  surcharge?: CallOptions['surcharge'];
 }
 
 interface Answer extends RawAnswer {
@@ -167,7 +168,7 @@ export class UpstreamClient implements Upstream {
     const path = fillPath(ep.path, opts.params);
     const qs = queryString(opts.query);
     this.requireToken(ctx, ep, path);
-    if (ep.method !== 'GET') return (await this.fetchDecoded(ctx, ep, path, qs, { json: opts.body, raw: opts.raw, headers: opts.headers, price: opts.price })) as T;
+    if (ep.method !== 'GET') return (await this.fetchDecoded(ctx, ep, path, qs, { json: opts.body, raw: opts.raw, headers: opts.headers, price: opts.price, surcharge: opts.surcharge })) as T;
 
     // A GET with its own price (a paid change read by GET, e.g. a PEC renewal) or its own headers
     // (credentials): never cached, never joined with another call, never retried when priced.
@@ -429,8 +430,11 @@ export class UpstreamClient implements Upstream {
     try {
       // Covered by an active subscription: its price per request, paid from it, not from the wallet.
       const subscribed = this.guard ? await this.guard.subscriptionPrice(ctx, ep, path, listed) : null;
-      price = subscribed ?? listed;
+      // A charge on top (a custom signature) is not the subscription's: still due, from the wallet.
+      const extra = subscribed !== null ? (payload?.surcharge?.subscribed ?? 0) : 0;
+      price = subscribed !== null ? subscribed + extra : listed;
       if (subscribed === null) await this.guard?.checkWallet(ctx, ep, path, price);
+      else if (extra > 0) await this.guard?.checkWallet(ctx, ep, path, extra);
       await ctx.meter.reserve(price, `${ep.method} ${endpointOf(path)}`);
     } catch (err) {
       // Refused before sending (wallet, budget): the vendor never counts it.

@@ -45,6 +45,12 @@ export interface CallOptions {
    * joined nor retried (it changes something upstream). @default the table's price
    */
   price?: number;
+  /**
+   * The part of `price` that is a charge on top of the endpoint's (a custom signature's): when an
+   * active subscription pays the endpoint (account pre-check), the call costs the subscription's
+   * price per request plus `surcharge.subscribed`, paid from the wallet. @default none
+   */
+  surcharge?: { subscribed: number };
 }
 
 export interface Download {
