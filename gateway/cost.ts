@@ -22,6 +22,7 @@ import type { PricingTable } from '../subgraphs/runtime/pricing.ts';
 import { mergeSummaries, summarize, type CostSummary } from '../subgraphs/upstream/cost.ts';
 import { countBudgetRefused } from '../subgraphs/runtime/metrics.ts';
 import { EstimateError, estimateOperation, type Estimate } from './estimate.ts';
+import { SERVED_FROM_RESPONSE_CACHE, SHARED_IN_FLIGHT } from './response-cache.ts';
 
 const isSummary = (v: unknown): v is CostSummary =>
   typeof v === 'object' && v !== null && Array.isArray((v as { calls?: unknown }).calls);
@@ -53,6 +54,18 @@ function wantsEstimateOnly(ctx: YogaLikeContext): boolean {
   if (header && /^(1|true|yes)$/i.test(header.trim())) return true;
   const ext = ctx.params?.extensions?.cost;
   return typeof ext === 'object' && ext !== null && (ext as { estimateOnly?: unknown }).estimateOnly === true;
+}
+
+/**
+ * The cost of an answer another operation paid for (`response-cache.ts`): from the response cache
+ * (`cache`) or shared in flight (`dedup`). Each of its calls is reported as answered that way, at
+ * €0; `saved` says what asking again would have cost; the estimate is the original's.
+ */
+export function replayedCost(original: unknown, source: 'cache' | 'dedup'): Record<string, unknown> {
+  const o = isSummary(original) ? original : summarize([]);
+  const calls = o.calls.map((c) => ({ ...c, source, euro: 0, ms: 0, atRisk: undefined }));
+  const estimate = (original as { estimate?: unknown } | null)?.estimate ?? { euro: 0, breakdown: [] };
+  return { ...summarize(calls), saved: { upstreamCalls: o.upstreamCalls, euro: o.euro }, answeredFrom: source === 'cache' ? 'response-cache' : 'in-flight', estimate };
 }
 
 /** The `extensions.cost.estimate` of a response. */
@@ -113,6 +126,8 @@ export function useCost(opts: CostPluginOptions): GatewayPlugin {
       return {
         onExecuteDone({ result, setResult }) {
           if (Symbol.asyncIterator in result) return;
+          // Another caller's answer, shared in flight: it reported the calls, this one the de-duplication.
+          if (SHARED_IN_FLIGHT in result) return setResult(withCost(result, replayedCost(result.extensions?.cost, 'dedup')));
           setResult(withCost(result, { ...mergeSummaries(state.parts), estimate: estimateOf(estimate) }));
         },
       };
@@ -134,6 +149,11 @@ export function useCost(opts: CostPluginOptions): GatewayPlugin {
     // Operations refused before execution (parse or validation errors) cost nothing: say so too.
     onResultProcess({ result, setResult }) {
       if (Array.isArray(result) || Symbol.asyncIterator in result) return;
+      // Served whole from the response cache: no call made, the stored cost says what was saved.
+      if (SERVED_FROM_RESPONSE_CACHE in result) {
+        setResult({ ...result, extensions: { ...(result.extensions ?? {}), cost: replayedCost(result.extensions?.cost, 'cache') } });
+        return;
+      }
       if (result.extensions?.cost === undefined) setResult({ ...result, extensions: { ...(result.extensions ?? {}), cost: { ...summarize([]), estimate: { euro: 0, breakdown: [] } } } });
     },
   };

@@ -19,6 +19,7 @@ import { useInputErrorCodes } from './input-errors.ts';
 import { EXAMPLES } from './examples.ts';
 import { createGatewayLogger } from './logger.ts';
 import { useDocumentLimits } from './limits.ts';
+import { createResponseCache, type ResponseCacheOptions } from './response-cache.ts';
 import { metricsPlugins } from './metrics.ts';
 import { tracingPlugins } from './tracing.ts';
 
@@ -52,6 +53,11 @@ export interface GatewayOptions {
    * @default [] (no origin)
    */
   corsOrigins?: string[];
+  /**
+   * Whole query answers cached per tenant and identical queries in flight shared
+   * (`response-cache.ts`); false: neither. @default in memory
+   */
+  responseCache?: Omit<ResponseCacheOptions, 'supergraph'> | false;
 }
 
 export interface RunningGateway {
@@ -89,6 +95,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     ]),
   );
 
+  const responseCache = opts.responseCache === false ? null : createResponseCache({ ...opts.responseCache, supergraph });
   const runtime = createGatewayRuntime({
     supergraph,
     transportEntries,
@@ -113,7 +120,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
       subscriptionsProtocol: 'WS',
     },
     renderGraphiQL,
-    plugins: (ctx) => [...tracingPlugins(ctx), ...metricsPlugins(ctx.log), useDocumentLimits(), useForwardAuthorization(), useForwardAccountKey(), useCost(opts.cost), useInputErrorCodes()],
+    plugins: (ctx) => [...tracingPlugins(ctx), ...metricsPlugins(ctx.log), useDocumentLimits(), useForwardAuthorization(), useForwardAccountKey(), useCost(opts.cost), ...(responseCache?.plugins ?? []), useInputErrorCodes()],
   });
 
   // The runtime loads the supergraph lazily; graphql-ws subscriptions need it loaded first.
@@ -201,6 +208,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await runtime.dispose();
+      await responseCache?.close();
     },
   };
 }

@@ -329,6 +329,8 @@ export function gatewayOptionsFromEnv(env: NodeJS.ProcessEnv, subgraphUrls: Reco
     logSecrets: [env.OPENAPI_TOKEN, env.OPENAPI_APIKEY, env.LAYER_SECRET],
     cost: { pricing: PRICING, maxEuroPerOperation: config.maxEuroPerOperation, defaultListSize: config.estimateListSize },
     corsOrigins: corsOriginsFromEnv(env),
+    // Whole answers per tenant (`gateway/response-cache.ts`): on Redis with REDIS_URL; GATEWAY_RESPONSE_CACHE=off turns it off.
+    responseCache: env.GATEWAY_RESPONSE_CACHE?.trim().toLowerCase() === 'off' ? false : { redisUrl: env.REDIS_URL?.trim() || null, redisPrefix: redisPrefixFromEnv(env) },
   };
 }
 

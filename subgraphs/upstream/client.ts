@@ -32,6 +32,7 @@ import { tenantOf } from './tenant.ts';
 import { mayHaveBeenCarriedOut, UpstreamError } from './errors.ts';
 import { MemoryRateLimitStore, RateLimitedError, RateLimiter } from './rate-limits.ts';
 import { sleep } from './sleep.ts';
+import { announceChange } from '../runtime/changes.ts';
 import { endpointOf, priceOf } from '../../contract/prices.ts';
 
 export type { CallContext, CallOptions, Download, QueryValue, SlowVariant } from './upstream.ts';
@@ -359,6 +360,8 @@ export class UpstreamClient implements Upstream {
   /** Drops every cached answer (all tenants). */
   async clearCache(): Promise<void> {
     await this.cache.clear();
+    // Whole answers built on what was cleared go too (the gateway's response cache in this process).
+    announceChange({ kind: 'cleared' });
   }
 
   private requireToken(ctx: CallContext, ep: Endpoint, path: string): void {

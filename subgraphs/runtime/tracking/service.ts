@@ -12,6 +12,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { GraphQLError } from 'graphql';
 import type { Area } from '../../../contract/areas.ts';
 import { MemoryEventBus, type EventBus } from '../bus.ts';
+import { announceChange } from '../changes.ts';
 import type { SubgraphContext, UpstreamAuth } from '../context.ts';
 import { notFound, upstreamToGraphQL } from '../errors.ts';
 import type { SubgraphDeps } from '../server.ts';
@@ -624,6 +625,8 @@ export class TrackingService<F extends string, K extends string> {
     // Subscribers never see the caller's callback header values (they may be credentials).
     const shown: TrackedRequest<F> = { ...entry, relay: redactRelay(entry.relay) };
     const once = (): Promise<unknown> => Promise.all([this.bus.publish(this.requestTopic(entry.tenant, entry.id), shown), this.bus.publish(this.tenantTopic(entry.tenant), shown)]);
+    // This process's response cache forgets the tenant's answers (other replicas hear the bus).
+    announceChange({ kind: 'topic', topic: this.tenantTopic(entry.tenant) });
     try {
       await once();
     } catch {

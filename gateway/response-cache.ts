@@ -1,0 +1,260 @@
+/**
+ * Whole answers at the gateway: the runtime's response cache (`@graphql-yoga/plugin-response-cache`,
+ * what the runtime's `responseCaching` option builds on) and identical operations in flight shared.
+ *
+ * - **What is cached**: query answers, per tenant (the session is the layer's tenant of the caller's
+ *   credential, a hash, never the token), for no longer than the shortest upstream data they hold: each
+ *   field lives as long as its subgraph's data (`RESPONSE_TTL_BY_SUBGRAPH`, from the areas' cache
+ *   policies; 0 = never cached, e.g. risk and invoicing read upstream every time, account answers
+ *   are the operator's). Never cached: mutations, subscriptions, answers with errors, with stale
+ *   data, with euro at risk, and estimate-only answers.
+ * - **Cost on a hit**: the stored answer keeps its `extensions.cost`; the cost plugin (`cost.ts`)
+ *   reports it as answered from cache (0 upstream calls, each call a cache hit, `saved` euro).
+ * - **Invalidation**: a tracked request's change (a status, a company monitor check) drops its
+ *   tenant's answers, heard in this process (`subgraphs/runtime/changes.ts`) and, with Redis, from
+ *   every replica's bus channel; a mutation drops its caller's answers; clearing the layer's
+ *   upstream cache clears this one. Callers without a credential (the layer's own token) lose theirs
+ *   on any tenant's change (the gateway cannot tell the layer's token's tenant).
+ * - **Bursts**: identical queries of one tenant in flight at once run once; the others get its
+ *   answer, their cost saying de-duplication (`cost.ts`).
+ */
+import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
+import { createInMemoryCache, hashSHA256, useResponseCache, type Cache } from '@graphql-yoga/plugin-response-cache';
+import { createRedisCache } from '@envelop/response-cache-redis';
+import { getOperationAST, parse, Kind, type ExecutionResult, type ObjectTypeDefinitionNode, type ConstDirectiveNode } from 'graphql';
+import type { Redis } from 'ioredis';
+import { POSTAL_TTL } from '../subgraphs/postal/upstream.ts';
+import { onLayerChange, tenantOfTopic } from '../subgraphs/runtime/changes.ts';
+import { channelOf, closeRedis, connectRedis, DEFAULT_REDIS_PREFIX, unlinkMatching } from '../subgraphs/runtime/redis.ts';
+import { tenantOf } from '../subgraphs/upstream/tenant.ts';
+import { ESTIMATE_ONLY_HEADER } from './cost.ts';
+
+/**
+ * Seconds a field of each subgraph may be served from a cached answer: the shortest lifetime of
+ * the area's cached upstream data (its endpoint table's `ttl`); 0 never.
+ * - company: an hour (`IT-closed`, searches; the tiers a day; monitors are invalidated by events);
+ * - postal: `POSTAL_TTL` (every endpoint);
+ * - pec: 30 s (`verifica_pec`; mailboxes are invalidated by events);
+ * - risk, invoicing: 0 (read upstream every time); account: 0 (wallet, tokens: the operator's).
+ */
+export const RESPONSE_TTL_BY_SUBGRAPH: Readonly<Record<string, number>> = { company: 3600, postal: POSTAL_TTL, pec: 30, risk: 0, invoicing: 0, account: 0 };
+
+export interface ResponseCacheOptions {
+  /** The supergraph SDL: which subgraph serves each field. */
+  supergraph: string;
+  /** @default RESPONSE_TTL_BY_SUBGRAPH */
+  ttlBySubgraph?: Readonly<Record<string, number>>;
+  /**
+   * Shared cache for every replica (`REDIS_URL`): answers under `<redisPrefix>rc:`, changes heard
+   * on the bus's channels under `<redisPrefix>bus:`. null: in this process's memory. @default null
+   */
+  redisUrl?: string | null;
+  /** `REDIS_PREFIX` of the deployment. @default DEFAULT_REDIS_PREFIX */
+  redisPrefix?: string;
+  /** Answers kept in memory (least recently used go first). @default 10000 */
+  maxEntries?: number;
+}
+
+/** The response cache's plugins and what to close with the gateway. */
+export interface LayerResponseCache {
+  plugins: GatewayPlugin[];
+  /** Drops every cached answer. */
+  clear(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Session of callers without a credential (the layer's own token answers them). */
+const ANONYMOUS = 'anonymous';
+/** The synthetic entity tagging each answer with its tenant (for per-tenant invalidation). */
+const TENANT_ENTITY = '_tenant';
+/** Marks a result that is another operation's answer, shared in flight (read by `cost.ts`). */
+export const SHARED_IN_FLIGHT = Symbol.for('openapi-supergraph.sharedInFlight');
+/** Yoga's mark of an answer served from its response cache. */
+export const SERVED_FROM_RESPONSE_CACHE = Symbol.for('servedFromResponseCache');
+
+/** The cache session (tenant) of a request's `Authorization`: a hash as the layer's tenancy computes it. */
+export function sessionOf(authorization: string | null | undefined): string {
+  const raw = authorization?.trim() ?? '';
+  if (raw === '') return ANONYMOUS;
+  const bearer = /^bearer\s+(\S+)$/i.exec(raw);
+  return bearer ? tenantOf(bearer[1]!) : `x${tenantOf(raw)}`;
+}
+
+/**
+ * Milliseconds each field (`Type.field`) may be cached, from the subgraphs serving it
+ * (`@join__field(graph:)`, else its type's `@join__type(graph:)`): the shortest of theirs.
+ */
+export function ttlPerSchemaCoordinate(supergraph: string, ttlBySubgraph: Readonly<Record<string, number>> = RESPONSE_TTL_BY_SUBGRAPH): Record<string, number> {
+  const doc = parse(supergraph);
+  // join__Graph enum values → subgraph names.
+  const names = new Map<string, string>();
+  for (const def of doc.definitions) {
+    if (def.kind !== Kind.ENUM_TYPE_DEFINITION || def.name.value !== 'join__Graph') continue;
+    for (const v of def.values ?? []) {
+      const arg = v.directives?.find((d) => d.name.value === 'join__graph')?.arguments?.find((a) => a.name.value === 'name');
+      if (arg?.value.kind === Kind.STRING) names.set(v.name.value, arg.value.value);
+    }
+  }
+  const graphsOf = (directives: readonly ConstDirectiveNode[] | undefined, directive: string): string[] =>
+    (directives ?? []).filter((d) => d.name.value === directive).flatMap((d) => {
+      const g = d.arguments?.find((a) => a.name.value === 'graph')?.value;
+      return g?.kind === Kind.ENUM ? [names.get(g.value) ?? g.value.toLowerCase()] : [];
+    });
+  const ttlOf = (graphs: string[]): number => Math.min(...graphs.map((g) => (ttlBySubgraph[g] ?? 0) * 1000));
+  const out: Record<string, number> = {};
+  for (const def of doc.definitions) {
+    if (def.kind !== Kind.OBJECT_TYPE_DEFINITION && def.kind !== Kind.OBJECT_TYPE_EXTENSION) continue;
+    const type = def as ObjectTypeDefinitionNode;
+    const typeGraphs = graphsOf(type.directives, 'join__type');
+    for (const field of type.fields ?? []) {
+      const fieldGraphs = graphsOf(field.directives, 'join__field');
+      const graphs = fieldGraphs.length > 0 ? fieldGraphs : typeGraphs;
+      if (graphs.length > 0) out[`${type.name.value}.${field.name.value}`] = ttlOf(graphs);
+    }
+  }
+  return out;
+}
+
+interface CostLike {
+  upstreamCalls?: number;
+  staleHits?: number;
+  atRisk?: number;
+  executed?: boolean;
+}
+
+/** Whether an executed answer may be kept: no errors, a cost that was all paid and fresh. */
+export function cacheable(result: ExecutionResult): boolean {
+  if (result.errors && result.errors.length > 0) return false;
+  const cost = result.extensions?.cost as CostLike | undefined;
+  if (typeof cost !== 'object' || cost === null) return false;
+  return cost.executed !== false && (cost.staleHits ?? 0) === 0 && (cost.atRisk ?? 0) === 0;
+}
+
+/** A cache whose answers are tagged with their tenant (the key's first segment), so a tenant's go at once. */
+function tenantTagged(inner: Cache): Cache {
+  return {
+    get: (key) => inner.get(key),
+    set: (key, result, entities, ttl) => inner.set(key, result, [...entities, { typename: TENANT_ENTITY, id: key.slice(0, key.indexOf(':')) }], ttl),
+    invalidate: (entities) => inner.invalidate(entities),
+  };
+}
+
+interface YogaContext {
+  request?: Request;
+  params?: { query?: string; operationName?: string | null; variables?: Record<string, unknown> | null; extensions?: Record<string, unknown> };
+}
+
+const isFetchRequest = (r: unknown): r is Request => typeof (r as { headers?: { get?: unknown } } | null)?.headers?.get === 'function';
+
+export function createResponseCache(opts: ResponseCacheOptions): LayerResponseCache {
+  const prefix = opts.redisPrefix ?? DEFAULT_REDIS_PREFIX;
+  const redis = opts.redisUrl ? connectRedis(opts.redisUrl, { prefix: `${prefix}rc:`, name: 'response-cache' }) : null;
+  const inner: Cache = redis ? (createRedisCache({ redis: redis as never }) as unknown as Cache) : createInMemoryCache({ max: opts.maxEntries ?? 10_000 });
+  const cache = tenantTagged(inner);
+  const ttls = ttlPerSchemaCoordinate(opts.supergraph, opts.ttlBySubgraph);
+  const invalidateTenant = (tenant: string) => cache.invalidate([{ typename: TENANT_ENTITY, id: tenant }]);
+  const clear = async (): Promise<void> => {
+    if (redis) await unlinkMatching(redis);
+    else await cache.invalidate([{ typename: TENANT_ENTITY }]);
+  };
+  const forget = (tenant: string | null): void => {
+    const jobs = [tenant ? invalidateTenant(tenant) : undefined, invalidateTenant(ANONYMOUS)];
+    for (const j of jobs) if (j) void Promise.resolve(j).catch((err: unknown) => console.error('[gateway] response cache invalidation failed', err));
+  };
+
+  const stopListening = onLayerChange((change) => {
+    if (change.kind === 'cleared') void clear().catch((err: unknown) => console.error('[gateway] response cache clear failed', err));
+    else forget(tenantOfTopic(change.topic));
+  });
+  // Other replicas' changes: every kit topic's channel on the bus (`tracking/redis-bus.ts`).
+  let sub: Redis | null = null;
+  if (opts.redisUrl) {
+    sub = connectRedis(opts.redisUrl, { prefix, name: 'response-cache-sub', commandTimeoutMs: 0 });
+    const channels = channelOf(sub, 'bus:');
+    sub.on('pmessage', (_p: string, channel: string) => forget(tenantOfTopic(channel.slice(channels.length))));
+    void sub.psubscribe(`${channels}*`).catch((err: unknown) => console.error('[gateway] response cache: bus subscription failed', err));
+  }
+
+  /** Requests asking for the estimate alone (header or request extension): never served nor stored. */
+  const estimateOnly = new WeakSet<Request>();
+  const markEstimateOnly: GatewayPlugin = {
+    onParams({ params, request }) {
+      const header = request.headers.get(ESTIMATE_ONLY_HEADER);
+      const ext = (params.extensions as { cost?: { estimateOnly?: unknown } } | undefined)?.cost;
+      if ((header && /^(1|true|yes)$/i.test(header.trim())) || ext?.estimateOnly === true) estimateOnly.add(request);
+    },
+  };
+
+  const responseCache = useResponseCache<Record<string, unknown>>({
+    cache,
+    session: (request) => sessionOf(request.headers.get('authorization')),
+    // Over graphql-ws (no Fetch request) nothing is cached; nor estimate-only requests.
+    enabled: (request) => isFetchRequest(request) && !estimateOnly.has(request),
+    buildResponseCacheKey: ({ documentString, variableValues, operationName, sessionId }) =>
+      handleKey(sessionId ?? ANONYMOUS, hashSHA256([documentString, operationName ?? '', stableJson(variableValues ?? {})].join('|'))),
+    ttl: 0,
+    ttlPerSchemaCoordinate: ttls,
+    idFields: [],
+    invalidateViaMutation: false,
+    includeExtensionMetadata: false,
+    shouldCacheResult: ({ result }) => cacheable(result),
+  }) as GatewayPlugin;
+
+  // Identical queries of one tenant in flight at once: the first runs, the others take its answer.
+  const inFlight = new Map<string, Promise<ExecutionResult>>();
+  const shareInFlight: GatewayPlugin = {
+    onExecute({ args, setResultAndStopExecution }) {
+      const op = getOperationAST(args.document, args.operationName);
+      const ctx = args.contextValue as YogaContext;
+      const session = isFetchRequest(ctx.request) ? sessionOf(ctx.request.headers.get('authorization')) : null;
+      if (op?.operation === 'mutation') {
+        return {
+          onExecuteDone() {
+            if (session) forget(session === ANONYMOUS ? null : session);
+          },
+        };
+      }
+      if (op?.operation !== 'query' || session === null || !ctx.params?.query || estimateOnly.has(ctx.request!)) return;
+      const key = `${session}|${args.operationName ?? ''}|${ctx.params.query}|${stableJson(args.variableValues ?? {})}`;
+      const leader = inFlight.get(key);
+      if (leader) {
+        return leader.then((result) => setResultAndStopExecution({ ...result, [SHARED_IN_FLIGHT]: true } as ExecutionResult));
+      }
+      let settle!: (r: ExecutionResult) => void;
+      inFlight.set(key, new Promise<ExecutionResult>((resolve) => (settle = resolve)));
+      return {
+        onExecuteDone({ result }) {
+          inFlight.delete(key);
+          if (Symbol.asyncIterator in result) settle({ errors: [] });
+          else settle(result);
+        },
+      };
+    },
+  };
+
+  return {
+    plugins: [markEstimateOnly, shareInFlight, responseCache],
+    clear,
+    async close() {
+      stopListening();
+      if (sub) await closeRedis(sub);
+      if (redis) await closeRedis(redis);
+    },
+  };
+}
+
+/** `<tenant>:<hash>`: the tenant first, so each answer can be tagged with it. */
+const handleKey = (session: string, hash: string | Promise<string>): string | Promise<string> =>
+  typeof hash === 'string' ? `${session}:${hash}` : hash.then((h) => `${session}:${h}`);
+
+/** JSON with object keys sorted (variables given in another order are the same question). */
+function stableJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(stableJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    return `{${Object.keys(value)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${stableJson((value as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}

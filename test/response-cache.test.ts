@@ -1,0 +1,158 @@
+/**
+ * Whole answers cached at the gateway (`gateway/response-cache.ts`), through the gateway against the
+ * emulator: a repeated query is answered without any upstream call and says so in
+ * `extensions.cost` (calls as cache hits, the euro saved); another tenant's credential misses; a
+ * company monitor's check and a mutation of the caller drop the answers; risk data (read upstream
+ * every time) and estimate-only requests are never served from it; each field's lifetime is its
+ * subgraph's shortest upstream lifetime.
+ */
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SUPERGRAPH_FILE } from '../gateway/compose.ts';
+import { cacheable, RESPONSE_TTL_BY_SUBGRAPH, sessionOf, ttlPerSchemaCoordinate } from '../gateway/response-cache.ts';
+import { POSTAL_TTL } from '../subgraphs/postal/upstream.ts';
+import { tenantOf } from '../subgraphs/upstream/tenant.ts';
+import { startTestStack, type GraphQLResponse, type TestStack } from './support/stack.ts';
+
+/** OPENAPI S.P.A. (sandbox company). */
+const VAT = '12485671007';
+const TENANT_B = 'response-cache-tenant-b-token';
+const NAME = `query($vat: String!) { company(vatCode: $vat) { companyName address { town } } }`;
+
+type Cost = NonNullable<NonNullable<GraphQLResponse['extensions']>['cost']> & { answeredFrom?: string; saved?: { upstreamCalls: number; euro: number } };
+const costOf = (r: GraphQLResponse): Cost => r.extensions!.cost as Cost;
+
+let t: TestStack;
+const auth = (token?: string): Record<string, string> => (token ? { authorization: `Bearer ${token}` } : {});
+
+async function ok<T = Record<string, unknown>>(query: string, variables: Record<string, unknown> = {}, token?: string, headers: Record<string, string> = {}): Promise<GraphQLResponse<T>> {
+  const r = await t.gql<T>(query, variables, { ...auth(token), ...headers });
+  expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
+  return r;
+}
+
+beforeAll(async () => {
+  t = await startTestStack({ LAYER_SECRET: 'response-cache-test-secret-0123456789' });
+  await t.control('tokens', { token: TENANT_B, owner: 'response-cache-b@example.com' });
+}, 120_000);
+
+afterAll(async () => {
+  await t?.close();
+});
+
+describe('a repeated query', () => {
+  it('is answered from the response cache: no upstream call, cost says cache hits and the euro saved', async () => {
+    await t.stack.upstream.clearCache();
+    await t.clearCalls();
+    const first = await ok(NAME, { vat: VAT });
+    const bought = costOf(first);
+    expect(bought.upstreamCalls).toBe(1);
+    expect(bought.euro).toBeGreaterThan(0);
+    expect(bought.answeredFrom).toBeUndefined();
+    expect(await t.calls()).toHaveLength(1);
+
+    await t.clearCalls();
+    const again = await ok(NAME, { vat: VAT });
+    expect(again.data).toEqual(first.data);
+    expect(await t.calls()).toEqual([]);
+    const hit = costOf(again);
+    expect(hit).toMatchObject({ upstreamCalls: 0, cacheHits: 1, dedupHits: 0, euro: 0, answeredFrom: 'response-cache', saved: { upstreamCalls: 1, euro: bought.euro } });
+    expect(hit.calls.map((c) => [c.source, c.euro])).toEqual([['cache', 0]]);
+    expect(hit.estimate).toEqual(bought.estimate);
+  });
+
+  it('from another tenant is not answered from the first tenant’s answers', async () => {
+    await t.clearCalls();
+    const b = await ok(NAME, { vat: VAT }, TENANT_B);
+    expect(costOf(b).answeredFrom).toBeUndefined();
+    // Tenant B buys its own data (the upstream cache is per tenant too).
+    expect(costOf(b).upstreamCalls).toBe(1);
+    expect((await t.calls()).length).toBe(1);
+    // B's own repeat is B's hit.
+    expect(costOf(await ok(NAME, { vat: VAT }, TENANT_B)).answeredFrom).toBe('response-cache');
+  });
+
+  it('asking for the estimate alone is never answered from the cache', async () => {
+    const r = await t.gql(NAME, { vat: VAT }, { 'x-openapi-estimate-only': 'true' });
+    expect(r.data).toBeNull();
+    expect(costOf(r)).toMatchObject({ executed: false, upstreamCalls: 0 });
+    expect(costOf(r).answeredFrom).toBeUndefined();
+  });
+
+  it('with risk data (read upstream every time) is never cached', async () => {
+    const SCORE = `query($vat: String!) { company(vatCode: $vat) { companyName creditScore { rating } } }`;
+    const first = await t.gql(SCORE, { vat: VAT });
+    await t.clearCalls();
+    const again = await t.gql(SCORE, { vat: VAT });
+    expect(again.data).toEqual(first.data);
+    expect(costOf(again).answeredFrom).toBeUndefined();
+  });
+});
+
+describe('what the layer learns drops the answers', () => {
+  const MONITOR = `query($id: ID!) { companyMonitor(id: $id) { id checkedOn updatedFields } }`;
+  const CREATE = `mutation($input: CreateCompanyMonitorInput!) { createCompanyMonitor(input: $input) { id } }`;
+  let monitorId = '';
+
+  it('a monitor’s check (a status change of tracked work): the next answer shows it', async () => {
+    const created = await ok<{ createCompanyMonitor: { id: string } }>(CREATE, { input: { code: VAT, dataset: 'IT_START', monitoredFields: ['companyName'] } });
+    monitorId = created.data!.createCompanyMonitor.id;
+    const before = await ok<{ companyMonitor: { checkedOn: string | null } }>(MONITOR, { id: monitorId });
+    expect(before.data!.companyMonitor.checkedOn).toBeNull();
+    expect(costOf(await ok(MONITOR, { id: monitorId })).answeredFrom).toBe('response-cache');
+
+    await t.control('company/monitorCheck', { id: monitorId, changes: { companyName: 'OPENAPI RENAMED S.P.A.' } });
+    // The check reaches the layer through its callback; a cached answer would never show it.
+    const deadline = Date.now() + 20_000;
+    let after: GraphQLResponse<{ companyMonitor: { checkedOn: string | null; updatedFields: unknown } }>;
+    do after = await ok(MONITOR, { id: monitorId });
+    while (after.data!.companyMonitor.checkedOn === null && Date.now() < deadline);
+    expect(after.data!.companyMonitor).toMatchObject({ checkedOn: expect.any(String), updatedFields: { companyName: 'OPENAPI RENAMED S.P.A.' } });
+    // And the company's own answer, cached before the check, is bought again (the company area
+    // dropped its data of the company too).
+    await t.clearCalls();
+    const fresh = await ok(NAME, { vat: VAT });
+    expect(costOf(fresh).answeredFrom).toBeUndefined();
+    expect(costOf(fresh).upstreamCalls).toBe(1);
+    expect(await t.calls('company')).toHaveLength(1);
+  });
+
+  it('a mutation of the caller: the next answer is not the one cached before it', async () => {
+    const LIST = `{ companyMonitors { id } }`;
+    const before = await ok<{ companyMonitors: Array<{ id: string }> }>(LIST);
+    expect(costOf(await ok(LIST)).answeredFrom).toBe('response-cache');
+    const created = await ok<{ createCompanyMonitor: { id: string } }>(CREATE, { input: { code: VAT, dataset: 'IT_START', monitoredFields: ['companyName'] } });
+    const after = await ok<{ companyMonitors: Array<{ id: string }> }>(LIST);
+    expect(costOf(after).answeredFrom).toBeUndefined();
+    expect(after.data!.companyMonitors.map((m) => m.id)).toEqual(expect.arrayContaining([...before.data!.companyMonitors.map((m) => m.id), created.data!.createCompanyMonitor.id]));
+  });
+});
+
+describe('rules', () => {
+  it('each field lives as long as its subgraph’s shortest upstream data', () => {
+    const ttl = ttlPerSchemaCoordinate(readFileSync(SUPERGRAPH_FILE, 'utf8'));
+    expect(ttl['Query.company']).toBe(RESPONSE_TTL_BY_SUBGRAPH.company! * 1000);
+    expect(ttl['Query.company']).toBe(3_600_000);
+    expect(ttl['Company.companyName']).toBe(3_600_000);
+    expect(ttl['Company.creditScore']).toBe(0);
+    expect(ttl['Query.searchMunicipalities']).toBe(POSTAL_TTL * 1000);
+    expect(Object.entries(ttl).filter(([k]) => k.startsWith('Account.')).every(([, v]) => v === 0)).toBe(true);
+  });
+
+  it('only clean answers are kept: no errors, nothing stale, nothing at risk, executed', () => {
+    const cost = { upstreamCalls: 1, staleHits: 0, atRisk: 0, calls: [] };
+    expect(cacheable({ data: {}, extensions: { cost } })).toBe(true);
+    expect(cacheable({ data: {}, errors: [new Error('x') as never], extensions: { cost } })).toBe(false);
+    expect(cacheable({ data: {}, extensions: { cost: { ...cost, staleHits: 1 } } })).toBe(false);
+    expect(cacheable({ data: {}, extensions: { cost: { ...cost, atRisk: 0.5 } } })).toBe(false);
+    expect(cacheable({ data: null, extensions: { cost: { ...cost, executed: false } } })).toBe(false);
+    expect(cacheable({ data: {} })).toBe(false);
+  });
+
+  it('the session is the layer’s tenant of the credential, never the token', () => {
+    expect(sessionOf('Bearer secret-token')).toBe(tenantOf('secret-token'));
+    expect(sessionOf('Bearer secret-token')).not.toContain('secret-token');
+    expect(sessionOf(null)).toBe(sessionOf(''));
+    expect(sessionOf('Basic abc')).not.toContain('abc');
+  });
+});
