@@ -20,6 +20,16 @@ export interface StackOptions {
   clock?: () => number;
   /** Emulator options when it runs embedded. */
   emulator?: Parameters<typeof startEmulator>[0];
+  /**
+   * An emulator running elsewhere (its origin) instead of the embedded one, with `OPENAPI_ENV=emulator`
+   * (the benches keep its CPU out of the layer's). @default the embedded emulator
+   */
+  emulatorUrl?: string;
+  /**
+   * The gateway calls the subgraphs in process (`gateway/in-process.ts`); false sends queries over
+   * loopback HTTP as separate services do (benches compare the two). @default true
+   */
+  inProcess?: boolean;
 }
 
 export interface Stack {
@@ -27,7 +37,7 @@ export interface Stack {
   subgraphs: RunningSubgraphs;
   upstream: UpstreamClient;
   config: UpstreamConfig;
-  /** The embedded emulator's URL, when it runs. */
+  /** The emulator's URL, when one is used (embedded, or given as `emulatorUrl`). */
   emulatorUrl: string | null;
   close(): Promise<void>;
 }
@@ -36,15 +46,17 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   const env = opts.env ?? process.env;
   // One price table for the emulator's wallet and the layer's meter, from this env (per process).
   pricesFromEnv(env);
-  const emulator = wantsEmulator(env) ? await startEmulator({ port: 0, ...opts.emulator }) : null;
+  const emulator = wantsEmulator(env) && !opts.emulatorUrl ? await startEmulator({ port: 0, ...opts.emulator }) : null;
   const closers: Array<() => Promise<void>> = [];
   try {
     if (emulator) closers.push(() => emulator.close());
     // Callback and download URLs: PUBLIC_URL, else the gateway's own URL once it listens.
     let gatewayUrl = '';
-    const layer = await startSubgraphsFromEnv({ env, emulatorUrl: emulator?.url, port: 0, host: '127.0.0.1', gatewayUrl: () => gatewayUrl, clock: opts.clock });
+    const layer = await startSubgraphsFromEnv({ env, emulatorUrl: emulator?.url ?? opts.emulatorUrl, port: 0, host: '127.0.0.1', gatewayUrl: () => gatewayUrl, clock: opts.clock });
     closers.push(() => layer.close());
-    const gateway = await startGateway(gatewayOptionsFromEnv(env, layer.graphqlUrls, { port: opts.port, host: opts.host }));
+    // Queries and mutations reach the subgraphs in process (no loopback HTTP); subscriptions keep graphql-ws.
+    const inProcess = opts.inProcess === false ? {} : Object.fromEntries(Object.keys(layer.graphqlUrls).map((name) => [name, layer.subgraphs.fetch(name)]));
+    const gateway = await startGateway({ ...gatewayOptionsFromEnv(env, layer.graphqlUrls, { port: opts.port, host: opts.host }), inProcess });
     gatewayUrl = gateway.url;
     closers.push(() => gateway.close());
     return {
@@ -52,7 +64,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       subgraphs: layer.subgraphs,
       upstream: layer.upstream,
       config: layer.config,
-      emulatorUrl: emulator?.url ?? null,
+      emulatorUrl: emulator?.url ?? opts.emulatorUrl ?? null,
       async close() {
         for (const c of closers.reverse()) await c().catch((err: unknown) => console.error('[stack] close failed', err));
       },

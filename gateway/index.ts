@@ -19,6 +19,7 @@ import { useInputErrorCodes } from './input-errors.ts';
 import { EXAMPLES } from './examples.ts';
 import { createGatewayLogger } from './logger.ts';
 import { useDocumentLimits } from './limits.ts';
+import { useInProcessSubgraphs, type SubgraphFetch } from './in-process.ts';
 import { createResponseCache, type ResponseCacheOptions } from './response-cache.ts';
 import { metricsPlugins } from './metrics.ts';
 import { tracingPlugins } from './tracing.ts';
@@ -31,6 +32,11 @@ export interface GatewayOptions {
   subgraphUrls: Record<string, string>;
   /** Subgraphs that serve subscriptions over graphql-ws at their GraphQL URL. */
   subscriptionSubgraphs?: string[];
+  /**
+   * Subgraphs running in this process, by name: their queries and mutations are handed to this
+   * handler instead of going over HTTP to `subgraphUrls` (see `in-process.ts`). @default none (HTTP)
+   */
+  inProcess?: Record<string, SubgraphFetch>;
   /** @default 4000 */
   port?: number;
   /** @default '127.0.0.1' */
@@ -96,6 +102,9 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
   );
 
   const responseCache = opts.responseCache === false ? null : createResponseCache({ ...opts.responseCache, supergraph });
+  // In-process subgraphs are found by the URL the transport fetches (its GraphQL URL).
+  const inProcessHandlers = new Map(Object.entries(opts.inProcess ?? {}).flatMap(([name, handler]) => (opts.subgraphUrls[name] ? [[opts.subgraphUrls[name], handler] as const] : [])));
+
   const runtime = createGatewayRuntime({
     supergraph,
     transportEntries,
@@ -120,7 +129,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
       subscriptionsProtocol: 'WS',
     },
     renderGraphiQL,
-    plugins: (ctx) => [...tracingPlugins(ctx), ...metricsPlugins(ctx.log), useDocumentLimits(), useForwardAuthorization(), useForwardAccountKey(), useCost(opts.cost), ...(responseCache?.plugins ?? []), useInputErrorCodes()],
+    plugins: (ctx) => [...tracingPlugins(ctx), ...metricsPlugins(ctx.log), useDocumentLimits(), useForwardAuthorization(), useForwardAccountKey(), useCost(opts.cost), ...(responseCache?.plugins ?? []), useInputErrorCodes(), useInProcessSubgraphs({ handlers: inProcessHandlers })],
   });
 
   // The runtime loads the supergraph lazily; graphql-ws subscriptions need it loaded first.

@@ -20,7 +20,7 @@
  * (`priceOf`). No GraphQL here: `selection.ts` turns a selection set into paths.
  */
 import type { Endpoint } from '../upstream/endpoint.ts';
-import { priceOf } from '../../contract/prices.ts';
+import { priceOf, priceTable, type PriceTable } from '../../contract/prices.ts';
 import { COMPANY_ENDPOINTS } from './upstream.ts';
 
 export const FACETS = [
@@ -524,6 +524,27 @@ function better(a: PlanCost, aIdx: readonly number[], b: PlanCost, bIdx: readonl
  * nothing is needed; throws when no combination covers the need.
  */
 export function planPurchase(facets: Iterable<Facet>, options: PurchasePlanOptions = {}): Source[] {
+  // The same question comes back with every operation (the gateway's estimate, then the loader):
+  // plans are remembered per price table, the search (2^candidates) runs once per distinct question.
+  const need = [...new Set(facets)];
+  const known = options.known ?? (options.byIdOnly ? new Set<IdentifierKind>(['id']) : ANY_ID);
+  const key = `${[...need].sort().join(',')}|${[...known].sort().join(',')}|${[...(options.cached ?? [])].sort().join(',')}|${options.allowed ? options.allowed.join(',') : '*'}`;
+  const table = priceTable();
+  let plans = PLANS.get(table);
+  if (!plans) PLANS.set(table, (plans = new Map()));
+  let plan = plans.get(key);
+  if (!plan) {
+    plan = searchPurchase(need, { ...options, known });
+    if (plans.size >= 2_000) plans.clear();
+    plans.set(key, plan);
+  }
+  return [...plan];
+}
+
+/** Plans found, per price table and question (see `planPurchase`). */
+const PLANS = new WeakMap<PriceTable, Map<string, readonly Source[]>>();
+
+function searchPurchase(facets: Iterable<Facet>, options: PurchasePlanOptions): Source[] {
   const need = [...new Set(facets)];
   if (need.length === 0) return [];
   const known = options.known ?? (options.byIdOnly ? new Set<IdentifierKind>(['id']) : ANY_ID);

@@ -72,6 +72,11 @@ export interface RunningSubgraphs {
   url: string;
   /** GraphQL URL of one subgraph. */
   graphqlUrl(name: string): string;
+  /**
+   * Answers a GraphQL request to one subgraph in this process, as its HTTP server would at
+   * `graphqlUrl(name)` (the gateway of the one-process stack calls it instead of loopback HTTP).
+   */
+  fetch(name: string): (url: string, init: RequestInit) => Response | Promise<Response>;
   schemas: Map<string, GraphQLSchema>;
   close(): Promise<void>;
 }
@@ -279,6 +284,11 @@ export async function startSubgraphServer(opts: SubgraphServerOptions): Promise<
   return {
     url,
     graphqlUrl: (name) => `${url}/${name}/graphql`,
+    fetch(name) {
+      const yoga = yogas.get(name);
+      if (!yoga) throw new Error(`no subgraph "${name}" in this server`);
+      return (target, init) => yoga.fetch(target, init);
+    },
     schemas,
     async close() {
       for (const d of disposers.reverse()) await d();
