@@ -33,6 +33,22 @@ describe('postal lookups (Istat data)', () => {
     expect(res.extensions!.cost!.euro).toBe(0.04);
   });
 
+  it('a postal code across a province line: each place has its own province (12071: Cuneo and Savona), in one call', async () => {
+    await t.clearCalls();
+    const res = await t.gql<{ postalCode: { places: Array<{ municipality: { name: string }; province: { code: string; name: string }; region: string }>; province: unknown; region: string } }>(
+      '{ postalCode(code: "12071") { places { municipality { name } province { code name } region } province { code } region } }',
+    );
+    expect(res.errors).toBeUndefined();
+    const pc = res.data!.postalCode;
+    const sigle = new Set(pc.places.map((p) => p.province.code));
+    expect([...sigle].sort()).toEqual(['CN', 'SV']);
+    for (const p of pc.places) expect(p.province.name).toBe(p.province.code === 'CN' ? 'Cuneo' : 'Savona');
+    // No single province for the area; both provinces are in Piemonte and Liguria: no single region either.
+    expect(pc.province).toBeNull();
+    expect(pc.region).toBeNull();
+    expect(await paths()).toEqual(['GET /cap/12071']);
+  });
+
   it('H501 → Roma; Istat 058091 → Roma, with codes, province, region and postal codes', async () => {
     const byCadastral = await t.gql<{ municipality: { istatCode: string; name: string; suppressed: boolean } }>('{ municipality(cadastralCode: "H501") { istatCode name suppressed } }');
     expect(byCadastral.errors).toBeUndefined();
@@ -87,7 +103,7 @@ describe('postal lookups (Istat data)', () => {
       lazio: Array<{ code: string }>;
       province: { code: string; name: string; istatCode: string; region: string };
       metropolitanCities: Array<{ name: string; capital: string }>;
-      suppressedMunicipalities: Array<{ istatCode: string; name: string; cadastralCode: string | null; province: { code: string } }>;
+      suppressedMunicipalities: Array<{ istatCode: string | null; name: string; cadastralCode: string | null; province: { code: string } }>;
       streetTypes: string[];
       via: string[];
     }>(`{
@@ -109,7 +125,9 @@ describe('postal lookups (Istat data)', () => {
     expect(d.province).toEqual({ code: 'RM', name: 'Roma', istatCode: '058', region: 'Lazio' });
     expect(d.metropolitanCities).toHaveLength(14);
     expect(d.metropolitanCities).toContainEqual({ name: 'ROMA', capital: 'Roma' });
-    expect(d.suppressedMunicipalities).toContainEqual({ istatCode: expect.stringMatching(/^024\d{3}$/), name: 'Barbarano Vicentino', cadastralCode: 'A627', province: { code: 'VI' } });
+    // Istat codes only where a source gives them (the vendor spec's example), never invented.
+    expect(d.suppressedMunicipalities).toContainEqual({ istatCode: '024011', name: 'Barbarano Vicentino', cadastralCode: 'A627', province: { code: 'VI' } });
+    expect(d.suppressedMunicipalities).toContainEqual({ istatCode: null, name: 'Mossano', cadastralCode: null, province: { code: 'VI' } });
     expect(d.streetTypes).toContain('PIAZZA');
     expect(d.via).toEqual(['VIA', 'VIALE']);
     expect((await paths()).sort()).toEqual(['GET /citta_metropolitane', 'GET /comuni_soppressi', 'GET /dug', 'GET /dug', 'GET /province', 'GET /province/RM', 'GET /provincia', 'GET /regioni'].sort());

@@ -6,8 +6,9 @@
  * - suppressed municipalities (`comuni_soppressi`): no public machine-readable source was at hand in
  *   the repository or the registries, so this is a documented, realistic list of municipalities
  *   merged away by real fusions after 2014 (the vendor spec's own example, Barbarano Vicentino,
- *   among them). Istat and cadastral codes are the ones those towns had; treat the list as
- *   illustrative, not complete.
+ *   among them). An Istat or cadastral code is given only where a public source at hand shows it
+ *   (the vendor spec's example: Barbarano Vicentino, 24011, A627); the others have none, never an
+ *   invented one. Treat the list as illustrative, not complete.
  * - street types (DUG, denominazioni urbanistiche generiche): the common Italian street types as the
  *   national street registry (ANNCSU) and the postal operator write them. The contract lists `/dug`
  *   but no public source shows it: the shape is designed from the contract's words.
@@ -16,6 +17,7 @@
  * patron saints) are left out of the answers rather than invented.
  */
 import { readFileSync } from 'node:fs';
+import { fold, istat6, vendorIstat } from '../../contract/istat.ts';
 
 interface ComuneRow {
   nome: string;
@@ -30,7 +32,7 @@ interface ComuneRow {
 
 export interface Municipality {
   name: string;
-  /** Istat code, 6 digits (`058091`). */
+  /** Istat code, 6 digits (`058091`); '' for a suppressed municipality whose code no source at hand gives. */
   istat: string;
   cadastral: string;
   regionCode: string;
@@ -85,26 +87,25 @@ const METRO_PROVINCES: Record<string, string> = {
 
 /**
  * Suppressed municipalities (see the file's comment): name, province sigla, the municipality it was
- * merged into (a living one of the Istat file), and its cadastral code where a public source gives
- * it (the vendor spec's example). Their Istat codes are assigned here in the `9xx` range of their
- * province, which no living municipality uses: illustrative, not the historical codes.
+ * merged into (a living one of the Istat file), and its Istat and cadastral codes where a public
+ * source at hand gives them (the vendor spec's example), else null: never invented.
  */
-const SUPPRESSED: ReadonlyArray<readonly [name: string, sigla: string, mergedInto: string, cadastral: string | null]> = [
-  ['Barbarano Vicentino', 'VI', 'Barbarano Mossano', 'A627'],
-  ['Mossano', 'VI', 'Barbarano Mossano', null],
-  ['Lu', 'AL', 'Lu e Cuccaro Monferrato', null],
-  ['Cuccaro Monferrato', 'AL', 'Lu e Cuccaro Monferrato', null],
-  ['Maccagno', 'VA', 'Maccagno con Pino e Veddasca', null],
-  ['Pino sulla Sponda del Lago Maggiore', 'VA', 'Maccagno con Pino e Veddasca', null],
-  ['Veddasca', 'VA', 'Maccagno con Pino e Veddasca', null],
-  ['Figline Valdarno', 'FI', 'Figline e Incisa Valdarno', null],
-  ["Incisa in Val d'Arno", 'FI', 'Figline e Incisa Valdarno', null],
-  ['Bleggio Superiore', 'TN', 'Comano Terme', null],
-  ['Lomaso', 'TN', 'Comano Terme', null],
-  ['Corigliano Calabro', 'CS', 'Corigliano-Rossano', null],
-  ['Rossano', 'CS', 'Corigliano-Rossano', null],
-  ['Sillano', 'LU', 'Sillano Giuncugnano', null],
-  ['Giuncugnano', 'LU', 'Sillano Giuncugnano', null],
+const SUPPRESSED: ReadonlyArray<readonly [name: string, sigla: string, mergedInto: string, istat: string | null, cadastral: string | null]> = [
+  ['Barbarano Vicentino', 'VI', 'Barbarano Mossano', '024011', 'A627'],
+  ['Mossano', 'VI', 'Barbarano Mossano', null, null],
+  ['Lu', 'AL', 'Lu e Cuccaro Monferrato', null, null],
+  ['Cuccaro Monferrato', 'AL', 'Lu e Cuccaro Monferrato', null, null],
+  ['Maccagno', 'VA', 'Maccagno con Pino e Veddasca', null, null],
+  ['Pino sulla Sponda del Lago Maggiore', 'VA', 'Maccagno con Pino e Veddasca', null, null],
+  ['Veddasca', 'VA', 'Maccagno con Pino e Veddasca', null, null],
+  ['Figline Valdarno', 'FI', 'Figline e Incisa Valdarno', null, null],
+  ["Incisa in Val d'Arno", 'FI', 'Figline e Incisa Valdarno', null, null],
+  ['Bleggio Superiore', 'TN', 'Comano Terme', null, null],
+  ['Lomaso', 'TN', 'Comano Terme', null, null],
+  ['Corigliano Calabro', 'CS', 'Corigliano-Rossano', null, null],
+  ['Rossano', 'CS', 'Corigliano-Rossano', null, null],
+  ['Sillano', 'LU', 'Sillano Giuncugnano', null, null],
+  ['Giuncugnano', 'LU', 'Sillano Giuncugnano', null, null],
 ];
 
 /** Street types (DUG). */
@@ -152,14 +153,10 @@ export function postalData(): PostalData {
   const municipalities = load();
   const suppressed: Municipality[] = [];
   const byName = new Map(municipalities.map((m) => [m.name, m]));
-  const perProvince = new Map<string, number>();
-  for (const [name, sigla, mergedInto, cadastral] of SUPPRESSED) {
+  for (const [name, sigla, mergedInto, istatCode, cadastral] of SUPPRESSED) {
     const p = byName.get(mergedInto);
     if (!p || p.sigla !== sigla) continue;
-    const n = (perProvince.get(p.provinceCode) ?? 0) + 1;
-    perProvince.set(p.provinceCode, n);
-    const istat = `${p.provinceCode}${String(900 + n)}`;
-    suppressed.push({ name, istat, cadastral: cadastral ?? '', regionCode: p.regionCode, region: p.region, provinceCode: p.provinceCode, province: p.province, sigla, zips: [], population: 0, suppressed: true, mergedInto: p.istat });
+    suppressed.push({ name, istat: istatCode ?? '', cadastral: cadastral ?? '', regionCode: p.regionCode, region: p.region, provinceCode: p.provinceCode, province: p.province, sigla, zips: [], population: 0, suppressed: true, mergedInto: p.istat });
   }
   const regions = new Map<string, Region>();
   const provinces = new Map<string, Province>();
@@ -182,7 +179,7 @@ export function postalData(): PostalData {
     return { name: (p?.name ?? capital).toUpperCase(), capital, population: p?.population ?? 0, municipalities: p?.municipalities ?? 0 };
   });
   const byIstat = new Map<string, Municipality>();
-  for (const m of [...municipalities, ...suppressed]) byIstat.set(m.istat, m);
+  for (const m of [...municipalities, ...suppressed]) if (m.istat) byIstat.set(m.istat, m);
   const byZip = new Map<string, Municipality[]>();
   for (const m of municipalities) for (const z of m.zips) byZip.set(z, [...(byZip.get(z) ?? []), m]);
   cached = {
@@ -197,20 +194,10 @@ export function postalData(): PostalData {
   return cached;
 }
 
-/** An Istat code as the vendor writes it: without leading zeros (`058091` → `58091`). */
-export const vendorIstat = (istat: string): string => String(Number.parseInt(istat, 10));
+/** A municipality's Istat code as the vendor writes it (`58091`); null for a suppressed one without a code. */
+export const vendorIstatOf = (istat: string): string | null => (istat ? vendorIstat(istat) : null);
 
 /** A 6-digit Istat code from either form; null when it is not one. */
-export function fullIstat(code: string): string | null {
-  const t = code.trim();
-  return /^\d{1,6}$/.test(t) ? t.padStart(6, '0') : null;
-}
+export const fullIstat = (code: string): string | null => istat6(code);
 
-/** Lower case without accents or punctuation, for name matching. */
-export const fold = (s: string): string =>
-  s
-    .normalize('NFD')
-    .replace(/[\u0300-\u036f]/g, '')
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, ' ')
-    .trim();
+export { fold };

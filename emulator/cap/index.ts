@@ -18,7 +18,7 @@
  * Suppressed municipalities match too, with `suppressed: true`.
  */
 import { fail, ok, type AreaModule, type EmuResponse, type Route } from '../core.ts';
-import { fold, fullIstat, postalData, STREET_TYPES, vendorIstat, type Municipality, type Province } from './data.ts';
+import { fold, fullIstat, postalData, STREET_TYPES, vendorIstatOf, type Municipality, type Province } from './data.ts';
 
 const notFound = (what: string): EmuResponse => fail(404, 404, `${what} not found`);
 
@@ -65,7 +65,7 @@ const search: Route['handler'] = (req) => {
     if (catasto && m.cadastral !== catasto.toUpperCase()) continue;
     if (regione && !matchesRegion(m, regione)) continue;
     if (provincia && !matchesProvince(m, provincia)) continue;
-    out.push({ istat: vendorIstat(m.istat), comune: m.name, suppressed: m.suppressed });
+    out.push({ istat: vendorIstatOf(m.istat), comune: m.name, suppressed: m.suppressed });
   }
   return ok(out);
 };
@@ -83,7 +83,7 @@ const routes: Route[] = [
     handler: (_req, p) => {
       const m = municipality(p.istat ?? '');
       if (!m) return notFound('city');
-      return ok({ istat: vendorIstat(m.istat), comune: m.name, regione: m.region, provincia: m.province, cap: m.zips });
+      return ok({ istat: vendorIstatOf(m.istat), comune: m.name, regione: m.region, provincia: m.province, cap: m.zips });
     },
   },
   {
@@ -93,7 +93,7 @@ const routes: Route[] = [
       const m = municipality(p.istat ?? '');
       if (!m) return notFound('city');
       return ok({
-        istat: vendorIstat(m.istat),
+        istat: vendorIstatOf(m.istat),
         comune: m.name,
         regione: m.region,
         provincia: m.province,
@@ -111,13 +111,15 @@ const routes: Route[] = [
     pattern: '/cap/:cap',
     handler: (_req, p) => {
       const towns = postalData().byZip.get(p.cap ?? '') ?? [];
-      const first = towns[0];
-      if (!first) return notFound('cap');
+      if (towns.length === 0) return notFound('cap');
+      // A postal code may cross a province line (12071: CN and SV): each town carries its own
+      // province and region; the top-level fields are given only when every town shares them.
+      const one = <T>(vals: T[]): T | undefined => (vals.every((v) => v === vals[0]) ? vals[0] : undefined);
       return ok({
-        comuni: towns.map((m) => ({ istat: vendorIstat(m.istat), comune: m.name, frazione: null, comune_istat: vendorIstat(m.istat) })),
-        provincia: first.province,
-        sigla_provincia: first.sigla,
-        regione: first.region,
+        comuni: towns.map((m) => ({ istat: vendorIstatOf(m.istat), comune: m.name, frazione: null, comune_istat: vendorIstatOf(m.istat), provincia: m.province, sigla_provincia: m.sigla, regione: m.region })),
+        provincia: one(towns.map((m) => m.province)),
+        sigla_provincia: one(towns.map((m) => m.sigla)),
+        regione: one(towns.map((m) => m.region)),
       });
     },
   },
@@ -172,7 +174,7 @@ const routes: Route[] = [
       return ok(
         postalData()
           .suppressed.filter((m) => !sigla || m.sigla === sigla)
-          .map((m) => ({ istat: vendorIstat(m.istat), comune: m.name, cod_fisco: m.cadastral || null, sigla_provincia: m.sigla, regione: m.region, provincia: m.province })),
+          .map((m) => ({ istat: vendorIstatOf(m.istat), comune: m.name, cod_fisco: m.cadastral || null, sigla_provincia: m.sigla, regione: m.region, provincia: m.province })),
       );
     },
   },

@@ -8,6 +8,7 @@ import type { CallOptions } from '../upstream/upstream.ts';
 import type { Endpoint } from '../upstream/endpoint.ts';
 import { istat6, POSTAL, type AdvanceInfo, type BaseInfo, type ProvinceInfo, type RegionInfo, type SearchItem } from './upstream.ts';
 import type { MunicipalityParent } from './mappers.ts';
+import { fold } from '../../contract/istat.ts';
 
 /** `cerca_comuni` filters, in the vendor's parameter names. */
 export interface SearchFilters {
@@ -19,14 +20,8 @@ export interface SearchFilters {
   provincia?: string | null;
 }
 
-/** Lower case without accents or punctuation, for name matching. */
-export const fold = (s: string): string =>
-  s
-    .normalize('NFD')
-    .replace(/[\u0300-\u036f]/g, '')
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, ' ')
-    .trim();
+/** Name matching folds case, accents and punctuation as the emulator does (`contract/istat.ts`). */
+export { fold };
 
 function call<T>(ctx: SubgraphContext, ep: Endpoint, opts: CallOptions = {}): Promise<T> {
   return ctx.once(`postal|${ep.path}|${JSON.stringify(opts)}`, () => ctx.upstream.call<T>(ctx, ep, opts));

@@ -64,7 +64,8 @@ export interface AdvanceInfo extends BaseInfo {
 }
 
 export interface CapInfo {
-  comuni: Array<{ istat: string | number; comune: string; frazione?: string | null; comune_istat?: string | number }>;
+  /** Each town's own province and region (a postal code may cross a province line), where given. */
+  comuni: Array<{ istat: string | number; comune: string; frazione?: string | null; comune_istat?: string | number; provincia?: string; sigla_provincia?: string; regione?: string }>;
   provincia?: string;
   sigla_provincia?: string;
   regione?: string;
@@ -100,7 +101,7 @@ export interface MetroCityInfo {
 }
 
 export interface SuppressedInfo {
-  istat: string | number;
+  istat?: string | number | null;
   comune: string;
   cod_fisco?: string | number | null;
   sigla_provincia?: string;
@@ -108,8 +109,5 @@ export interface SuppressedInfo {
   provincia?: string;
 }
 
-/** A 6-digit Istat code from the vendor's form (`58091`, `58091.0`, 58091) or null. */
-export function istat6(v: unknown): string | null {
-  const s = typeof v === 'number' ? String(Math.trunc(v)) : typeof v === 'string' ? v.trim() : '';
-  return /^\d{1,6}$/.test(s) ? s.padStart(6, '0') : null;
-}
+/** A 6-digit Istat code from the vendor's form (`58091`, 58091) or null (`contract/istat.ts`). */
+export { istat6 } from '../../contract/istat.ts';

@@ -6,6 +6,7 @@ import { complete } from '../complete.ts';
 import { DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT } from '../pricing.ts';
 import type { MunicipalityParent } from '../mappers.ts';
 import * as svc from '../service.ts';
+import { vendorIstat } from '../../../contract/istat.ts';
 import { istat6, POSTAL, type CapInfo, type MetroCityInfo, type ProvinceInfo, type SuppressedInfo } from '../upstream.ts';
 import type { SubgraphContext } from '../../runtime/context.ts';
 import { UpstreamError } from '../../upstream/errors.ts';
@@ -44,7 +45,6 @@ function provinceCode(v: string | null | undefined, field: string): string | nul
 }
 
 /** The vendor's Istat code without leading zeros, as its paths and filters take it. */
-const vendorIstat = (code: string): string => String(Number.parseInt(code, 10));
 
 async function orNull<T>(p: Promise<T>): Promise<T | null> {
   try {
@@ -82,17 +82,19 @@ export function createResolvers(): Resolvers {
         if (!code) throw badUserInput('code is required', 'code');
         const data = await orNull(ctx.upstream.call<CapInfo>(ctx, POSTAL.cap, { params: { cap: code } }));
         if (!data || !Array.isArray(data.comuni) || data.comuni.length === 0) return null;
-        return {
-          code,
-          places: data.comuni.flatMap((c) => {
-            const istat = istat6(c.comune_istat ?? c.istat);
-            if (!istat) return [];
-            const hamlet = c.frazione ?? null;
-            return [{ municipality: hamlet ? { istatCode: istat } : { istatCode: istat, name: c.comune }, hamlet }];
-          }),
-          province: data.provincia ? { code: data.sigla_provincia ?? null, name: data.provincia } : null,
-          region: data.regione ?? null,
-        };
+        // A postal code may cross a province line (12071: Cuneo and Savona): each place takes its
+        // own town's province and region (the top-level ones only where a town gives none).
+        const places = data.comuni.flatMap((c) => {
+          const istat = istat6(c.comune_istat ?? c.istat);
+          if (!istat) return [];
+          const hamlet = c.frazione ?? null;
+          const provincia = c.provincia ?? data.provincia;
+          const province = provincia ? { code: (c.provincia ? c.sigla_provincia : data.sigla_provincia) ?? null, name: provincia } : null;
+          return [{ municipality: hamlet ? { istatCode: istat } : { istatCode: istat, name: c.comune }, hamlet, province, region: c.regione ?? data.regione ?? null }];
+        });
+        // The area's province and region: those every place shares, else null.
+        const shared = <T>(vals: T[]): T | null => (vals.length > 0 && vals.every((v) => JSON.stringify(v) === JSON.stringify(vals[0])) ? (vals[0] ?? null) : null);
+        return { code, places, province: shared(places.map((p) => p.province)), region: shared(places.map((p) => p.region)) };
       },
       async municipality(_, args, ctx) {
         const istat = istatCode(args.istatCode, 'istatCode');
@@ -161,12 +163,12 @@ export function createResolvers(): Resolvers {
       async suppressedMunicipalities(_, args, ctx) {
         const sigla = provinceCode(args.province, 'province');
         const list = (await orNull(ctx.upstream.call<SuppressedInfo[]>(ctx, POSTAL.suppressed, { query: { sigla_provincia: sigla } }))) ?? [];
+        // A suppressed municipality may come without an Istat code (none is invented for it).
         return list.flatMap((s) => {
-          const istat = istat6(s.istat);
-          if (!istat) return [];
+          if (typeof s.comune !== 'string' || s.comune === '') return [];
           return [
             {
-              istatCode: istat,
+              istatCode: istat6(s.istat),
               name: s.comune,
               cadastralCode: str(s.cod_fisco),
               province: s.provincia ? { code: s.sigla_provincia ?? null, name: s.provincia } : null,
