@@ -251,7 +251,7 @@ describe('company-register notification', () => {
     expect(await next(it, 'pecNotificationUpdated')).toMatchObject({ status: 'DOCUMENTS_UPLOADED' });
 
     // The provider waits for the finalize: nothing moves it, and reading it through the layer does not send it.
-    expect((await t.control('pec/advance', { id })).notifications).toEqual([]);
+    expect(((await t.control('pec/advance', { id })) as Obj).notifications).toEqual([]);
     expect((await gql<{ pecNotification: Obj }>(`query($id: ID!) { pecNotification(id: $id) { status } }`, { id })).pecNotification.status).toBe('DOCUMENTS_UPLOADED');
 
     const fin = await t.gql<{ finalizeCompanyRegisterNotification: Obj }>(FINALIZE, { id, key: 'finalize-azienda-1' }, auth(token));
