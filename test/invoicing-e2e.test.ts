@@ -161,7 +161,8 @@ describe('configurations', () => {
       { input: { fiscalId: SENDER_VAT, receipts: true, receiptsCredentials: { taxCode: PERSON_CF, password: 'secret', pin: '1234' }, events: ['CUSTOMER_INVOICE', 'SUPPLIER_INVOICE'] } },
     );
     expect(data.updateInvoicingConfiguration).toEqual({ receipts: true, receiptsCredentialsTaxCode: PERSON_CF, events: ['CUSTOMER_INVOICE', 'SUPPLIER_INVOICE'] });
-    expect(await callsOf()).toEqual(['PATCH /IT-configuration 200']);
+    // The configuration is read first (free), to keep the other tokens' callbacks registered on it.
+    expect(await callsOf()).toEqual([`GET /IT-configurations/${SENDER_VAT} 200`, 'PATCH /IT-configuration 200']);
     // The schema has no email to update; the emulator answers the vendor's refusal to anyone who tries.
     const bad = await t.gql(`mutation { updateInvoicingConfiguration(input: { fiscalId: "${SENDER_VAT}", email: "x@y.it" }) { email } }`, {}, auth(token));
     expect(bad.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
@@ -412,6 +413,46 @@ describe('relays', () => {
       expect(bodies).toHaveLength(1);
       expect(bodies[0]!.headers['x-app-key']).toBe('app-secret');
       expect(bodies[0]!.body.data).toMatchObject({ id: data.issueInvoice.id, state: 'SENT', document_number: 'RELAY-1' });
+    } finally {
+      server.close();
+    }
+  });
+});
+
+describe('two tokens of one account', () => {
+  it("both keep receiving a configuration's notifications when the second token updates its events and callback", async () => {
+    const seen: Record<string, Obj[]> = { '/a': [], '/b': [] };
+    const waiters: Array<() => void> = [];
+    const server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        seen[req.url ?? '']?.push(JSON.parse(Buffer.concat(chunks).toString('utf8')) as Obj);
+        res.writeHead(200).end('ok');
+        for (const w of waiters.splice(0)) w();
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const first = await t.createToken(5);
+      const owner = ((await (await fetch(`${t.stack.emulatorUrl}/_emulator/tokens/${encodeURIComponent(first)}`)).json()) as { owner: string }).owner;
+      const second = ((await t.control('tokens', { credit: 5, owner })) as { token: string }).token;
+      await configure(first, { supplierInvoices: false, callback: { url: `${base}/a` } });
+      // The second token (another tenant of the same account) chooses its events and its own callback.
+      const upd = await gql<{ updateInvoicingConfiguration: Obj }>(
+        second,
+        `mutation($input: UpdateInvoicingConfigurationInput!) { updateInvoicingConfiguration(input: $input) { events } }`,
+        { input: { fiscalId: SENDER_VAT, events: ['CUSTOMER_INVOICE'], callback: { url: `${base}/b` } } },
+      );
+      expect(upd.data.updateInvoicingConfiguration.events).toEqual(['CUSTOMER_INVOICE']);
+      const { data } = await gql<{ issueInvoice: Obj }>(first, ISSUE, { input: invoiceInput({ number: 'TWO-TOKENS-1' }) });
+      await t.control('invoice/advance', { id: data.issueInvoice.id });
+      const deadline = Date.now() + SAFETY_MS;
+      while ((seen['/a']!.length === 0 || seen['/b']!.length === 0) && Date.now() < deadline) await withSafety(new Promise<void>((r) => waiters.push(r)), 'both relays', SAFETY_MS);
+      // Each tenant's callback re-read the invoice with its own token and relayed it to its own target.
+      expect(seen['/a']!.map((b) => (b.data as Obj).state)).toEqual(['SENT']);
+      expect(seen['/b']!.map((b) => (b.data as Obj).state)).toEqual(['SENT']);
     } finally {
       server.close();
     }

@@ -13,6 +13,7 @@ import { badUserInput } from '../runtime/errors.ts';
 import { fingerprintOf, requestTopicOf, tenantTopicOf, TrackingService, type CreateSend, type TrackingServiceOptions } from '../runtime/tracking/service.ts';
 import type { Obj } from '../runtime/tracking/policy.ts';
 import { MemoryPollBook, type PollBook } from '../runtime/tracking/poller.ts';
+import { callbackPurpose } from '../runtime/tracking/ingress.ts';
 import { isObj } from '../runtime/tracking/policy.ts';
 import type { RelayTarget, TrackedRequest } from '../runtime/tracking/store.ts';
 import { CostMeter } from '../upstream/cost.ts';
@@ -228,25 +229,56 @@ export class InvoicingService extends TrackingService<InvoicingFamily, Invoicing
     return rec;
   }
 
-  /** Updates receipts, credentials, events or the relay of a configuration (free). */
+  /**
+   * Updates receipts, credentials, events or the relay of a configuration (free). The configuration
+   * is the account's, shared by every token of it: the events chosen here are this tenant's
+   * targets, merged with the live layer callbacks other tenants registered on it (read first,
+   * free), so one token's update never silences another's notifications.
+   */
   async update(ctx: SubgraphContext, change: ConfigurationChange): Promise<Obj> {
     const body: Obj = { fiscal_id: change.fiscalId };
     if (change.receipts !== undefined) body.receipts = change.receipts;
     if (change.credentials !== undefined) body.receipts_authentication = change.credentials;
     if (change.events !== undefined || change.relay !== undefined) {
-      let events = change.events;
-      if (events === undefined) {
-        const now = await this.configuration(ctx, change.fiscalId);
-        events = (Array.isArray(now?.api_configurations) ? now.api_configurations : [])
-          .map((a) => (isObj(a) ? eventName(a.event) : null))
+      const now = await this.configuration(ctx, change.fiscalId);
+      const registered = (Array.isArray(now?.api_configurations) ? now.api_configurations : []).filter(isObj);
+      const { mine, others } = await this.targetsOf(ctx, change.fiscalId, registered);
+      // Without new events: this tenant's own, else (none registered by it yet) the configuration's.
+      const events =
+        change.events ??
+        (mine.length > 0 ? mine : registered)
+          .map((a) => eventName(a.event))
           .filter((e): e is InvoicingEventName => e !== null);
-      }
       const relay = change.relay !== undefined ? change.relay : ((await this.store.configReservation(ctx.auth.tenant, change.fiscalId))?.relay ?? null);
-      body.api_configurations = await this.apiConfigurations(ctx, change.fiscalId, [...new Set(events)], relay);
+      body.api_configurations = [...(await this.apiConfigurations(ctx, change.fiscalId, [...new Set(events)], relay)), ...others];
     }
     const rec = await ctx.upstream.call<unknown>(ctx, INVOICING.configurationUpdate, { body });
     if (!isObj(rec)) throw new UpstreamError('decode', 'the answer carries no configuration', 'invoice', 'IT-configuration', 200);
     return rec;
+  }
+
+  /**
+   * The registered `api_configurations` of a configuration split into this tenant's (callbacks of
+   * its reservations for the configuration) and the other tenants' live layer callbacks, kept as
+   * they are. Expired or foreign callbacks are neither: the update drops them, as before.
+   */
+  private async targetsOf(ctx: SubgraphContext, fiscalId: string, registered: readonly Obj[]): Promise<{ mine: Obj[]; others: Obj[] }> {
+    const base = `${this.publicUrl()}/callbacks/${this.area.name}/`;
+    const ownKeys = new Set<string>();
+    for (const config of [fiscalId, `${fiscalId}#receipts`]) {
+      const r = await this.store.configReservation(ctx.auth.tenant, config);
+      if (r) ownKeys.add(r.key);
+    }
+    const mine: Obj[] = [];
+    const others: Obj[] = [];
+    for (const a of registered) {
+      const url = isObj(a.callback) && typeof a.callback.url === 'string' ? a.callback.url : '';
+      if (!url.startsWith(base)) continue;
+      const v = this.signer.verify(callbackPurpose(this.area.name), url.slice(base.length));
+      if (!v.ok) continue;
+      (ownKeys.has(v.payload) ? mine : others).push(a);
+    }
+    return { mine, others };
   }
 
   /**
