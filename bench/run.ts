@@ -18,6 +18,7 @@ import { runPostalBench } from './postal.ts';
 import { runPecBench } from './pec.ts';
 import { runInvoicingBench } from './invoicing.ts';
 import { runCompanyPlansBench } from './company-plans.ts';
+import { runSpeedBench } from './speed.ts';
 
 const LATENCY_MS = Number(process.env.BENCH_UPSTREAM_LATENCY_MS ?? 40);
 const N = Number(process.env.BENCH_OPERATIONS ?? 40);
@@ -175,6 +176,9 @@ async function main(): Promise<void> {
   await runPostalBench(LATENCY_MS);
   await runPecBench(LATENCY_MS);
   await runInvoicingBench(LATENCY_MS);
+
+  // The layer beside the runtime's own ceiling (a bare Hive gateway with its response cache).
+  await runSpeedBench();
 }
 
 await main();

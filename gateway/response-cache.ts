@@ -175,21 +175,25 @@ export function createResponseCache(opts: ResponseCacheOptions): LayerResponseCa
     void sub.psubscribe(`${channels}*`).catch((err: unknown) => console.error('[gateway] response cache: bus subscription failed', err));
   }
 
-  /** Requests asking for the estimate alone (header or request extension): never served nor stored. */
-  const estimateOnly = new WeakSet<Request>();
-  const markEstimateOnly: GatewayPlugin = {
+  /**
+   * Requests never served from nor stored in the cache: asking for the estimate alone (header or
+   * request extension), or without the document's text yet (a persisted operation's hash: the key
+   * would not tell two documents apart).
+   */
+  const uncacheable = new WeakSet<Request>();
+  const markUncacheable: GatewayPlugin = {
     onParams({ params, request }) {
       const header = request.headers.get(ESTIMATE_ONLY_HEADER);
       const ext = (params.extensions as { cost?: { estimateOnly?: unknown } } | undefined)?.cost;
-      if ((header && /^(1|true|yes)$/i.test(header.trim())) || ext?.estimateOnly === true) estimateOnly.add(request);
+      if ((header && /^(1|true|yes)$/i.test(header.trim())) || ext?.estimateOnly === true || !params.query) uncacheable.add(request);
     },
   };
 
   const responseCache = useResponseCache<Record<string, unknown>>({
     cache,
     session: (request) => sessionOf(request.headers.get('authorization')),
-    // Over graphql-ws (no Fetch request) nothing is cached; nor estimate-only requests.
-    enabled: (request) => isFetchRequest(request) && !estimateOnly.has(request),
+    // Over graphql-ws (no Fetch request) nothing is cached; nor what `markUncacheable` marks.
+    enabled: (request) => isFetchRequest(request) && !uncacheable.has(request),
     buildResponseCacheKey: ({ documentString, variableValues, operationName, sessionId }) =>
       handleKey(sessionId ?? ANONYMOUS, hashSHA256([documentString, operationName ?? '', stableJson(variableValues ?? {})].join('|'))),
     ttl: 0,
@@ -214,7 +218,7 @@ export function createResponseCache(opts: ResponseCacheOptions): LayerResponseCa
           },
         };
       }
-      if (op?.operation !== 'query' || session === null || !ctx.params?.query || estimateOnly.has(ctx.request!)) return;
+      if (op?.operation !== 'query' || session === null || !ctx.params?.query || uncacheable.has(ctx.request!)) return;
       const key = `${session}|${args.operationName ?? ''}|${ctx.params.query}|${stableJson(args.variableValues ?? {})}`;
       const leader = inFlight.get(key);
       if (leader) {
@@ -233,7 +237,7 @@ export function createResponseCache(opts: ResponseCacheOptions): LayerResponseCa
   };
 
   return {
-    plugins: [markEstimateOnly, shareInFlight, responseCache],
+    plugins: [markUncacheable, shareInFlight, responseCache],
     clear,
     async close() {
       stopListening();
