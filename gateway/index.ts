@@ -19,6 +19,7 @@ import { useInputErrorCodes } from './input-errors.ts';
 import { EXAMPLES } from './examples.ts';
 import { createGatewayLogger } from './logger.ts';
 import { useDocumentLimits } from './limits.ts';
+import { httpCheck, ServerLife, DEFAULT_SHUTDOWN_TIMEOUT_MS, type ReadinessCheck } from '../subgraphs/runtime/health.ts';
 import { useInProcessSubgraphs, type SubgraphFetch } from './in-process.ts';
 import { createResponseCache, type ResponseCacheOptions } from './response-cache.ts';
 import { metricsPlugins } from './metrics.ts';
@@ -60,6 +61,12 @@ export interface GatewayOptions {
    */
   corsOrigins?: string[];
   /**
+   * Readiness conditions besides every subgraph answering its `/healthz` (e.g. Redis answering
+   * PING when configured); `/readyz` answers 503 while one fails. Closed with the gateway.
+   * @default []
+   */
+  readiness?: ReadinessCheck[];
+  /**
    * Whole query answers cached per tenant and identical queries in flight shared
    * (`response-cache.ts`); false: neither. @default in memory
    */
@@ -71,7 +78,14 @@ export interface RunningGateway {
   graphqlUrl: string;
   wsUrl: string;
   runtime: GatewayRuntime;
+  /** Stops at once: open sockets are cut. */
   close(): Promise<void>;
+  /**
+   * Graceful stop (SIGTERM): `/readyz` 503 at once, no new connection, in-flight requests finish,
+   * subscriptions get `complete` and their sockets close with 1001; after `timeoutMs` what is left is
+   * cut. Then as `close`. @default timeoutMs DEFAULT_SHUTDOWN_TIMEOUT_MS
+   */
+  shutdown(timeoutMs?: number): Promise<void>;
 }
 
 export async function startGateway(opts: GatewayOptions): Promise<RunningGateway> {
@@ -136,7 +150,11 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
   await runtime.getSchema();
 
   const routes = opts.routes ?? [];
+  // Liveness, readiness (each subgraph's server reachable, plus the given checks) and graceful drain.
+  const readinessChecks = [...Object.entries(opts.subgraphUrls).map(([name, url]) => httpCheck(`subgraph ${name}`, new URL('/healthz', url).href)), ...(opts.readiness ?? [])];
+  const life = new ServerLife(readinessChecks);
   const server: Server = createServer((req, res) => {
+    life.track(res);
     // A client that goes away (mid request body or mid answer) is normal, not a failure.
     let clientLeft = false;
     res.once('close', () => {
@@ -164,10 +182,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
 
   async function dispatch(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = (req.url ?? '/').split('?')[0]!;
-    if (path === '/healthz') {
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
-      return;
-    }
+    if (await life.answer(path, res)) return;
     if (path === '/') {
       res.writeHead(302, { location: '/graphql' }).end();
       return;
@@ -195,8 +210,10 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
       ...wsOptions,
       onConnect: (ctx) => {
         if (ctx.connectionParams) normaliseAuthorization(ctx.connectionParams);
+        life.wsConnected(ctx);
         return wsOptions.onConnect ? wsOptions.onConnect(ctx) : true;
       },
+      onClose: (ctx) => life.wsClosed(ctx),
     },
     wss,
   );
@@ -205,19 +222,25 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
   const { port } = server.address() as AddressInfo;
   const host = opts.host ?? '127.0.0.1';
   const url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`;
+  async function close(): Promise<void> {
+    await ws.dispose();
+    for (const c of wss.clients) c.terminate();
+    wss.close();
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await runtime.dispose();
+    await responseCache?.close();
+    await Promise.all(readinessChecks.map((c) => c.close?.()));
+  }
   return {
     url,
     graphqlUrl: `${url}/graphql`,
     wsUrl: `${url.replace(/^http/, 'ws')}/graphql`,
     runtime,
-    async close() {
-      await ws.dispose();
-      for (const c of wss.clients) c.terminate();
-      wss.close();
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      await runtime.dispose();
-      await responseCache?.close();
+    close,
+    async shutdown(timeoutMs = DEFAULT_SHUTDOWN_TIMEOUT_MS) {
+      await life.drain(server, timeoutMs);
+      await close();
     },
   };
 }

@@ -28,6 +28,7 @@ import { upstreamStores } from '../subgraphs/upstream/stores.ts';
 import { ManagedServiceToken, scopesFor } from '../subgraphs/upstream/service-token.ts';
 import { fixedLayerToken, workTokens } from '../subgraphs/upstream/work-tokens.ts';
 import { redisPrefixFromEnv } from '../subgraphs/runtime/redis.ts';
+import { DEFAULT_SHUTDOWN_TIMEOUT_MS, redisCheck } from '../subgraphs/runtime/health.ts';
 
 /** A configuration mistake found before anything starts; its message says what to set. */
 export class ServiceConfigError extends Error {
@@ -130,6 +131,8 @@ export interface RunningSubgraphsFromEnv extends SubgraphsSettings {
   graphqlUrls: Record<string, string>;
   /** Stops the server, the subgraphs' own work (pollers) and the upstream client. */
   close(): Promise<void>;
+  /** As `close`, after a graceful drain of the server bounded by `timeoutMs` (SIGTERM; see `RunningSubgraphs.shutdown`). */
+  shutdown(timeoutMs?: number): Promise<void>;
 }
 
 
@@ -219,23 +222,27 @@ export async function startSubgraphsFromEnv(opts: SubgraphsFromEnvOptions): Prom
       port,
       host,
       publicUrl: () => settings.publicUrl || (opts.gatewayUrl?.() ?? ''),
+      // `/readyz`: with REDIS_URL, Redis must answer.
+      readiness: redisUrl ? [redisCheck(redisUrl)] : [],
     });
+    const stop = async (drainMs: number | null): Promise<void> => {
+      try {
+        await (drainMs === null ? subgraphs.close() : subgraphs.shutdown(drainMs));
+        // After the subgraphs' own work stops: the layer's tokens are deleted upstream.
+        await managed?.close();
+      } finally {
+        await upstream.close();
+        await stores.close();
+      }
+    };
     return {
       ...settings,
       subgraphs,
       upstream,
       list,
       graphqlUrls: Object.fromEntries(list.map((s) => [s.name, subgraphs.graphqlUrl(s.name)])),
-      async close() {
-        try {
-          await subgraphs.close();
-          // After the subgraphs' own work stops: the layer's tokens are deleted upstream.
-          await managed?.close();
-        } finally {
-          await upstream.close();
-          await stores.close();
-        }
-      },
+      close: () => stop(null),
+      shutdown: (timeoutMs) => stop(timeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS),
     };
   } catch (err) {
     await managed?.close().catch(() => undefined);
@@ -331,6 +338,8 @@ export function gatewayOptionsFromEnv(env: NodeJS.ProcessEnv, subgraphUrls: Reco
     corsOrigins: corsOriginsFromEnv(env),
     // Whole answers per tenant (`gateway/response-cache.ts`): on Redis with REDIS_URL; GATEWAY_RESPONSE_CACHE=off turns it off.
     responseCache: env.GATEWAY_RESPONSE_CACHE?.trim().toLowerCase() === 'off' ? false : { redisUrl: env.REDIS_URL?.trim() || null, redisPrefix: redisPrefixFromEnv(env) },
+    // `/readyz`: with REDIS_URL, Redis must answer too.
+    readiness: env.REDIS_URL?.trim() ? [redisCheck(env.REDIS_URL.trim())] : [],
   };
 }
 

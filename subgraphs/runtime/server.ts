@@ -22,6 +22,7 @@ import { fixedLayerToken, workTokens, type WorkTokens } from '../upstream/work-t
 import type { SubgraphContext, UpstreamAuth } from './context.ts';
 import { authorizationOfParams, malformedCredentialError, parseAuthorization } from './credentials.ts';
 import { toClientError } from './errors.ts';
+import { ServerLife, DEFAULT_SHUTDOWN_TIMEOUT_MS, type ReadinessCheck } from './health.ts';
 import { METRICS_PATH, metricsText } from './metrics.ts';
 import { useIncomingTrace } from './tracing.ts';
 
@@ -66,6 +67,8 @@ export interface SubgraphServerOptions {
   tokens?: WorkTokens;
   port?: number;
   host?: string;
+  /** What `/readyz` checks (e.g. Redis answering PING when configured); closed with the server. @default [] */
+  readiness?: ReadinessCheck[];
 }
 
 export interface RunningSubgraphs {
@@ -79,6 +82,12 @@ export interface RunningSubgraphs {
   fetch(name: string): (url: string, init: RequestInit) => Response | Promise<Response>;
   schemas: Map<string, GraphQLSchema>;
   close(): Promise<void>;
+  /**
+   * Graceful stop (SIGTERM): `/readyz` 503 at once, no new connection, in-flight requests finish,
+   * subscriptions get `complete` and their sockets close with 1001 (bounded by `timeoutMs`), then
+   * as `close`. @default timeoutMs DEFAULT_SHUTDOWN_TIMEOUT_MS
+   */
+  shutdown(timeoutMs?: number): Promise<void>;
 }
 
 /**
@@ -180,6 +189,8 @@ export async function startSubgraphServer(opts: SubgraphServerOptions): Promise<
   const yogas = new Map<string, ReturnType<typeof createYoga<Record<string, unknown>, SubgraphContext>>>();
   const sockets = new Map<string, WebSocketServer>();
   const disposers: Array<() => unknown> = [];
+  // Liveness, readiness and graceful drain (see health.ts).
+  const life = new ServerLife(opts.readiness);
 
   for (const sg of opts.subgraphs) {
     const schema = buildSubgraphSchema({ typeDefs: sg.typeDefs, resolvers: sg.resolvers as GraphQLResolverMap<unknown> });
@@ -206,6 +217,10 @@ export async function startSubgraphServer(opts: SubgraphServerOptions): Promise<
       {
         schema,
         context: (ctx) => createContext(resolveAuth(() => authorizationOf(ctx.connectionParams, ctx.extra.request), auth), upstream, ledger),
+        onConnect: (ctx) => {
+          life.wsConnected(ctx);
+        },
+        onClose: (ctx) => life.wsClosed(ctx),
         onError: (_ctx, _id, _payload, errors) => {
           for (const e of errors) console.error('[subgraph ws]', e.message);
         },
@@ -216,6 +231,7 @@ export async function startSubgraphServer(opts: SubgraphServerOptions): Promise<
   }
 
   const server: Server = createServer((req, res) => {
+    life.track(res);
     // A client (the gateway) that goes away mid request body or mid answer is normal, not a failure.
     let clientLeft = false;
     res.once('close', () => {
@@ -245,10 +261,7 @@ export async function startSubgraphServer(opts: SubgraphServerOptions): Promise<
     const url = req.url ?? '/';
     const [, name = '', ...rest] = url.split('?')[0]!.split('/');
     const sg = opts.subgraphs.find((s) => s.name === name);
-    if (url === '/healthz') {
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
-      return;
-    }
+    if (await life.answer(url.split('?')[0]!, res)) return;
     if (url === METRICS_PATH) {
       const metrics = await metricsText();
       res.writeHead(200, { 'content-type': metrics.contentType }).end(metrics.body);
@@ -281,6 +294,17 @@ export async function startSubgraphServer(opts: SubgraphServerOptions): Promise<
     if (stop) disposers.push(stop);
   }
 
+  async function close(): Promise<void> {
+    for (const d of disposers.reverse()) await d();
+    for (const wss of sockets.values()) {
+      for (const c of wss.clients) c.terminate();
+      wss.close();
+    }
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await Promise.all((opts.readiness ?? []).map((c) => c.close?.()));
+  }
+
   return {
     url,
     graphqlUrl: (name) => `${url}/${name}/graphql`,
@@ -290,14 +314,10 @@ export async function startSubgraphServer(opts: SubgraphServerOptions): Promise<
       return (target, init) => yoga.fetch(target, init);
     },
     schemas,
-    async close() {
-      for (const d of disposers.reverse()) await d();
-      for (const wss of sockets.values()) {
-        for (const c of wss.clients) c.terminate();
-        wss.close();
-      }
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+    close,
+    async shutdown(timeoutMs = DEFAULT_SHUTDOWN_TIMEOUT_MS) {
+      await life.drain(server, timeoutMs);
+      await close();
     },
   };
 }
