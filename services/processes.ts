@@ -47,6 +47,11 @@ const READY: Record<string, RegExp> = {
 export interface SpawnOptions {
   /** Node options after `--import tsx` (e.g. another `--import` of a module to preload). */
   nodeArgs?: string[];
+  /**
+   * Run the built JavaScript of this directory (`npm run build`'s `dist/`, as the container image
+   * does: `node dist/services/<script>.js`) instead of the sources through tsx.
+   */
+  dist?: string;
 }
 
 /**
@@ -55,7 +60,8 @@ export interface SpawnOptions {
  */
 export async function spawnService(name: string, script: 'emulator' | 'gateway' | 'subgraph', args: string[], env: NodeJS.ProcessEnv, opts: SpawnOptions = {}): Promise<Service> {
   const ready = script === 'subgraph' ? new RegExp(`\\n  ${args[0]}: (http://127\\.0\\.0\\.1:\\d+)/${args[0]}/graphql `) : READY[script]!;
-  const proc = spawn(process.execPath, ['--import', 'tsx', ...(opts.nodeArgs ?? []), `services/${script}.ts`, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const entry = opts.dist ? [...(opts.nodeArgs ?? []), `${opts.dist}/services/${script}.js`] : ['--import', 'tsx', ...(opts.nodeArgs ?? []), `services/${script}.ts`];
+  const proc = spawn(process.execPath, [...entry, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   proc.stderr!.on('data', (chunk: Buffer) => {
     out += chunk.toString();

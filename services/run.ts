@@ -4,6 +4,7 @@
  * (`ServiceConfigError`) is one line and exit code 1, not a stack trace.
  */
 import { ServiceConfigError } from './build.ts';
+import { shutdownTimeoutFromEnv } from '../subgraphs/runtime/health.ts';
 
 export interface Running {
   close(): Promise<void>;
@@ -20,6 +21,11 @@ export function stopOnSignals(running: Running): void {
       }
       stopping = true;
       console.log(`\n${signal}: shutting down`);
+      // A backstop past the drain's own bound (SHUTDOWN_TIMEOUT_MS): a stuck close never keeps the process.
+      setTimeout(() => {
+        console.error(`${signal}: not stopped in time, exiting`);
+        process.exit(1);
+      }, shutdownTimeoutFromEnv(process.env) + 5_000).unref();
       running.close().then(
         () => process.exit(0),
         (err: unknown) => {

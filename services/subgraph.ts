@@ -4,10 +4,12 @@
  * `SUBGRAPH_HOST` (default 127.0.0.1), configured from the environment as `npm start` configures
  * them. Running apart, it needs `LAYER_SECRET` (the same in every subgraph process), `PUBLIC_URL`
  * (the gateway's public URL) and, with `OPENAPI_ENV=emulator`, the emulator's URL
- * (`OPENAPI_EMULATOR_URL`). Prints where it listens; stops cleanly on SIGINT/SIGTERM.
+ * (`OPENAPI_EMULATOR_URL`). Prints where it listens; `/healthz` and `/readyz`; on SIGINT/SIGTERM
+ * drains gracefully within `SHUTDOWN_TIMEOUT_MS` and exits.
  */
 import { startSubgraphsFromEnv, subgraphUrlVariable } from './build.ts';
 import { runService } from './run.ts';
+import { shutdownTimeoutFromEnv } from '../subgraphs/runtime/health.ts';
 
 // `npm run subgraph -- company risk` or `-- company,risk`.
 const names = process.argv.slice(2).flatMap((a) => a.split(',')).map((a) => a.trim()).filter(Boolean);
@@ -16,7 +18,8 @@ await runService('subgraph', async () => {
   const layer = await startSubgraphsFromEnv({ env: process.env, names, standalone: true });
   const { config } = layer;
   return {
-    close: () => layer.close(),
+    // SIGTERM drains: /readyz 503, in-flight requests finish, subscriptions complete (SHUTDOWN_TIMEOUT_MS).
+    close: () => layer.shutdown(shutdownTimeoutFromEnv(process.env)),
     banner: [
       `subgraph ${layer.names.join(', ')} listening on ${layer.subgraphs.url}`,
       ...layer.names.map((n) => `  ${n}: ${layer.graphqlUrls[n]}  (the gateway's ${subgraphUrlVariable(n)})`),
