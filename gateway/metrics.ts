@@ -49,7 +49,8 @@ export function useOperationMetrics(): GatewayPlugin {
   const executed = new WeakSet<object>();
   return {
     onParams({ params: p, request }) {
-      params.set(request, p);
+      // graphql-ws runs operations without an HTTP request.
+      if (typeof request === 'object' && request !== null) params.set(request, p);
     },
     onExecute({ args }) {
       const request = requestOf(args.contextValue);
@@ -83,7 +84,7 @@ export function useOperationMetrics(): GatewayPlugin {
       };
     },
     onResultProcess({ request, result }) {
-      if (executed.has(request) || Array.isArray(result) || Symbol.asyncIterator in result) return;
+      if (typeof request !== 'object' || request === null || executed.has(request) || Array.isArray(result) || Symbol.asyncIterator in result) return;
       operations.inc({ ...labelsOfParams(params.get(request)), outcome: outcomeOf(result) });
     },
   };

@@ -18,7 +18,8 @@ import { SUPERGRAPH_FILE } from '../gateway/compose.ts';
 import { subgraphRoute } from '../gateway/proxy.ts';
 import { createSubgraphs, SUBGRAPH_NAMES } from '../subgraphs/index.ts';
 import { PRICING } from '../subgraphs/pricing.ts';
-import { redactConsole, registerSecrets, secretsOfEnv } from '../subgraphs/runtime/redact.ts';
+import { registerSecrets, secretsOfEnv } from '../subgraphs/runtime/redact.ts';
+import { routeConsole } from '../subgraphs/runtime/log.ts';
 import { startSubgraphServer, type RunningSubgraphs, type Subgraph } from '../subgraphs/runtime/server.ts';
 import { layerSecret } from '../subgraphs/runtime/signing.ts';
 import { UpstreamClient } from '../subgraphs/upstream/client.ts';
@@ -193,7 +194,7 @@ export async function startSubgraphsFromEnv(opts: SubgraphsFromEnvOptions): Prom
   const { config, names, redisUrl } = settings;
   pricesFromEnv(env);
   registerSecrets(secretsOfEnv(env));
-  redactConsole();
+  routeConsole();
   const port = opts.port ?? portFromEnv(env, 'SUBGRAPH_PORT', 4001);
   const host = opts.host ?? hostFromEnv(env, 'SUBGRAPH_HOST', '127.0.0.1');
 
@@ -331,8 +332,8 @@ export function gatewayOptionsFromEnv(env: NodeJS.ProcessEnv, subgraphUrls: Reco
     port: opts.port ?? portFromEnv(env, 'PORT', 4000),
     host: opts.host ?? hostFromEnv(env, 'HOST', '127.0.0.1'),
     routes: [subgraphRoute('callbacks', areaBases), subgraphRoute('files', areaBases)],
-    // GATEWAY_LOG_LEVEL of this environment; these secrets never reach a log line.
-    logLevel: env.GATEWAY_LOG_LEVEL,
+    // LOG_LEVEL (or GATEWAY_LOG_LEVEL) of this environment; these secrets never reach a log line.
+    logLevel: env.LOG_LEVEL?.trim() || env.GATEWAY_LOG_LEVEL,
     logSecrets: [env.OPENAPI_TOKEN, env.OPENAPI_APIKEY, env.LAYER_SECRET],
     cost: { pricing: PRICING, maxEuroPerOperation: config.maxEuroPerOperation, defaultListSize: config.estimateListSize },
     corsOrigins: corsOriginsFromEnv(env),

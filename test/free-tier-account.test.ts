@@ -19,16 +19,20 @@ interface Cost {
 
 let account: TestStack;
 let budget: TestStack;
+let precheck: TestStack;
 
 beforeAll(async () => {
   account = await startTestStack({ OPENAPI_EMAIL: EMAIL, OPENAPI_APIKEY: APIKEY, OPENAPI_MANAGED_TOKEN: 'off', OPENAPI_ACCOUNT_API_KEY: OPERATOR['x-openapi-account-key'] });
   await account.control('oauth/account', { email: EMAIL, apikey: APIKEY, credit: 5 });
   budget = await startTestStack({ OPENAPI_MAX_EURO_PER_DAY: '0.0005' });
-}, 60_000);
+  precheck = await startTestStack({ OPENAPI_EMAIL: EMAIL, OPENAPI_APIKEY: APIKEY, OPENAPI_PRECHECK: 'on', OPENAPI_MANAGED_TOKEN: 'off' });
+  await precheck.control('oauth/account', { email: EMAIL, apikey: APIKEY, credit: 5 });
+}, 120_000);
 afterAll(async () => {
   await account?.close();
   await budget?.close();
-});
+  await precheck?.close();
+}, 120_000);
 
 it("the account's reads count under the account, whichever caller's token the operation came with", async () => {
   const used: number[] = [];
@@ -40,6 +44,29 @@ it("the account's reads count under the account, whichever caller's token the op
   }
   // One counter (the account's), as the vendor keeps it: 1, 2, 3, not 1, 1, 2 per caller.
   expect(used).toEqual([1, 2, 3]);
+});
+
+it("with the precheck on, the tokens of the account share the account's free tier; another account's token keeps its own", async () => {
+  const mine = ['account-token-one-0000', 'account-token-two-0000'];
+  for (const token of mine) await precheck.control('tokens', { token, owner: EMAIL });
+  await precheck.control('tokens', { token: 'other-account-token-0000', owner: 'someone-else@example.com', credit: 1 });
+  await precheck.control('oauth/account', { email: EMAIL, apikey: APIKEY, credit: 5 });
+  const used: Array<[string, number]> = [];
+  let istat = 1001;
+  for (const token of [mine[0]!, mine[1]!, 'other-account-token-0000', mine[0]!]) {
+    // A distinct Istat code each time: never a cache hit (postal answers are shared by every tenant).
+    const res = await precheck.gql(`{ searchMunicipalities(istatCode: "${istat++}") { istatCode } }`, {}, { authorization: `Bearer ${token}` });
+    expect(res.errors).toBeUndefined();
+    const tier = (res.extensions!.cost as Cost).freeTier!.find((f) => f.endpoint === 'cap GET cerca_comuni')!;
+    used.push([token.slice(0, 13), tier.used]);
+  }
+  // The account's two tokens: one counter (1, 2, 3); the other account's token: its own (1).
+  expect(used).toEqual([
+    ['account-token', 1],
+    ['account-token', 2],
+    ['other-account', 1],
+    ['account-token', 3],
+  ]);
 });
 
 /** `n` distinct searches (distinct Istat codes, none a cache hit) in one operation. */

@@ -1,6 +1,6 @@
 /**
- * No log line, at any level, holds a secret. The real process (`main.ts`, as `npm start` runs it)
- * with `GATEWAY_LOG_LEVEL=debug`, a distinctive caller token created on the emulator, a configured
+ * No log line, at any level, holds a secret, and every log is a JSON line. The real process
+ * (`main.ts`, as `npm start` runs it) with `LOG_LEVEL=trace`, a distinctive caller token created on the emulator, a configured
  * `LAYER_SECRET` and API key, through a scenario that logs a lot: company queries over HTTP and
  * graphql-ws, a risk order watched over graphql-ws until the upstream callback completes it, a forged
  * callback, a malformed credential, an unknown token and a cost-limit error. Everything the process
@@ -10,11 +10,12 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { createClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
 import { MemoryLogWriter } from '@graphql-hive/gateway-runtime';
+import { JsonLineWriter, log, logLevelOfEnv, logTo, routeConsole, setLogLevel } from '../subgraphs/runtime/log.ts';
 import { CF } from './support/risk.ts';
 import { startTestStack } from './support/stack.ts';
 import { createGatewayLogger, parseLogLevel, RedactingLogWriter } from '../gateway/logger.ts';
@@ -51,7 +52,7 @@ beforeAll(async () => {
       // Callers' own tokens pay (the scenario's), not a token the layer mints with the account.
       OPENAPI_MANAGED_TOKEN: 'off',
       LAYER_SECRET,
-      GATEWAY_LOG_LEVEL: 'debug',
+      LOG_LEVEL: 'trace',
       NO_COLOR: '1',
     },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -109,8 +110,8 @@ function fragmentsFound(log: string, secret: string): string[] {
   return [...found];
 }
 
-describe('log redaction (GATEWAY_LOG_LEVEL=debug, the real process)', () => {
-  it('writes debug logs but no token, API key or secret, whole or in part', async () => {
+describe('log redaction (LOG_LEVEL=trace, the real process)', () => {
+  it('writes JSON lines at every level but no token, API key or secret, whole or in part', async () => {
     await emulator('POST', 'tokens', { token: CALLER_TOKEN, credit: 1000 });
     const bearer = `Bearer ${CALLER_TOKEN}`;
 
@@ -163,9 +164,18 @@ describe('log redaction (GATEWAY_LOG_LEVEL=debug, the real process)', () => {
 
     // LOG_REDACTION_DUMP=<file> keeps the captured log for a look.
     if (process.env.LOG_REDACTION_DUMP) writeFileSync(process.env.LOG_REDACTION_DUMP, out);
-    // The Hive logger labels debug lines `DBG`; the runtime logs every subgraph request at debug.
-    expect(out.split('\n').filter((l) => /\bDBG\b/.test(l)).length, 'debug logging is on').toBeGreaterThan(20);
-    expect(out).toContain('[useFetchDebug] Request');
+    // Every line is a JSON log but the banner (where the process listens); the runtime logs every
+    // subgraph request at debug.
+    const lines = out.split('\n').filter((l) => l.trim() !== '');
+    const banner = lines.filter((l) => !l.startsWith('{'));
+    expect(banner.length, banner.join('\n')).toBeLessThanOrEqual(5);
+    const logs = lines.filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { level: string; time: string; msg?: string });
+    for (const l of logs) {
+      expect(['trace', 'debug', 'info', 'warn', 'error']).toContain(l.level);
+      expect(Number.isNaN(Date.parse(l.time))).toBe(false);
+    }
+    expect(logs.filter((l) => l.level === 'debug' || l.level === 'trace').length, 'debug logging is on').toBeGreaterThan(20);
+    expect(logs.some((l) => l.msg?.includes('[useFetchDebug]'))).toBe(true);
     for (const [name, secret] of Object.entries(SECRETS)) {
       const lines = out.split('\n').filter((l) => fragmentsFound(l, secret).length > 0);
       expect(lines.map((l) => l.slice(0, 400)), `${name} in the log`).toEqual([]);
@@ -261,20 +271,49 @@ describe('the redaction', () => {
     expect(parseLogLevel('off')).toBe(false);
     expect(parseLogLevel(undefined)).toBe('error');
     expect(parseLogLevel('verbose')).toBe('error');
+    expect(logLevelOfEnv({ LOG_LEVEL: 'warn', GATEWAY_LOG_LEVEL: 'debug' })).toBe('warn');
+    expect(logLevelOfEnv({ GATEWAY_LOG_LEVEL: 'debug' })).toBe('debug');
+    expect(logLevelOfEnv({})).toBe('info');
+    expect(logLevelOfEnv({ NODE_ENV: 'test' })).toBe('error');
   });
 
-  it('takes GATEWAY_LOG_LEVEL from the environment given to startStack', async () => {
-    const debug = vi.spyOn(console, 'debug').mockImplementation(() => undefined);
-    const t = await startTestStack({ GATEWAY_LOG_LEVEL: 'debug', LAYER_SECRET: LAYER_SECRET });
+  it('writes JSON lines, secrets redacted at trace level, console lines included', () => {
+    const written: string[] = [];
+    const stream = { write: (chunk: string) => written.push(chunk) } as unknown as NodeJS.WritableStream;
+    logTo(new JsonLineWriter(stream));
+    setLogLevel('trace');
+    try {
+      log.trace({ headers: { authorization: 'Bearer trace-secret-1' }, url: 'http://gw/files/risk/abc.def' }, 'fetching');
+      log.debug({ connectionParams: { password: 'pw-secret-2' } }, 'connected with token=abc123');
+      const fake = { log: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined, debug: () => undefined } as unknown as Console;
+      routeConsole(fake);
+      fake.warn('[poller] failed with Bearer console-secret-3', { apiKey: 'k-secret-4' });
+      const lines = written.map((w) => JSON.parse(w) as Record<string, unknown>);
+      expect(written.every((w) => w.endsWith('\n') && w.indexOf('\n') === w.length - 1)).toBe(true);
+      expect(lines.map((l) => l.level)).toEqual(['trace', 'debug', 'warn']);
+      expect(lines[0]).toMatchObject({ msg: 'fetching', headers: { authorization: REDACTED }, url: `http://gw/files/risk/${REDACTED}` });
+      expect(lines[1]).toMatchObject({ msg: `connected with token=${REDACTED}`, connectionParams: { password: REDACTED } });
+      expect(written.join('')).not.toMatch(/trace-secret-1|pw-secret-2|console-secret-3|k-secret-4|abc\.def|abc123/);
+    } finally {
+      logTo(null);
+      setLogLevel(logLevelOfEnv(process.env));
+    }
+  });
+
+  it('takes LOG_LEVEL from the environment given to startStack', async () => {
+    const memory = new MemoryLogWriter();
+    logTo(memory);
+    const t = await startTestStack({ LOG_LEVEL: 'debug', LAYER_SECRET: LAYER_SECRET });
     try {
       const { token } = (await t.control('tokens', { credit: 10 })) as { token: string };
       const res = await t.gql('{ company(vatCode: "12485671007") { companyName } }', undefined, { authorization: `Bearer ${token}` });
       expect(res.errors).toBeUndefined();
-      const lines = debug.mock.calls.map((args) => args.map(String).join(' '));
-      expect(lines.some((l) => l.includes('[useFetchDebug] Request'))).toBe(true);
+      const lines = memory.logs.map((l) => JSON.stringify(l));
+      expect(memory.logs.some((l) => l.level === 'debug' && l.msg?.includes('[useFetchDebug]'))).toBe(true);
       expect(lines.filter((l) => l.includes(token) || l.includes(LAYER_SECRET))).toEqual([]);
     } finally {
-      debug.mockRestore();
+      logTo(null);
+      setLogLevel(logLevelOfEnv(process.env));
       await t.close();
     }
   });

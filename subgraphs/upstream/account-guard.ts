@@ -169,6 +169,18 @@ export class AccountGuard {
     return sub.pricePerRequest;
   }
 
+  /**
+   * Whether the configured account owns the call's token (its scopes are readable with the
+   * account's credentials; the read is the one the scope check made, cached). The vendor keeps one
+   * free-tier counter per account, so such a token's calls count under the account, not per token.
+   * A token the account does not own (another account's, passed through) cannot be told apart from
+   * any other: false.
+   */
+  async ownedByAccount(ctx: CallContext, ep: Endpoint): Promise<boolean> {
+    if (ep.auth === 'basic' || ep.area === 'oauth' || !ctx.auth.token) return false;
+    return (await this.scopesOf(ctx)) !== null;
+  }
+
   /** Forgets a token's scopes (after an update or a rotation). */
   forget(token: string): void {
     this.scopes.delete(token);

@@ -427,7 +427,9 @@ export class UpstreamClient implements Upstream {
     // The token's scopes and the wallet, when the account is known (`OPENAPI_PRECHECK`): refused here, never sent.
     await this.guard?.checkScope(ctx, ep, path);
     // The account's own calls count under the account's tenant (the vendor counts per account).
-    const claim = await ctx.meter.claimFreeTier(ep.area, ep.method, path, payload?.price ?? priceOf(ep.area, ep.method, path), ep.auth === 'basic' ? this.accountFreeTiers : null);
+    // So do the calls of a token the account owns (precheck on): free tiers are the account's, not a token's.
+    const byAccount = ep.auth === 'basic' || (this.guard !== null && (await this.guard.ownedByAccount(ctx, ep)));
+    const claim = await ctx.meter.claimFreeTier(ep.area, ep.method, path, payload?.price ?? priceOf(ep.area, ep.method, path), byAccount ? this.accountFreeTiers : null);
     const listed = claim.price;
     let price: number;
     try {
