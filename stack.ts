@@ -9,6 +9,7 @@ import type { RunningSubgraphs } from './subgraphs/runtime/server.ts';
 import type { UpstreamClient } from './subgraphs/upstream/client.ts';
 import type { UpstreamConfig } from './subgraphs/upstream/config.ts';
 import { gatewayOptionsFromEnv, pricesFromEnv, startSubgraphsFromEnv, wantsEmulator } from './services/build.ts';
+import { log } from './subgraphs/runtime/log.ts';
 
 export interface StackOptions {
   /** Environment variables to read configuration from. @default process.env */
@@ -66,7 +67,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       config: layer.config,
       emulatorUrl: emulator?.url ?? opts.emulatorUrl ?? null,
       async close() {
-        for (const c of closers.reverse()) await c().catch((err: unknown) => console.error('[stack] close failed', err));
+        for (const c of closers.reverse()) await c().catch((err: unknown) => log.error({ err }, '[stack] close failed'));
       },
     };
   } catch (err) {

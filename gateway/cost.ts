@@ -23,6 +23,7 @@ import { mergeSummaries, summarize, type CostSummary } from '../subgraphs/upstre
 import { countBudgetRefused } from '../subgraphs/runtime/metrics.ts';
 import { EstimateError, estimateOperation, type Estimate } from './estimate.ts';
 import { SERVED_FROM_RESPONSE_CACHE, SHARED_IN_FLIGHT } from './response-cache.ts';
+import { log } from '../subgraphs/runtime/log.ts';
 
 const isSummary = (v: unknown): v is CostSummary =>
   typeof v === 'object' && v !== null && Array.isArray((v as { calls?: unknown }).calls);
@@ -102,7 +103,7 @@ export function useCost(opts: CostPluginOptions): GatewayPlugin {
       } catch (err) {
         // What cannot be priced is not run (fail closed).
         const message = err instanceof EstimateError ? `This operation cannot be priced before it runs: ${err.message}` : 'This operation cannot be priced before it runs';
-        if (!(err instanceof EstimateError)) console.error('[gateway] estimate failed', err);
+        if (!(err instanceof EstimateError)) log.error({ err }, '[gateway] estimate failed');
         setResultAndStopExecution({ errors: [new GraphQLError(message, { extensions: { code: 'COST_LIMIT_EXCEEDED', scope: 'operation' } })], extensions: { cost: { ...summarize([]), estimate: { euro: 0, breakdown: [] } } } });
         return;
       }

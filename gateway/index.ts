@@ -24,6 +24,7 @@ import { useInProcessSubgraphs, type SubgraphFetch } from './in-process.ts';
 import { createResponseCache, type ResponseCacheOptions } from './response-cache.ts';
 import { metricsPlugins } from './metrics.ts';
 import { tracingPlugins } from './tracing.ts';
+import { log } from '../subgraphs/runtime/log.ts';
 
 /** An extra HTTP route of the gateway; answers true when it handled the request. */
 export type GatewayRoute = (req: IncomingMessage, res: ServerResponse, path: string) => Promise<boolean>;
@@ -162,15 +163,15 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     });
     // A write to a finished answer is a bug to log, never a reason to end the process.
     res.on('error', (err) => {
-      if (!clientLeft) console.error('[gateway] response error', err);
+      if (!clientLeft) log.error({ err }, '[gateway] response error');
     });
     void dispatch(req, res).catch((err: unknown) => {
       if (clientLeft) {
         // One short line, no trace; only the route's prefix (the rest may be a signed token).
-        console.warn(`[gateway] client went away: ${req.method ?? ''} ${(req.url ?? '/').split('?')[0]!.split('/').slice(0, 3).join('/')}`);
+        log.warn(`[gateway] client went away: ${req.method ?? ''} ${(req.url ?? '/').split('?')[0]!.split('/').slice(0, 3).join('/')}`);
         return;
       }
-      console.error('[gateway] request failed', err);
+      log.error({ err }, '[gateway] request failed');
       if (res.headersSent || res.destroyed) {
         // Part of an answer went out: cut it short rather than let it look complete.
         res.destroy();

@@ -8,6 +8,7 @@ import { Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { request } from 'undici';
 import type { GatewayRoute } from './index.ts';
+import { log } from '../subgraphs/runtime/log.ts';
 
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'host', 'content-length']);
 
@@ -120,7 +121,7 @@ export function subgraphRoute(prefix: 'callbacks' | 'files', subgraphBaseUrls: R
     } catch (err) {
       if (tooLarge) bodyTooLarge(req, res);
       else if (!clientLeft) {
-        console.warn(`[gateway] /${prefix}/${area}: subgraph unreachable (${err instanceof Error ? err.message : String(err)})`);
+        log.warn(`[gateway] /${prefix}/${area}: subgraph unreachable (${err instanceof Error ? err.message : String(err)})`);
         req.resume();
         if (!res.headersSent) res.writeHead(502, { 'content-type': 'application/json', 'cache-control': 'no-store' });
         res.end('{"error":"bad gateway"}');
@@ -148,7 +149,7 @@ export function subgraphRoute(prefix: 'callbacks' | 'files', subgraphBaseUrls: R
       // Either side failing destroys the other.
       await pipeline(upstream.body, res);
     } catch (err) {
-      if (subgraphFailed) console.warn(`[gateway] /${prefix}/${area}: answer cut short by the subgraph (${err instanceof Error ? err.message : String(err)})`);
+      if (subgraphFailed) log.warn(`[gateway] /${prefix}/${area}: answer cut short by the subgraph (${err instanceof Error ? err.message : String(err)})`);
     }
     return true;
   };

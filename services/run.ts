@@ -5,6 +5,7 @@
  */
 import { ServiceConfigError } from './build.ts';
 import { shutdownTimeoutFromEnv } from '../subgraphs/runtime/health.ts';
+import { log } from '../subgraphs/runtime/log.ts';
 
 export interface Running {
   close(): Promise<void>;
@@ -23,13 +24,13 @@ export function stopOnSignals(running: Running): void {
       console.log(`\n${signal}: shutting down`);
       // A backstop past the drain's own bound (SHUTDOWN_TIMEOUT_MS): a stuck close never keeps the process.
       setTimeout(() => {
-        console.error(`${signal}: not stopped in time, exiting`);
+        log.error(`${signal}: not stopped in time, exiting`);
         process.exit(1);
       }, shutdownTimeoutFromEnv(process.env) + 5_000).unref();
       running.close().then(
         () => process.exit(0),
         (err: unknown) => {
-          console.error(err);
+          log.error({ err }, 'closing failed');
           process.exit(1);
         },
       );
@@ -46,8 +47,8 @@ export async function runService(name: string, start: () => Promise<Running & { 
   try {
     running = await start();
   } catch (err) {
-    if (err instanceof ServiceConfigError) console.error(`[${name}] ${err.message}`);
-    else console.error(`[${name}] failed to start:`, err);
+    if (err instanceof ServiceConfigError) log.error(`[${name}] ${err.message}`);
+    else log.error({ err }, `[${name}] failed to start:`);
     process.exit(1);
   }
   for (const line of running.banner) console.log(line);

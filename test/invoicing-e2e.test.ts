@@ -459,6 +459,53 @@ describe('two tokens of one account', () => {
   });
 });
 
+describe('receipt credentials', () => {
+  it('RECEIPT_CREDENTIALS: a credentials change is re-read and relayed to the caller without password or PIN', async () => {
+    const bodies: string[] = [];
+    const waiters: Array<() => void> = [];
+    const server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        bodies.push(Buffer.concat(chunks).toString('utf8'));
+        res.writeHead(200).end('ok');
+        for (const w of waiters.splice(0)) w();
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/credentials`;
+      const token = await t.createToken(5);
+      const config = await configure(token, {
+        customerInvoices: false,
+        receipts: true,
+        receiptsCredentials: { taxCode: PERSON_CF, password: 'first-p4ss', pin: '11223344' },
+        events: ['RECEIPT', 'RECEIPT_CREDENTIALS'],
+        callback: { url },
+      });
+      expect(config.events).toEqual(['RECEIPT', 'RECEIPT_CREDENTIALS']);
+      await t.clearCalls();
+      const arrived = new Promise<void>((r) => waiters.push(r));
+      const upd = await t.gql(
+        `mutation($input: UpdateInvoicingConfigurationInput!) { updateInvoicingConfiguration(input: $input) { receiptsCredentialsTaxCode events } }`,
+        { input: { fiscalId: SENDER_VAT, receiptsCredentials: { taxCode: PERSON_CF, password: 'n3w-s3cret-p4ss', pin: '55443322' } } },
+        auth(token),
+      );
+      expect(upd.errors, JSON.stringify(upd.errors)).toBeUndefined();
+      expect(JSON.stringify(upd)).not.toMatch(/n3w-s3cret-p4ss|55443322/);
+      await withSafety(arrived, 'credentials relay', SAFETY_MS);
+      expect(bodies).toHaveLength(1);
+      expect(JSON.parse(bodies[0]!)).toMatchObject({ event: 'receipt-credentials', data: { fiscal_id: SENDER_VAT, receipts: true, receipts_authentication: { taxCode: PERSON_CF } } });
+      expect(bodies[0]).not.toMatch(/n3w-s3cret-p4ss|55443322|first-p4ss|callbacks/);
+      // The PATCH and the delivery's free re-read of the configuration (logged first: the service notifies before it answers); nothing paid.
+      expect((await callsOf()).sort()).toEqual([`GET /IT-configurations/${SENDER_VAT} 200`, 'PATCH /IT-configuration 200']);
+      expect(await t.credit(token)).toBe(5);
+    } finally {
+      server.close();
+    }
+  });
+});
+
 describe('cross-border invoices (contract rule 1)', () => {
   const FR_VAT = 'FR40303265045';
   const CROSS = `mutation($input: CrossBorderInvoiceInput!) { issueCrossBorderInvoice(input: $input) { id state fiscalId totalAmount recipient { country vatNumber } } }`;

@@ -6,6 +6,7 @@
  * credentials in the submission's headers only). Settings: `INVOICING_*` of the env given.
  */
 import { createHash } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { GraphQLError } from 'graphql';
 import { INVOICE_CONFIGURATIONS_INCLUDED, priceOf, subscribedSurchargeOf, surchargeOf } from '../../contract/prices.ts';
 import type { SubgraphContext } from '../runtime/context.ts';
@@ -13,7 +14,8 @@ import { badUserInput } from '../runtime/errors.ts';
 import { fingerprintOf, requestTopicOf, tenantTopicOf, TrackingService, type CreateSend, type TrackingServiceOptions } from '../runtime/tracking/service.ts';
 import type { Obj } from '../runtime/tracking/policy.ts';
 import { MemoryPollBook, type PollBook } from '../runtime/tracking/poller.ts';
-import { callbackPurpose } from '../runtime/tracking/ingress.ts';
+import { BodyTooLarge, callbackPurpose, isDefiniteRefusal, readBody, refuse, relay, safeDecode } from '../runtime/tracking/ingress.ts';
+import { sendJson } from '../runtime/tracking/http.ts';
 import { isObj } from '../runtime/tracking/policy.ts';
 import type { RelayTarget, TrackedRequest } from '../runtime/tracking/store.ts';
 import { CostMeter } from '../upstream/cost.ts';
@@ -47,6 +49,19 @@ export function eventName(upstream: unknown): InvoicingEventName | null {
 const INVOICE_EVENTS: readonly InvoicingEventName[] = ['CUSTOMER_INVOICE', 'SUPPLIER_INVOICE'];
 /** Events whose deliveries name a receipt (re-read through the receipt family). */
 const RECEIPT_EVENTS: readonly InvoicingEventName[] = ['RECEIPT', 'RECEIPT_RETRY', 'RECEIPT_ERROR'];
+/** Events whose deliveries carry the configuration (its receipt credentials changed): re-read as a configuration. */
+const CREDENTIAL_EVENTS: readonly InvoicingEventName[] = ['RECEIPT_CREDENTIALS'];
+/** Suffix of the configuration name of a credentials callback's reservation. */
+const CREDENTIALS_CONFIG = '#credentials';
+
+/**
+ * A configuration as the layer relays it: no receipt password or PIN (only the tax code), no
+ * registered callbacks (the layer's signed URLs and other tokens' targets).
+ */
+export function shownConfiguration(c: Obj): Obj {
+  const { api_configurations: _callbacks, receipts_authentication: auth, ...rest } = c;
+  return { ...rest, receipts_authentication: isObj(auth) && typeof auth.taxCode === 'string' ? { taxCode: auth.taxCode } : null };
+}
 
 export interface ConfigurationOrder {
   fiscalId: string;
@@ -150,15 +165,13 @@ export class InvoicingService extends TrackingService<InvoicingFamily, Invoicing
    * configuration) for the invoice events; none when the layer has no public URL.
    */
   private async apiConfigurations(ctx: SubgraphContext, fiscalId: string, events: readonly InvoicingEventName[], relay: RelayTarget | null): Promise<Obj[]> {
-    // Its deliveries carry the configuration, no record the layer tracks: not registered through the layer yet.
-    if (events.includes('RECEIPT_CREDENTIALS')) {
-      throw badUserInput('RECEIPT_CREDENTIALS is not yet notified through the layer (credential changes are made with updateInvoicingConfiguration, whose answer shows them)', 'input.events');
-    }
     const out: Obj[] = [];
-    // One signed callback per configuration and kind of record: every delivery is re-read through its family.
+    // One signed callback per configuration and kind of record: every delivery is re-read through
+    // its family; a credentials change (the configuration itself) by `credentialsDelivery`.
     for (const [family, config, kinds] of [
       ['INVOICE', fiscalId, INVOICE_EVENTS],
       ['RECEIPT', `${fiscalId}#receipts`, RECEIPT_EVENTS],
+      ['RECEIPT', `${fiscalId}${CREDENTIALS_CONFIG}`, CREDENTIAL_EVENTS],
     ] as const) {
       const wanted = events.filter((e) => kinds.includes(e));
       if (wanted.length === 0) continue;
@@ -265,7 +278,7 @@ export class InvoicingService extends TrackingService<InvoicingFamily, Invoicing
   private async targetsOf(ctx: SubgraphContext, fiscalId: string, registered: readonly Obj[]): Promise<{ mine: Obj[]; others: Obj[] }> {
     const base = `${this.publicUrl()}/callbacks/${this.area.name}/`;
     const ownKeys = new Set<string>();
-    for (const config of [fiscalId, `${fiscalId}#receipts`]) {
+    for (const config of [fiscalId, `${fiscalId}#receipts`, `${fiscalId}${CREDENTIALS_CONFIG}`]) {
       const r = await this.store.configReservation(ctx.auth.tenant, config);
       if (r) ownKeys.add(r.key);
     }
@@ -407,6 +420,77 @@ export class InvoicingService extends TrackingService<InvoicingFamily, Invoicing
         console.warn(`[invoicing] voided sale ${parent} not re-read: ${(err as Error).message}`),
       );
     });
+  }
+
+  override async http(req: IncomingMessage, res: ServerResponse, path: string): Promise<boolean> {
+    if (path.startsWith('/callbacks/') && (await this.credentialsDelivery(req, res, path.slice('/callbacks/'.length)))) return true;
+    return super.http(req, res, path);
+  }
+
+  /**
+   * A `receipt-credentials` delivery to a configuration's credentials callback (true when the URL
+   * names one; anything else is the kit's): the body only names the configuration, which is read
+   * again (free) with the token it was registered with, and relayed to the caller's own callback as
+   * `{event, data}` without password or PIN (`shownConfiguration`). Nothing of it is stored or logged.
+   */
+  private async credentialsDelivery(req: IncomingMessage, res: ServerResponse, rest: string): Promise<boolean> {
+    const token = safeDecode(rest.split('/')[0] ?? '');
+    const verified = token === null ? null : this.signer.verify(callbackPurpose(this.area.name), token);
+    if (!verified?.ok) return false;
+    const reservation = await this.store.reservation(verified.payload);
+    if (!reservation?.config?.endsWith(CREDENTIALS_CONFIG)) return false;
+    const fiscalId = reservation.config.slice(0, -CREDENTIALS_CONFIG.length);
+    let raw: Buffer;
+    try {
+      raw = await readBody(req);
+    } catch (err) {
+      if (!(err instanceof BodyTooLarge)) throw err;
+      req.resume();
+      sendJson(res, 413, { error: 'body too large' }, { connection: 'close' });
+      return true;
+    }
+    let posted: unknown;
+    try {
+      posted = JSON.parse(raw.toString('utf8'));
+    } catch {
+      posted = null;
+    }
+    const outer = isObj(posted) && isObj(posted.data) ? posted.data : null;
+    const named = outer && isObj(outer.data) ? outer.data : outer;
+    if (!named || String(named.fiscal_id ?? '').toUpperCase() !== fiscalId.toUpperCase()) {
+      refuse(res, 'payload');
+      return true;
+    }
+    const upstream = this.upstream;
+    if (!upstream) {
+      refuse(res, 'upstream');
+      return true;
+    }
+    let config: unknown;
+    try {
+      config = await upstream.call<unknown>({ auth: { token: this.workTokens.use(reservation.token), tenant: reservation.tenant }, meter: new CostMeter() }, INVOICING.configurationGet, { params: { fiscalId } });
+    } catch (err) {
+      refuse(res, isDefiniteRefusal(err) ? 'unknown-request' : 'upstream');
+      return true;
+    }
+    if (!isObj(config)) {
+      refuse(res, 'unknown-request');
+      return true;
+    }
+    const shown = shownConfiguration(config);
+    // One relay per state of the credentials (their hash, never the values), like any delivery.
+    const nonce = createHash('sha256').update(JSON.stringify([config.receipts_authentication ?? null, config.update_timestamp ?? null])).digest('base64url');
+    if (await this.replay.seen(reservation.key, nonce)) {
+      refuse(res, 'replay');
+      return true;
+    }
+    if (reservation.relay) {
+      const target = reservation.relay;
+      await relay(target, { event: EVENT_NAMES.RECEIPT_CREDENTIALS, data: shown }, { allowPrivate: this.allowPrivateRelay, onRefused: (why) => console.warn(`[invoicing] credentials change of a configuration not relayed: ${why}`) });
+    }
+    await this.replay.accept(reservation.key, nonce, verified.expiresAt);
+    sendJson(res, 200, { ok: true });
+    return true;
   }
 
   /** One page of the caller's receipts as the service lists them (free). */

@@ -25,6 +25,7 @@ import { toClientError } from './errors.ts';
 import { ServerLife, DEFAULT_SHUTDOWN_TIMEOUT_MS, type ReadinessCheck } from './health.ts';
 import { METRICS_PATH, metricsText } from './metrics.ts';
 import { useIncomingTrace } from './tracing.ts';
+import { log } from './log.ts';
 
 /** What a subgraph module exports. */
 export interface Subgraph {
@@ -168,12 +169,12 @@ function maskError(error: unknown, message: string): Error {
     if (mapped) return mapped;
     if (!error.originalError || error.originalError instanceof GraphQLError) return error;
     if (error.extensions?.code) return error;
-    console.error('[subgraph] unexpected error', error.originalError);
+    log.error({ err: error.originalError }, '[subgraph] unexpected error');
     return new GraphQLError(message, { path: error.path, extensions: { code: 'INTERNAL_SERVER_ERROR' } });
   }
   const mapped = toClientError(error);
   if (mapped) return mapped;
-  console.error('[subgraph] unexpected error', error);
+  log.error({ err: error }, '[subgraph] unexpected error');
   return new GraphQLError(message, { extensions: { code: 'INTERNAL_SERVER_ERROR' } });
 }
 
@@ -222,7 +223,7 @@ export async function startSubgraphServer(opts: SubgraphServerOptions): Promise<
         },
         onClose: (ctx) => life.wsClosed(ctx),
         onError: (_ctx, _id, _payload, errors) => {
-          for (const e of errors) console.error('[subgraph ws]', e.message);
+          for (const e of errors) log.error({ err: e.message }, '[subgraph ws]');
         },
       },
       wss,
@@ -239,15 +240,15 @@ export async function startSubgraphServer(opts: SubgraphServerOptions): Promise<
     });
     // A write to a finished answer is a bug to log, never a reason to end the process.
     res.on('error', (err) => {
-      if (!clientLeft) console.error('[subgraph] response error', err);
+      if (!clientLeft) log.error({ err }, '[subgraph] response error');
     });
     void handle(req, res).catch((err: unknown) => {
       if (clientLeft) {
         // One short line, no trace; only the route's prefix (the rest may be a signed token).
-        console.warn(`[subgraph] client went away: ${req.method ?? ''} ${(req.url ?? '/').split('?')[0]!.split('/').slice(0, 3).join('/')}`);
+        log.warn(`[subgraph] client went away: ${req.method ?? ''} ${(req.url ?? '/').split('?')[0]!.split('/').slice(0, 3).join('/')}`);
         return;
       }
-      console.error('[subgraph] request failed', err);
+      log.error({ err }, '[subgraph] request failed');
       if (res.headersSent || res.destroyed) {
         // Part of an answer went out: cut it short rather than let it look complete.
         res.destroy();

@@ -34,6 +34,7 @@ import { MemoryRateLimitStore, RateLimitedError, RateLimiter } from './rate-limi
 import { sleep } from './sleep.ts';
 import { announceChange } from '../runtime/changes.ts';
 import { endpointOf, priceOf } from '../../contract/prices.ts';
+import { log } from '../runtime/log.ts';
 
 export type { CallContext, CallOptions, Download, QueryValue, SlowVariant } from './upstream.ts';
 
@@ -254,7 +255,7 @@ export class UpstreamClient implements Upstream {
     try {
       const data = await this.fetchDecoded(ctx, ep, path, qs, undefined, key);
       // Paid for: a cache that cannot be written (a Redis blip) must not turn the answer into an error.
-      await this.cache.set(key, data, ttl, this.config.maxStaleSeconds).catch((err: unknown) => console.warn(`[upstream] answer not cached: ${(err as Error).message}`));
+      await this.cache.set(key, data, ttl, this.config.maxStaleSeconds).catch((err: unknown) => log.warn(`[upstream] answer not cached: ${(err as Error).message}`));
       return data;
     } catch (err) {
       // "Not found" is an answer too: remembered for a short while, so it is not bought again.
@@ -555,7 +556,7 @@ export class UpstreamClient implements Upstream {
       throw err;
     }
     if (variant.isDataset(answer)) {
-      await this.cache.set(key, answer, ttl, this.config.maxStaleSeconds).catch((err: unknown) => console.warn(`[upstream] answer not cached: ${(err as Error).message}`));
+      await this.cache.set(key, answer, ttl, this.config.maxStaleSeconds).catch((err: unknown) => log.warn(`[upstream] answer not cached: ${(err as Error).message}`));
       await this.pending.delete(key);
       return answer;
     }
@@ -577,7 +578,7 @@ export class UpstreamClient implements Upstream {
     }
     // Late, lost, or ready at once (DONE): polled (free) until it is there.
     const data = await this.followSlow(ctx, ep, path, id, 0, key, null);
-    await this.cache.set(key, data, ttl, this.config.maxStaleSeconds).catch((err: unknown) => console.warn(`[upstream] answer not cached: ${(err as Error).message}`));
+    await this.cache.set(key, data, ttl, this.config.maxStaleSeconds).catch((err: unknown) => log.warn(`[upstream] answer not cached: ${(err as Error).message}`));
     return data;
   }
 

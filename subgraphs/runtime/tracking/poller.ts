@@ -25,6 +25,7 @@ import { UpstreamError } from '../../upstream/errors.ts';
 import { envPrefix, type FamilyTable, type StatePolicy } from './policy.ts';
 import type { TrackedRequest } from './store.ts';
 import { pollerReads } from '../metrics.ts';
+import { log } from '../log.ts';
 
 const DAY = 24 * 3600 * 1000;
 
@@ -200,7 +201,7 @@ export class Poller<F extends string = string, K extends string = string> {
 
   start(): void {
     if (this.timer || this.maxCalls <= 0) return;
-    this.timer = setInterval(() => void this.tick().catch((err: unknown) => console.error(`[${this.label}] round failed: ${(err as Error).message}`)), this.intervalMs);
+    this.timer = setInterval(() => void this.tick().catch((err: unknown) => log.error(`[${this.label}] round failed: ${(err as Error).message}`)), this.intervalMs);
     this.timer.unref();
   }
 
@@ -289,12 +290,12 @@ export class Poller<F extends string = string, K extends string = string> {
           const reason = `upstream answered ${err.status}${err.upstreamCode !== null ? ` (error ${err.upstreamCode})` : ''}`;
           await this.book.setState(k, { seq: entry.seq, failures, nextAt: null, gaveUp: reason }, this.maxAgeMs);
           this.gaveUp.set(k, reason);
-          console.warn(`[${this.label}] no longer polling ${entry.family} ${entry.id}: ${reason}`);
+          log.warn(`[${this.label}] no longer polling ${entry.family} ${entry.id}: ${reason}`);
           continue;
         }
         const wait = Math.min(Math.max(this.maxBackoffMs, period), period * 2 ** failures);
         await this.book.setState(k, { seq: entry.seq, failures, nextAt: at + wait, gaveUp: null }, wait + period);
-        console.error(`[${this.label}] ${entry.family} ${entry.id}: ${(err as Error).message} (failure ${failures}, next read in ${Math.round(wait / 1000)} s at the earliest)`);
+        log.error(`[${this.label}] ${entry.family} ${entry.id}: ${(err as Error).message} (failure ${failures}, next read in ${Math.round(wait / 1000)} s at the earliest)`);
       }
     }
   }
