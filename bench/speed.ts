@@ -108,14 +108,15 @@ export async function throughput(side: Side, query: string, vars: (i: number) =>
 }
 
 /** `n` identical operations at once: upstream calls, and each answer's arrival minus the call's return. */
-export async function burst(side: Side, n: number, query: string, variables: Record<string, unknown>): Promise<{ calls: number; p50: number; max: number }> {
+export async function burst(side: Side, n: number, query: string, variables: Record<string, unknown>): Promise<{ calls: number; p50: number; max: number; spread: number }> {
   await side.resetCalls();
   const answers = await Promise.all(Array.from({ length: n }, () => side.send(query, variables)));
   for (const a of answers) if (a.body.errors) throw new Error(`${side.name}: ${JSON.stringify(a.body.errors).slice(0, 300)}`);
   const calls = await side.calls();
   const returned = Math.max(...calls.map((c) => c.returnedAt));
   const waits = answers.map((a) => a.at - returned);
-  return { calls: calls.length, p50: pct(waits, 50), max: Math.max(...waits) };
+  // spread: the last answer after the first (what the burst adds to one operation's own time).
+  return { calls: calls.length, p50: pct(waits, 50), max: Math.max(...waits), spread: Math.max(...waits) - Math.min(...waits) };
 }
 
 const agent = new Agent({ connections: 256, pipelining: 1 });
@@ -321,6 +322,7 @@ async function burstRows(ctx: SpeedContext, n: number): Promise<SpeedRow[]> {
     { what: `burst of ${n} identical profiles: upstream calls (one operation alone)`, layer: `${l.calls} (${l1})`, baseline: `${b.calls} (${b1})`, ratio: l.calls / l1 / (b.calls / b1) },
     row(`burst of ${n}: answer after the call's return, p50`, l.p50, b.p50, msFmt),
     row(`burst of ${n}: answer after the call's return, max`, l.max, b.max, msFmt),
+    row(`burst of ${n}: last answer after the first`, l.spread, b.spread, msFmt),
   ];
 }
 

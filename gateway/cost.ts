@@ -66,7 +66,8 @@ export function replayedCost(original: unknown, source: 'cache' | 'dedup'): Reco
   const o = isSummary(original) ? original : summarize([]);
   const calls = o.calls.map((c) => ({ ...c, source, euro: 0, ms: 0, atRisk: undefined }));
   const estimate = (original as { estimate?: unknown } | null)?.estimate ?? { euro: 0, breakdown: [] };
-  return { ...summarize(calls), saved: { upstreamCalls: o.upstreamCalls, euro: o.euro }, answeredFrom: source === 'cache' ? 'response-cache' : 'in-flight', estimate };
+  const saved = (original as { saved?: unknown } | null)?.saved ?? { upstreamCalls: o.upstreamCalls, euro: o.euro };
+  return { ...summarize(calls), saved, answeredFrom: source === 'cache' ? 'response-cache' : 'in-flight', estimate };
 }
 
 /** The `extensions.cost.estimate` of a response. */
@@ -127,8 +128,6 @@ export function useCost(opts: CostPluginOptions): GatewayPlugin {
       return {
         onExecuteDone({ result, setResult }) {
           if (Symbol.asyncIterator in result) return;
-          // Another caller's answer, shared in flight: it reported the calls, this one the de-duplication.
-          if (SHARED_IN_FLIGHT in result) return setResult(withCost(result, replayedCost(result.extensions?.cost, 'dedup')));
           setResult(withCost(result, { ...mergeSummaries(state.parts), estimate: estimateOf(estimate) }));
         },
       };
@@ -153,6 +152,11 @@ export function useCost(opts: CostPluginOptions): GatewayPlugin {
       // Served whole from the response cache: no call made, the stored cost says what was saved.
       if (SERVED_FROM_RESPONSE_CACHE in result) {
         setResult({ ...result, extensions: { ...(result.extensions ?? {}), cost: replayedCost(result.extensions?.cost, 'cache') } });
+        return;
+      }
+      // Another caller's answer, shared in flight: it reported the calls, this one the de-duplication.
+      if (SHARED_IN_FLIGHT in result) {
+        setResult({ ...result, extensions: { ...(result.extensions ?? {}), cost: replayedCost(result.extensions?.cost, 'dedup') } });
         return;
       }
       if (result.extensions?.cost === undefined) setResult({ ...result, extensions: { ...(result.extensions ?? {}), cost: { ...summarize([]), estimate: { euro: 0, breakdown: [] } } } });

@@ -23,6 +23,7 @@ import { createInMemoryCache, hashSHA256, useResponseCache, type Cache } from '@
 import { createRedisCache } from '@envelop/response-cache-redis';
 import { getOperationAST, parse, Kind, type ExecutionResult, type ObjectTypeDefinitionNode, type ConstDirectiveNode } from 'graphql';
 import type { Redis } from 'ioredis';
+import { LRUCache } from 'lru-cache';
 import { POSTAL_TTL } from '../subgraphs/postal/upstream.ts';
 import { onLayerChange, tenantOfTopic } from '../subgraphs/runtime/changes.ts';
 import { channelOf, closeRedis, connectRedis, DEFAULT_REDIS_PREFIX, unlinkMatching } from '../subgraphs/runtime/redis.ts';
@@ -204,33 +205,56 @@ export function createResponseCache(opts: ResponseCacheOptions): LayerResponseCa
     shouldCacheResult: ({ result }) => cacheable(result),
   }) as GatewayPlugin;
 
-  // Identical queries of one tenant in flight at once: the first runs, the others take its answer.
-  const inFlight = new Map<string, Promise<ExecutionResult>>();
-  const shareInFlight: GatewayPlugin = {
-    onExecute({ args, setResultAndStopExecution }) {
-      const op = getOperationAST(args.document, args.operationName);
-      const ctx = args.contextValue as YogaContext;
-      const session = isFetchRequest(ctx.request) ? sessionOf(ctx.request.headers.get('authorization')) : null;
-      if (op?.operation === 'mutation') {
-        return {
-          onExecuteDone() {
-            if (session) forget(session === ANONYMOUS ? null : session);
-          },
-        };
+  // Identical queries of one tenant in flight at once: the first runs, the others take its final
+  // answer as soon as their parameters are read, before any parsing, validation, estimate or plan
+  // of their own (the per-request work that made the last of a burst wait long after the call).
+  const inFlight = new Map<string, Promise<ExecutionResult | null>>();
+  const leaders = new WeakMap<Request, { key: string; settle: (r: ExecutionResult | null) => void }>();
+  const operationTypes = new LRUCache<string, string>({ max: 1_000 });
+  /** `query`, `mutation` or `subscription` of the operation a document names ('' when it cannot tell). */
+  const operationTypeOf = (query: string, operationName: string | null | undefined): string => {
+    const key = `${operationName ?? ''}|${query}`;
+    let type = operationTypes.get(key);
+    if (type === undefined) {
+      try {
+        type = getOperationAST(parse(query), operationName ?? undefined)?.operation ?? '';
+      } catch {
+        type = '';
       }
-      if (op?.operation !== 'query' || session === null || !ctx.params?.query || uncacheable.has(ctx.request!)) return;
-      const key = `${session}|${args.operationName ?? ''}|${ctx.params.query}|${stableJson(args.variableValues ?? {})}`;
+      operationTypes.set(key, type);
+    }
+    return type;
+  };
+  const shareInFlight: GatewayPlugin = {
+    onParams({ params, request, setResult }) {
+      if (!params.query || uncacheable.has(request) || operationTypeOf(params.query, params.operationName) !== 'query') return;
+      const key = `${sessionOf(request.headers.get('authorization'))}|${params.operationName ?? ''}|${params.query}|${stableJson(params.variables ?? {})}`;
       const leader = inFlight.get(key);
       if (leader) {
-        return leader.then((result) => setResultAndStopExecution({ ...result, [SHARED_IN_FLIGHT]: true } as ExecutionResult));
+        return leader.then((result) => {
+          if (result) setResult({ ...result, [SHARED_IN_FLIGHT]: true } as ExecutionResult);
+        });
       }
-      let settle!: (r: ExecutionResult) => void;
-      inFlight.set(key, new Promise<ExecutionResult>((resolve) => (settle = resolve)));
+      let settle!: (r: ExecutionResult | null) => void;
+      inFlight.set(key, new Promise<ExecutionResult | null>((resolve) => (settle = resolve)));
+      leaders.set(request, { key, settle });
+    },
+    // The leader's final answer (its cost already added), whichever way it ended.
+    onResultProcess({ request, result }) {
+      const leader = leaders.get(request);
+      if (!leader) return;
+      leaders.delete(request);
+      inFlight.delete(leader.key);
+      leader.settle(Array.isArray(result) || Symbol.asyncIterator in result ? null : (result as ExecutionResult));
+    },
+    // A mutation drops its caller's answers.
+    onExecute({ args }) {
+      const ctx = args.contextValue as YogaContext;
+      if (!isFetchRequest(ctx.request) || getOperationAST(args.document, args.operationName)?.operation !== 'mutation') return;
+      const session = sessionOf(ctx.request.headers.get('authorization'));
       return {
-        onExecuteDone({ result }) {
-          inFlight.delete(key);
-          if (Symbol.asyncIterator in result) settle({ errors: [] });
-          else settle(result);
+        onExecuteDone() {
+          forget(session === ANONYMOUS ? null : session);
         },
       };
     },
