@@ -15,6 +15,10 @@ export interface Running {
 export function stopOnSignals(running: Running): void {
   let stopping = false;
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    // The signals are handled here alone: Hive's runtime (@whatwg-node/server) disposes itself on
+    // SIGINT/SIGTERM, which aborts the requests in flight (SHUTTING_DOWN) before any drain;
+    // `running.close()` disposes it once drained instead.
+    process.removeAllListeners(signal);
     process.on(signal, () => {
       if (stopping) {
         console.log(`\n${signal} again: exiting now`);
