@@ -16,19 +16,8 @@
  * Fields the vendor shows but the Istat file cannot give (surfaces, presidents, phone numbers,
  * patron saints) are left out of the answers rather than invented.
  */
-import { readFileSync } from 'node:fs';
+import { comuniRows } from '../comuni.ts';
 import { fold, istat6, vendorIstat } from '../../contract/istat.ts';
-
-interface ComuneRow {
-  nome: string;
-  codice: string;
-  regione: { codice: string; nome: string };
-  provincia: { codice: string; nome: string };
-  sigla: string;
-  codiceCatastale: string;
-  cap: string[];
-  popolazione: number;
-}
 
 export interface Municipality {
   name: string;
@@ -119,8 +108,7 @@ export const STREET_TYPES: readonly string[] = [
 ];
 
 function load(): Municipality[] {
-  const raw = JSON.parse(readFileSync(new URL('../../data/comuni.json', import.meta.url), 'utf8')) as ComuneRow[];
-  return raw.map((c) => ({
+  return comuniRows().map((c) => ({
     name: c.nome,
     istat: c.codice,
     cadastral: c.codiceCatastale,

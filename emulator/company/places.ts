@@ -3,19 +3,8 @@
  * (Istat codes, provinces, regions, postal codes, cadastral codes), approximate coordinates, and
  * street names.
  */
-import { readFileSync } from 'node:fs';
 import { hash32, type Rng } from './random.ts';
-
-interface ComuneRow {
-  nome: string;
-  codice: string;
-  regione: { codice: string; nome: string };
-  provincia: { codice: string; nome: string };
-  sigla: string;
-  codiceCatastale: string;
-  cap: string[];
-  popolazione: number;
-}
+import { comuniRows } from '../comuni.ts';
 
 /** A municipality as the generator uses it. */
 export interface Town {
@@ -67,7 +56,7 @@ function jitter(seed: string, span: number): number {
 }
 
 function load(): Town[] {
-  const raw = JSON.parse(readFileSync(new URL('../../data/comuni.json', import.meta.url), 'utf8')) as ComuneRow[];
+  const raw = comuniRows();
   return raw.map((c) => {
     const centre = CITY_CENTRES[c.codiceCatastale];
     const region = REGION_CENTRES[c.regione.codice] ?? [12.5, 42.5];

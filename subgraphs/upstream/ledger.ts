@@ -103,9 +103,8 @@ export function freeUseOf(tiers: readonly FreeTier[], counts: readonly number[])
 /** The counter key of one tier's current period. */
 export const freeCounterKey = (tenant: string, endpoint: string, tier: FreeTier, now: number): string => `${tenant}|${endpoint}|${tier.period}:${periodOf(tier.period, now)}`;
 
-/** The calendar day of `ms` in Italy (the suite's day), `YYYY-MM-DD`. */
-const DAY_FORMAT = new Intl.DateTimeFormat('en-CA', { timeZone: 'Europe/Rome', year: 'numeric', month: '2-digit', day: '2-digit' });
-export const ledgerDay = (ms: number): string => DAY_FORMAT.format(new Date(ms));
+/** The calendar day of `ms` in Italy (the suite's day), `YYYY-MM-DD`: the contract's `periodOf('day')`, one reading for budgets and free tiers. */
+export const ledgerDay = (ms: number): string => periodOf('day', ms);
 
 const EPSILON = 1e-9;
 const cents = (n: number): number => Math.round(n * 1e6) / 1e6;
