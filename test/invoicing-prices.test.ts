@@ -1,6 +1,6 @@
 /** The invoicing price table: pay-as-you-go by default, the subscription's prices selectable, a bad plan refused. */
 import { describe, expect, it } from 'vitest';
-import { loadPrices, priceOf, surchargeOf } from '../contract/prices.ts';
+import { loadPrices, priceOf, subscribedSurchargeOf, surchargeOf } from '../contract/prices.ts';
 
 describe('invoicing prices', () => {
   it('pay-as-you-go by default: invoices 0.154, France/Germany 0.090, receipts 0.019, custom signature 0.045, the eleventh configuration 1', () => {
@@ -21,6 +21,9 @@ describe('invoicing prices', () => {
     expect(priceOf('invoice', 'POST', '/WW-invoices', t)).toBe(0.09);
     expect(priceOf('invoice', 'POST', '/IT-receipts', t)).toBe(0.019);
     expect(surchargeOf('invoice', 'custom-signature', t)).toBe(0.045);
+    // Under an active subscription the signature is still due, on top, at its subscription price.
+    expect(subscribedSurchargeOf('invoice', 'custom-signature', t)).toBe(0.013);
+    expect(subscribedSurchargeOf('invoice', 'extra-configuration', t)).toBe(1);
     expect(priceOf('company', 'GET', '/IT-start/12485671007', t)).toBe(priceOf('company', 'GET', '/IT-start/12485671007', loadPrices({})));
     expect(() => loadPrices({ OPENAPI_PRICE_PLAN: 'gold' })).toThrow(/OPENAPI_PRICE_PLAN/);
   });
