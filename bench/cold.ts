@@ -182,6 +182,6 @@ export function summariseProfile(file: string, top = 25): string {
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const at = process.argv.indexOf('--summary');
-  if (at > 0) console.log(summariseProfile(process.argv[at + 1]!));
+  if (at > 0) console.log(summariseProfile(process.argv[at + 1] ?? ''));
   else printColdRows(await runColdBench());
 }

@@ -21,6 +21,7 @@ import { createGatewayLogger } from './logger.ts';
 import { useDocumentLimits } from './limits.ts';
 import { httpCheck, ServerLife, DEFAULT_SHUTDOWN_TIMEOUT_MS, type ReadinessCheck } from '../subgraphs/runtime/health.ts';
 import { useInProcessSubgraphs, type SubgraphFetch } from './in-process.ts';
+import { useSubscriptionSharing } from './subscription-sharing.ts';
 import { createResponseCache, type ResponseCacheOptions } from './response-cache.ts';
 import { metricsPlugins } from './metrics.ts';
 import { tracingPlugins } from './tracing.ts';
@@ -144,7 +145,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
       subscriptionsProtocol: 'WS',
     },
     renderGraphiQL,
-    plugins: (ctx) => [...tracingPlugins(ctx), ...metricsPlugins(ctx.log), useDocumentLimits(), useForwardAuthorization(), useForwardAccountKey(), useCost(opts.cost), ...(responseCache?.plugins ?? []), useInputErrorCodes(), useInProcessSubgraphs({ handlers: inProcessHandlers })],
+    plugins: (ctx) => [...tracingPlugins(ctx), ...metricsPlugins(ctx.log), useDocumentLimits(), useForwardAuthorization(), useForwardAccountKey(), useCost(opts.cost), ...(responseCache?.plugins ?? []), useInputErrorCodes(), useInProcessSubgraphs({ handlers: inProcessHandlers }), useSubscriptionSharing()],
   });
 
   // The runtime loads the supergraph lazily; graphql-ws subscriptions need it loaded first.

@@ -1,0 +1,197 @@
+/**
+ * Shared subscriptions: clients asking the same subscription (same document, operation name and
+ * variables) with the same credentials (`Authorization`, account key) share one execution at the
+ * gateway, hence one subscription to the subgraph, and every event is multicast to all of them.
+ * The last client leaving closes it. A client joining a running subscription first gets its latest
+ * event (the subgraph sends the current state on subscribe; a late joiner would otherwise wait for
+ * the next change).
+ *
+ * Why: an event reaching N clients used to run N gateway executions fed by N subgraph
+ * subscriptions; now one execution per topic, and per client only the delivery.
+ */
+import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
+import { print, type DocumentNode, type ExecutionResult } from 'graphql';
+import { authorizationOf } from './authorization.ts';
+import { ACCOUNT_KEY_HEADER } from '../subgraphs/account/access.ts';
+
+type Result = ExecutionResult;
+
+export interface SubscriptionSharingOptions {
+  /** Called when a shared subscription opens (`true`) or closes (`false`), e.g. for metrics and tests. */
+  onTopic?: (open: boolean) => void;
+}
+
+/** One client's view of a topic: events pushed by the topic, pulled by the client's iteration. */
+class Feed implements AsyncIterableIterator<Result> {
+  private readonly queue: Result[] = [];
+  private waiting: ((r: IteratorResult<Result>) => void) | null = null;
+  private failed: ((err: unknown) => void) | null = null;
+  private error: unknown = null;
+  private done = false;
+
+  constructor(private readonly leave: (feed: Feed) => void) {}
+
+  push(value: Result): void {
+    if (this.done) return;
+    if (this.waiting) {
+      const resolve = this.waiting;
+      this.waiting = this.failed = null;
+      resolve({ value, done: false });
+    } else this.queue.push(value);
+  }
+
+  end(error?: unknown): void {
+    if (this.done) return;
+    this.done = true;
+    if (error !== undefined) this.error = error;
+    if (this.waiting) {
+      const [resolve, reject] = [this.waiting, this.failed!];
+      this.waiting = this.failed = null;
+      if (error !== undefined) reject(error);
+      else resolve({ value: undefined, done: true });
+    }
+  }
+
+  next(): Promise<IteratorResult<Result>> {
+    const value = this.queue.shift();
+    if (value !== undefined) return Promise.resolve({ value, done: false });
+    if (this.done) {
+      if (this.error !== null) {
+        const err = this.error;
+        this.error = null;
+        return Promise.reject(err instanceof Error ? err : new Error('shared subscription failed', { cause: err }));
+      }
+      return Promise.resolve({ value: undefined, done: true });
+    }
+    return new Promise((resolve, reject) => {
+      this.waiting = resolve;
+      this.failed = reject;
+    });
+  }
+
+  return(): Promise<IteratorResult<Result>> {
+    this.queue.length = 0;
+    this.end();
+    this.leave(this);
+    return Promise.resolve({ value: undefined, done: true });
+  }
+
+  [Symbol.asyncIterator](): AsyncIterableIterator<Result> {
+    return this;
+  }
+}
+
+/** One shared subscription: its source (the first client's execution) and the clients' feeds. */
+interface Topic {
+  feeds: Set<Feed>;
+  /** The latest event, for clients joining later. */
+  last: Result | undefined;
+  source: AsyncIterator<Result> | null;
+  closed: boolean;
+}
+
+const printed = new WeakMap<DocumentNode, string>();
+const printedOf = (doc: DocumentNode): string => {
+  let s = printed.get(doc);
+  if (s === undefined) printed.set(doc, (s = print(doc)));
+  return s;
+};
+
+/** JSON with object keys sorted, so `{a, b}` and `{b, a}` are one topic. */
+const stableJson = (value: unknown): string =>
+  JSON.stringify(value, (_k, v: unknown) => (v !== null && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1))) : v));
+
+function accountKeyOf(context: unknown): string {
+  const ctx = (context ?? {}) as { headers?: Record<string, unknown>; request?: { headers: { get(name: string): string | null } } };
+  const v = ctx.headers?.[ACCOUNT_KEY_HEADER];
+  return typeof v === 'string' ? v : (ctx.request?.headers.get(ACCOUNT_KEY_HEADER) ?? '');
+}
+
+/** What makes two subscriptions the same topic (see the module doc). */
+export function topicKey(args: { document: DocumentNode; operationName?: string | null; variableValues?: unknown; contextValue?: unknown }): string {
+  return [printedOf(args.document), args.operationName ?? '', stableJson(args.variableValues ?? {}), authorizationOf(args.contextValue) ?? '', accountKeyOf(args.contextValue)].join('\u0000');
+}
+
+const isAsyncIterable = (x: unknown): x is AsyncIterable<Result> => typeof x === 'object' && x !== null && Symbol.asyncIterator in x;
+
+/** The envelop plugin sharing subscriptions by topic (see the module doc). */
+export function useSubscriptionSharing(opts: SubscriptionSharingOptions = {}): GatewayPlugin {
+  const topics = new Map<string, Topic>();
+
+  const close = (key: string, topic: Topic): void => {
+    if (topic.closed) return;
+    topic.closed = true;
+    if (topics.get(key) === topic) topics.delete(key);
+    opts.onTopic?.(false);
+    void topic.source?.return?.()?.catch(() => undefined);
+  };
+
+  const join = (key: string, topic: Topic): Feed => {
+    const feed = new Feed((f) => {
+      topic.feeds.delete(f);
+      if (topic.feeds.size === 0) close(key, topic);
+    });
+    topic.feeds.add(feed);
+    if (topic.last !== undefined) feed.push(topic.last);
+    return feed;
+  };
+
+  const pump = async (key: string, topic: Topic, source: AsyncIterator<Result>): Promise<void> => {
+    try {
+      for (;;) {
+        const r = await source.next();
+        if (r.done || topic.closed) break;
+        topic.last = r.value;
+        for (const feed of topic.feeds) feed.push(r.value);
+      }
+      for (const feed of topic.feeds) feed.end();
+    } catch (err) {
+      for (const feed of topic.feeds) feed.end(err);
+    } finally {
+      // Clients still joined have been ended; the next subscriber opens a fresh subscription.
+      if (topics.get(key) === topic) topics.delete(key);
+      if (!topic.closed) {
+        topic.closed = true;
+        opts.onTopic?.(false);
+      }
+    }
+  };
+
+  return {
+    onSubscribe({ args, subscribeFn, setSubscribeFn }) {
+      const key = topicKey(args);
+      setSubscribeFn(async (subscribeArgs) => {
+        const running = topics.get(key);
+        if (running) return join(key, running);
+        // The first client opens the topic; others arriving meanwhile join it.
+        const topic: Topic = { feeds: new Set(), last: undefined, source: null, closed: false };
+        topics.set(key, topic);
+        opts.onTopic?.(true);
+        const first = join(key, topic);
+        let result: unknown;
+        try {
+          result = await subscribeFn(subscribeArgs);
+        } catch (err) {
+          for (const feed of topic.feeds) feed.end(err);
+          close(key, topic);
+          throw err;
+        }
+        if (!isAsyncIterable(result)) {
+          // Refused (validation, credentials, …): an answer of this client's, not a stream to share;
+          // anyone who joined meanwhile asks again on their own.
+          for (const feed of topic.feeds) if (feed !== first) feed.end(new Error('shared subscription refused; subscribe again'));
+          close(key, topic);
+          return result as Result;
+        }
+        topic.source = result[Symbol.asyncIterator]();
+        if (topic.closed) {
+          // Everyone left while it was opening.
+          void topic.source.return?.()?.catch(() => undefined);
+          return first;
+        }
+        void pump(key, topic, topic.source);
+        return first;
+      });
+    },
+  };
+}

@@ -1,0 +1,128 @@
+/**
+ * Shared subscriptions at the gateway: clients asking the same subscription with the same
+ * credentials share one subscription to the subgraph, every one of them gets every event, a late
+ * joiner gets the latest state first, and another tenant gets a subscription of its own. Subgraph
+ * subscriptions are counted on the wire: the graphql-ws `subscribe` messages the gateway sends to the
+ * subgraphs' server.
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { createClient, type Client, type FormattedExecutionResult } from 'graphql-ws';
+import { makeFiscalCode } from '../contract/checksums.ts';
+import { startTestStack, type TestStack } from './support/stack.ts';
+import { withSafety } from './support/safety.ts';
+
+type Obj = Record<string, unknown>;
+type Result = FormattedExecutionResult<Obj, unknown>;
+
+const TENANT_B = 'subscription-sharing-tenant-b';
+const ORDER = `mutation($input: PersonSubjectInput!) { orderPatrimonialReport(level: STANDARD, input: $input) { id state } }`;
+const UPDATED = `subscription($id: ID!) { riskRequestUpdated(id: $id) { id state done } }`;
+const FEED = `subscription { riskRequestsUpdated(family: PATRIMONIAL) { id state } }`;
+const taxCode = makeFiscalCode({ surname: 'Rossi', name: 'Mario', birthDate: '1990-04-28', gender: 'M', cadastralCode: 'L117' });
+
+let t: TestStack;
+const clients: Client[] = [];
+/** graphql-ws messages the gateway sent to the subgraphs' server, by type. */
+const toSubgraphs: Array<{ type: string; id?: string }> = [];
+let subgraphWs = '';
+const originalSend = Object.getOwnPropertyDescriptor(WebSocket.prototype, 'send')!.value as (this: WebSocket, ...args: unknown[]) => void;
+
+beforeAll(async () => {
+  // Subscriptions are never cached; the response cache stays out of this file's way.
+  t = await startTestStack({ GATEWAY_RESPONSE_CACHE: 'off' });
+  subgraphWs = t.stack.subgraphs.url.replace(/^http/, 'ws');
+  WebSocket.prototype.send = function (this: WebSocket, data: unknown, ...rest: unknown[]) {
+    if (typeof this.url === 'string' && this.url.startsWith(subgraphWs) && typeof data === 'string') toSubgraphs.push(JSON.parse(data) as { type: string; id?: string });
+    originalSend.call(this, data, ...rest);
+  } as typeof WebSocket.prototype.send;
+  // Requests complete only when the test says so.
+  await t.control('risk/timing', { completeAfterMs: 0 });
+  await t.control('tokens', { token: TENANT_B, owner: 'tenant-b@example.com' });
+}, 120_000);
+afterAll(async () => {
+  WebSocket.prototype.send = originalSend;
+  await Promise.allSettled(clients.map(async (c) => c.dispose()));
+  await t?.close();
+});
+beforeEach(() => {
+  toSubgraphs.length = 0;
+});
+
+const subscribes = (): number => toSubgraphs.filter((m) => m.type === 'subscribe').length;
+const completes = (): number => toSubgraphs.filter((m) => m.type === 'complete').length;
+
+function subscribe(query: string, variables: Obj, token?: string): AsyncIterableIterator<Result> {
+  const client = createClient({ url: t.stack.gateway.wsUrl, webSocketImpl: WebSocket, connectionParams: token ? { authorization: `Bearer ${token}` } : {}, retryAttempts: 0, lazy: true });
+  clients.push(client);
+  return client.iterate<Obj>({ query, variables });
+}
+
+async function next(it: AsyncIterator<Result>): Promise<Obj> {
+  const r = await withSafety(it.next(), 'subscription event', 20_000);
+  if (r.done) throw new Error('the subscription ended');
+  expect(r.value.errors, JSON.stringify(r.value.errors)).toBeUndefined();
+  return r.value.data as Obj;
+}
+
+/** Polls a condition (a safety limit, not a timed assertion). */
+async function until(what: string, ok: () => boolean): Promise<void> {
+  const end = Date.now() + 20_000;
+  while (!ok()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+async function order(): Promise<string> {
+  const res = await t.gql<{ orderPatrimonialReport: { id: string } }>(ORDER, { input: { name: 'Mario', surname: 'Rossi', taxCode } });
+  expect(res.errors).toBeUndefined();
+  return res.data!.orderPatrimonialReport.id;
+}
+
+describe('one subgraph subscription per topic', () => {
+  it('twelve clients of one request: one subgraph subscription, every client gets the change and the end', async () => {
+    const id = await order();
+    const first = Array.from({ length: 8 }, () => subscribe(UPDATED, { id }));
+    for (const it of first) expect(await next(it)).toEqual({ riskRequestUpdated: { id, state: 'PROCESSING', done: false } });
+    // Late joiners get the latest state at once, from the shared subscription.
+    const late = Array.from({ length: 4 }, () => subscribe(UPDATED, { id }));
+    for (const it of late) expect(await next(it)).toEqual({ riskRequestUpdated: { id, state: 'PROCESSING', done: false } });
+    expect(subscribes()).toBe(1);
+
+    await t.control('risk/advance', { id });
+    for (const it of [...first, ...late]) expect(await next(it)).toEqual({ riskRequestUpdated: { id, state: 'COMPLETE', done: true } });
+    for (const it of [...first, ...late]) expect((await withSafety(it.next(), 'end of stream', 20_000)).done).toBe(true);
+    expect(subscribes()).toBe(1);
+  });
+
+  it('clients leaving do not end it for the others', async () => {
+    const id = await order();
+    const its = Array.from({ length: 3 }, () => subscribe(UPDATED, { id }));
+    for (const it of its) await next(it);
+    expect(subscribes()).toBe(1);
+    await its[0].return!();
+    await its[1].return!();
+    // Still one subscriber: nothing is closed.
+    await t.control('risk/advance', { id });
+    expect(await next(its[2])).toEqual({ riskRequestUpdated: { id, state: 'COMPLETE', done: true } });
+    expect(subscribes()).toBe(1);
+  });
+
+  it('another tenant asking the same subscription gets its own', async () => {
+    const a = Array.from({ length: 3 }, () => subscribe(FEED, {}));
+    const b = Array.from({ length: 2 }, () => subscribe(FEED, {}, TENANT_B));
+    await until('two subgraph subscriptions', () => subscribes() >= 2);
+    const id = await order(); // tenant A's (the emulator's built-in account)
+    // Every client of tenant A sees its new request (after whatever the feed sent before it).
+    for (const it of a) {
+      let seen: Obj | undefined;
+      while ((seen = (await next(it)).riskRequestsUpdated as Obj).id !== id);
+      expect(seen).toMatchObject({ id, state: 'PROCESSING' });
+    }
+    for (const it of [...a, ...b]) await it.return!();
+    await until('both closed', () => completes() >= 2);
+    expect(subscribes()).toBe(2);
+    expect(completes()).toBe(2);
+  });
+});
