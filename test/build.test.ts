@@ -8,6 +8,8 @@
  * image and compose definitions parse and name entry points the build emits.
  */
 import { execFile } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { once } from 'node:events';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -21,6 +23,7 @@ import { CF } from './support/risk.ts';
 import { withSafety } from './support/safety.ts';
 import { startGateway } from '../gateway/index.ts';
 import { gatewayOptionsFromEnv } from '../services/build.ts';
+import { ServerLife } from '../subgraphs/runtime/health.ts';
 import { SUBGRAPH_NAMES } from '../subgraphs/index.ts';
 import { baseEnv, emulatorControl, gqlAt, spawnService, subgraphUrlsEnv, until, type Service } from '../services/processes.ts';
 
@@ -133,6 +136,50 @@ describe('npm run build: JavaScript that node runs as the image does', () => {
     expect(answered.data?.company).toMatchObject({ companyName: expect.any(String) });
     expect(await withSafety(exited, 'exit', 25_000)).toEqual([0, null]);
     expect(gateway.output()).not.toMatch(/not stopped in time|failed/);
+  });
+});
+
+describe('ServerLife: readiness while draining', () => {
+  it('/readyz answers 503 from the moment the drain starts, and the drain waits for the request in flight', async () => {
+    const life = new ServerLife([{ name: 'always', check: async () => undefined }]);
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let drained: Promise<{ clean: boolean }> | null = null;
+    let slowArrived = false;
+    const server = createServer((req, res) => {
+      life.track(res);
+      void (async () => {
+        if (req.url === '/slow') {
+          slowArrived = true;
+          await held;
+          res.end('slow done');
+        } else if (req.url === '/drain') {
+          // The signal arrives while /slow is in flight; this request itself asks /readyz right after.
+          drained = life.drain(server, 20_000);
+          await life.answer('/readyz', res);
+        } else await life.answer(req.url ?? '', res);
+      })();
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      expect(await getJson(`${base}/readyz`)).toEqual({ status: 200, body: { ready: true, draining: false, checks: { always: 'ok' } } });
+      const slow = request(`${base}/slow`);
+      await until('the slow request in flight', async () => (slowArrived ? true : undefined));
+      expect(await getJson(`${base}/drain`)).toEqual({ status: 503, body: { ready: false, draining: true, checks: {} } });
+      let settled = false;
+      void drained!.then(() => (settled = true));
+      // Still in flight: the drain has not ended.
+      await new Promise((r) => setImmediate(r));
+      expect(settled).toBe(false);
+      release();
+      expect(await (await slow).body.text()).toBe('slow done');
+      expect(await withSafety(drained!, 'drain')).toEqual({ clean: true });
+    } finally {
+      release();
+      server.closeAllConnections();
+      server.close();
+    }
   });
 });
 
