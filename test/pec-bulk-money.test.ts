@@ -2,12 +2,19 @@
  * The money of bulk sending, on the bulk service against the emulator with an injected clock (no
  * sleeping: each round is run by the test at a time it sets): the receipt reads take one unit of the
  * per-minute budget per upstream call (`GET /send/{code}`), wait longer after each read that brings
- * nothing, and stop for a code the service no longer knows (404).
+ * nothing, and stop for a code the service no longer knows (404); a subscribed inbox's reads take
+ * the same budget and are charged to the tenant's day.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../emulator/server.ts';
 import { createPecMassivaModule, DEFAULT_BULK_PASSWORD, DEFAULT_BULK_USERNAME } from '../emulator/pecmassiva/index.ts';
 import { BulkService } from '../subgraphs/pec/bulk.ts';
+import { bulkResolvers } from '../subgraphs/pec/resolvers/bulk.ts';
+import type { SubgraphContext } from '../subgraphs/runtime/context.ts';
+import { MemoryPollBook, type PollBook } from '../subgraphs/runtime/tracking/poller.ts';
+import { CostMeter } from '../subgraphs/upstream/cost.ts';
+import { MemoryCostLedger } from '../subgraphs/upstream/ledger.ts';
+import { freeTierOf } from '../contract/prices.ts';
 import { MemoryBulkStore } from '../subgraphs/pec/bulk-store.ts';
 import { UpstreamClient } from '../subgraphs/upstream/client.ts';
 import { loadUpstreamConfig } from '../subgraphs/upstream/config.ts';
@@ -219,6 +226,67 @@ describe('cancelling a bulk sending, through the gateway', () => {
     expect((await gw.calls('pecmassiva')).map((x) => `${x.method} ${x.status}`)).toEqual(['DELETE 200']);
     const after = await gw.gql<{ bulkSending: { counts: Record<string, number> } }>(`query($id: ID!) { bulkSending(id: $id) ${VIEW} }`, { id: b }, auth);
     expect(after.data!.bulkSending.counts).toEqual({ queued: 0, sent: 10, failed: 20 });
+  });
+});
+
+describe('inbox subscription reads', () => {
+  it("take the bulk reads' per-minute budget, one unit per call, and are charged to the tenant's day", async () => {
+    let clock = 5_000_000;
+    // The kit's book, counting the reads it refuses (the loop keeps looking while the budget is spent).
+    const inner = new MemoryPollBook({ now: () => clock });
+    let refused = 0;
+    const book: PollBook = {
+      budgetLeft: (now, max) => inner.budgetLeft(now, max),
+      spend: async (now, max) => {
+        const ok = await inner.spend(now, max);
+        if (!ok) refused++;
+        return ok;
+      },
+      state: (k) => inner.state(k),
+      setState: (k, st, ttl) => inner.setState(k, st, ttl),
+      clearState: (k) => inner.clearState(k),
+      retain: (live) => inner.retain(live),
+      // One process: leases are always granted.
+      lease: () => inner.lease(),
+      release: () => inner.release(),
+    };
+    // Two reads a minute (ENV), the inbox looked at every millisecond.
+    const bulk = new BulkService({ ...ENV, PECMASSIVA_INBOX_POLL_MS: '1' }, { now: () => clock, book });
+    const ledger = new MemoryCostLedger();
+    const tenant = 'inbox-tenant';
+    const ctx: SubgraphContext = {
+      auth: { token, tenant },
+      meter: new CostMeter({ ledger, account: { operationId: 'inbox-subscribe', tenant }, limits: { operation: null, day: null } }),
+      upstream,
+      once: (_key, make) => make(),
+    };
+    type Arrival = { inboxMessageReceived: { id: string } };
+    const field = bulkResolvers(bulk, 1024).Subscription.inboxMessageReceived as unknown as { subscribe: (root: unknown, args: unknown, c: SubgraphContext) => AsyncIterableIterator<Arrival> };
+    const inboxReads = () => emu.calls().filter((c) => c.area === 'pecmassiva' && c.method === 'GET' && c.path.startsWith('/inbox'));
+    const before = inboxReads().length;
+    const it = field.subscribe({}, { credentials: { username: DEFAULT_BULK_USERNAME, password: DEFAULT_BULK_PASSWORD } }, ctx);
+    try {
+      const first = await withSafety(it.next(), 'newest message');
+      const newest = Number(first.value.inboxMessageReceived.id);
+      // The first page (the count of pages) and the last one: the minute's whole budget.
+      expect(inboxReads().length - before).toBe(2);
+      await fetch(`${emu.url}/_emulator/pecmassiva/receive`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: DEFAULT_BULK_USERNAME, count: 1 }) });
+      const arrival = it.next();
+      // The loop goes on looking, refused by the budget each time: nothing is read in this minute.
+      await withSafety((async () => {
+        while (refused < 3) await new Promise((resolve) => setTimeout(resolve, 1));
+      })(), 'refused reads');
+      expect(inboxReads().length - before).toBe(2);
+      // The next minute: two reads again, and the arrival.
+      clock += 60_001;
+      expect(Number((await withSafety(arrival, 'arrival')).value.inboxMessageReceived.id)).toBe(newest + 1);
+      expect(inboxReads().length - before).toBe(4);
+    } finally {
+      await it.return?.();
+    }
+    // Accounted like the queue's reads, on the tenant's day in the shared ledger: its free tier of inbox reads counts the four.
+    const tier = freeTierOf('pecmassiva', 'GET', '/inbox')!;
+    expect((await ledger.freeUse(tenant, tier.key, tier.tiers))[0]!.used).toBe(4);
   });
 });
 

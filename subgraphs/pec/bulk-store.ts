@@ -4,14 +4,17 @@
  * sealed (AES-256-GCM under `LAYER_SECRET`, the kit's `TokenCipher`) — never in clear, never in an
  * event. A batch is claimed once (`claimBatch`, SET NX in Redis) before it is sent: whatever
  * restarts or runs twice, a batch is never sent twice. Memory by default; Redis with `REDIS_URL`
- * (keys under `<REDIS_PREFIX>pecmassiva:`, a week of life), with the Redis event bus beside it.
+ * (keys under `<REDIS_PREFIX>pecmassiva:`, a week of life), with the Redis event bus and the kit's
+ * poll book (read budget, leases: `poll:*`) beside it.
  */
 import type { Redis } from 'ioredis';
 import { LRUCache } from 'lru-cache';
 import { MemoryEventBus, type EventBus } from '../runtime/bus.ts';
 import { closeRedis, connectRedis, DEFAULT_REDIS_PREFIX } from '../runtime/redis.ts';
 import { TokenCipher } from '../runtime/tracking/cipher.ts';
+import { MemoryPollBook, type PollBook } from '../runtime/tracking/poller.ts';
 import { RedisEventBus } from '../runtime/tracking/redis-bus.ts';
+import { RedisPollBook } from '../runtime/tracking/redis-store.ts';
 import type { Sending, SendRequest } from './bulk.ts';
 
 /** A sending with its queue, as stored (secrets sealed). */
@@ -173,6 +176,11 @@ export interface BulkStores {
   store: BulkStore;
   bus: EventBus<Sending>;
   cipher: TokenCipher;
+  /**
+   * The kit's per-minute read budget (receipt and inbox reads) and its leases (one process runs a
+   * sending's queue at a time): shared by every replica on Redis.
+   */
+  book: PollBook;
   close(): Promise<void>;
 }
 
@@ -180,13 +188,14 @@ export interface BulkStores {
 export function bulkStores(opts: { redisUrl?: string; secret: string | Buffer; prefix?: string }): BulkStores {
   const cipher = new TokenCipher(opts.secret, 'openapi-supergraph pecmassiva secrets v1');
   const url = opts.redisUrl?.trim();
-  if (!url) return { store: new MemoryBulkStore(), bus: new MemoryEventBus<Sending>(), cipher, close: async () => undefined };
+  if (!url) return { store: new MemoryBulkStore(), bus: new MemoryEventBus<Sending>(), cipher, book: new MemoryPollBook(), close: async () => undefined };
   const redis = connectRedis(url, { prefix: `${opts.prefix ?? DEFAULT_REDIS_PREFIX}pecmassiva:`, name: 'pecmassiva' });
   const bus = new RedisEventBus<Sending>(redis, { ownConnections: false });
   return {
     store: new RedisBulkStore(redis),
     bus,
     cipher,
+    book: new RedisPollBook(redis),
     async close() {
       await bus.close();
       await closeRedis(redis);

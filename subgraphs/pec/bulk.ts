@@ -13,9 +13,16 @@
  * Settings (`PECMASSIVA_*` of the env): `BATCH_SIZE` recipients per request (50), `SEND_INTERVAL_MS`
  * between two requests of one mailbox (1050), `POLL_MS` between two receipt reads of a sending
  * (2000, doubled after each read that brings nothing new, up to `POLL_MAX_BACKOFF_MS`, 10 min),
- * `POLL_MAX_CALLS_PER_MIN` (60 paid reads, `GET /send/{code}`, one per call, shared by every sending
- * through the kit's `PollBook`), `GIVE_UP_MS` after which receipts still missing are no longer read
- * (48 h). A code answered 400, 401, 403, 404 or 406 is no longer read.
+ * `POLL_MAX_CALLS_PER_MIN` (60 paid reads a minute, one per call: `GET /send/{code}` of every
+ * sending and `GET /inbox` of every subscribed inbox, through the kit's `PollBook`), `GIVE_UP_MS` after which receipts still missing are no longer read
+ * (48 h), `LEASE_MS` a process holds a sending's queue before renewing it (30000). A code answered
+ * 400, 401, 403, 404 or 406 is no longer read.
+ *
+ * One process runs a sending at a time: it holds the sending's lease in the kit's poll book (Redis
+ * with `REDIS_URL`, `SET NX PX`), renewed while it runs and given back when the sending is done or
+ * the process stops; another replica takes up (resumes) only a sending whose lease it gets, so it
+ * never overwrites a running sending's record nor sends or reads it twice. A process that loses a
+ * lease (it stalled past it) drops the sending before its next call.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { GraphQLError } from 'graphql';
@@ -157,6 +164,8 @@ export class BulkService {
   readonly batchSize: number;
   /** How often a subscribed inbox is read (`PECMASSIVA_INBOX_POLL_MS`). @default 30000 */
   readonly inboxPollMs: number;
+  /** How long a sending's lease lasts before its holder renews it (`PECMASSIVA_LEASE_MS`). @default 30000 */
+  readonly leaseMs: number;
   private readonly sendIntervalMs: number;
   private readonly pollMs: number;
   private readonly pollPerMin: number;
@@ -168,6 +177,10 @@ export class BulkService {
   private readonly store: BulkStore;
   private readonly cipher: TokenCipher;
   private readonly jobs = new Map<string, Job>();
+  /** When this process last took or renewed each held sending's lease (its clock). */
+  private readonly leases = new Map<string, number>();
+  private resumer: NodeJS.Timeout | null = null;
+  private resuming: Promise<string[]> | null = null;
   /** One queue per tenant and mailbox: the sending ids in order. */
   private readonly queues = new Map<string, string[]>();
   private readonly lastSend = new Map<string, number>();
@@ -186,6 +199,7 @@ export class BulkService {
     this.cipher = stores.cipher ?? new TokenCipher(env.LAYER_SECRET ?? 'pecmassiva-memory-only', 'openapi-supergraph pecmassiva secrets v1');
     this.batchSize = bulkBatchSize(env);
     this.inboxPollMs = envNum(env, 'PECMASSIVA_INBOX_POLL_MS', 30_000);
+    this.leaseMs = envNum(env, 'PECMASSIVA_LEASE_MS', 30_000);
     this.sendIntervalMs = envNum(env, 'PECMASSIVA_SEND_INTERVAL_MS', 1050);
     this.pollMs = envNum(env, 'PECMASSIVA_POLL_MS', 2000);
     this.pollPerMin = envNum(env, 'PECMASSIVA_POLL_MAX_CALLS_PER_MIN', 60);
@@ -217,10 +231,71 @@ export class BulkService {
     await this.store.save(stored);
   }
 
-  /** Takes up the sendings left unfinished (a restart): their queues and receipts go on. */
-  private async resume(): Promise<void> {
-    for (const st of await this.store.unfinished()) {
-      if (this.jobs.has(st.sending.id)) continue;
+  private leaseKey(id: string): string {
+    return `sending:${id}`;
+  }
+
+  /** Takes a sending's lease: true when this process may run it (nobody else holds it). */
+  private async takeLease(id: string): Promise<boolean> {
+    if (!(await this.book.lease(this.leaseKey(id), this.leaseMs))) return false;
+    this.leases.set(id, this.now());
+    return true;
+  }
+
+  /**
+   * Whether this process still holds a running sending's lease, renewed once a third of it has
+   * passed; a lease lost (this process stalled past it, another took the sending up) drops the
+   * sending here, before any further call.
+   */
+  private async holds(job: Job): Promise<boolean> {
+    const id = job.sending.id;
+    const at = this.leases.get(id);
+    if (at !== undefined && this.now() - at < this.leaseMs / 3) return true;
+    const kept = at !== undefined && (this.book.renew ? await this.book.renew(this.leaseKey(id), this.leaseMs) : true);
+    if (kept) {
+      this.leases.set(id, this.now());
+      return true;
+    }
+    console.warn(`[pecmassiva] sending ${id}: lease lost, left to the process that holds it`);
+    this.leases.delete(id);
+    this.jobs.delete(id);
+    const q = this.queueKey(job.sending.tenant, job.creds.username);
+    const rest = (this.queues.get(q) ?? []).filter((x) => x !== id);
+    if (rest.length > 0) this.queues.set(q, rest);
+    else this.queues.delete(q);
+    return false;
+  }
+
+  private async dropLease(id: string): Promise<void> {
+    if (!this.leases.delete(id)) return;
+    await this.book.release(this.leaseKey(id)).catch(() => undefined);
+  }
+
+  /**
+   * Takes up the sendings left unfinished whose lease this process gets (a restart, or a replica
+   * that stopped): their queues and receipts go on. A sending another process runs is left to it.
+   * Runs on start and every `leaseMs`; the ids taken up.
+   */
+  takeUp(): Promise<string[]> {
+    if (this.resuming) return this.resuming;
+    this.resuming = this.resumeOnce().finally(() => {
+      this.resuming = null;
+    });
+    return this.resuming;
+  }
+
+  private async resumeOnce(): Promise<string[]> {
+    const taken: string[] = [];
+    for (const listed of await this.store.unfinished()) {
+      const id = listed.sending.id;
+      if (this.jobs.has(id)) continue;
+      if (!(await this.takeLease(id))) continue;
+      // Read again under the lease: the holder that just let go may have saved it since the list.
+      const st = await this.store.load(id);
+      if (!st || st.sending.done) {
+        await this.dropLease(id);
+        continue;
+      }
       const token = st.sealedToken === undefined ? undefined : this.cipher.open(st.sealedToken);
       const password = st.sealedPassword === undefined ? undefined : this.cipher.open(st.sealedPassword);
       const job: Job = {
@@ -246,7 +321,9 @@ export class BulkService {
       }
       const q = this.queueKey(job.sending.tenant, st.username);
       if (job.batches.length > 0) this.queues.set(q, [...(this.queues.get(q) ?? []), st.sending.id]);
+      taken.push(st.sending.id);
     }
+    return taken;
   }
 
   /**
@@ -324,6 +401,15 @@ export class BulkService {
     return CostMeter.detached(this.ledger, s.tenant, `pecmassiva:${s.id}:resumed:${randomBytes(4).toString('hex')}`, this.upstream.config.maxEuroPerDay);
   }
 
+  /**
+   * Takes one unit of the per-minute read budget (`PECMASSIVA_POLL_MAX_CALLS_PER_MIN`, the kit's
+   * `PollBook`, shared with the receipt reads and, on Redis, by every replica) for a background read
+   * of the bulk service (a subscribed inbox); false when none is left in this minute.
+   */
+  spendRead(): Promise<boolean> {
+    return this.book.spend(this.now(), this.pollPerMin);
+  }
+
   /** Euro of a sending to `recipients` addresses with this queue's batch size. */
   estimate(recipients: number): number {
     return bulkSendEstimate(recipients, this.batchSize);
@@ -333,13 +419,24 @@ export class BulkService {
     this.upstream = deps.upstream;
     this.ledger = deps.ledger ?? null;
     this.tokens = deps.tokens ?? PASS_THROUGH_TOKENS;
-    const resumed = this.resume().catch((err: unknown) => console.error(`[pecmassiva] unfinished sendings not resumed: ${(err as Error).message}`));
+    const resumeLogged = (): Promise<unknown> => this.takeUp().catch((err: unknown) => console.error(`[pecmassiva] unfinished sendings not resumed: ${(err as Error).message}`));
+    const resumed = resumeLogged();
     this.timer = setInterval(() => void resumed.then(() => this.tick()), 100);
     this.timer.unref();
+    // Sendings whose holder stopped without giving them back are taken up once their lease lapses.
+    this.resumer = setInterval(() => void resumeLogged(), this.leaseMs);
+    this.resumer.unref();
     return async () => {
       if (this.timer) clearInterval(this.timer);
+      if (this.resumer) clearInterval(this.resumer);
       this.timer = null;
+      this.resumer = null;
+      await this.resuming;
       await this.ticking;
+      // Given back, so another process takes them up at once.
+      for (const id of [...this.leases.keys()]) await this.dropLease(id);
+      this.jobs.clear();
+      this.queues.clear();
       this.upstream = null;
     };
   }
@@ -372,6 +469,8 @@ export class BulkService {
     const batches: number[][] = [];
     for (let i = 0; i < request.recipients.length; i += this.batchSize) batches.push(request.recipients.slice(i, i + this.batchSize).map((_, k) => i + k));
     const job: Job = { sending, auth: { ...auth, token: this.tokens.keep(auth.token) }, meter, costBefore: { euro: 0, atRisk: 0 }, creds, request, batches, codes: new Set(), waits: new Map(), startedAt: this.now() };
+    // A new id: its lease is free (held from the start, so no other process takes it up).
+    await this.takeLease(id);
     this.jobs.set(id, job);
     await this.persist(job);
     const q = this.queueKey(auth.tenant, creds.username);
@@ -406,6 +505,7 @@ export class BulkService {
         this.queues.delete(q);
         continue;
       }
+      if (!(await this.holds(job))) continue;
       this.lastSend.set(q, now);
       sends.push(this.sendBatch(upstream, job));
     }
@@ -421,6 +521,7 @@ export class BulkService {
     due.sort((a, b) => a.at - b.at);
     const touched = new Set<Job>();
     for (const { job, code } of due) {
+      if (!this.jobs.has(job.sending.id) || !(await this.holds(job))) continue;
       if (!(await this.book.spend(this.now(), this.pollPerMin))) break;
       if (await this.readReceipts(upstream, job, code)) touched.add(job);
     }
@@ -576,6 +677,7 @@ export class BulkService {
       else this.queues.delete(q);
     }
     await this.persist(job);
+    if (s.done) await this.dropLease(s.id);
     await this.bus.publish(this.topic(s.tenant, s.id), structuredClone(s));
   }
 }

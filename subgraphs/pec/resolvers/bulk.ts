@@ -11,7 +11,6 @@ import { idempotencyKey } from '../../runtime/tracking/args.ts';
 import { payloads } from '../../runtime/tracking/subscribe.ts';
 import { email, requiredText } from '../../runtime/validate.ts';
 import { UpstreamError } from '../../upstream/errors.ts';
-import { CostMeter } from '../../upstream/cost.ts';
 import type { CallContext, Upstream } from '../../upstream/upstream.ts';
 import type { BulkCredentialsInput, BulkInboxMessage, BulkThread, BulkSendingResolvers, BulkSendInput, MutationResolvers, QueryResolvers, SubscriptionResolvers } from '../__generated__/resolvers-types.ts';
 import { BULK, countsOf, type BulkCredentials, type BulkService, type SendRequest } from '../bulk.ts';
@@ -277,18 +276,25 @@ export function bulkResolvers(bulk: BulkService, maxBytes: number) {
     },
   };
 
-  /** One inbox page (the raw body: data, total, n_of_pages). */
-  const inboxPage = async (ctx: CallContext & { upstream: Upstream }, creds: BulkCredentials, q: string, page: number): Promise<{ items: unknown[]; pages: number }> => {
+  /** One inbox page (the raw body: data, total, n_of_pages); null when the read budget has none left. */
+  const inboxPage = async (ctx: CallContext & { upstream: Upstream }, creds: BulkCredentials, q: string, page: number): Promise<{ items: unknown[]; pages: number } | null> => {
+    if (!(await bulk.spendRead())) return null;
     const body = await ctx.upstream.call<unknown>(ctx, BULK.inbox, { query: { ...(q ? { q } : {}), page }, headers: headersOf(creds) });
     const b = isObj(body) ? body : {};
     return { items: Array.isArray(b.data) ? b.data : [], pages: typeof b.n_of_pages === 'number' ? Math.max(1, b.n_of_pages) : 1 };
   };
 
-  /** The newest messages (the last page; ids grow with arrival), above `after`. */
-  async function newest(ctx: CallContext & { upstream: Upstream }, creds: BulkCredentials, q: string, after: number): Promise<BulkInboxMessage[]> {
+  /**
+   * The newest messages (the last page; ids grow with arrival), above `after`; null when the read
+   * budget ran out before they were all read (read again at the next round).
+   */
+  async function newest(ctx: CallContext & { upstream: Upstream }, creds: BulkCredentials, q: string, after: number): Promise<BulkInboxMessage[] | null> {
     const first = await inboxPage(ctx, creds, q, 1);
+    if (!first) return null;
     const last = first.pages > 1 ? await inboxPage(ctx, creds, q, first.pages) : first;
+    if (!last) return null;
     const prev = first.pages > 2 && last.items.length < 5 ? await inboxPage(ctx, creds, q, first.pages - 1) : { items: [] };
+    if (!prev) return null;
     return [...prev.items, ...last.items]
       .map(message)
       .filter((m): m is BulkInboxMessage => m !== null && Number(m.id) > after)
@@ -298,6 +304,10 @@ export function bulkResolvers(bulk: BulkService, maxBytes: number) {
   /**
    * The inbox's arrivals while subscribed. The reads stop as soon as the client leaves (`return()`
    * ends the wait between two reads at once), and the credentials are dropped with the iterator.
+   * Each read takes a unit of the bulk reads' per-minute budget (`BulkService.spendRead`: none
+   * left, the inbox is read at the next round) and is charged, like the queue's reads, to the
+   * tenant's day budget and free tiers on the shared ledger (a background meter of the subscribing
+   * operation); what the reads cost is logged when the subscription ends.
    */
   function arrivals(ctx: SubgraphContext, creds: BulkCredentials, q: string): AsyncIterableIterator<{ inboxMessageReceived: BulkInboxMessage }> {
     const stop = new AbortController();
@@ -307,23 +317,30 @@ export function bulkResolvers(bulk: BulkService, maxBytes: number) {
         stop.signal.addEventListener('abort', () => { clearTimeout(timer); resolve(); }, { once: true });
       });
     async function* loop(): AsyncGenerator<{ inboxMessageReceived: BulkInboxMessage }> {
-      // Background reads: their own meter (the subscribing operation's accounting has ended).
-      const bg = { auth: ctx.auth, meter: new CostMeter(), upstream: ctx.upstream };
+      // Background reads: an operation of their own on the tenant's day (the subscribing one has ended).
+      const bg = { auth: ctx.auth, meter: ctx.meter.background(), upstream: ctx.upstream };
       let seen = 0;
       let start = true;
-      while (!stop.signal.aborted) {
-        let found: BulkInboxMessage[];
-        try {
-          found = await newest(bg, creds, q, seen);
-        } catch (err) {
-          throw refusedCredentials(err);
+      try {
+        while (!stop.signal.aborted) {
+          let found: BulkInboxMessage[] | null;
+          try {
+            found = await newest(bg, creds, q, seen);
+          } catch (err) {
+            throw refusedCredentials(err);
+          }
+          if (found !== null) {
+            // Latest first: on subscribing, only the newest message; then every one above it.
+            const out = start ? found.slice(-1) : found;
+            start = false;
+            if (found.length > 0) seen = Math.max(seen, ...found.map((m) => Number(m.id)));
+            for (const m of out) yield { inboxMessageReceived: m };
+          }
+          await pause(bulk.inboxPollMs);
         }
-        // Latest first: on subscribing, only the newest message; then every one above it.
-        const out = start ? found.slice(-1) : found;
-        start = false;
-        if (found.length > 0) seen = Math.max(seen, ...found.map((m) => Number(m.id)));
-        for (const m of out) yield { inboxMessageReceived: m };
-        await pause(bulk.inboxPollMs);
+      } finally {
+        const spent = bg.meter.summary();
+        if (spent.upstreamCalls > 0) console.info(`[pecmassiva] an inbox subscription ended: ${spent.upstreamCalls} reads, €${spent.euro}`);
       }
     }
     const gen = loop();

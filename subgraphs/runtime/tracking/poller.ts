@@ -83,6 +83,12 @@ export interface PollBook {
   lease(key: string, ms: number): Promise<boolean>;
   /** Gives back a lease this book took (e.g. the budget refused the read), so another replica may read the entry. */
   release(key: string): Promise<void>;
+  /**
+   * Extends a lease this book holds to `ms` from now, for work held longer than one lease (a bulk
+   * sending's queue); false when it is no longer this book's (expired, or taken by another holder).
+   * A book without it is one process's: its leases never lapse.
+   */
+  renew?(key: string, ms: number): Promise<boolean>;
 }
 
 export interface MemoryPollBookOptions {
@@ -137,6 +143,10 @@ export class MemoryPollBook implements PollBook {
   }
 
   async release(): Promise<void> {}
+
+  async renew(): Promise<boolean> {
+    return true;
+  }
 }
 
 /** Poller settings from `<PREFIX>POLL_*` variables of `env` (e.g. `RISK_POLL_INTERVAL_MS`). */

@@ -94,6 +94,11 @@ const RELEASE = defineScript(`
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0`);
 
+/** Sets KEYS[1]'s life to ARGV[2] ms when it still holds ARGV[1] (one's own lease); 1 when it did. */
+const RENEW = defineScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 0`);
+
 /** Takes one read from the budget: ARGV now, window start, max, member. */
 const SPEND = defineScript(`
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[2])
@@ -399,5 +404,13 @@ export class RedisPollBook implements PollBook {
     if (mine === undefined) return;
     this.held.delete(key);
     await RELEASE.run(this.redis, [`poll:lease:${key}`], [mine]);
+  }
+
+  async renew(key: string, ms: number): Promise<boolean> {
+    const mine = this.held.get(key);
+    if (mine === undefined) return false;
+    const ok = (await RENEW.run(this.redis, [`poll:lease:${key}`], [mine, Math.max(1, Math.ceil(ms))])) === 1;
+    if (!ok) this.held.delete(key);
+    return ok;
   }
 }
