@@ -2,11 +2,14 @@
  * Traces: with an exporter configured (here an in-memory one), one client operation through the
  * gateway is one trace holding the operation, each subgraph fetch, the subgraph serving it (the
  * context sent in `traceparent`) and each upstream REST call with its area, endpoint template,
- * status, euro and cache source; the response names the trace in `extensions.traceId`.
+ * status, euro and cache source; the response names the trace in `extensions.traceId`, and the log
+ * lines written meanwhile carry it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import { MemoryLogWriter } from '@graphql-hive/logger';
 import { setupTracing } from '../subgraphs/runtime/tracing.ts';
+import { logLevelOfEnv, logTo, setLogLevel } from '../subgraphs/runtime/log.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
 
 const exporter = new InMemorySpanExporter();
@@ -38,10 +41,23 @@ const parentOf = (s: ReadableSpan): string | undefined => s.parentSpanContext?.s
 
 describe('traces', () => {
   it('one trace: operation → subgraph fetch → subgraph → upstream call with its attributes', async () => {
-    const res = await t.gql('query Traced { company(vatCode: "12485671007") { companyName } }', {}, { authorization: `Bearer ${token}` });
+    const memory = new MemoryLogWriter();
+    logTo(memory);
+    setLogLevel('debug');
+    let res;
+    try {
+      res = await t.gql('query Traced { company(vatCode: "12485671007") { companyName } }', {}, { authorization: `Bearer ${token}` });
+    } finally {
+      logTo(null);
+      setLogLevel(logLevelOfEnv(process.env));
+    }
     expect(res.errors).toBeUndefined();
     const traceId = (res.extensions as { traceId?: string } | undefined)?.traceId;
     expect(traceId).toMatch(/^[0-9a-f]{32}$/);
+    // The runtime's debug lines of the operation (each subgraph fetch) name its trace.
+    const fetchLogs = memory.logs.filter((l) => l.msg?.includes('[useFetchDebug]'));
+    expect(fetchLogs.length).toBeGreaterThan(0);
+    expect(fetchLogs.filter((l) => (l.attrs as { traceId?: string } | undefined)?.traceId !== traceId)).toEqual([]);
     const upstream = await until('the upstream span', () => exporter.getFinishedSpans().find((s) => s.spanContext().traceId === traceId && s.attributes['openapi.area'] === 'company'));
     const spans = await until('the root span', () => {
       const all = exporter.getFinishedSpans().filter((s) => s.spanContext().traceId === traceId);
