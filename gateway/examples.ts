@@ -1,8 +1,11 @@
 /**
- * Example operations GraphiQL opens with (one tab each). A test runs every query through the
- * gateway; mutations and subscriptions are covered by the risk end-to-end tests.
+ * Example operations GraphiQL opens with (one tab each, the first one open). GraphiQL titles each tab
+ * with its operation's name, so `title` is that name and the comments name other tabs by it (a test
+ * checks both). A test runs every query through the gateway; the browser test runs the first tab,
+ * OrderPatrimonialReport and WatchRequest in GraphiQL itself.
  */
 export interface ExampleOperation {
+  /** The tab's title: the operation's name. */
   title: string;
   query: string;
   variables?: Record<string, unknown>;
@@ -10,7 +13,7 @@ export interface ExampleOperation {
 
 export const EXAMPLES: ExampleOperation[] = [
   {
-    title: 'Company profile',
+    title: 'CompanyProfile',
     query: `# One company, the sections a profile page needs: one upstream call (IT-aml, the cheapest tier
 # holding them all), then none (cache). extensions.cost in the response says what it cost.
 query CompanyProfile($vatCode: String!) {
@@ -30,7 +33,7 @@ query CompanyProfile($vatCode: String!) {
     variables: { vatCode: '12485671007' },
   },
   {
-    title: 'Ownership walk',
+    title: 'OwnershipWalk',
     query: `# Company shareholders are companies: walk up the group. One call per distinct company.
 query OwnershipWalk($vatCode: String!) {
   company(vatCode: $vatCode) {
@@ -61,8 +64,8 @@ query Search {
 }`,
   },
   {
-    title: 'Foreign company',
-    query: `query Foreign {
+    title: 'ForeignCompany',
+    query: `query ForeignCompany {
   foreignCompany(country: "FR", id: "FR80851266429", level: START) {
     companyName
     country
@@ -70,11 +73,11 @@ query Search {
 }`,
   },
   {
-    title: 'Legal forms',
+    title: 'LegalForms',
     query: `query LegalForms { legalForms { code description } }`,
   },
   {
-    title: 'Credit scores across a group',
+    title: 'GroupCreditScores',
     query: `# The company's credit score and its company shareholders' ones: one call per distinct company.
 query GroupCreditScores($vatCode: String!) {
   company(vatCode: $vatCode) {
@@ -89,8 +92,8 @@ query GroupCreditScores($vatCode: String!) {
     variables: { vatCode: '03456783053' },
   },
   {
-    title: 'Order a patrimonial report',
-    query: `# Paid: orders an assets report on a person. Follow it with the "Watch a request" tab.
+    title: 'OrderPatrimonialReport',
+    query: `# Paid: orders an assets report on a person. Copy its id into the WatchRequest tab.
 mutation OrderPatrimonialReport {
   orderPatrimonialReport(level: STANDARD, input: { name: "MARIO", surname: "ROSSI", taxCode: "RSSMRA80A01H501U" }) {
     id
@@ -100,9 +103,9 @@ mutation OrderPatrimonialReport {
 }`,
   },
   {
-    title: 'Watch a request',
+    title: 'WatchRequest',
     query: `# Live status: the latest known state first, then every change until it is complete.
-# Paste the id returned by "Order a patrimonial report".
+# Paste the id the OrderPatrimonialReport tab returned into the variables below, then Run.
 subscription WatchRequest($id: ID!) {
   riskRequestUpdated(id: $id) {
     id

@@ -8,7 +8,6 @@ import { createServer, type IncomingMessage, type ServerResponse, type Server } 
 import type { AddressInfo } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { createGatewayRuntime, getGraphQLWSOptions, type GatewayRuntime } from '@graphql-hive/gateway-runtime';
-import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import { WebSocketServer } from 'ws';
 import { useServer, type Extra } from 'graphql-ws/use/ws';
 import { SUPERGRAPH_FILE } from './compose.ts';
@@ -17,6 +16,9 @@ import { useForwardAccountKey } from './account-key.ts';
 import { useCost, type CostPluginOptions } from './cost.ts';
 import { useInputErrorCodes } from './input-errors.ts';
 import { EXAMPLES } from './examples.ts';
+import { graphiqlRoute } from './graphiql.ts';
+import { persistedOperations, type PersistedOperationsOptions } from './persisted.ts';
+import { useCompression, type CompressionOptions } from './compression.ts';
 import { createGatewayLogger } from './logger.ts';
 import { useDocumentLimits } from './limits.ts';
 import { httpCheck, ServerLife, DEFAULT_SHUTDOWN_TIMEOUT_MS, type ReadinessCheck } from '../subgraphs/runtime/health.ts';
@@ -62,6 +64,10 @@ export interface GatewayOptions {
    * @default [] (no origin)
    */
   corsOrigins?: string[];
+  /** Automatic persisted queries, trusted documents or neither (`persisted.ts`). @default APQ in memory */
+  persisted?: PersistedOperationsOptions;
+  /** Brotli/gzip of answers (`compression.ts`); false: none. @default answers of 1 KB and more */
+  compression?: CompressionOptions | false;
   /**
    * Readiness conditions besides every subgraph answering its `/healthz` (e.g. Redis answering
    * PING when configured); `/readyz` answers 503 while one fails. Closed with the gateway.
@@ -121,6 +127,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
   // In-process subgraphs are found by the URL the transport fetches (its GraphQL URL).
   const inProcessHandlers = new Map(Object.entries(opts.inProcess ?? {}).flatMap(([name, handler]) => (opts.subgraphUrls[name] ? [[opts.subgraphUrls[name], handler] as const] : [])));
 
+  const persisted = persistedOperations(opts.persisted);
   const runtime = createGatewayRuntime({
     supergraph,
     transportEntries,
@@ -139,19 +146,16 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
         : false;
     },
     logging: createGatewayLogger({ level: opts.logLevel, secrets: opts.logSecrets }),
-    graphiql: {
-      title: 'openapi-supergraph',
-      defaultTabs: EXAMPLES.map((e) => ({ query: e.query, variables: e.variables ? JSON.stringify(e.variables, null, 2) : null })),
-      subscriptionsProtocol: 'WS',
-    },
-    renderGraphiQL,
-    plugins: (ctx) => [...tracingPlugins(ctx), ...metricsPlugins(ctx.log), useDocumentLimits(), useForwardAuthorization(), useForwardAccountKey(), useCost(opts.cost), ...(responseCache?.plugins ?? []), useInputErrorCodes(), useInProcessSubgraphs({ handlers: inProcessHandlers }), useSubscriptionSharing()],
+    // GraphiQL is served by graphiqlRoute below (rendered and compressed once, not per visit).
+    graphiql: false,
+    persistedDocuments: persisted.persistedDocuments,
+    plugins: (ctx) => [...tracingPlugins(ctx), ...metricsPlugins(ctx.log), useDocumentLimits(), useForwardAuthorization(), useForwardAccountKey(), useCost(opts.cost), ...(responseCache?.plugins ?? []), useInputErrorCodes(), useInProcessSubgraphs({ handlers: inProcessHandlers }), useSubscriptionSharing(), ...persisted.plugins, ...(opts.compression === false ? [] : [useCompression(opts.compression)])],
   });
 
   // The runtime loads the supergraph lazily; graphql-ws subscriptions need it loaded first.
   await runtime.getSchema();
 
-  const routes = opts.routes ?? [];
+  const routes = [graphiqlRoute({ examples: EXAMPLES }), ...(opts.routes ?? [])];
   // Liveness, readiness (each subgraph's server reachable, plus the given checks) and graceful drain.
   const readinessChecks = [...Object.entries(opts.subgraphUrls).map(([name, url]) => httpCheck(`subgraph ${name}`, new URL('/healthz', url).href)), ...(opts.readiness ?? [])];
   const life = new ServerLife(readinessChecks);
@@ -231,6 +235,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
     await runtime.dispose();
+    await persisted.close();
     await responseCache?.close();
     await Promise.all(readinessChecks.map((c) => c.close?.()));
   }

@@ -14,6 +14,7 @@ import { readFileSync } from 'node:fs';
 import { configurePrices } from '../contract/prices.ts';
 import { DEFAULT_APIKEY, DEFAULT_EMAIL, DEFAULT_TOKEN, type EmulatorOptions } from '../emulator/server.ts';
 import type { GatewayOptions } from '../gateway/index.ts';
+import type { PersistedOperationsOptions } from '../gateway/persisted.ts';
 import { SUPERGRAPH_FILE } from '../gateway/compose.ts';
 import { subgraphRoute } from '../gateway/proxy.ts';
 import { createSubgraphs, SUBGRAPH_NAMES } from '../subgraphs/index.ts';
@@ -337,11 +338,28 @@ export function gatewayOptionsFromEnv(env: NodeJS.ProcessEnv, subgraphUrls: Reco
     logSecrets: [env.OPENAPI_TOKEN, env.OPENAPI_APIKEY, env.LAYER_SECRET],
     cost: { pricing: PRICING, maxEuroPerOperation: config.maxEuroPerOperation, defaultListSize: config.estimateListSize },
     corsOrigins: corsOriginsFromEnv(env),
+    persisted: persistedFromEnv(env),
+    // GATEWAY_COMPRESSION=off: answers go out uncompressed (e.g. behind a proxy that compresses).
+    compression: env.GATEWAY_COMPRESSION?.trim().toLowerCase() === 'off' ? false : {},
     // Whole answers per tenant (`gateway/response-cache.ts`): on Redis with REDIS_URL; GATEWAY_RESPONSE_CACHE=off turns it off.
     responseCache: env.GATEWAY_RESPONSE_CACHE?.trim().toLowerCase() === 'off' ? false : { redisUrl: env.REDIS_URL?.trim() || null, redisPrefix: redisPrefixFromEnv(env) },
     // `/readyz`: with REDIS_URL, Redis must answer too.
     readiness: env.REDIS_URL?.trim() ? [redisCheck(env.REDIS_URL.trim())] : [],
   };
+}
+
+/**
+ * Persisted operations (`gateway/persisted.ts`): `PERSISTED_OPERATIONS` `apq` (default; on Redis with
+ * `REDIS_URL`), `trusted` (with `PERSISTED_OPERATIONS_MANIFEST`, a file of hash → document) or `off`.
+ */
+export function persistedFromEnv(env: NodeJS.ProcessEnv): PersistedOperationsOptions {
+  const raw = env.PERSISTED_OPERATIONS?.trim().toLowerCase() || 'apq';
+  if (raw !== 'apq' && raw !== 'trusted' && raw !== 'off') throw new ServiceConfigError(`PERSISTED_OPERATIONS must be apq, trusted or off, got "${raw}"`);
+  const manifest = env.PERSISTED_OPERATIONS_MANIFEST?.trim() || undefined;
+  if (raw === 'trusted' && !manifest) {
+    throw new ServiceConfigError('PERSISTED_OPERATIONS=trusted needs PERSISTED_OPERATIONS_MANIFEST: the path of the manifest of allowed operations (JSON, hash → document, as a client build emits it)');
+  }
+  return { mode: raw, manifest, redisUrl: env.REDIS_URL?.trim() || null, redisPrefix: redisPrefixFromEnv(env) };
 }
 
 /** `CORS_ORIGINS`: comma-separated browser origins allowed cross-origin; none by default. */
