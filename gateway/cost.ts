@@ -21,6 +21,7 @@ import { ESTIMATE_HEADER, OPERATION_HEADER } from '../subgraphs/runtime/operatio
 import type { PricingTable } from '../subgraphs/runtime/pricing.ts';
 import { mergeSummaries, summarize, type CostSummary } from '../subgraphs/upstream/cost.ts';
 import { countBudgetRefused } from '../subgraphs/runtime/metrics.ts';
+import { setLogContext } from '../subgraphs/runtime/log.ts';
 import { EstimateError, estimateOperation, type Estimate } from './estimate.ts';
 import { SERVED_FROM_RESPONSE_CACHE, SHARED_IN_FLIGHT } from './response-cache.ts';
 import { log } from '../subgraphs/runtime/log.ts';
@@ -110,6 +111,7 @@ export function useCost(opts: CostPluginOptions): GatewayPlugin {
       }
       const state: OperationState = { id: randomUUID(), estimate, parts: [] };
       operations.set(ctx, state);
+      setLogContext({ operationId: state.id });
       const zero = { ...summarize([]), estimate: estimateOf(estimate) };
       if (wantsEstimateOnly(ctx as YogaLikeContext)) {
         setResultAndStopExecution({ data: null, extensions: { cost: { ...zero, executed: false } } });

@@ -19,7 +19,7 @@ import { EXAMPLES } from './examples.ts';
 import { graphiqlRoute } from './graphiql.ts';
 import { persistedOperations, type PersistedOperationsOptions } from './persisted.ts';
 import { useCompression, type CompressionOptions } from './compression.ts';
-import { createGatewayLogger } from './logger.ts';
+import { createGatewayLogger, useLogContext } from './logger.ts';
 import { useDocumentLimits } from './limits.ts';
 import { httpCheck, ServerLife, DEFAULT_SHUTDOWN_TIMEOUT_MS, type ReadinessCheck } from '../subgraphs/runtime/health.ts';
 import { useInProcessSubgraphs, type SubgraphFetch } from './in-process.ts';
@@ -149,7 +149,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     // GraphiQL is served by graphiqlRoute below (rendered and compressed once, not per visit).
     graphiql: false,
     persistedDocuments: persisted.persistedDocuments,
-    plugins: (ctx) => [...tracingPlugins(ctx), ...metricsPlugins(ctx.log), useDocumentLimits(), useForwardAuthorization(), useForwardAccountKey(), useCost(opts.cost), ...(responseCache?.plugins ?? []), useInputErrorCodes(), useInProcessSubgraphs({ handlers: inProcessHandlers }), useSubscriptionSharing(), ...persisted.plugins, ...(opts.compression === false ? [] : [useCompression(opts.compression)])],
+    plugins: (ctx) => [useLogContext(), ...tracingPlugins(ctx), ...metricsPlugins(ctx.log), useDocumentLimits(), useForwardAuthorization(), useForwardAccountKey(), useCost(opts.cost), ...(responseCache?.plugins ?? []), useInputErrorCodes(), useInProcessSubgraphs({ handlers: inProcessHandlers }), useSubscriptionSharing(), ...persisted.plugins, ...(opts.compression === false ? [] : [useCompression(opts.compression)])],
   });
 
   // The runtime loads the supergraph lazily; graphql-ws subscriptions need it loaded first.

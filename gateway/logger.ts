@@ -4,8 +4,8 @@
  * `debug` included (which log every subgraph request with its headers and every graphql-ws
  * connection with its params), holds a token, an API key, a password or the layer secret.
  */
-import type { Logger, LogWriter } from '@graphql-hive/gateway-runtime';
-import { log, loggerTo, parseLogLevel, RedactingLogWriter, routeConsole, setLogLevel } from '../subgraphs/runtime/log.ts';
+import type { GatewayPlugin, Logger, LogWriter } from '@graphql-hive/gateway-runtime';
+import { log, loggerTo, parseLogLevel, RedactingLogWriter, routeConsole, setLogLevel, withLogContext } from '../subgraphs/runtime/log.ts';
 import { registerSecrets } from '../subgraphs/runtime/redact.ts';
 
 export { parseLogLevel, RedactingLogWriter };
@@ -34,4 +34,17 @@ export function createGatewayLogger(opts: GatewayLoggerOptions = {}): Logger {
   if (opts.writer) return loggerTo(opts.writer, level ?? 'trace');
   if (level !== undefined) setLogLevel(level);
   return log;
+}
+
+/**
+ * Each operation's execution runs in a log context of its own, so that the lines it logs carry its
+ * `operationId` (set by the cost plugin, which names the operation).
+ */
+export function useLogContext(): GatewayPlugin {
+  return {
+    instrumentation: {
+      execute: (_payload, wrapped) => withLogContext(wrapped),
+      subscribe: (_payload, wrapped) => withLogContext(wrapped),
+    },
+  };
 }

@@ -58,6 +58,10 @@ describe('traces', () => {
     const fetchLogs = memory.logs.filter((l) => l.msg?.includes('[useFetchDebug]'));
     expect(fetchLogs.length).toBeGreaterThan(0);
     expect(fetchLogs.filter((l) => (l.attrs as { traceId?: string } | undefined)?.traceId !== traceId)).toEqual([]);
+    // And the operation's id, the one its subgraph requests are charged to.
+    const operationIds = new Set(fetchLogs.map((l) => (l.attrs as { operationId?: string } | undefined)?.operationId));
+    expect(operationIds.size).toBe(1);
+    expect([...operationIds][0]).toMatch(/^[0-9a-f-]{36}$/);
     const upstream = await until('the upstream span', () => exporter.getFinishedSpans().find((s) => s.spanContext().traceId === traceId && s.attributes['openapi.area'] === 'company'));
     const spans = await until('the root span', () => {
       const all = exporter.getFinishedSpans().filter((s) => s.spanContext().traceId === traceId);

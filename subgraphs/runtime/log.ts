@@ -3,12 +3,16 @@
  * the subgraphs and the services. Each log is one JSON line (`level`, `msg`, `time`, its attributes,
  * and `traceId`/`spanId` when a trace is in progress) on stdout, redacted before it is written
  * (`redact.ts`: no token, API key, password or the layer secret at any level, `trace` included).
+ * Lines written while an operation runs carry its `operationId` (the gateway's id of the client
+ * operation, the one every subgraph request of its plan is charged to: `withLogContext`).
  *
  * Level: `LOG_LEVEL` (else `GATEWAY_LOG_LEVEL`, kept for compatibility): `trace`, `debug`, `info`,
  * `warn`, `error`, or `off`; default `info`, `error` under a test runner (`NODE_ENV=test`).
  * `console.info|warn|error|debug` lines of the process go through the same logger (`routeConsole`);
  * `console.log` stays the services' plain banner (where each part listens).
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { Plugin } from 'graphql-yoga';
 import { jsonStringify, Logger, type Attributes, type LogLevel, type LogWriter } from '@graphql-hive/logger';
 import { trace } from '@opentelemetry/api';
 import { formatRedacted, redactConsole, redactText, redactValue } from './redact.ts';
@@ -45,15 +49,48 @@ export class RedactingLogWriter implements LogWriter {
   }
 }
 
-/** Adds the active trace's `traceId` and `spanId` to each log's attributes. */
+const logContext = new AsyncLocalStorage<Record<string, string>>();
+
+/** Runs `fn` with a log context of its own (see `setLogContext`). */
+export const withLogContext = <T>(fn: () => T): T => logContext.run({}, fn);
+
+/** Adds attributes (e.g. `operationId`) to every line logged from here on in the current log context. */
+export function setLogContext(attrs: Record<string, string>): void {
+  const store = logContext.getStore();
+  if (store) Object.assign(store, attrs);
+}
+
+/** Ids of operations as they may be logged (the gateway's are UUIDs). */
+const LOGGABLE_ID = /^[\w-]{1,64}$/;
+
+/**
+ * Subgraph plugin: each request gets a log context naming the operation it serves (the gateway's
+ * id, from `header`).
+ */
+export function useRequestLogContext<T extends Record<string, unknown>>(header: string): Plugin<T> {
+  return {
+    instrumentation: {
+      request: ({ request }, wrapped) =>
+        withLogContext(() => {
+          const id = request.headers.get(header);
+          if (id && LOGGABLE_ID.test(id)) setLogContext({ operationId: id });
+          return wrapped();
+        }),
+    },
+  };
+}
+
+/** Adds the log context (`operationId`) and the active trace's `traceId` and `spanId` to each log's attributes. */
 export class TraceIdLogWriter implements LogWriter {
   constructor(private readonly next: LogWriter) {}
 
   write(level: LogLevel, attrs: Attributes | null | undefined, msg: string | null | undefined): void | Promise<void> {
+    const context = logContext.getStore();
     const span = trace.getActiveSpan()?.spanContext();
-    if (!span || !trace.isSpanContextValid(span)) return this.next.write(level, attrs, msg);
+    const traced = span && trace.isSpanContextValid(span) ? { traceId: span.traceId, spanId: span.spanId } : null;
+    if (!traced && !context) return this.next.write(level, attrs, msg);
     const base = Array.isArray(attrs) ? { attrs } : (attrs ?? {});
-    return this.next.write(level, { ...base, traceId: span.traceId, spanId: span.spanId }, msg);
+    return this.next.write(level, { ...context, ...base, ...traced }, msg);
   }
 
   flush(): void | Promise<void> {

@@ -25,7 +25,7 @@ import { toClientError } from './errors.ts';
 import { ServerLife, DEFAULT_SHUTDOWN_TIMEOUT_MS, type ReadinessCheck } from './health.ts';
 import { METRICS_PATH, metricsText } from './metrics.ts';
 import { useIncomingTrace } from './tracing.ts';
-import { log } from './log.ts';
+import { log, useRequestLogContext } from './log.ts';
 
 /** What a subgraph module exports. */
 export interface Subgraph {
@@ -209,7 +209,7 @@ export async function startSubgraphServer(opts: SubgraphServerOptions): Promise<
           ...createContext(resolveAuth(request.headers.get('authorization'), auth), upstream, ledger, request.headers.get(OPERATION_HEADER), request.headers.get(ESTIMATE_HEADER)),
           headers: request.headers,
         }),
-        plugins: [useIncomingTrace<Record<string, unknown>>(sg.name), useCostExtension()],
+        plugins: [useIncomingTrace<Record<string, unknown>>(sg.name), useRequestLogContext<Record<string, unknown>>(OPERATION_HEADER), useCostExtension()],
       }),
     );
     const wss = new WebSocketServer({ noServer: true });
