@@ -18,19 +18,13 @@ import { UpstreamError } from './errors.ts';
 import type { CallContext, Upstream } from './upstream.ts';
 import { CostMeter } from './cost.ts';
 import { tenantOf } from './tenant.ts';
-import { LRUCache } from 'lru-cache';
+import { MemoryGuardStore, type ActiveSubscription, type GuardStore } from './guard-store.ts';
 
 const TOKEN: Endpoint = { area: 'oauth', method: 'GET', path: '/tokens/{token}', auth: 'basic', secretParams: ['token'] };
 const WALLET: Endpoint = { area: 'oauth', method: 'GET', path: '/wallet', auth: 'basic' };
 const SUBSCRIPTIONS: Endpoint = { area: 'oauth', method: 'GET', path: '/subscriptions', auth: 'basic' };
 const SUBSCRIPTION: Endpoint = { area: 'oauth', method: 'GET', path: '/subscriptions/{id}', auth: 'basic' };
 
-/** An active subscription as the guard prices by it. */
-interface ActiveSubscription {
-  scope: string;
-  left: number;
-  pricePerRequest: number;
-}
 
 export interface AccountGuardOptions {
   /** How long a token's scopes are trusted (ms). @default 600000 */
@@ -45,25 +39,26 @@ export interface AccountGuardOptions {
    */
   walletTtlMs?: number;
   now?: () => number;
+  /**
+   * Where the scopes, the wallet reading and the subscriptions (with the requests taken from them)
+   * are kept: shared by every replica on Redis (`REDIS_URL`). @default one process's memory
+   */
+  store?: GuardStore;
 }
 
 /** Scope reading is the contract's (one function for the layer and the emulator). */
 export { scopeGranted, scopeOf };
 
 export class AccountGuard {
-  /** A token's scopes (null: not the account's), by token; bounded, least recently used dropped. */
-  private readonly scopes: LRUCache<string, { scopes: string[] | null; until: number }>;
-  private wallet: { credit: number; until: number } | null = null;
-  private subs: { list: ActiveSubscription[]; until: number } | null = null;
-  private readonly now: () => number;
+  /** Token scopes (bounded, least recently used dropped in memory), the wallet reading, the subscriptions. */
+  private readonly store: GuardStore;
 
   constructor(
     private readonly upstream: Upstream,
     private readonly env: OpenapiEnv,
     private readonly opts: AccountGuardOptions = {},
   ) {
-    this.now = opts.now ?? Date.now;
-    this.scopes = new LRUCache({ max: opts.maxTokens ?? 10_000 });
+    this.store = opts.store ?? new MemoryGuardStore({ now: opts.now, maxTokens: opts.maxTokens });
   }
 
   /** The guard's own reads: Basic-authenticated, the account's, on a meter of their own (not the operation's). */
@@ -75,8 +70,8 @@ export class AccountGuard {
   /** The token's scopes, or null when the account does not own it. */
   private async scopesOf(ctx: CallContext): Promise<string[] | null> {
     const token = ctx.auth.token;
-    const hit = this.scopes.get(token);
-    if (hit && hit.until > this.now()) return hit.scopes;
+    const hit = await this.store.scopes(token);
+    if (hit !== undefined) return hit;
     let scopes: string[] | null = null;
     try {
       const d = await this.upstream.call<{ scopes?: unknown }>(this.internal(ctx), TOKEN, { params: { token } });
@@ -84,15 +79,16 @@ export class AccountGuard {
     } catch (err) {
       if (!(err instanceof UpstreamError) || (err.status !== 404 && err.status !== 422)) throw err;
     }
-    this.scopes.set(token, { scopes, until: this.now() + (this.opts.scopesTtlMs ?? 600_000) });
+    await this.store.setScopes(token, scopes, this.opts.scopesTtlMs ?? 600_000);
     return scopes;
   }
 
   private async credit(ctx: CallContext): Promise<number | null> {
-    if (this.wallet && this.wallet.until > this.now()) return this.wallet.credit;
+    const known = await this.store.credit();
+    if (known !== undefined) return known;
     const w = await this.upstream.call<{ credit?: unknown }>(this.internal(ctx), WALLET);
     const credit = typeof w?.credit === 'number' ? w.credit : null;
-    if (credit !== null) this.wallet = { credit, until: this.now() + (this.opts.walletTtlMs ?? 60_000) };
+    if (credit !== null) await this.store.setCredit(credit, this.opts.walletTtlMs ?? 60_000);
     return credit;
   }
 
@@ -135,12 +131,13 @@ export class AccountGuard {
       err.neverSent = true;
       throw err;
     }
-    // What this call will spend comes off the reading until the next one.
-    if (this.wallet) this.wallet.credit -= price;
+    // What this call will spend comes off the reading until the next one (every replica's).
+    await this.store.spend(price);
   }
 
-  private async subscriptions(ctx: CallContext): Promise<ActiveSubscription[]> {
-    if (this.subs && this.subs.until > this.now()) return this.subs.list;
+  private async subscriptions(ctx: CallContext): Promise<{ list: ActiveSubscription[]; until: number }> {
+    const known = await this.store.subscriptions();
+    if (known) return known;
     const own = this.internal(ctx);
     const raw = await this.upstream.call<unknown>(own, SUBSCRIPTIONS, { query: { limit: 100 } });
     const active = (Array.isArray(raw) ? raw : []).filter((s): s is Record<string, unknown> => typeof s === 'object' && s !== null && (s as { active?: unknown }).active === true);
@@ -149,10 +146,10 @@ export class AccountGuard {
       const d = await this.upstream.call<Record<string, unknown>>(own, SUBSCRIPTION, { params: { id: String(s.id) } });
       const left = Number(d?.availableRequests ?? s.availableRequests);
       const price = Number(d?.pricePerRequest);
-      if (typeof s.scope === 'string' && Number.isFinite(left) && left > 0 && Number.isFinite(price)) list.push({ scope: s.scope, left, pricePerRequest: price });
+      if (typeof s.scope === 'string' && Number.isFinite(left) && left > 0 && Number.isFinite(price)) list.push({ id: String(s.id), scope: s.scope, left, pricePerRequest: price });
     }
-    this.subs = { list, until: this.now() + (this.opts.subscriptionsTtlMs ?? 60_000) };
-    return list;
+    const until = await this.store.setSubscriptions(list, this.opts.subscriptionsTtlMs ?? 60_000);
+    return { list, until };
   }
 
   /**
@@ -163,10 +160,10 @@ export class AccountGuard {
     if (price <= 0 || ep.auth === 'basic' || ep.area === 'oauth' || !ctx.auth.token) return null;
     if ((await this.scopesOf(ctx)) === null) return null;
     const scope = scopeOf(this.env, ep.area, ep.method, path);
-    const sub = (await this.subscriptions(ctx)).find((s) => s.left > 0 && scopeGranted([s.scope], scope));
-    if (!sub) return null;
-    sub.left--;
-    return sub.pricePerRequest;
+    const { list, until } = await this.subscriptions(ctx);
+    // One of its requests taken (counted across replicas): the first covering subscription with some left.
+    for (const sub of list) if (scopeGranted([sub.scope], scope) && (await this.store.useSubscription(until, sub))) return sub.pricePerRequest;
+    return null;
   }
 
   /**
@@ -182,7 +179,7 @@ export class AccountGuard {
   }
 
   /** Forgets a token's scopes (after an update or a rotation). */
-  forget(token: string): void {
-    this.scopes.delete(token);
+  async forget(token: string): Promise<void> {
+    await this.store.forgetScopes(token);
   }
 }

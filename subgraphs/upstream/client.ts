@@ -11,6 +11,7 @@
  * constructor: in memory by default, on Redis when built by `upstreamStores` with `REDIS_URL`.
  */
 import { AccountGuard } from './account-guard.ts';
+import type { GuardStore } from './guard-store.ts';
 import { Agent, request, errors as undiciErrors } from 'undici';
 import type { CallContext, CallOptions, Download, QueryValue, SlowVariant, Upstream } from './upstream.ts';
 import {
@@ -95,6 +96,8 @@ export interface UpstreamClientStores {
    * meter (an operation's, or the layer's own) makes them. @default counted on the operation's ledger only
    */
   ledger?: CostLedger;
+  /** The precheck guard's knowledge of an account (by its tenant), shared by replicas. @default one process's memory */
+  guard?: (account: string) => GuardStore;
 }
 
 const isCacheStore = (s: UpstreamClientStores | CacheStore): s is CacheStore => typeof (s as Partial<CacheStore>).get === 'function';
@@ -140,8 +143,8 @@ export class UpstreamClient implements Upstream {
     this.markers = s.markers ?? new MemoryInFlightMarkers();
     this.pending = s.pending ?? new MemoryPendingStore(config.cacheMaxEntries);
     this.limiter = s.limiter ?? new RateLimiter(new MemoryRateLimitStore(), config.rateLimits, config.rateMaxWaitMs);
-    this.guard = config.precheck && config.accountCredentials ? new AccountGuard(this, config.env) : null;
     const email = config.accountCredentials?.email;
+    this.guard = config.precheck && email ? new AccountGuard(this, config.env, s.guard ? { store: s.guard(tenantOf(`account:${email.toLowerCase()}`)) } : {}) : null;
     this.accountFreeTiers = s.ledger && email ? { ledger: s.ledger, tenant: tenantOf(`account:${email.toLowerCase()}`) } : null;
     this.agent = new Agent({
       keepAliveTimeout: 30_000,

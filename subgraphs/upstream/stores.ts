@@ -21,6 +21,7 @@ import { MemoryRateLimitStore, RateLimiter } from './rate-limits.ts';
 import { RedisCacheStore, RedisInFlightMarkers, RedisPendingStore } from './redis-cache.ts';
 import { RedisCostLedger } from './redis-ledger.ts';
 import { RedisRateLimitStore } from './redis-rate-limit.ts';
+import { MemoryGuardStore, RedisGuardStore } from './guard-store.ts';
 
 export interface UpstreamStores extends Required<UpstreamClientStores> {
   cache: CacheStore;
@@ -63,6 +64,7 @@ export async function upstreamStores(config: UpstreamConfig, redisUrl?: string |
       pending: new MemoryPendingStore(config.cacheMaxEntries),
       limiter: new RateLimiter(new MemoryRateLimitStore(), config.rateLimits, config.rateMaxWaitMs),
       ledger: new MemoryCostLedger({ now: clock }),
+      guard: () => new MemoryGuardStore({ now: clock }),
       close: async () => undefined,
     };
   }
@@ -82,6 +84,7 @@ export async function upstreamStores(config: UpstreamConfig, redisUrl?: string |
     pending: new RedisPendingStore(redis),
     limiter: new RateLimiter(new RedisRateLimitStore(redis), config.rateLimits, config.rateMaxWaitMs),
     ledger: new RedisCostLedger(redis, { now: clock }),
+    guard: (account) => new RedisGuardStore(redis, account, { now: clock }),
     close: async () => {
       if (owned) await closeRedis(redis);
     },
