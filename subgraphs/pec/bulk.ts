@@ -29,6 +29,7 @@ import { GraphQLError } from 'graphql';
 import type { EventBus } from '../runtime/bus.ts';
 import { MemoryBulkStore, type BulkStore, type StoredSending } from './bulk-store.ts';
 import { MemoryEventBus } from '../runtime/bus.ts';
+import { announceChange } from '../runtime/changes.ts';
 import { TokenCipher } from '../runtime/tracking/cipher.ts';
 import { keyReused, outcomeUnknownError } from '../runtime/tracking/service.ts';
 import { MemoryPollBook, PERMANENT, type PollBook } from '../runtime/tracking/poller.ts';
@@ -475,7 +476,7 @@ export class BulkService {
     await this.persist(job);
     const q = this.queueKey(auth.tenant, creds.username);
     this.queues.set(q, [...(this.queues.get(q) ?? []), id]);
-    await this.bus.publish(this.topic(auth.tenant, id), structuredClone(sending));
+    await this.announce(sending);
     void this.tick();
     return sending;
   }
@@ -662,6 +663,13 @@ export class BulkService {
     return false;
   }
 
+  /** Publishes a sending's state to its subscribers; this process's response cache forgets the tenant's answers. */
+  private async announce(s: Sending): Promise<void> {
+    const topic = this.topic(s.tenant, s.id);
+    announceChange({ kind: 'topic', topic });
+    await this.bus.publish(topic, structuredClone(s));
+  }
+
   private async changed(job: Job): Promise<void> {
     const s = job.sending;
     s.seq++;
@@ -678,7 +686,7 @@ export class BulkService {
     }
     await this.persist(job);
     if (s.done) await this.dropLease(s.id);
-    await this.bus.publish(this.topic(s.tenant, s.id), structuredClone(s));
+    await this.announce(s);
   }
 }
 
