@@ -18,6 +18,7 @@ import { Client, fetchExchange } from '@urql/core';
 import { persistedExchange } from '@urql/exchange-persisted';
 import { request } from 'undici';
 import { memoryDocumentStore, readManifest, redisDocumentStore, sha256Hex, type PersistedDocumentStore } from '../gateway/persisted.ts';
+import { persistedFromEnv, ServiceConfigError } from '../services/build.ts';
 import { startTestStack, type GraphQLResponse, type TestStack } from './support/stack.ts';
 
 const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
@@ -215,5 +216,16 @@ describe('APQ document stores (one spec)', () => {
     expect(await store.get('b')).toBeNull();
     expect(await store.get('a')).not.toBeNull();
     expect(await store.get('c')).not.toBeNull();
+  });
+});
+
+describe('configuration (gatewayOptionsFromEnv)', () => {
+  it('APQ by default, on Redis with REDIS_URL; trusted needs its manifest; unknown modes refused', () => {
+    expect(persistedFromEnv({})).toMatchObject({ mode: 'apq', redisUrl: null });
+    expect(persistedFromEnv({ REDIS_URL: 'redis://127.0.0.1:6379', REDIS_PREFIX: 'p:' })).toMatchObject({ mode: 'apq', redisUrl: 'redis://127.0.0.1:6379', redisPrefix: 'p:' });
+    expect(() => persistedFromEnv({ PERSISTED_OPERATIONS: 'trusted' })).toThrow(ServiceConfigError);
+    expect(persistedFromEnv({ PERSISTED_OPERATIONS: 'trusted', PERSISTED_OPERATIONS_MANIFEST: '/m.json' })).toMatchObject({ mode: 'trusted', manifest: '/m.json' });
+    expect(persistedFromEnv({ PERSISTED_OPERATIONS: 'OFF' })).toMatchObject({ mode: 'off' });
+    expect(() => persistedFromEnv({ PERSISTED_OPERATIONS: 'sometimes' })).toThrow(/apq, trusted or off/);
   });
 });
