@@ -1,7 +1,8 @@
 /**
  * Certified-mail scenarios (issue 9), through the layer against the embedded emulator with a per-call
  * latency: the mailbox lifecycle (availability, registration, signed upload, verification pushed,
- * renewal, enlargement, upgrade, revocation) and a bulk sending to 50 recipients with its receipts.
+ * renewal, enlargement, upgrade, revocation), the company-register notification to its finalize, and
+ * a bulk sending to 50 (and 1,000) recipients with its receipts.
  * Upstream calls and euro per scenario (from the emulator's call log: every call the upstream saw,
  * pollers included), and the time from the upstream change (the control call that makes it) to the
  * subscriber's event, p50 and max.
@@ -77,6 +78,39 @@ export async function runPecBench(latencyMs: number, mailboxes = 10): Promise<vo
     const lc = (await calls()).filter((c) => c.area === 'pec');
     rows.push(
       `| mailbox lifecycle (register → ACTIVE → renew, enlarge, upgrade, revoke) | ${(lc.length / mailboxes).toFixed(2)} | ${(lc.reduce((s, c) => s + c.price, 0) / mailboxes).toFixed(3)} | ${ms(pct(push, 0.5))} / ${ms(Math.max(...push))} | ${ms(pct(total, 0.5))} |`,
+    );
+
+    // Company-register notification: start → AWAITING_DOCUMENTS (the provider's step, pushed) →
+    // signed delegation → finalize (the contract's send-and-finalize GET) → DONE pushed.
+    await clearCalls();
+    await control('pec/timing', { noticeStepAfterMs: 0 });
+    const npush: number[] = [];
+    const ntotal: number[] = [];
+    for (let i = 0; i < mailboxes; i++) {
+      const t0 = performance.now();
+      const input = {
+        address: `azienda${i}@legalmail.it`, taxCodeOrVat: '12485671007', companyName: 'Azienda Bench', city: 'Roma', province: 'RM',
+        firstName: 'Mario', lastName: 'Rossi', taxCode: CF, role: 'LEGALE_RAPPRESENTANTE', email: 'mario@example.com', mobile: '3331234567',
+      };
+      const id = String(((await gql(`mutation($input: NotifyCompanyRegisterInput!) { notifyCompanyRegister(input: $input) { id } }`, { input })).notifyCompanyRegister as Obj).id);
+      const it = client.iterate<Obj>({ query: `subscription($id: ID!) { pecNotificationUpdated(id: $id) { status } }`, variables: { id } });
+      await it.next();
+      const c0 = performance.now();
+      await control('pec/advance', { id });
+      for (;;) if (((await it.next()).value?.data?.pecNotificationUpdated as Obj | undefined)?.status === 'AWAITING_DOCUMENTS') break;
+      npush.push(performance.now() - c0);
+      await gql(`mutation($id: ID!, $d: String!) { uploadCompanyRegisterDelegation(id: $id, document: $d) { status } }`, { id, d: PDF });
+      for (;;) if (((await it.next()).value?.data?.pecNotificationUpdated as Obj | undefined)?.status === 'DOCUMENTS_UPLOADED') break;
+      const f0 = performance.now();
+      await gql(`mutation($id: ID!, $k: String) { finalizeCompanyRegisterNotification(id: $id, idempotencyKey: $k) { status } }`, { id, k: `bench-finalize-${id}` });
+      for (;;) if (((await it.next()).value?.data?.pecNotificationUpdated as Obj | undefined)?.status === 'DONE') break;
+      npush.push(performance.now() - f0);
+      await it.return?.();
+      ntotal.push(performance.now() - t0);
+    }
+    const nc = (await calls()).filter((c) => c.area === 'pec');
+    rows.push(
+      `| register notification (start → AWAITING_DOCUMENTS → upload → finalize → DONE) | ${(nc.length / mailboxes).toFixed(2)} | ${(nc.reduce((s, c) => s + c.price, 0) / mailboxes).toFixed(3)} | ${ms(pct(npush, 0.5))} / ${ms(Math.max(...npush))} | ${ms(pct(ntotal, 0.5))} |`,
     );
 
     // Bulk sending to 50 recipients.
