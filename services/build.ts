@@ -311,6 +311,8 @@ export interface GatewayFromEnvOptions {
   port?: number;
   /** @default `HOST` or 127.0.0.1 */
   host?: string;
+  /** Clock of the response cache's lifetimes (tests move time forward with it). @default Date.now */
+  clock?: () => number;
 }
 
 /**
@@ -342,7 +344,7 @@ export function gatewayOptionsFromEnv(env: NodeJS.ProcessEnv, subgraphUrls: Reco
     // GATEWAY_COMPRESSION=off: answers go out uncompressed (e.g. behind a proxy that compresses).
     compression: env.GATEWAY_COMPRESSION?.trim().toLowerCase() === 'off' ? false : {},
     // Whole answers per tenant (`gateway/response-cache.ts`): on Redis with REDIS_URL; GATEWAY_RESPONSE_CACHE=off turns it off.
-    responseCache: env.GATEWAY_RESPONSE_CACHE?.trim().toLowerCase() === 'off' ? false : { redisUrl: env.REDIS_URL?.trim() || null, redisPrefix: redisPrefixFromEnv(env) },
+    responseCache: env.GATEWAY_RESPONSE_CACHE?.trim().toLowerCase() === 'off' ? false : { redisUrl: env.REDIS_URL?.trim() || null, redisPrefix: redisPrefixFromEnv(env), clock: opts.clock },
     // `/readyz`: with REDIS_URL, Redis must answer too.
     readiness: env.REDIS_URL?.trim() ? [redisCheck(env.REDIS_URL.trim())] : [],
   };
