@@ -23,6 +23,8 @@ type Cost = NonNullable<NonNullable<GraphQLResponse['extensions']>['cost']> & { 
 const costOf = (r: GraphQLResponse): Cost => r.extensions!.cost as Cost;
 
 let t: TestStack;
+/** The layer's clock (its caches' and the response cache's lifetimes). */
+let now = Date.now();
 const auth = (token?: string): Record<string, string> => (token ? { authorization: `Bearer ${token}` } : {});
 
 async function ok<T = Record<string, unknown>>(query: string, variables: Record<string, unknown> = {}, token?: string, headers: Record<string, string> = {}): Promise<GraphQLResponse<T>> {
@@ -32,7 +34,7 @@ async function ok<T = Record<string, unknown>>(query: string, variables: Record<
 }
 
 beforeAll(async () => {
-  t = await startTestStack({ LAYER_SECRET: 'response-cache-test-secret-0123456789' });
+  t = await startTestStack({ LAYER_SECRET: 'response-cache-test-secret-0123456789' }, { clock: () => now });
   await t.control('tokens', { token: TENANT_B, owner: 'response-cache-b@example.com' });
 }, 120_000);
 
@@ -125,6 +127,21 @@ describe('what the layer learns drops the answers', () => {
     const after = await ok<{ companyMonitors: Array<{ id: string }> }>(LIST);
     expect(costOf(after).answeredFrom).toBeUndefined();
     expect(after.data!.companyMonitors.map((m) => m.id)).toEqual(expect.arrayContaining([...before.data!.companyMonitors.map((m) => m.id), created.data!.createCompanyMonitor.id]));
+  });
+});
+
+describe('lifetime', () => {
+  it('a company answer lives an hour on the layer’s clock; the entity cache (a day) still answers after it', async () => {
+    const Q = `query($vat: String!) { company(vatCode: $vat) { companyName } }`;
+    await ok(Q, { vat: VAT });
+    now += 3_600_000 - 1_000;
+    expect(costOf(await ok(Q, { vat: VAT })).answeredFrom).toBe('response-cache');
+    now += 1_000;
+    await t.clearCalls();
+    const later = costOf(await ok(Q, { vat: VAT }));
+    expect(later.answeredFrom).toBeUndefined();
+    expect(later).toMatchObject({ upstreamCalls: 0, cacheHits: 1 });
+    expect(await t.calls()).toEqual([]);
   });
 });
 
