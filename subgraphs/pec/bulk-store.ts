@@ -9,6 +9,7 @@
  */
 import type { Redis } from 'ioredis';
 import { LRUCache } from 'lru-cache';
+import { entriesAtMost } from '../runtime/lru.ts';
 import { MemoryEventBus, type EventBus } from '../runtime/bus.ts';
 import { closeRedis, connectRedis, DEFAULT_REDIS_PREFIX } from '../runtime/redis.ts';
 import { TokenCipher } from '../runtime/tracking/cipher.ts';
@@ -76,10 +77,10 @@ export class MemoryBulkStore implements BulkStore {
   constructor(opts: MemoryBulkStoreOptions = {}) {
     const max = opts.max ?? 100_000;
     const perf = { now: opts.now ?? Date.now };
-    this.items = new LRUCache({ max, ttl: WEEK_S * 1000, ttlResolution: 0, perf });
-    this.keys = new LRUCache({ max, ttl: DAY_S * 1000, ttlResolution: 0, perf });
-    this.batches = new LRUCache({ max, ttl: WEEK_S * 1000, ttlResolution: 0, perf });
-    this.cancelled = new LRUCache({ max, ttl: WEEK_S * 1000, ttlResolution: 0, perf });
+    this.items = new LRUCache({ ...entriesAtMost(max), ttl: WEEK_S * 1000, ttlResolution: 0, perf });
+    this.keys = new LRUCache({ ...entriesAtMost(max), ttl: DAY_S * 1000, ttlResolution: 0, perf });
+    this.batches = new LRUCache({ ...entriesAtMost(max), ttl: WEEK_S * 1000, ttlResolution: 0, perf });
+    this.cancelled = new LRUCache({ ...entriesAtMost(max), ttl: WEEK_S * 1000, ttlResolution: 0, perf });
   }
 
   async save(s: StoredSending): Promise<void> {

@@ -10,6 +10,7 @@
  * Both share the subscription logic here (`subscribeWith`).
  */
 import { LRUCache } from 'lru-cache';
+import { entriesAtMost } from './lru.ts';
 
 
 export interface SubscribeOptions<T> {
@@ -220,7 +221,7 @@ export class MemoryEventBus<T> implements EventBus<T> {
   private readonly local: LocalTopics<T>;
 
   constructor(opts: MemoryEventBusOptions = {}) {
-    this.last = new LRUCache({ max: opts.maxLatest ?? 10_000 });
+    this.last = new LRUCache({ ...entriesAtMost(opts.maxLatest ?? 10_000) });
     this.local = new LocalTopics<T>(async (topic) => this.last.get(topic)?.event);
   }
 

@@ -12,6 +12,7 @@
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
+import { entriesAtMost } from './lru.ts';
 
 /** Why a token was refused. */
 export type VerifyFailure = 'malformed' | 'bad-signature' | 'expired';
@@ -114,7 +115,7 @@ export class MemoryReplayGuard implements ReplayGuard {
   constructor(opts: MemoryReplayGuardOptions = {}) {
     this.maxNonces = opts.maxNoncesPerScope ?? 64;
     this.now = opts.now ?? Date.now;
-    this.scopes = new LRUCache({ max: opts.maxScopes ?? 100_000, ttlResolution: 0, perf: { now: () => this.now() } });
+    this.scopes = new LRUCache({ ...entriesAtMost(opts.maxScopes ?? 100_000), ttlResolution: 0, perf: { now: () => this.now() } });
   }
 
   async accept(scope: string, nonce: string, expiresAt: number): Promise<boolean> {

@@ -8,6 +8,7 @@
  * never uses it, but when the upstream fails the client may answer from it and say so.
  */
 import { LRUCache } from 'lru-cache';
+import { entriesAtMost } from '../runtime/lru.ts';
 
 export interface CacheEntry {
   value: unknown;
@@ -41,7 +42,7 @@ export class MemoryCacheStore implements CacheStore {
     maxEntries = 10_000,
     private readonly now: () => number = Date.now,
   ) {
-    this.entries = new LRUCache({ max: Math.max(1, maxEntries) });
+    this.entries = new LRUCache({ ...entriesAtMost(maxEntries) });
   }
 
   async get(key: string): Promise<CacheEntry | undefined> {
@@ -195,7 +196,7 @@ export class MemoryPendingStore implements PendingStore {
   private readonly entries: LRUCache<string, PendingDataset>;
 
   constructor(maxEntries = 10_000) {
-    this.entries = new LRUCache({ max: Math.max(1, maxEntries), ttl: 600_000 });
+    this.entries = new LRUCache({ ...entriesAtMost(maxEntries), ttl: 600_000 });
   }
 
   async get(key: string): Promise<PendingDataset | undefined> {

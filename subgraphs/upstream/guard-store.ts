@@ -14,6 +14,7 @@
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { LRUCache } from 'lru-cache';
+import { entriesAtMost } from '../runtime/lru.ts';
 
 /** An active subscription as the guard prices by it. */
 export interface ActiveSubscription {
@@ -58,7 +59,7 @@ export class MemoryGuardStore implements GuardStore {
 
   constructor(opts: GuardStoreOptions & { maxTokens?: number } = {}) {
     this.now = opts.now ?? Date.now;
-    this.tokens = new LRUCache({ max: opts.maxTokens ?? 10_000 });
+    this.tokens = new LRUCache({ ...entriesAtMost(opts.maxTokens ?? 10_000) });
   }
 
   async scopes(token: string): Promise<string[] | null | undefined> {

@@ -9,6 +9,7 @@
  * reservation: the money may be spent.
  */
 import { LRUCache } from 'lru-cache';
+import { entriesAtMost } from '../runtime/lru.ts';
 import { periodOf, type FreePeriod, type FreeTier } from '../../contract/prices.ts';
 
 const round4 = (n: number): number => Math.round(n * 10000) / 10000;
@@ -125,7 +126,7 @@ export class MemoryCostLedger implements CostLedger {
 
   constructor(opts: MemoryLedgerOptions = {}) {
     // An operation lives seconds to minutes; an hour without a charge means it is over.
-    this.operations = new LRUCache({ max: opts.maxOperations ?? 100_000, ttl: 3_600_000, updateAgeOnGet: true });
+    this.operations = new LRUCache({ ...entriesAtMost(opts.maxOperations ?? 100_000), ttl: 3_600_000, updateAgeOnGet: true });
     this.now = opts.now ?? Date.now;
   }
 
@@ -181,7 +182,7 @@ export class MemoryCostLedger implements CostLedger {
   }
 
   /** Free-tier counters by tenant, endpoint and period (a past period is simply never read again). */
-  private readonly freeCounts = new LRUCache<string, { n: number }>({ max: 200_000 });
+  private readonly freeCounts = new LRUCache<string, { n: number }>({ ...entriesAtMost(200_000) });
 
   async claimFree(tenant: string, endpoint: string, tiers: readonly FreeTier[]): Promise<FreeClaim> {
     if (tiers.length === 0) return { free: false, use: [] };

@@ -19,6 +19,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { LRUCache } from 'lru-cache';
+import { entriesAtMost } from '../runtime/lru.ts';
 import { AREAS, type Area } from '../../contract/areas.ts';
 import { endpointOf } from '../../contract/prices.ts';
 import { UpstreamError } from './errors.ts';
@@ -166,7 +167,7 @@ export class MemoryRateLimitStore implements RateLimitStore {
     maxKeys = 10_000,
     private readonly now: () => number = Date.now,
   ) {
-    this.keys = new LRUCache({ max: Math.max(1, maxKeys) });
+    this.keys = new LRUCache({ ...entriesAtMost(maxKeys) });
   }
 
   async book(key: string, limit: number, windowMs: number, maxWaitMs: number): Promise<RateBooking> {

@@ -21,6 +21,7 @@
  * 7 days), `<P>POLL_MAX_BACKOFF_MS` (default: the slow rate).
  */
 import { LRUCache } from 'lru-cache';
+import { entriesAtMost } from '../lru.ts';
 import { UpstreamError } from '../../upstream/errors.ts';
 import { envPrefix, type FamilyTable, type StatePolicy } from './policy.ts';
 import type { TrackedRequest } from './store.ts';
@@ -106,7 +107,7 @@ export class MemoryPollBook implements PollBook {
   constructor(opts: MemoryPollBookOptions = {}) {
     const now = opts.now ?? Date.now;
     // Each state expires after the ttl it was set with (as on Redis), on the given clock.
-    this.states = new LRUCache({ max: opts.maxStates ?? 100_000, ttlResolution: 0, perf: { now } });
+    this.states = new LRUCache({ ...entriesAtMost(opts.maxStates ?? 100_000), ttlResolution: 0, perf: { now } });
   }
 
   async budgetLeft(now: number, max: number): Promise<number> {

@@ -27,6 +27,7 @@
  * (`redis-store.ts`) any number; `test/tracking-stores.test.ts` runs one spec against both.
  */
 import { LRUCache } from 'lru-cache';
+import { entriesAtMost } from '../lru.ts';
 import { randomBytes } from 'node:crypto';
 import { TokenCipher } from './cipher.ts';
 import type { StatePolicy } from './policy.ts';
@@ -240,8 +241,8 @@ export class MemoryTrackedStore<F extends string = string> implements TrackedSto
     const max = opts.maxIdempotencyKeys ?? 100_000;
     // The store's clock, read on every check (no cached time), so an injected clock is obeyed at once.
     const perf = { now: () => this.now() };
-    this.idempotency = new LRUCache({ max, ttl: IDEMPOTENCY_TTL_MS, ttlResolution: 0, perf });
-    this.idempotencyOfReservation = new LRUCache({ max, ttl: IDEMPOTENCY_TTL_MS, ttlResolution: 0, perf });
+    this.idempotency = new LRUCache({ ...entriesAtMost(max), ttl: IDEMPOTENCY_TTL_MS, ttlResolution: 0, perf });
+    this.idempotencyOfReservation = new LRUCache({ ...entriesAtMost(max), ttl: IDEMPOTENCY_TTL_MS, ttlResolution: 0, perf });
   }
 
   async reserve(r: Reservation<F>): Promise<void> {
