@@ -8,7 +8,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startTestStack, type TestStack } from './support/stack.ts';
 import { managedTokenOf, scopesFor } from '../subgraphs/upstream/service-token.ts';
 import { LAYER_TOKEN, fixedLayerToken, workTokens } from '../subgraphs/upstream/work-tokens.ts';
-import { CF } from './support/risk.ts';
+import { bureauInput, CF } from './support/risk.ts';
 
 let t: TestStack;
 let now = Date.now();
@@ -51,6 +51,13 @@ it('a callback re-read after a rotation uses the new token and succeeds', async 
   expect(order.errors).toBeUndefined();
   const id = order.data!.orderPatrimonialReport.id;
   expect(order.data!.orderPatrimonialReport.state).toBe('PROCESSING');
+  // A signed download issued now (the bureau's delegation form), fetched after the rotation.
+  const bureau = await t.gql<{ orderPersonBureauReport: { delegationForm: { url: string } } }>(
+    'mutation ($input: PersonBureauInput!) { orderPersonBureauReport(input: $input) { delegationForm { url } } }',
+    { input: bureauInput() },
+  );
+  expect(bureau.errors).toBeUndefined();
+  const formUrl = bureau.data!.orderPersonBureauReport.delegationForm.url;
 
   // Rotation: due at 3,240 s of 3,600; the new token minted; then past the first one's expiry.
   await advance(3300 * 1000);
@@ -73,6 +80,13 @@ it('a callback re-read after a rotation uses the new token and succeeds', async 
   // Every read with the token valid now; none with the expired one (which the emulator refuses, 401).
   expect(reads.map((c) => [c.token, c.status])).toEqual(reads.map(() => [tail(second), 200]));
   expect(((await t.calls()) as unknown as Call[]).filter((c) => c.status === 401)).toEqual([]);
+
+  // The download URL issued before the rotation still works: its grant kept the marker, not the value.
+  const form = await fetch(formUrl);
+  expect(form.status).toBe(200);
+  expect(Buffer.from(await form.arrayBuffer()).subarray(0, 4).toString('latin1')).toBe('%PDF');
+  const fetched = ((await t.calls('risk')) as unknown as Call[]).filter((c) => c.path.endsWith('/delega'));
+  expect(fetched.map((c) => [c.token, c.status])).toEqual([[tail(second), 200]]);
 }, 60_000);
 
 it('the managed token is minted with exactly the scopes of the served subgraphs, no wildcard', async () => {

@@ -10,11 +10,11 @@ import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import { LRUCache } from 'lru-cache';
-import { entriesAtMost } from '../lru.ts';
 import type { UpstreamAuth } from '../context.ts';
 import { randomId, type Signer } from '../signing.ts';
 import type { Upstream } from '../../upstream/upstream.ts';
 import { CostMeter } from '../../upstream/cost.ts';
+import { PASS_THROUGH_TOKENS, type WorkTokens } from '../../upstream/work-tokens.ts';
 import type { Endpoint } from '../../upstream/endpoint.ts';
 import { UpstreamError } from '../../upstream/errors.ts';
 import { TokenCipher } from './cipher.ts';
@@ -68,8 +68,8 @@ export class MemoryFileGrantStore implements FileGrantStore {
     this.now = opts.now ?? Date.now;
     const max = opts.maxGrants ?? 20_000;
     const perf = { now: () => this.now() };
-    this.grants = new LRUCache({ ...entriesAtMost(max), ttlResolution: 0, perf });
-    this.byDocument = new LRUCache({ ...entriesAtMost(max), ttlResolution: 0, perf });
+    this.grants = new LRUCache({ max, ttlResolution: 0, perf });
+    this.byDocument = new LRUCache({ max, ttlResolution: 0, perf });
   }
 
   async put(grant: FileGrant, docKey: string): Promise<void> {
@@ -98,6 +98,11 @@ export interface FileGrantsOptions {
   store?: FileGrantStore;
   /** Seals the upstream token of each grant. @default a cipher under a random key */
   cipher?: TokenCipher;
+  /**
+   * Which token a grant keeps: the layer's own as a marker resolved at download time (a URL may
+   * outlive a rotation of the managed token). @default pass-through (kept as is)
+   */
+  tokens?: () => WorkTokens;
   now?: () => number;
 }
 
@@ -108,6 +113,7 @@ export class FileGrants {
   private readonly cipher: TokenCipher;
   readonly ttlSeconds: number;
   private readonly now: () => number;
+  private readonly tokens: () => WorkTokens;
 
   constructor(opts: FileGrantsOptions) {
     this.signer = opts.signer;
@@ -116,6 +122,7 @@ export class FileGrants {
     this.now = opts.now ?? Date.now;
     this.store = opts.store ?? new MemoryFileGrantStore({ now: this.now });
     this.cipher = opts.cipher ?? new TokenCipher(randomBytes(32));
+    this.tokens = opts.tokens ?? (() => PASS_THROUGH_TOKENS);
   }
 
   /** A signed URL under `<publicUrl>/files/<area>/` for one upstream document (a grant is reused while more than half its life is left). */
@@ -123,8 +130,9 @@ export class FileGrants {
     const nowS = Math.floor(this.now() / 1000);
     const docKey = `${auth.tenant}|${endpoint.path}|${JSON.stringify(params)}`;
     let grant = await this.store.forDocument(docKey);
-    if (!grant || this.cipher.open(grant.auth.token) !== auth.token || grant.expiresAt - nowS < this.ttlSeconds / 2) {
-      grant = { id: randomId(18), auth: { ...auth, token: this.cipher.seal(auth.token) }, endpoint, params, fileName, contentType, expiresAt: nowS + this.ttlSeconds };
+    const kept = this.tokens().keep(auth.token);
+    if (!grant || this.cipher.open(grant.auth.token) !== kept || grant.expiresAt - nowS < this.ttlSeconds / 2) {
+      grant = { id: randomId(18), auth: { ...auth, token: this.cipher.seal(kept) }, endpoint, params, fileName, contentType, expiresAt: nowS + this.ttlSeconds };
       await this.store.put(grant, docKey);
     }
     const token = this.signer.sign(filePurpose(this.area), grant.id, grant.expiresAt - nowS);
@@ -181,7 +189,7 @@ export class FileGrants {
     }
     let doc;
     try {
-      doc = await upstream.download({ auth: grant.auth, meter: new CostMeter() }, grant.endpoint, { params: grant.params });
+      doc = await upstream.download({ auth: { ...grant.auth, token: this.tokens().use(grant.auth.token) }, meter: new CostMeter() }, grant.endpoint, { params: grant.params });
     } catch (err) {
       if (err instanceof UpstreamError) {
         const status = err.status === 404 || err.status === 400 ? 404 : err.status === 406 || err.status === 422 ? 409 : err.kind === 'timeout' ? 504 : 502;

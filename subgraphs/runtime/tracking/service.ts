@@ -243,7 +243,7 @@ export class TrackingService<F extends string, K extends string> {
 
   /** The signed-download grants. */
   get files(): FileGrants {
-    this.filesValue ??= new FileGrants({ signer: this.signer, area: this.area.name, ttlSeconds: this.fileTtlSeconds, store: this.fileGrants, cipher: this.cipher });
+    this.filesValue ??= new FileGrants({ signer: this.signer, area: this.area.name, ttlSeconds: this.fileTtlSeconds, store: this.fileGrants, cipher: this.cipher, tokens: () => this.workTokens });
     return this.filesValue;
   }
 
