@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import { LRUCache } from 'lru-cache';
+import { entriesAtMost } from '../lru.ts';
 import type { UpstreamAuth } from '../context.ts';
 import { randomId, type Signer } from '../signing.ts';
 import type { Upstream } from '../../upstream/upstream.ts';
@@ -68,8 +69,8 @@ export class MemoryFileGrantStore implements FileGrantStore {
     this.now = opts.now ?? Date.now;
     const max = opts.maxGrants ?? 20_000;
     const perf = { now: () => this.now() };
-    this.grants = new LRUCache({ max, ttlResolution: 0, perf });
-    this.byDocument = new LRUCache({ max, ttlResolution: 0, perf });
+    this.grants = new LRUCache({ ...entriesAtMost(max), ttlResolution: 0, perf });
+    this.byDocument = new LRUCache({ ...entriesAtMost(max), ttlResolution: 0, perf });
   }
 
   async put(grant: FileGrant, docKey: string): Promise<void> {
