@@ -55,7 +55,7 @@ export function useOperationMetrics(): GatewayPlugin {
     onExecute({ args }) {
       const request = requestOf(args.contextValue);
       if (request) executed.add(request);
-      const labels = labelsOf(args.document, args.operationName);
+      const labels = labelsOf(args.document as DocumentNode, args.operationName as string | null | undefined);
       return {
         onExecuteDone({ result }) {
           if (Symbol.asyncIterator in result) return;
@@ -66,7 +66,7 @@ export function useOperationMetrics(): GatewayPlugin {
     onSubscribe({ args }) {
       const request = requestOf(args.contextValue);
       if (request) executed.add(request);
-      const labels = labelsOf(args.document, args.operationName);
+      const labels = labelsOf(args.document as DocumentNode, args.operationName as string | null | undefined);
       return {
         onSubscribeResult({ result }) {
           if (!(Symbol.asyncIterator in result)) {

@@ -67,7 +67,7 @@ beforeAll(async () => {
       const ws = /WebSocket \(graphql-ws\):\s+(\S+)/.exec(out);
       const emu = /embedded emulator at (\S+?),/.exec(out);
       if (gql && ws && emu) {
-        [graphqlUrl, wsUrl, emulatorUrl] = [gql[1]!, ws[1]!, emu[1]!];
+        [graphqlUrl, wsUrl, emulatorUrl] = [gql[1], ws[1], emu[1]];
         resolve();
       }
     });
@@ -129,7 +129,8 @@ describe('log redaction (LOG_LEVEL=trace, the real process)', () => {
     expect(order.errors, JSON.stringify(order.errors)).toBeUndefined();
     const id = (order.data!.orderPatrimonialReport as { id: string }).id;
     const updates = client.iterate<{ riskRequestUpdated: { state: string } }>({ query: 'subscription($id: ID!) { riskRequestUpdated(id: $id) { state } }', variables: { id } });
-    expect((await withSafety(updates.next(), 'first state')).value?.data?.riskRequestUpdated.state).toBe('PROCESSING');
+    const first = await withSafety(updates.next(), 'first state');
+    expect(first.done ? null : first.value.data?.riskRequestUpdated.state).toBe('PROCESSING');
     await emulator('POST', 'risk/advance', { id });
     let state = '';
     while (state !== 'COMPLETE') {
@@ -261,7 +262,7 @@ describe('the redaction', () => {
     expect(memory.logs).toHaveLength(4);
     expect(JSON.stringify(memory.logs)).not.toMatch(/trace-token|debug-token|error-token|configured-secret-42/);
     const writer = new RedactingLogWriter(memory);
-    writer.write('warn', { password: 'pw' }, 'token=abc');
+    void writer.write('warn', { password: 'pw' }, 'token=abc');
     expect(memory.logs[4]).toEqual({ level: 'warn', attrs: { password: REDACTED }, msg: `token=${REDACTED}` });
   });
 

@@ -34,8 +34,8 @@ async function scrape(url: string): Promise<{ contentType: string; samples: Samp
     const m = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
     if (!m) continue;
     const labels: Record<string, string> = {};
-    for (const l of (m[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) labels[l[1]!] = l[2]!;
-    samples.push({ name: m[1]!, labels, value: Number(m[3]) });
+    for (const l of (m[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) labels[l[1]] = l[2]!;
+    samples.push({ name: m[1], labels, value: Number(m[3]) });
   }
   return { contentType: String(res.headers['content-type']), samples, text };
 }

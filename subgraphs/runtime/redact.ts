@@ -80,7 +80,7 @@ export function redactText(text: string): string {
   for (const s of knownSecrets()) if (out.includes(s)) out = out.replace(new RegExp(escapeRegExp(s), 'g'), REDACTED);
   out = out.replace(SCHEME_VALUE, (m, scheme: string, space: string, value: string) => (PROSE.test(value) || value === REDACTED ? m : `${scheme}${space}${REDACTED}`));
   out = out.replace(QUOTED_FIELD, (m, key: string, value: string) => {
-    const q = value.startsWith('\\"') ? '\\"' : value[0]!;
+    const q = value.startsWith('\\"') ? '\\"' : value[0];
     const inner = value.slice(q.length, value.length - q.length);
     // A placeholder (`"Bearer <token>"` in a message naming the expected form) is no secret.
     return PLACEHOLDER.test(inner) ? m : `${key}${q}${REDACTED}${q}`;
@@ -108,7 +108,7 @@ export function redactValue(value: unknown): unknown {
     seen.add(v);
     try {
       if (v instanceof Date || v instanceof RegExp) return v;
-      if (Buffer.isBuffer(v) || ArrayBuffer.isView(v)) return `[${v.constructor.name} ${(v as ArrayBufferView).byteLength} bytes]`;
+      if (Buffer.isBuffer(v) || ArrayBuffer.isView(v)) return `[${v.constructor.name} ${v.byteLength} bytes]`;
       if (Array.isArray(v)) {
         if (v.length === 2 && typeof v[0] === 'string' && isSensitiveKey(v[0])) return [v[0], REDACTED];
         return v.map((x) => walk(x, depth + 1));
