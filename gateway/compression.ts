@@ -76,6 +76,8 @@ export function useCompression(opts: CompressionOptions = {}): GatewayPlugin {
   const minBytes = opts.minBytes ?? 1024;
   return {
     async onResponse({ request, response, setResponse, fetchAPI }) {
+      // graphql-ws traffic reaches plugins with no Fetch request: nothing to compress there.
+      if (!(request as Request | undefined)?.headers) return;
       if (!response.body || response.headers.has('content-encoding') || !compressibleType(response.headers.get('content-type'))) return;
       // The answer depends on Accept-Encoding whether or not this one is compressed (shared caches).
       response.headers.set('vary', varyOnEncoding(response.headers.get('vary')));

@@ -202,6 +202,8 @@ export function createResponseCache(opts: ResponseCacheOptions): LayerResponseCa
   const uncacheable = new WeakSet<Request>();
   const markUncacheable: GatewayPlugin = {
     onParams({ params, request }) {
+      // graphql-ws messages come with no Fetch request: nothing to mark (nothing over WS is cached).
+      if (!isFetchRequest(request)) return;
       const header = request.headers.get(ESTIMATE_ONLY_HEADER);
       const ext = (params.extensions as { cost?: { estimateOnly?: unknown } } | undefined)?.cost;
       if ((header && /^(1|true|yes)$/i.test(header.trim())) || ext?.estimateOnly === true || !params.query) uncacheable.add(request);
@@ -210,7 +212,7 @@ export function createResponseCache(opts: ResponseCacheOptions): LayerResponseCa
 
   const responseCache = useResponseCache<Record<string, unknown>>({
     cache,
-    session: (request) => sessionOf(request.headers.get('authorization')),
+    session: (request) => (isFetchRequest(request) ? sessionOf(request.headers.get('authorization')) : null),
     // Over graphql-ws (no Fetch request) nothing is cached; nor what `markUncacheable` marks.
     enabled: (request) => isFetchRequest(request) && !uncacheable.has(request),
     // Synchronous SHA-256 (node:crypto), not WebCrypto's promise: one less turn per request.
@@ -246,6 +248,8 @@ export function createResponseCache(opts: ResponseCacheOptions): LayerResponseCa
   };
   const shareInFlight: GatewayPlugin = {
     onParams({ params, request, setResult }) {
+      // Subscriptions and operations over graphql-ws have no Fetch request and are never shared.
+      if (!isFetchRequest(request)) return;
       if (!params.query || uncacheable.has(request) || operationTypeOf(params.query, params.operationName) !== 'query') return;
       const key = `${sessionOf(request.headers.get('authorization'))}|${params.operationName ?? ''}|${params.query}|${stableJson(params.variables ?? {})}`;
       const leader = inFlight.get(key);
@@ -280,7 +284,7 @@ export function createResponseCache(opts: ResponseCacheOptions): LayerResponseCa
   };
 
   return {
-    plugins: [markUncacheable, shareInFlight, responseCache],
+    plugins: [markUncacheable, shareInFlight, httpOnly(responseCache)],
     clear,
     async close() {
       stopListening();
@@ -288,6 +292,17 @@ export function createResponseCache(opts: ResponseCacheOptions): LayerResponseCa
       if (redis) await closeRedis(redis);
     },
   };
+}
+
+/**
+ * The yoga response-cache plugin keys a WeakMap by the Fetch request in its `onParams` whatever
+ * `enabled` says; graphql-ws operations have none, so that would throw and close every subscription
+ * (4500). Its `onParams` runs for Fetch requests only; its other hooks ask `enabled` first.
+ */
+function httpOnly(plugin: GatewayPlugin): GatewayPlugin {
+  const onParams = plugin.onParams;
+  if (!onParams) return plugin;
+  return { ...plugin, onParams: (payload) => (isFetchRequest(payload.request) ? onParams(payload) : undefined) };
 }
 
 /** JSON with object keys sorted (variables given in another order are the same question). */
