@@ -166,6 +166,32 @@ describe('the configuration surcharge', () => {
     for (const r of both) expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
     expect(both.map((r) => r.extensions!.cost!.euro).sort()).toEqual([0, 1]);
     expect(await t.credit(token)).toBe(4);
-    expect((await callsOf()).sort()).toEqual(['GET /IT-configurations 200', 'GET /IT-configurations 200', 'POST /api_configurations 200', 'POST /api_configurations 200']);
+    // The tenth: counted (9), reserved at €1, the list read again (free) and settled at €0 by its place; the eleventh: counted (10), €1.
+    expect((await callsOf()).sort()).toEqual(['GET /IT-configurations 200', 'GET /IT-configurations 200', 'GET /IT-configurations 200', 'POST /api_configurations 200', 'POST /api_configurations 200']);
+  });
+
+  it('the tenth and eleventh created at once by two tokens of one account (two tenants, no common lease) are metered €0 and €1, never both €0', async () => {
+    const { makeItalianVat } = await import('../contract/checksums.ts');
+    const first = await t.createToken(5);
+    const owner = ((await (await fetch(`${t.stack.emulatorUrl}/_emulator/tokens/${encodeURIComponent(first)}`)).json()) as { owner: string }).owner;
+    const second = ((await t.control('tokens', { credit: 5, owner })) as { token: string }).token;
+    const vats = Array.from({ length: 11 }, (_, i) => makeItalianVat(String(4000000000 + i * 19)));
+    for (const vat of vats.slice(0, 9)) await ok(first, CONFIGURE, { input: { fiscalId: vat, name: `Company ${vat}`, email: `${vat}@example.com` } });
+    await t.clearCalls();
+    // Each count takes 300 ms, so both tokens read nine before either creates.
+    await t.control('latency', { area: 'invoice', ms: 300 });
+    try {
+      const both = await Promise.all(
+        [first, second].map((token, i) => t.gql(CONFIGURE, { input: { fiscalId: vats[9 + i], name: 'Company', email: `c${i}@example.com` } }, auth(token))),
+      );
+      for (const r of both) expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
+      expect(both.map((r) => r.extensions!.cost!.euro).sort()).toEqual([0, 1]);
+    } finally {
+      await t.control('latency', { area: 'invoice', ms: 0 });
+    }
+    // One wallet per account: €1 in all.
+    expect([await t.credit(first), await t.credit(second)]).toEqual([4, 4]);
+    // Each: a count, the creation, the list again (free).
+    expect((await callsOf()).sort()).toEqual(['GET /IT-configurations 200', 'GET /IT-configurations 200', 'GET /IT-configurations 200', 'GET /IT-configurations 200', 'POST /api_configurations 200', 'POST /api_configurations 200']);
   });
 });

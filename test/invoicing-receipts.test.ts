@@ -172,6 +172,43 @@ describe('receipts', () => {
     expect(await t.credit(token)).toBeCloseTo(5 - 3 * 0.019, 6);
   });
 
+  it('a retry is marked in extensions.cost (a dedup call, no upstream call); a receipt whose answer was lost is found by the retry in the free list, never paid twice', async () => {
+    const token = await configuredToken();
+    await t.clearCalls();
+    const sale = receipt({ tags: ['lost-1'] });
+    await t.control('faults', { area: 'invoice', pathPrefix: '/IT-receipts', reset: true, count: 1 });
+    const lost = await t.gql(ISSUE, { input: sale }, auth(token));
+    expect(lost.errors?.[0]?.extensions).toMatchObject({ outcome: 'unknown', atRisk: 0.019 });
+    expect(await t.credit(token)).toBeCloseTo(5 - 0.019, 6);
+    await t.clearCalls();
+    const found = await t.gql<{ issueReceipt: Obj }>(ISSUE, { input: sale }, auth(token));
+    expect(found.errors, JSON.stringify(found.errors)).toBeUndefined();
+    expect(found.data!.issueReceipt).toMatchObject({ type: 'SALE', totalAmount: 17.4 });
+    expect(found.extensions!.cost).toMatchObject({ euro: 0, upstreamCalls: 2, dedupHits: 1 });
+    // One free list (the sales of the configuration) and one free read; no second sale.
+    expect((await t.calls('invoice')).map((c) => `${c.method} ${c.path.replace(/[0-9a-f]{24}/, '{id}')} ${c.price}`)).toEqual(['GET /IT-receipts 0', 'GET /IT-receipts/{id} 0']);
+    const again = await t.gql<{ issueReceipt: Obj }>(ISSUE, { input: sale }, auth(token));
+    expect(again.data!.issueReceipt.id).toBe(found.data!.issueReceipt.id);
+    expect(again.extensions!.cost).toMatchObject({ euro: 0, upstreamCalls: 0, dedupHits: 1 });
+    expect(await t.credit(token)).toBeCloseTo(5 - 0.019, 6);
+  });
+
+  it('a return without a key, retried, is made once (keyed by the sale and the items returned)', async () => {
+    const token = await configuredToken();
+    const { data } = await gql<{ issueReceipt: Obj }>(token, ISSUE, { input: receipt({ tags: ['ret-1'] }) });
+    const id = data.issueReceipt.id as string;
+    await t.control('invoice/receiptAdvance', { id });
+    await t.control('invoice/receiptAdvance', { id });
+    await t.clearCalls();
+    const RETURN = `mutation($id: ID!, $items: [ReceiptReturnItemInput!]!) { returnReceiptItems(id: $id, items: $items) { id type } }`;
+    const [a, b] = (data.issueReceipt.items as Obj[]).map((i) => ({ itemId: i.id, quantity: 1 }));
+    const r1 = await gql<{ returnReceiptItems: Obj }>(token, RETURN, { id, items: [a, b] });
+    const r2 = await gql<{ returnReceiptItems: Obj }>(token, RETURN, { id, items: [b, a] });
+    expect(r2.data.returnReceiptItems.id).toBe(r1.data.returnReceiptItems.id);
+    expect([r1.euro, r2.euro]).toEqual([0.019, 0]);
+    expect((await t.calls('invoice')).filter((c) => c.price > 0).map((c) => `${c.method} ${c.path.replace(/[0-9a-f]{24}/, '{id}')}`)).toEqual(['PATCH /IT-receipts/{id}']);
+  });
+
   it.each([
     ['payments that do not add up', { cashPaymentAmount: 1 }, 'input.cashPaymentAmount'],
     ['an unknown VAT code', { items: [{ description: 'x', unitPrice: 1, vatRateCode: '21' }], cashPaymentAmount: 1, electronicPaymentAmount: 0 }, 'input.items[0].vatRateCode'],

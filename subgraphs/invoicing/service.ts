@@ -112,22 +112,96 @@ export function invoiceKeyOf(doc: InvoiceIdentity): string {
 }
 
 /**
- * The default idempotency key of a receipt: its fiscal content (the configuration's fiscal id, the
- * items, payments, lottery code and tags of the upstream body), hashed like the kit's fingerprints.
- * The tenant is part of every key already. Two identical sales within the key's 24 hours are one
- * receipt unless the till tells them apart (its own idempotencyKey, or a tag such as its sale number).
+ * How long a receipt issued without the till's idempotency key is keyed by its content (ms): a
+ * retry within it (a lost answer, a double click) returns the first receipt; an identical sale
+ * after it is another sale (two coffees an hour apart are two receipts).
  */
-export const receiptKeyOf = (body: Obj): string => `receipt:${fingerprintOf('RECEIPT', body).slice(0, 32)}`;
+export const RECEIPT_RETRY_WINDOW_MS = 10 * 60 * 1000;
+
+/**
+ * The content keys of a receipt at `now`: its fiscal content (the configuration's fiscal id, the
+ * items, payments, lottery code and tags of the upstream body), hashed like the kit's fingerprints,
+ * in the retry window `now` falls in (`current`) and the one before (`previous`). The tenant is
+ * part of every key already.
+ */
+export function receiptKeysOf(body: Obj, now: number): { current: string; previous: string } {
+  const fp = fingerprintOf('RECEIPT', body).slice(0, 32);
+  const w = Math.floor(now / RECEIPT_RETRY_WINDOW_MS);
+  return { current: `receipt:${fp}:${w}`, previous: `receipt:${fp}:${w - 1}` };
+}
+
+/**
+ * The key a receipt without the till's key is issued under: the previous window's while the order
+ * made under it started less than `RECEIPT_RETRY_WINDOW_MS` ago, else the current window's (whose
+ * orders all started less than that ago). So an identical receipt is one receipt for exactly the
+ * window after the first order, never longer.
+ */
+export function receiptKeyAt(keys: { current: string; previous: string }, previousStartedAt: number | null, now: number): string {
+  return previousStartedAt !== null && now - previousStartedAt < RECEIPT_RETRY_WINDOW_MS ? keys.previous : keys.current;
+}
+
+/**
+ * The default idempotency key of a return: the sale and the items returned (ids and quantities,
+ * in any order), hashed like the kit's fingerprints. Returning the same items of a sale again within
+ * the key's 24 hours needs the till's own idempotencyKey.
+ */
+export function returnKeyOf(saleId: string, items: readonly Obj[]): string {
+  return `return:${saleId}:${fingerprintOf('RECEIPT', { items: returnedItems(items) }).slice(0, 32)}`;
+}
+
+/** The items of a return as its fingerprint reads them: (id, quantity) pairs by id. */
+const returnedItems = (items: readonly Obj[]): Array<[string, number]> =>
+  items.map((i): [string, number] => [String(i.id), Number(i.quantity)]).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+
+/** A listed receipt is the sale `body` ordered: same items (description, quantity, gross unit price, discount, VAT code), payments, lottery code and tags. */
+function sameSale(r: Obj, body: Obj): boolean {
+  const num = (v: unknown): number => Math.round(Number(v ?? 0) * 100);
+  // The service answers the gross unit price as `gross_price` (its `unit_price` is net of VAT), the code as `vat_rate`.
+  const items = (v: unknown, listed: boolean): string =>
+    JSON.stringify(
+      (Array.isArray(v) ? v.filter(isObj) : []).map((i) => [
+        String(i.description ?? ''),
+        Number(i.quantity ?? 1),
+        num(listed ? (i.gross_price ?? i.unit_price) : i.unit_price),
+        num(listed ? i.gross_discount : i.discount),
+        String((listed ? i.vat_rate : i.vat_rate_code) ?? '').toUpperCase(),
+      ]),
+    );
+  const tags = (v: unknown): string => JSON.stringify(Array.isArray(v) ? v.map(String) : []);
+  return (
+    String(r.fiscal_id ?? '').toUpperCase() === String(body.fiscal_id ?? '').toUpperCase() &&
+    (r.type === undefined || r.type === 'sale') &&
+    items(r.items, true) === items(body.items, false) &&
+    num(r.cash_payment_amount) === num(body.cash_payment_amount) &&
+    num(r.electronic_payment_amount) === num(body.electronic_payment_amount) &&
+    num(r.ticket_restaurant_payment_amount) === num(body.ticket_restaurant_payment_amount) &&
+    (r.lottery_code ?? null) === (body.lottery_code ?? null) &&
+    tags(r.tags) === tags(body.tags)
+  );
+}
 
 /** Topic of one invoice's changes. */
 export const invoiceTopic = (tenant: string, id: string): string => requestTopicOf(INVOICING_AREA.name, tenant, id);
 /** Topic of every change of a tenant's invoices. */
 export const tenantTopic = (tenant: string): string => tenantTopicOf(INVOICING_AREA.name, tenant);
 
-/** How long one configuration creation (a free list and the creation) holds the tenant's lease (ms). */
-const CONFIGURE_LEASE_MS = 30_000;
+/** One period of a lease the layer holds while it works (renewed every third of it while the work runs, ms). */
+const LEASE_MS = 30_000;
 /** How often a replica waiting for that lease asks again (ms). */
 const LEASE_RETRY_MS = 50;
+
+/**
+ * The place (0-based) of `fiscalId`'s configuration among the account's in order of creation
+ * (`create_timestamp`, the service's list order among equals), or null when not listed.
+ */
+export function placeOf(list: readonly Obj[], fiscalId: string): number | null {
+  const ordered = list
+    .map((c, i) => ({ c, i, at: secondsOf(c.create_timestamp) ?? Number.MAX_SAFE_INTEGER }))
+    .sort((a, b) => a.at - b.at || a.i - b.i)
+    .map((x) => String(x.c.fiscal_id ?? '').toUpperCase());
+  const i = ordered.indexOf(fiscalId.toUpperCase());
+  return i < 0 ? null : i;
+}
 
 export class InvoicingService extends TrackingService<InvoicingFamily, InvoicingKind> {
   /** The kit's leases (memory: one process; Redis: every replica sharing it). */
@@ -183,16 +257,18 @@ export class InvoicingService extends TrackingService<InvoicingFamily, Invoicing
   }
 
   /**
-   * Creates a configuration: free for the account's first ten, each further one charged (the
-   * account's configurations are counted first, free). A tenant's creations run one at a time, so
-   * two at once cannot both count nine and both be metered free while the service charges the
-   * eleventh: chained in this process, and under the kit's lease (`PollBook.lease`, in Redis with
-   * `REDIS_URL`) across replicas.
+   * Creates a configuration: free for the account's first ten, each further one charged €1. The
+   * count is the ACCOUNT's, which other tokens of it (other tenants, outside this tenant's lease)
+   * may raise at the same moment, so the price is settled by position: at nine or more existing the
+   * creation is reserved at €1 (never under-reported), and below ten the account's list is read
+   * again after it (free) and the price settled to what the service charged by its place among
+   * them. A tenant's creations run one at a time: chained in this process, and under the kit's
+   * lease (`PollBook.lease`, in Redis with `REDIS_URL`) across replicas.
    */
   configure(ctx: SubgraphContext, order: ConfigurationOrder): Promise<Obj> {
     const tenant = ctx.auth.tenant;
     const before = this.configuring.get(tenant) ?? Promise.resolve();
-    const mine = before.catch(() => undefined).then(() => this.leased(`configure:${tenant}`, () => this.configureNow(ctx, order)));
+    const mine = before.catch(() => undefined).then(() => this.leased(`configure:${tenant}`, 'another configuration of this account is being created (another replica)', () => this.configureNow(ctx, order)));
     const tail = mine.catch(() => undefined);
     this.configuring.set(tenant, tail);
     void tail.then(() => {
@@ -206,27 +282,33 @@ export class InvoicingService extends TrackingService<InvoicingFamily, Invoicing
 
   /**
    * Runs `work` holding the kit's lease on `key` (one holder in all replicas sharing the book),
-   * waiting for it while another replica holds it, at most `CONFIGURE_LEASE_MS` and a little more
-   * (a holder that died lets it lapse by then); past that, refused before any paid call.
+   * renewed while the work runs (however long its upstream calls take); waits for it while another
+   * replica holds it, at most one lease period and a little more (a holder that died lets it lapse
+   * by then); past that, refused before any call with `BUSY` (what holds it, when to retry).
    */
-  private async leased<T>(key: string, work: () => Promise<T>): Promise<T> {
-    const deadline = Date.now() + CONFIGURE_LEASE_MS + 5_000;
-    while (!(await this.book.lease(key, CONFIGURE_LEASE_MS))) {
+  private async leased<T>(key: string, holder: string, work: () => Promise<T>): Promise<T> {
+    const deadline = Date.now() + LEASE_MS + 5_000;
+    while (!(await this.book.lease(key, LEASE_MS))) {
       if (Date.now() > deadline) {
-        throw new GraphQLError('another configuration of this account is being created by another replica; try again', { extensions: { code: 'UPSTREAM_TIMEOUT', retryAfter: 5 } });
+        throw new GraphQLError(`${holder}; try again in a few seconds`, { extensions: { code: 'BUSY', retryAfter: 5 } });
       }
       await new Promise((r) => setTimeout(r, LEASE_RETRY_MS));
     }
+    const renewal = setInterval(() => void this.book.renew?.(key, LEASE_MS).catch(() => undefined), LEASE_MS / 3);
     try {
       return await work();
     } finally {
+      clearInterval(renewal);
       await this.book.release(key);
     }
   }
 
   private async configureNow(ctx: SubgraphContext, order: ConfigurationOrder): Promise<Obj> {
     const existing = await this.configurations(ctx);
-    const price = existing.length >= INVOICE_CONFIGURATIONS_INCLUDED ? surchargeOf('invoice', 'extra-configuration') : priceOf('invoice', 'POST', INVOICING.configurationCreate.path);
+    const extra = surchargeOf('invoice', 'extra-configuration');
+    const free = priceOf('invoice', 'POST', INVOICING.configurationCreate.path);
+    // At nine, another token of the account may be creating the tenth right now: reserve the €1.
+    const price = existing.length >= INVOICE_CONFIGURATIONS_INCLUDED - 1 ? extra : free;
     const body: Obj = {
       fiscal_id: order.fiscalId,
       name: order.name,
@@ -239,6 +321,11 @@ export class InvoicingService extends TrackingService<InvoicingFamily, Invoicing
     if (order.credentials) body.receipts_authentication = order.credentials;
     const rec = await ctx.upstream.call<unknown>(ctx, INVOICING.configurationCreate, { body, price });
     if (!isObj(rec)) throw new UpstreamError('decode', 'the answer carries no configuration', 'invoice', 'api_configurations', 200);
+    if (existing.length < INVOICE_CONFIGURATIONS_INCLUDED) {
+      const place = placeOf(await this.configurations(ctx), order.fiscalId);
+      // Not listed (yet): the price by count stands.
+      if (place !== null) await ctx.meter.settle(INVOICING.configurationCreate.path, place >= INVOICE_CONFIGURATIONS_INCLUDED ? extra : free);
+    }
     return rec;
   }
 
@@ -389,16 +476,53 @@ export class InvoicingService extends TrackingService<InvoicingFamily, Invoicing
 
   /**
    * Issues a receipt (paid once per idempotency key); its states come to the configuration's
-   * callback. Without the caller's key, under the key of its fiscal content (`receiptKeyOf`), so a
-   * retry returns the first receipt instead of paying (and filing) a second one.
+   * callback. Without the caller's key, under the key of its fiscal content for
+   * `RECEIPT_RETRY_WINDOW_MS` (`receiptKeysOf`, `receiptKeyAt`): a retry within it returns the first
+   * receipt instead of paying (and filing) a second one, and one whose answer was lost finds it in
+   * the free list (`findReceipt`). A receipt answered from an earlier order says so in
+   * `extensions.cost`: a `dedup` call to `POST /IT-receipts`, no upstream call, no euro.
    */
-  issueReceipt(ctx: SubgraphContext, body: Obj, key: string | null): Promise<TrackedInvoice> {
-    return this.create(ctx, 'RECEIPT', body, null, key ?? receiptKeyOf(body), { callback: false });
+  async issueReceipt(ctx: SubgraphContext, body: Obj, key: string | null): Promise<TrackedInvoice> {
+    const tenant = ctx.auth.tenant;
+    let chosen = key;
+    if (chosen === null) {
+      const now = Date.now();
+      const keys = receiptKeysOf(body, now);
+      chosen = receiptKeyAt(keys, (await this.store.idempotencyRecord(tenant, keys.previous))?.startedAt ?? null, now);
+    }
+    const before = await this.store.idempotencyRecord(tenant, chosen);
+    const entry = await this.create(ctx, 'RECEIPT', body, null, chosen, { callback: false, find: (c, held) => this.findReceipt(c, body, held.startedAt) });
+    if (before !== undefined) {
+      const ep = INVOICING.receiptIssue;
+      ctx.meter.record({ area: ep.area, method: ep.method, path: ep.path, status: 200, euro: 0, ms: 0, source: 'dedup' }, ep.path);
+    }
+    return entry;
   }
 
-  /** Returns items of a ready sale: a new receipt of type `return` (paid once per idempotency key). */
+  /**
+   * The receipt of an order that got no answer, as the service lists it (free): a sale of the same
+   * configuration with the same items, payments, lottery code and tags, created since shortly before
+   * `startedAt`, the first such when several, read in full (free). Null when none (yet).
+   */
+  private async findReceipt(ctx: SubgraphContext, body: Obj, startedAt: number): Promise<Obj | null> {
+    const since = Math.floor(startedAt / 1000) - FIND_CLOCK_SKEW_S;
+    const list = await this.receiptsPage(ctx, { fiscal_id: String(body.fiscal_id), type: 'sale', 'created_at[after]': new Date(since * 1000).toISOString(), limit: 100 });
+    const hit = list
+      .filter((r) => typeof r.id === 'string' && sameSale(r, body))
+      .map((r) => ({ r, at: secondsOf(r.created_at ?? r.create_timestamp) }))
+      .filter((h) => h.at === null || h.at >= since)
+      .sort((a, b) => (a.at ?? Number.MAX_SAFE_INTEGER) - (b.at ?? Number.MAX_SAFE_INTEGER))[0]?.r;
+    if (!hit) return null;
+    const full = await ctx.upstream.call<unknown>(ctx, INVOICING.receiptGet, { params: { id: String(hit.id) } });
+    return isObj(full) ? full : hit;
+  }
+
+  /**
+   * Returns items of a ready sale: a new receipt of type `return` (paid once per idempotency key;
+   * without one, once per sale and items returned, `returnKeyOf`, so a retry never pays twice).
+   */
   returnReceiptItems(ctx: SubgraphContext, id: string, items: Obj[], key: string | null): Promise<TrackedInvoice> {
-    return this.create(ctx, 'RECEIPT', { returnOf: id, items }, null, key, { callback: false, endpoint: INVOICING.receiptReturn, options: { params: { id }, body: { items } } });
+    return this.create(ctx, 'RECEIPT', { returnOf: id, items: returnedItems(items) }, null, key ?? returnKeyOf(id, items), { callback: false, endpoint: INVOICING.receiptReturn, options: { params: { id }, body: { items } } });
   }
 
   /** Voids a ready sale: a new receipt of type `void` (paid once per idempotency key; without one, once per sale: a sale is voided once). */

@@ -200,6 +200,21 @@ export class CostMeter {
     };
   }
 
+  /**
+   * Settles the price of the last call recorded to `path` at `euro`, once the service's own count
+   * shows what it charged (e.g. a creation priced by its position among the account's): the
+   * difference is given back, or committed beyond the budgets (the service charged it already).
+   */
+  async settle(path: string, euro: number): Promise<void> {
+    const call = this.calls.findLast((c) => c.path === path && c.source === 'upstream' && c.status > 0);
+    if (!call || Math.abs(call.euro - euro) < 1e-9) return;
+    const diff = euro - call.euro;
+    call.euro = euro;
+    if (!this.target) return;
+    if (diff < 0) await this.target.ledger.release(this.target.account, -diff);
+    else await this.target.ledger.reserve(this.target.account, diff, { operation: null, day: null }, `${call.method} ${path}`);
+  }
+
   /** Gives back a reservation whose call was certainly not charged (an error answer, no connection). */
   async release(price: number): Promise<void> {
     if (price <= 0 || !this.target) return;
