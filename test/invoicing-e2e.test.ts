@@ -500,6 +500,29 @@ describe('receipt credentials', () => {
       // The PATCH and the delivery's free re-read of the configuration (logged first: the service notifies before it answers); nothing paid.
       expect((await callsOf()).sort()).toEqual([`GET /IT-configurations/${SENDER_VAT} 200`, 'PATCH /IT-configuration 200']);
       expect(await t.credit(token)).toBe(5);
+
+      // The next change (the same tax code renewed again, receipts switched off) is relayed too.
+      const second = new Promise<void>((r) => waiters.push(r));
+      const upd2 = await t.gql(
+        `mutation($input: UpdateInvoicingConfigurationInput!) { updateInvoicingConfiguration(input: $input) { receipts } }`,
+        { input: { fiscalId: SENDER_VAT, receipts: false, receiptsCredentials: { taxCode: PERSON_CF, password: 'th1rd-p4ss', pin: '99887766' } } },
+        auth(token),
+      );
+      expect(upd2.errors, JSON.stringify(upd2.errors)).toBeUndefined();
+      await withSafety(second, 'second credentials relay', SAFETY_MS);
+      expect(bodies).toHaveLength(2);
+      expect(JSON.parse(bodies[1]!)).toMatchObject({ event: 'receipt-credentials', data: { fiscal_id: SENDER_VAT, receipts: false, receipts_authentication: { taxCode: PERSON_CF } } });
+      expect(bodies[1]).not.toMatch(/th1rd-p4ss|99887766/);
+
+      // A delivery repeated (the vendor's retry of it: the same body) is relayed once.
+      const log = (await (await fetch(`${t.stack.emulatorUrl}/_emulator/callbacks`)).json()) as Array<{ url: string }>;
+      const credentialsUrl = log.filter((d) => d.url.includes('/callbacks/invoicing/')).at(-1)!.url;
+      const delivery = JSON.stringify({ data: { fiscal_id: SENDER_VAT, name: 'retry' }, custom: null });
+      const post = () => fetch(credentialsUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: delivery });
+      expect((await post()).status).toBe(200);
+      expect(bodies).toHaveLength(3);
+      await post();
+      expect(bodies).toHaveLength(3);
     } finally {
       server.close();
     }

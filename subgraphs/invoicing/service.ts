@@ -5,7 +5,7 @@
  * and invoice submission as FatturaPA XML (paid, under an idempotency key, custom signature
  * credentials in the submission's headers only). Settings: `INVOICING_*` of the env given.
  */
-import { createHash } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { GraphQLError } from 'graphql';
 import { INVOICE_CONFIGURATIONS_INCLUDED, priceOf, subscribedSurchargeOf, surchargeOf } from '../../contract/prices.ts';
@@ -18,6 +18,7 @@ import { BodyTooLarge, callbackPurpose, isDefiniteRefusal, readBody, refuse, rel
 import { sendJson } from '../runtime/tracking/http.ts';
 import { isObj } from '../runtime/tracking/policy.ts';
 import type { RelayTarget, TrackedRequest } from '../runtime/tracking/store.ts';
+import { layerSecret } from '../runtime/signing.ts';
 import { CostMeter } from '../upstream/cost.ts';
 import { UpstreamError } from '../upstream/errors.ts';
 import { INVOICING_AREA, secondsOf } from './policy.ts';
@@ -51,6 +52,11 @@ const INVOICE_EVENTS: readonly InvoicingEventName[] = ['CUSTOMER_INVOICE', 'SUPP
 const RECEIPT_EVENTS: readonly InvoicingEventName[] = ['RECEIPT', 'RECEIPT_RETRY', 'RECEIPT_ERROR'];
 /** Events whose deliveries carry the configuration (its receipt credentials changed): re-read as a configuration. */
 const CREDENTIAL_EVENTS: readonly InvoicingEventName[] = ['RECEIPT_CREDENTIALS'];
+/**
+ * How long the same credentials delivery again is its retry, not a new change (seconds): longer
+ * than the vendor's five retries of one delivery take, far shorter than credentials are renewed.
+ */
+const CREDENTIALS_RETRY_WINDOW_S = 120;
 /** Suffix of the configuration name of a credentials callback's reservation. */
 const CREDENTIALS_CONFIG = '#credentials';
 
@@ -555,7 +561,8 @@ export class InvoicingService extends TrackingService<InvoicingFamily, Invoicing
    * A `receipt-credentials` delivery to a configuration's credentials callback (true when the URL
    * names one; anything else is the kit's): the body only names the configuration, which is read
    * again (free) with the token it was registered with, and relayed to the caller's own callback as
-   * `{event, data}` without password or PIN (`shownConfiguration`). Nothing of it is stored or logged.
+   * `{event, data}` without password or PIN (`shownConfiguration`), once per delivery (its retries
+   * within `CREDENTIALS_RETRY_WINDOW_S` refused). Nothing of it is stored (but its HMAC) or logged.
    */
   private async credentialsDelivery(req: IncomingMessage, res: ServerResponse, rest: string): Promise<boolean> {
     const token = safeDecode(rest.split('/')[0] ?? '');
@@ -602,9 +609,14 @@ export class InvoicingService extends TrackingService<InvoicingFamily, Invoicing
       return true;
     }
     const shown = shownConfiguration(config);
-    // One relay per state of the credentials (their hash, never the values), like any delivery.
-    const nonce = createHash('sha256').update(JSON.stringify([config.receipts_authentication ?? null, config.update_timestamp ?? null])).digest('base64url');
-    if (await this.replay.seen(reservation.key, nonce)) {
+    // One relay per delivery: the same body again within the vendor's retry span is its retry (the
+    // body names no change and carries no id or time, so only time tells a retry from the next
+    // change, e.g. the quarterly renewal of the same tax code's password). The body's HMAC under
+    // the layer secret, never the body, per window (this one and the one before).
+    const mac = createHmac('sha256', layerSecret(this.env)).update('invoicing:receipt-credentials\n').update(raw).digest('base64url');
+    const w = Math.floor(Date.now() / 1000 / CREDENTIALS_RETRY_WINDOW_S);
+    const nonce = `${mac}:${w}`;
+    if ((await this.replay.seen(reservation.key, nonce)) || (await this.replay.seen(reservation.key, `${mac}:${w - 1}`))) {
       refuse(res, 'replay');
       return true;
     }
