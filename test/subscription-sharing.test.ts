@@ -29,8 +29,7 @@ let subgraphWs = '';
 const originalSend = Object.getOwnPropertyDescriptor(WebSocket.prototype, 'send')!.value as (this: WebSocket, ...args: unknown[]) => void;
 
 beforeAll(async () => {
-  // Subscriptions are never cached; the response cache stays out of this file's way.
-  t = await startTestStack({ GATEWAY_RESPONSE_CACHE: 'off' });
+  t = await startTestStack();
   subgraphWs = t.stack.subgraphs.url.replace(/^http/, 'ws');
   WebSocket.prototype.send = function (this: WebSocket, data: unknown, ...rest: unknown[]) {
     if (typeof this.url === 'string' && this.url.startsWith(subgraphWs) && typeof data === 'string') toSubgraphs.push(JSON.parse(data) as { type: string; id?: string });
