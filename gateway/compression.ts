@@ -60,7 +60,7 @@ export function negotiateEncoding(acceptEncoding: string | null | undefined): Co
 /** Content types worth compressing (never `text/event-stream` nor `multipart/*`, which stream). */
 export function compressibleType(contentType: string | null): boolean {
   if (!contentType) return false;
-  const type = contentType.split(';')[0]!.trim().toLowerCase();
+  const type = contentType.split(';')[0].trim().toLowerCase();
   if (type === 'text/event-stream') return false;
   return type.startsWith('text/') || type === 'application/json' || type.endsWith('+json') || type === 'application/javascript' || type === 'application/xml';
 }
@@ -75,7 +75,8 @@ export function varyOnEncoding(vary: string | null): string {
 export function useCompression(opts: CompressionOptions = {}): GatewayPlugin {
   const minBytes = opts.minBytes ?? 1024;
   return {
-    async onResponse({ request, response, setResponse, fetchAPI }) {
+    async onResponse(payload) {
+      const { request, response, fetchAPI } = payload;
       // graphql-ws traffic reaches plugins with no Fetch request: nothing to compress there.
       if (!(request as Request | undefined)?.headers) return;
       if (!response.body || response.headers.has('content-encoding') || !compressibleType(response.headers.get('content-type'))) return;
@@ -88,13 +89,13 @@ export function useCompression(opts: CompressionOptions = {}): GatewayPlugin {
       const body = new Uint8Array(await response.arrayBuffer());
       const headers = new fetchAPI.Headers(response.headers);
       if (body.byteLength < minBytes) {
-        setResponse(new fetchAPI.Response(body, { status: response.status, statusText: response.statusText, headers }));
+        payload.setResponse(new fetchAPI.Response(body, { status: response.status, statusText: response.statusText, headers }));
         return;
       }
       const compressed = await compressBody(body, encoding, opts);
       headers.set('content-encoding', encoding);
       headers.set('content-length', String(compressed.byteLength));
-      setResponse(new fetchAPI.Response(new Uint8Array(compressed), { status: response.status, statusText: response.statusText, headers }));
+      payload.setResponse(new fetchAPI.Response(new Uint8Array(compressed), { status: response.status, statusText: response.statusText, headers }));
     },
   };
 }

@@ -56,11 +56,12 @@ export interface PersistedDocumentStore {
 export function memoryDocumentStore(opts: { maxEntries?: number; maxChars?: number } = {}): PersistedDocumentStore {
   const lru = new LRUCache<string, string>({ max: opts.maxEntries ?? 10_000, maxSize: opts.maxChars ?? 20_000_000, sizeCalculation: (doc) => Math.max(1, doc.length) });
   return {
-    get: async (hash) => lru.get(hash) ?? null,
-    set: async (hash, document) => {
+    get: (hash) => Promise.resolve(lru.get(hash) ?? null),
+    set: (hash, document) => {
       lru.set(hash, document);
+      return Promise.resolve();
     },
-    close: async () => undefined,
+    close: () => Promise.resolve(),
   };
 }
 
@@ -91,7 +92,7 @@ export function readManifest(path: string): Map<string, string> {
   try {
     raw = JSON.parse(readFileSync(path, 'utf8'));
   } catch (err) {
-    throw new Error(`PERSISTED_OPERATIONS_MANIFEST: cannot read "${path}" as JSON (${(err as Error).message})`);
+    throw new Error(`PERSISTED_OPERATIONS_MANIFEST: cannot read "${path}" as JSON (${(err as Error).message})`, { cause: err });
   }
   const entries: Array<[string, unknown]> =
     raw !== null && typeof raw === 'object' && !Array.isArray(raw) && (raw as { format?: unknown }).format === 'apollo-persisted-query-manifest'
@@ -105,7 +106,7 @@ export function readManifest(path: string): Map<string, string> {
     try {
       parse(document);
     } catch (err) {
-      throw new Error(`PERSISTED_OPERATIONS_MANIFEST: the document "${hash}" of "${path}" does not parse (${(err as Error).message})`);
+      throw new Error(`PERSISTED_OPERATIONS_MANIFEST: the document "${hash}" of "${path}" does not parse (${(err as Error).message})`, { cause: err });
     }
     documents.set(hash, document);
   }
@@ -132,7 +133,7 @@ function persistedQueryHash(params: GraphQLParams): string | null {
 /** The runtime configuration and plugins of a mode (see the module's comment). */
 export function persistedOperations(opts: PersistedOperationsOptions = {}): PersistedOperations {
   const mode = opts.mode ?? 'apq';
-  if (mode === 'off') return { persistedDocuments: undefined, plugins: [], close: async () => undefined };
+  if (mode === 'off') return { persistedDocuments: undefined, plugins: [], close: () => Promise.resolve() };
   const keyNotFound = { message: 'Send a query, or a persisted query hash (extensions.persistedQuery.sha256Hash)', extensions: { code: 'PERSISTED_QUERY_ID_REQUIRED', http: { status: 400 } } };
 
   if (mode === 'trusted') {
@@ -149,7 +150,7 @@ export function persistedOperations(opts: PersistedOperationsOptions = {}): Pers
         },
       },
       plugins: [],
-      close: async () => undefined,
+      close: () => Promise.resolve(),
     };
   }
 
