@@ -35,12 +35,17 @@ export const VAT_DUE = ['I', 'D', 'S'] as const;
 /** Self-invoices the buyer issues (TD16–TD20: reverse-charge integrations and regularisation): the company is `CessionarioCommittente`. */
 export const BUYER_ISSUED_TYPES = ['TD16', 'TD17', 'TD18', 'TD19', 'TD20'] as const;
 
-/** The EU member states other than Italy (TD18's supplier is in one of them), as VAT ids write them (Greece EL). */
-export const EU_OTHER_COUNTRIES = ['AT', 'BE', 'BG', 'CY', 'CZ', 'DE', 'DK', 'EE', 'EL', 'GR', 'ES', 'FI', 'FR', 'HR', 'HU', 'IE', 'LT', 'LU', 'LV', 'MT', 'NL', 'PL', 'PT', 'RO', 'SE', 'SI', 'SK'] as const;
+/** A self-invoice the buyer issues (TD16–TD20)? */
+export const isBuyerIssued = (documentType: string): boolean => (BUYER_ISSUED_TYPES as readonly string[]).includes(documentType);
+
+/**
+ * Where goods come from within the EU other than Italy (TD18's supplier is there), as VAT ids write
+ * them (Greece EL): the member states and Northern Ireland (XI), inside the EU's rules for goods.
+ */
+export const EU_OTHER_COUNTRIES = ['AT', 'BE', 'BG', 'CY', 'CZ', 'DE', 'DK', 'EE', 'EL', 'GR', 'ES', 'FI', 'FR', 'HR', 'HU', 'IE', 'LT', 'LU', 'LV', 'MT', 'NL', 'PL', 'PT', 'RO', 'SE', 'SI', 'SK', 'XI'] as const;
 
 /** The party the document is the company's own: the buyer of a self-invoice (TD16–TD20), else the seller. */
-export const companyOf = (s: Pick<FatturaSummary, 'documentType' | 'sender' | 'recipient'>): FatturaParty =>
-  (BUYER_ISSUED_TYPES as readonly string[]).includes(s.documentType) ? s.recipient : s.sender;
+export const companyOf = (s: Pick<FatturaSummary, 'documentType' | 'sender' | 'recipient'>): FatturaParty => (isBuyerIssued(s.documentType) ? s.recipient : s.sender);
 
 /** The Italian VAT rates a line may carry (percent), 0 only with a nature. */
 export const ITALIAN_VAT_RATES = [0, 4, 5, 10, 22] as const;
@@ -57,7 +62,7 @@ export interface FatturaParty {
   province: string | null;
   /** Country of the address (`Sede/Nazione`). */
   addressCountry: string | null;
-  /** `DatiAnagrafici/RegimeFiscale` (the seller's tax regime, RF01 … RF19), when given. */
+  /** `DatiAnagrafici/RegimeFiscale` (the seller's tax regime, RF01 … RF20), when given. */
   regime?: string | null;
 }
 

@@ -164,4 +164,26 @@ describe('document-type rules', () => {
     expect(refusal(() => checkFatturaXml(same))).toMatchObject({ field: 'xml:CessionarioCommittente/DatiAnagrafici/IdFiscaleIVA', rule: 'TD01_DIFFERENT_PARTIES' });
     expect(checkFatturaXml(same.replace('<TipoDocumento>TD01', '<TipoDocumento>TD27')).documentType).toBe('TD27');
   });
+
+  it('one subject on both sides is refused only for the types SDI check 00471 covers: TD26 (internal transfer) and a TD04 correcting a TD21 pass', () => {
+    const me = party('Openapi SpA', COMPANY);
+    expect(invoiceFromInput(input({ documentType: 'TD26', recipient: me, recipientCode: '0000000' })).documentType).toBe('TD26');
+    expect(invoiceFromInput(input({ documentType: 'TD04', recipient: me, recipientCode: '0000000', relatedInvoices: [{ number: 'AF-1', date: '2025-03-01' }] })).documentType).toBe('TD04');
+    for (const t of ['TD02', 'TD06', 'TD24', 'TD25']) {
+      expect(refusal(() => invoiceFromInput(input({ documentType: t, recipient: me })))).toMatchObject({ rule: `${t}_DIFFERENT_PARTIES` });
+    }
+  });
+
+  it('TD18: goods from Northern Ireland (XI) are intra-EU goods', () => {
+    const s = invoiceFromInput(input({ documentType: 'TD18', sender: foreign('Belfast Ltd', 'XI', 'XI123456789'), recipient: party('Openapi SpA', COMPANY), recipientCode: '0000000' }));
+    expect(s.sender.country).toBe('XI');
+  });
+
+  it('ImponibileImporto within ±1 € of its lines is accepted (SDI 00422), further off refused; the regime list names RF20', () => {
+    const doc = (taxable: string, tax: string, total: string): string => xmlOf({ lines: line(1, '100.00', '200.00'), summaries: summary(taxable, tax), total });
+    expect(checkFatturaXml(doc('200.60', '44.13', '244.73')).vatSummaries[0]!.taxable).toBe(200.6);
+    expect(refusal(() => checkFatturaXml(doc('201.50', '44.33', '245.83')))).toMatchObject({ field: 'xml:DatiRiepilogo[0]/ImponibileImporto' });
+    const rf = refusal(() => checkFatturaXml(doc('200.00', '44.00', '244.00').replace('<RegimeFiscale>RF01', '<RegimeFiscale>RF03')));
+    expect(rf.message).toContain('RF20');
+  });
 });

@@ -12,10 +12,12 @@
  *   another EU state), TD16's is; lines carry the VAT the buyer integrates, so no N6.x nature
  *   (reverse charge is the supplier's own invoice's nature);
  * - TD21 (self-invoice for exceeding the plafond) and TD27 (self-consumption, free transfers
- *   without recourse): seller and buyer are the same subject, the company;
- * - every other type: seller and buyer are different subjects.
+ *   without recourse): seller and buyer are the same subject, the company (SDI check 00472);
+ * - TD01–TD03, TD06, TD24, TD25 and TD28 (with TD16–TD20 above): seller and buyer are different
+ *   subjects (SDI check 00471). Other types (notes TD04/TD05, TD22/TD23, TD26, TD29 …) may have
+ *   one subject on both sides, e.g. TD26's internal transfers or a note correcting a TD21/TD27.
  */
-import { BUYER_ISSUED_TYPES, EU_OTHER_COUNTRIES, type FatturaParty, type FatturaSummary } from '../../contract/fatturapa.ts';
+import { EU_OTHER_COUNTRIES, isBuyerIssued, type FatturaParty, type FatturaSummary } from '../../contract/fatturapa.ts';
 
 export interface DocumentTypeViolation {
   /** Stable name of the rule, `extensions.rule`. */
@@ -30,6 +32,8 @@ export interface DocumentTypeViolation {
 /** Document types whose seller and buyer are one subject. */
 const SAME_PARTY_TYPES: readonly string[] = ['TD21', 'TD27'];
 const NOTE_TYPES: readonly string[] = ['TD04', 'TD05'];
+/** Document types whose seller and buyer must differ, besides TD16–TD20 (SDI check 00471). */
+const DIFFERENT_PARTY_TYPES: readonly string[] = ['TD01', 'TD02', 'TD03', 'TD06', 'TD24', 'TD25', 'TD28'];
 
 /** The same subject: the same VAT id (country and code), else the same fiscal code. */
 function sameSubject(a: FatturaParty, b: FatturaParty): boolean {
@@ -51,7 +55,7 @@ export function documentTypeViolation(s: FatturaSummary): DocumentTypeViolation 
     const i = refs.findIndex((r) => r.date !== null && r.date > s.date);
     if (i >= 0) return v(`${t}_REFERENCE_AFTER_NOTE`, `DatiFattureCollegate[${i}]/Data`, `relatedInvoices[${i}].date`, `the original invoice of ${what} cannot be dated after the note (${s.date})`);
   }
-  if ((BUYER_ISSUED_TYPES as readonly string[]).includes(t)) {
+  if (isBuyerIssued(t)) {
     if (buyer.country !== 'IT' || buyer.vatNumber === null) {
       return v(`${t}_BUYER_IS_THE_COMPANY`, 'CessionarioCommittente/DatiAnagrafici/IdFiscaleIVA', 'recipient.vatNumber', `${t} is a self-invoice: the buyer (recipient) is the issuing company, with its Italian VAT number`);
     }
@@ -80,6 +84,8 @@ export function documentTypeViolation(s: FatturaSummary): DocumentTypeViolation 
     }
     return null;
   }
-  if (sameSubject(seller, buyer)) return v(`${t}_DIFFERENT_PARTIES`, 'CessionarioCommittente/DatiAnagrafici/IdFiscaleIVA', 'recipient.vatNumber', `the recipient is the sender itself: only TD21 and TD27 self-invoices have one subject on both sides`);
+  if (DIFFERENT_PARTY_TYPES.includes(t) && sameSubject(seller, buyer)) {
+    return v(`${t}_DIFFERENT_PARTIES`, 'CessionarioCommittente/DatiAnagrafici/IdFiscaleIVA', 'recipient.vatNumber', `${t}: the recipient is the sender itself, which the SDI refuses for this document type (00471); a self-invoice for exceeding the plafond is TD21, self-consumption TD27`);
+  }
   return null;
 }

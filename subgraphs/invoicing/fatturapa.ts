@@ -8,13 +8,13 @@
 import { XMLBuilder } from 'fast-xml-parser';
 import { isValidFiscalCode, isValidItalianVat } from '../../contract/checksums.ts';
 import {
-  BUYER_ISSUED_TYPES,
   cents,
   companyOf,
   documentTotalOf,
   DOCUMENT_TYPES,
   expectedSummaries,
   FATTURAPA_NS,
+  isBuyerIssued,
   ITALIAN_VAT_RATES,
   lineTotalOf,
   readFattura,
@@ -32,6 +32,9 @@ import { periodOf } from '../../contract/prices.ts';
 import { badUserInput } from '../runtime/errors.ts';
 import { documentTypeViolation } from './doctypes.ts';
 import { email, fiscalCode, isCalendarDay, requiredText, vatNumber } from '../runtime/validate.ts';
+
+/** How far a summary's ImponibileImporto may be from the sum of its lines, contributions and rounding (€): the SDI's ±1 € (check 00422). */
+const IMPONIBILE_TOLERANCE = 1;
 
 /** The GraphQL input of an invoice (as the resolvers receive it). */
 export interface InvoicePartyIn {
@@ -192,7 +195,7 @@ export function invoiceFromInput(input: InvoiceIn, field = 'input'): FatturaSumm
   const currency = (input.currency ?? 'EUR').trim().toUpperCase();
   if (!/^[A-Z]{3}$/.test(currency)) throw badUserInput(`${field}.currency must be an ISO 4217 code`, `${field}.currency`);
   // A self-invoice of the buyer (TD16–TD20) is the company's as buyer: its supplier may be foreign.
-  const buyerIssued = (BUYER_ISSUED_TYPES as readonly string[]).includes(documentType);
+  const buyerIssued = isBuyerIssued(documentType);
   const sender = party(input.sender, `${field}.sender`, buyerIssued ? 'other' : 'company');
   const recipient = party(input.recipient, `${field}.recipient`, buyerIssued ? 'company' : 'other');
   const regime = (input.taxRegime ?? (sender.country !== 'IT' ? 'RF18' : 'RF01')).trim().toUpperCase();
@@ -351,7 +354,7 @@ export function checkFatturaXml(xml: string, field = 'xml'): FatturaSummary {
   if (s.date > today()) bad('Data', 'is in the future');
   if (!/\d/.test(s.number)) bad('Numero', 'must contain at least one digit');
   // The company's own side: the seller, or the buyer of a self-invoice (TD16–TD20).
-  const own = (BUYER_ISSUED_TYPES as readonly string[]).includes(s.documentType) ? 'CessionarioCommittente' : 'CedentePrestatore';
+  const own = isBuyerIssued(s.documentType) ? 'CessionarioCommittente' : 'CedentePrestatore';
   const company = companyOf(s);
   if (company.country !== 'IT') bad(`${own}/DatiAnagrafici/IdFiscaleIVA/IdPaese`, 'must be IT: the issuing company is Italian');
   if (!isValidItalianVat(company.vatNumber ?? '')) bad(`${own}/DatiAnagrafici/IdFiscaleIVA/IdCodice`, 'is not a valid Italian VAT number');
@@ -387,14 +390,15 @@ export function checkFatturaXml(xml: string, field = 'xml'): FatturaSummary {
     const match = summaryFor(expected, r);
     if (!match) bad(`${at}/AliquotaIVA`, 'has no line or pension contribution at this rate');
     const taxable = cents(match!.taxable + (r.rounding ?? 0));
-    if (Math.abs(taxable - r.taxable) > 0.01) bad(`${at}/ImponibileImporto`, `is not the sum of its lines and pension contributions${r.rounding ? ' plus Arrotondamento' : ''} (${taxable.toFixed(2)})`);
+    // The SDI's rule (00422) allows ±1 € between ImponibileImporto and what it sums.
+    if (Math.abs(taxable - r.taxable) > IMPONIBILE_TOLERANCE) bad(`${at}/ImponibileImporto`, `is not the sum of its lines and pension contributions${r.rounding ? ' plus Arrotondamento' : ''} (${taxable.toFixed(2)})`);
     if (Math.abs(cents((r.taxable * r.vatRate) / 100) - r.tax) > 0.01) bad(`${at}/Imposta`, `is not ImponibileImporto × AliquotaIVA (${cents((r.taxable * r.vatRate) / 100).toFixed(2)})`);
     if (r.vatDue !== null && r.vatDue !== undefined && !(VAT_DUE as readonly string[]).includes(r.vatDue)) bad(`${at}/EsigibilitaIVA`, `must be one of ${VAT_DUE.join(', ')}`);
   });
   if (expected.length !== s.vatSummaries.length) bad('DatiRiepilogo', 'must have one summary per VAT rate of the lines');
   const total = documentTotalOf(s);
   if (s.total !== null && Math.abs(s.total - total) > 0.01) bad('ImportoTotaleDocumento', `is not taxable plus VAT, after the document's ScontoMaggiorazione and Arrotondamento (${total.toFixed(2)})`);
-  if (s.sender.regime !== null && s.sender.regime !== undefined && !(TAX_REGIMES as readonly string[]).includes(s.sender.regime)) bad('CedentePrestatore/DatiAnagrafici/RegimeFiscale', `must be one of RF01 … RF19`);
+  if (s.sender.regime !== null && s.sender.regime !== undefined && !(TAX_REGIMES as readonly string[]).includes(s.sender.regime)) bad('CedentePrestatore/DatiAnagrafici/RegimeFiscale', `must be one of ${TAX_REGIMES.join(', ')}`);
   const rule = documentTypeViolation(s);
   if (rule) throw badUserInput(`${field}: ${rule.message}`, `${field}:${rule.xml}`, { rule: rule.rule });
   return s;
