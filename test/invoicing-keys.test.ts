@@ -5,7 +5,7 @@
  * the account's by creation.
  */
 import { describe, expect, it } from 'vitest';
-import { placeOf, receiptKeyAt, receiptKeysOf, RECEIPT_RETRY_WINDOW_MS, returnKeyOf } from '../subgraphs/invoicing/service.ts';
+import { invoiceKeyOf, placeOf, receiptKeyAt, receiptKeysOf, RECEIPT_RETRY_WINDOW_MS, returnKeyOf } from '../subgraphs/invoicing/service.ts';
 
 const SALE = { fiscal_id: '12485671007', items: [{ description: 'Caffè', quantity: 1, unit_price: 1.2, vat_rate_code: '10' }], cash_payment_amount: 1.2, electronic_payment_amount: 0 };
 const W = RECEIPT_RETRY_WINDOW_MS;
@@ -54,5 +54,15 @@ describe('a configuration\u2019s place', () => {
       { fiscal_id: 'B', create_timestamp: 30 },
     ];
     expect(['A', 'C', 'B', 'D'].map((f) => placeOf(list, f))).toEqual([0, 1, 2, null]);
+  });
+});
+
+describe('invoice keys', () => {
+  it('a self-invoice (TD16–TD20) of the company never shares the key of its TD01 of the same number and year', () => {
+    const doc = { fiscalId: '12485671007', number: '1', date: '2025-03-10' };
+    expect(invoiceKeyOf({ ...doc, documentType: 'TD01' })).toBe(invoiceKeyOf(doc));
+    expect(invoiceKeyOf({ ...doc, documentType: 'TD17' })).not.toBe(invoiceKeyOf({ ...doc, documentType: 'TD01' }));
+    expect(invoiceKeyOf({ ...doc, documentType: 'TD17' })).not.toBe(invoiceKeyOf({ ...doc, documentType: 'TD18' }));
+    expect(invoiceKeyOf({ ...doc, documentType: 'TD17', date: '2025-12-01' })).toBe(invoiceKeyOf({ ...doc, documentType: 'TD17' }));
   });
 });

@@ -115,6 +115,17 @@ describe('an invoice is paid once', () => {
     expect((await callsOf()).filter((c) => c.startsWith('POST')).length).toBe(2);
   });
 
+  it('a self-invoice (TD17) numbered like the company\'s TD01 of the year is another invoice, sent without a key', async () => {
+    const token = await account();
+    const first = await ok<{ issueInvoice: Obj }>(token, ISSUE, { input: invoiceInput({ number: 'SELF-1' }) });
+    const self = await ok<{ issueInvoice: Obj }>(token, ISSUE, {
+      input: invoiceInput({ number: 'SELF-1', documentType: 'TD17', sender: { name: 'Acme Inc', country: 'US', vatNumber: '123456789', street: '1 Main St', zip: '00000', city: 'Boston' }, recipient: party('Openapi SpA', SENDER_VAT), recipientCode: '0000000' }),
+    });
+    expect(self.data.issueInvoice.id).not.toBe(first.data.issueInvoice.id);
+    expect([first.euro, self.euro]).toEqual([PRICE, PRICE]);
+    expect(await callsOf()).toEqual(['POST /IT-invoices 200', 'POST /IT-invoices 200']);
+  });
+
   it('a submission whose answer is lost is found by the retry (free list by sender, number and date) and never paid twice', async () => {
     const token = await account();
     await t.control('faults', { area: 'invoice', pathPrefix: '/IT-invoices', reset: true, count: 1 });

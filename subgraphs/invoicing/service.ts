@@ -8,6 +8,7 @@
 import { createHash, createHmac } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { GraphQLError } from 'graphql';
+import { isBuyerIssued } from '../../contract/fatturapa.ts';
 import { INVOICE_CONFIGURATIONS_INCLUDED, priceOf, subscribedSurchargeOf, surchargeOf } from '../../contract/prices.ts';
 import type { SubgraphContext } from '../runtime/context.ts';
 import { badUserInput } from '../runtime/errors.ts';
@@ -102,6 +103,8 @@ export interface InvoiceIdentity {
   number: string;
   /** `YYYY-MM-DD`. */
   date: string;
+  /** `TipoDocumento`: a self-invoice's (TD16–TD20) numbering is the company's own series of them. */
+  documentType?: string;
 }
 
 /** Requests created this long before an unanswered submission still count as it (clock skew, seconds). */
@@ -110,10 +113,13 @@ const FIND_CLOCK_SKEW_S = 300;
 /**
  * The default idempotency key of an invoice: its legal identity, the sender, the year and the number
  * (the SDI refuses a second invoice of the same sender, number and year, error 00404), hashed into
- * the key's alphabet. The tenant is part of every key already.
+ * the key's alphabet; for a self-invoice (TD16–TD20, keyed by the company as buyer) the document
+ * type too, so it never meets the company's own TD01 of the same number. The tenant is part of
+ * every key already.
  */
 export function invoiceKeyOf(doc: InvoiceIdentity): string {
-  const h = createHash('sha256').update(`${doc.fiscalId.toUpperCase()}\u0000${doc.date.slice(0, 4)}\u0000${doc.number}`).digest('base64url').slice(0, 32);
+  const type = doc.documentType !== undefined && isBuyerIssued(doc.documentType) ? `\u0000${doc.documentType}` : '';
+  const h = createHash('sha256').update(`${doc.fiscalId.toUpperCase()}\u0000${doc.date.slice(0, 4)}\u0000${doc.number}${type}`).digest('base64url').slice(0, 32);
   return `invoice:${doc.date.slice(0, 4)}:${h}`;
 }
 

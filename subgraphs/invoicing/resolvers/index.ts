@@ -73,10 +73,10 @@ function configFiscalId(value: string, field: string): string {
   return vatOrFiscalCode(value, field).code;
 }
 
-/** The legal identity of a checked Italian invoice: the company's VAT number (the configuration's fiscal id: the seller's, the buyer's on a self-invoice), number and date. */
+/** The legal identity of a checked Italian invoice: the company's VAT number (the configuration's fiscal id: the seller's, the buyer's on a self-invoice), number, date and type. */
 const identityOf = (s: FatturaSummary): InvoiceIdentity => {
   const company = companyOf(s);
-  return { fiscalId: company.vatNumber ?? company.fiscalCode ?? '', number: s.number, date: s.date };
+  return { fiscalId: company.vatNumber ?? company.fiscalCode ?? '', number: s.number, date: s.date, documentType: s.documentType };
 };
 
 /** The progressive number of a transmission (`ProgressivoInvio`, up to 10 letters and digits) from the document number. */
