@@ -459,6 +459,48 @@ describe('two tokens of one account', () => {
   });
 });
 
+describe('updating a configuration', () => {
+  const UPDATE = `mutation($input: UpdateInvoicingConfigurationInput!) { updateInvoicingConfiguration(input: $input) { events } }`;
+  const emu = (token: string, method: string, path: string, body?: Obj): Promise<Response> =>
+    fetch(`${t.stack.emulatorUrl}/invoice${path}`, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}) });
+  const registered = async (token: string): Promise<Array<{ event: string; callback: { url: string } }>> =>
+    ((await (await emu(token, 'GET', `/IT-configurations/${SENDER_VAT}`)).json()) as { data: { api_configurations: Array<{ event: string; callback: { url: string } }> } }).data.api_configurations;
+
+  it("keeps the account's own targets registered outside the layer, and only replaces this token's callbacks", async () => {
+    const token = await t.createToken(5);
+    await configure(token, { supplierInvoices: false });
+    const own = { event: 'supplier-invoice', callback: { url: 'https://erp.example.com/hooks/fatture', method: 'JSON', field: 'data', headers: {}, retry: 1 } };
+    const patched = await emu(token, 'PATCH', '/IT-configuration', { fiscal_id: SENDER_VAT, api_configurations: [...(await registered(token)), own] });
+    expect(patched.status).toBe(200);
+    await t.clearCalls();
+    const upd = await gql<{ updateInvoicingConfiguration: Obj }>(token, UPDATE, { input: { fiscalId: SENDER_VAT, events: ['CUSTOMER_INVOICE', 'RECEIPT'] } });
+    expect(upd.data.updateInvoicingConfiguration.events).toEqual(['CUSTOMER_INVOICE', 'RECEIPT', 'SUPPLIER_INVOICE']);
+    const now = await registered(token);
+    expect(now.filter((a) => a.callback.url === own.callback.url)).toHaveLength(1);
+    expect(now.filter((a) => a.callback.url.includes('/callbacks/invoicing/')).map((a) => a.event).sort()).toEqual(['customer-invoice', 'receipt']);
+  });
+
+  it('two tokens updating their events at once: both choices stand (one update of a configuration at a time)', async () => {
+    const first = await t.createToken(5);
+    const owner = ((await (await fetch(`${t.stack.emulatorUrl}/_emulator/tokens/${encodeURIComponent(first)}`)).json()) as { owner: string }).owner;
+    const second = ((await t.control('tokens', { credit: 5, owner })) as { token: string }).token;
+    await configure(first, { supplierInvoices: false });
+    await gql(second, UPDATE, { input: { fiscalId: SENDER_VAT, events: ['CUSTOMER_INVOICE'] } });
+    // Each read takes 300 ms, so without the lease both would read the same callbacks and the last PATCH would undo the first.
+    await t.control('latency', { area: 'invoice', ms: 300 });
+    try {
+      const both = await Promise.all([
+        t.gql(UPDATE, { input: { fiscalId: SENDER_VAT, events: ['CUSTOMER_INVOICE', 'SUPPLIER_INVOICE'] } }, auth(first)),
+        t.gql(UPDATE, { input: { fiscalId: SENDER_VAT, events: ['CUSTOMER_INVOICE', 'RECEIPT'] } }, auth(second)),
+      ]);
+      for (const r of both) expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
+    } finally {
+      await t.control('latency', { area: 'invoice', ms: 0 });
+    }
+    expect([...new Set((await registered(first)).map((a) => a.event))].sort()).toEqual(['customer-invoice', 'receipt', 'supplier-invoice']);
+  });
+});
+
 describe('receipt credentials', () => {
   it('RECEIPT_CREDENTIALS: a credentials change is re-read and relayed to the caller without password or PIN', async () => {
     const bodies: string[] = [];

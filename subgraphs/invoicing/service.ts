@@ -278,19 +278,26 @@ export class InvoicingService extends TrackingService<InvoicingFamily, Invoicing
    * lease (`PollBook.lease`, in Redis with `REDIS_URL`) across replicas.
    */
   configure(ctx: SubgraphContext, order: ConfigurationOrder): Promise<Obj> {
-    const tenant = ctx.auth.tenant;
-    const before = this.configuring.get(tenant) ?? Promise.resolve();
-    const mine = before.catch(() => undefined).then(() => this.leased(`configure:${tenant}`, 'another configuration of this account is being created (another replica)', () => this.configureNow(ctx, order)));
+    return this.oneAtATime(`configure:${ctx.auth.tenant}`, 'another configuration of this account is being created', () => this.configureNow(ctx, order));
+  }
+
+  /**
+   * Runs `work` alone for `key`: after the work of the same key already queued in this process,
+   * then under the kit's lease on it (`leased`) across replicas.
+   */
+  private oneAtATime<T>(key: string, holder: string, work: () => Promise<T>): Promise<T> {
+    const before = this.queued.get(key) ?? Promise.resolve();
+    const mine = before.catch(() => undefined).then(() => this.leased(key, holder, work));
     const tail = mine.catch(() => undefined);
-    this.configuring.set(tenant, tail);
+    this.queued.set(key, tail);
     void tail.then(() => {
-      if (this.configuring.get(tenant) === tail) this.configuring.delete(tenant);
+      if (this.queued.get(key) === tail) this.queued.delete(key);
     });
     return mine;
   }
 
-  /** Tenants' configuration creations in this process, chained one after the other. */
-  private readonly configuring = new Map<string, Promise<unknown>>();
+  /** Work run one at a time in this process (configuration creations of a tenant, updates of a configuration), by key. */
+  private readonly queued = new Map<string, Promise<unknown>>();
 
   /**
    * Runs `work` holding the kit's lease on `key` (one holder in all replicas sharing the book),
@@ -344,10 +351,17 @@ export class InvoicingService extends TrackingService<InvoicingFamily, Invoicing
   /**
    * Updates receipts, credentials, events or the relay of a configuration (free). The configuration
    * is the account's, shared by every token of it: the events chosen here are this tenant's
-   * targets, merged with the live layer callbacks other tenants registered on it (read first,
-   * free), so one token's update never silences another's notifications.
+   * targets, merged with what else is registered on it (read first, free: other tenants' layer
+   * callbacks, the account's own targets), so one token's update never silences another's
+   * notifications; one update of a configuration at a time, across replicas.
    */
-  async update(ctx: SubgraphContext, change: ConfigurationChange): Promise<Obj> {
+  update(ctx: SubgraphContext, change: ConfigurationChange): Promise<Obj> {
+    // The read and the PATCH of the callbacks under one lease per configuration: two tokens
+    // updating at once would each write back what it read, silencing the other's targets.
+    return this.oneAtATime(`configuration:${change.fiscalId.toUpperCase()}`, `configuration ${change.fiscalId} is being updated by another request`, () => this.updateNow(ctx, change));
+  }
+
+  private async updateNow(ctx: SubgraphContext, change: ConfigurationChange): Promise<Obj> {
     const body: Obj = { fiscal_id: change.fiscalId };
     if (change.receipts !== undefined) body.receipts = change.receipts;
     if (change.credentials !== undefined) body.receipts_authentication = change.credentials;
@@ -370,9 +384,11 @@ export class InvoicingService extends TrackingService<InvoicingFamily, Invoicing
   }
 
   /**
-   * The registered `api_configurations` of a configuration split into this tenant's (callbacks of
-   * its reservations for the configuration) and the other tenants' live layer callbacks, kept as
-   * they are. Expired or foreign callbacks are neither: the update drops them, as before.
+   * The registered `api_configurations` of a configuration split into this tenant's layer callbacks
+   * (of its reservations for the configuration, live or expired: the update replaces them) and the
+   * rest, kept as they are: other tenants' layer callbacks, and targets the account registered
+   * elsewhere (another deployment's, its own servers'). Only a layer callback of this deployment
+   * that no reservation answers any more (it can deliver to nobody) is dropped besides.
    */
   private async targetsOf(ctx: SubgraphContext, fiscalId: string, registered: readonly Obj[]): Promise<{ mine: Obj[]; others: Obj[] }> {
     const base = `${this.publicUrl()}/callbacks/${this.area.name}/`;
@@ -385,10 +401,16 @@ export class InvoicingService extends TrackingService<InvoicingFamily, Invoicing
     const others: Obj[] = [];
     for (const a of registered) {
       const url = isObj(a.callback) && typeof a.callback.url === 'string' ? a.callback.url : '';
-      if (!url.startsWith(base)) continue;
-      const v = this.signer.verify(callbackPurpose(this.area.name), url.slice(base.length));
-      if (!v.ok) continue;
-      (ownKeys.has(v.payload) ? mine : others).push(a);
+      if (!url.startsWith(base)) {
+        others.push(a);
+        continue;
+      }
+      const token = safeDecode(url.slice(base.length).split('/')[0] ?? '') ?? '';
+      // The reservation a layer URL names (its token's payload), read whether or not it still verifies.
+      const key = token.split('.')[0] ?? '';
+      if (ownKeys.has(key)) mine.push(a);
+      else if (this.signer.verify(callbackPurpose(this.area.name), token).ok && (await this.store.reservation(key)) === undefined) continue;
+      else others.push(a);
     }
     return { mine, others };
   }
