@@ -104,6 +104,10 @@ const DEFAULT_PRICES: Record<string, number> = {
   'pec POST pec/{id}/multiutenza': 1,
   'pec POST comunica_pec': 10,
   'pec POST comunica_pec/{id}/procura_registro_imprese': 0,
+  // A notification's read is free; its finalize, the contract's "send and finalize" on the same
+  // GET, has its own key (PEC_FINALIZE_PRICE_KEY: one path cannot price both).
+  'pec GET comunica_pec/{id}': 0,
+  'pec GET comunica_pec/{id} finalize': 0,
   // postal codes (contract base prices)
   'cap GET regioni': 0.01,
   'cap GET province': 0.01,
@@ -283,6 +287,15 @@ export function subscribedSurchargeOf(area: Area, name: string, table: PriceTabl
   const subscribed = INVOICE_SUBSCRIPTION_PRICES[`${area} * ${name}`];
   return subscribed === undefined ? listed : Math.min(listed, subscribed);
 }
+
+/**
+ * The price key of a company-register notification's finalize (`GET /comunica_pec/{id}` on an
+ * uploaded notification sends it; the same GET otherwise reads, free): read by `namedPriceOf`.
+ */
+export const PEC_FINALIZE_PRICE_KEY = 'pec GET comunica_pec/{id} finalize';
+
+/** Euro of a price key that is no path of its own (`PEC_FINALIZE_PRICE_KEY`), from the process's table; 0 when absent. */
+export const namedPriceOf = (key: string, table: PriceTable = current): number => table[key] ?? 0;
 
 /** The process's whole table, for documentation, the emulator and the bench. */
 export const priceTable = (): PriceTable => current;

@@ -91,12 +91,16 @@ const FINAL = new Set(['chiusa', 'registrazione_annullata', 'comunicazione_evasa
 export const isFinalState = (raw: string | null | undefined): boolean => FINAL.has(contractState(raw) ?? '');
 
 /**
- * Waiting for the provider: documents being verified, a notification's code. Not a notification in
- * `documenti_caricati`: it waits for the caller's finalize, and its read (the contract's
- * `GET /comunica_pec/{id}`) would send it, so the poller never reads it.
+ * Polled: documents being verified, a notification's code, and an uploaded notification
+ * (`documenti_caricati`), which waits for a finalize that may come from elsewhere (another token of
+ * the account, the vendor's site). Its read by id (the contract's `GET /comunica_pec/{id}`) would
+ * send it, so the poller sees it through the free list only (`PecService.fetchRecord`).
  */
 const AWAITING = new Set(['in_attivazione', 'codice_in_richiesta']);
-export const awaitsUpstream = (_kind: PecKind, raw: string | null): boolean => AWAITING.has(contractState(raw) ?? '');
+export const awaitsUpstream = (kind: PecKind, raw: string | null): boolean => {
+  const state = contractState(raw) ?? '';
+  return AWAITING.has(state) || (kind === 'PecNotification' && state === 'documenti_caricati');
+};
 
 /** A usable box can still change by itself (not renewed → revoked): read now and then. */
 export const isActiveMonitor = (kind: PecKind, raw: string | null): boolean => kind === 'Mailbox' && contractState(raw) === 'evasa';

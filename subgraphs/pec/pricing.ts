@@ -3,6 +3,7 @@
  * (bulk boxes are not checked), each change by its endpoint, a renewal per year; reads, lists,
  * uploads and revocations are free.
  */
+import { namedPriceOf, PEC_FINALIZE_PRICE_KEY } from '../../contract/prices.ts';
 import { endpointPrice, type PricingTable } from '../runtime/pricing.ts';
 import { BULK, bulkBatchSize, bulkSendEstimate } from './bulk.ts';
 import { PEC_DEFAULT_PATHS as P } from './upstream.ts';
@@ -26,7 +27,7 @@ export const pecPricing: PricingTable = {
     'Mutation.upgradeMailbox': fixed(P.upgrade),
     'Mutation.enableMailboxPreservation': fixed(P.preserve),
     'Mutation.notifyCompanyRegister': fixed(P.noticeCreate),
-    'Mutation.finalizeCompanyRegisterNotification': fixed(P.finalizeNotice),
+    'Mutation.finalizeCompanyRegisterNotification': { euro: () => namedPriceOf(PEC_FINALIZE_PRICE_KEY) },
     'Mutation.addMailboxUser': fixed(P.addUser),
     // Bulk: one request per batch of recipients (PECMASSIVA_BATCH_SIZE, 50 by default: the queue's own
     // setting, read by the same function), sent later by the queue.

@@ -10,11 +10,11 @@ import type { SubgraphContext } from '../runtime/context.ts';
 import { fingerprintOf, keyReused, outcomeUnknownError, TrackingService, type TrackingServiceOptions } from '../runtime/tracking/service.ts';
 import type { TrackedRequest } from '../runtime/tracking/store.ts';
 import { maxPdfBytes } from '../runtime/tracking/uploads.ts';
-import type { CallOptions } from '../upstream/upstream.ts';
+import type { CallContext, CallOptions, Upstream } from '../upstream/upstream.ts';
 import type { Endpoint } from '../upstream/endpoint.ts';
 import { mayHaveBeenCarriedOut, UpstreamError } from '../upstream/errors.ts';
 import { priceOf } from '../../contract/prices.ts';
-import { isObj, type Obj } from './model.ts';
+import { contractState, isObj, type Obj } from './model.ts';
 import { pecArea } from './policy.ts';
 import type { PecProviderDomains } from '../../contract/pec-domains.ts';
 import { familiesOf, pecEndpoints, providerDomains, type PecEndpoints, type PecFamily, type PecKind } from './upstream.ts';
@@ -61,6 +61,38 @@ export class PecService extends TrackingService<PecFamily, PecKind> {
       if (err instanceof UpstreamError && (err.status === 204 || err.graphqlCode === 'UPSTREAM_NOT_FOUND')) return { certified: false, message: null };
       throw err;
     }
+  }
+
+  /**
+   * A record read by id for the kit (reads, the poller, callbacks, subscriptions). A notification is
+   * first looked up in the free list (`GET /comunica_pec`, which never sends): the contract's read
+   * `GET /comunica_pec/{id}` sends and finalizes one whose delegation is in (`documenti_caricati`),
+   * so such a notification is answered from the list item over what the store holds, never read by
+   * id. Every other state is read by id (the full record). One not in the list is not found.
+   */
+  protected override async fetchRecord(ctx: CallContext & { upstream: Upstream }, family: PecFamily, id: string): Promise<Obj> {
+    if (family !== 'NOTIFICATION') return super.fetchRecord(ctx, family, id);
+    const listed = await this.listedNotice(ctx, id);
+    if (contractState(typeof listed.stato === 'string' ? listed.stato : null) !== 'documenti_caricati') return super.fetchRecord(ctx, family, id);
+    const known = await this.store.get(ctx.auth.tenant, id);
+    return { ...(known?.family === 'NOTIFICATION' ? (known.record as Obj) : {}), ...listed };
+  }
+
+  /** A notification's item in the account's free list; a 404 (`UPSTREAM_NOT_FOUND`) when it is not there. */
+  private async listedNotice(ctx: CallContext & { upstream: Upstream }, id: string): Promise<Obj> {
+    const ep = this.endpoints.noticeList;
+    const missing = (): UpstreamError => new UpstreamError('http', `no notification ${id} of this account`, 'pec', 'comunica_pec', 404);
+    let items: unknown;
+    try {
+      items = await ctx.upstream.call<unknown>(ctx, ep);
+    } catch (err) {
+      // "no request linked to this account": none of this account's, this one included.
+      if (err instanceof UpstreamError && err.graphqlCode === 'UPSTREAM_NOT_FOUND') throw missing();
+      throw err;
+    }
+    const item = Array.isArray(items) ? items.find((x): x is Obj => isObj(x) && String(x.id).toLowerCase() === id.toLowerCase()) : undefined;
+    if (!item) throw missing();
+    return item;
   }
 
   /** A mailbox or notification as the layer knows it, else read upstream (free). */

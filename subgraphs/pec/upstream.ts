@@ -54,9 +54,10 @@ export const PEC_DEFAULT_PATHS = {
   delegationForm: ep('GET', '/comunica_pec/{id}/procura_registro_imprese', { timeoutMs: 60_000 }),
   /**
    * "Send and finalize the notification" (the contract): the same GET as the read (the vendor's),
-   * sending a request whose delegation is in. Called with its price (never cached, joined or
-   * retried) and only by `finalizeCompanyRegisterNotification`; the poller never reads a request
-   * in `documenti_caricati`.
+   * sending a request whose delegation is in. Called with its own price (`PEC_FINALIZE_PRICE_KEY`;
+   * never cached, joined or retried) and only by `finalizeCompanyRegisterNotification`; nothing else
+   * reads a request by id unless the free list shows it is not in `documenti_caricati`
+   * (`PecService.fetchRecord`).
    */
   finalizeNotice: ep('GET', '/comunica_pec/{id}', { timeoutMs: WRITE_TIMEOUT }),
 } as const satisfies Record<string, Endpoint>;

@@ -13,7 +13,7 @@ import { payloads } from '../../runtime/tracking/subscribe.ts';
 import { UpstreamError } from '../../upstream/errors.ts';
 import type { CompanyCertifiedMailResolvers, CompanyResolvers, MutationResolvers, QueryResolvers, SubscriptionResolvers } from '../__generated__/resolvers-types.ts';
 import { BOX_RANK, boxTypeOf, contractState, isFinalState, isObj, isStandardFamily, text } from '../model.ts';
-import { priceOf } from '../../../contract/prices.ts';
+import { namedPriceOf, PEC_FINALIZE_PRICE_KEY, priceOf } from '../../../contract/prices.ts';
 import type { PecService, TrackedPec } from '../service.ts';
 import type { PecFamily } from '../upstream.ts';
 import {
@@ -65,12 +65,8 @@ export function rootResolvers(service: PecService) {
     },
     mailbox: (_root, { id }, ctx) => readOrNull(ctx, 'MAILBOX', id),
     mailboxes: (_root, _args, ctx) => service.list(ctx, 'MAILBOX'),
-    pecNotification: async (_root, { id }, ctx) => {
-      // Uploaded and not finalised: the read would send it (the contract's GET), so the layer's copy answers.
-      const known = await service.store.get(ctx.auth.tenant, pecId(id));
-      if (known?.family === 'NOTIFICATION' && contractState(known.rawState) === 'documenti_caricati') return known;
-      return readOrNull(ctx, 'NOTIFICATION', id);
-    },
+    // Read through the free list first: an uploaded one is never read by id (that would send it).
+    pecNotification: (_root, { id }, ctx) => readOrNull(ctx, 'NOTIFICATION', id),
     pecNotifications: (_root, _args, ctx) => service.list(ctx, 'NOTIFICATION'),
   };
 
@@ -180,7 +176,8 @@ export function rootResolvers(service: PecService) {
       // Done already: answered as it is, nothing sent again.
       const known = await service.current(ctx, 'NOTIFICATION', nid);
       if (contractState(known.rawState) === 'comunicazione_evasa') return known;
-      const price = priceOf(eps.finalizeNotice.area, eps.finalizeNotice.method, eps.finalizeNotice.path);
+      // Its own price key: the same GET reads for free.
+      const price = namedPriceOf(PEC_FINALIZE_PRICE_KEY);
       // The price makes the GET a change: never cached, joined or retried.
       return service.operateKeyed(ctx, idem, 'NOTIFICATION', eps.finalizeNotice, nid, { price }, async () => {
         const notice = await service.current(ctx, 'NOTIFICATION', nid);

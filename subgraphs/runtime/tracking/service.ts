@@ -487,7 +487,7 @@ export class TrackingService<F extends string, K extends string> {
   }
 
   /** One request's record upstream (free GET); a record of another family is not found. */
-  private async fetchRecord(ctx: CallContext & { upstream: Upstream }, family: F, id: string): Promise<Obj> {
+  protected async fetchRecord(ctx: CallContext & { upstream: Upstream }, family: F, id: string): Promise<Obj> {
     const ep = this.area.families[family].get;
     const record = await ctx.upstream.call<unknown>(ctx, ep, { params: { id } });
     const rec = this.requireRecord(record, ep.path);
