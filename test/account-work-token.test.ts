@@ -41,6 +41,23 @@ async function advance(ms: number): Promise<void> {
 const tail = (token: string): string => `…${token.slice(-4)}`;
 const STATE = 'query ($id: ID!) { riskRequest(family: PATRIMONIAL, id: $id) { state } }';
 
+it('a slow company dataset is bought by POST + callback with the managed token (its scopes include the POST)', async () => {
+  const VAT = '12485671007';
+  await t.control('company/slow', { ms: 3_600_000 });
+  await t.clearCalls();
+  const query = t.gql<{ company: { managers: unknown[] } }>('query ($vat: String!) { company(vatCode: $vat) { managers { __typename } } }', { vat: VAT });
+  const posts = async (): Promise<Call[]> => ((await t.calls('company')) as unknown as Call[]).filter((c) => c.method === 'POST');
+  const deadline = Date.now() + 20_000;
+  while (Date.now() < deadline && (await posts()).length === 0) await new Promise((r) => setTimeout(r, 20));
+  expect(await t.control('company/complete', {})).toEqual({ completed: 1 });
+  const res = await query;
+  expect(res.errors).toBeUndefined();
+  expect(res.data!.company.managers.length).toBeGreaterThan(0);
+  const token = managedTokenOf(t.stack.upstream)!.current();
+  expect((await posts()).map((c) => [c.path, c.token, c.status])).toEqual([[`/IT-stakeholders/${VAT}`, tail(token), 200]]);
+  await t.control('company/slow', { ms: 0 });
+}, 60_000);
+
 it('a callback re-read after a rotation uses the new token and succeeds', async () => {
   const manager = managedTokenOf(t.stack.upstream)!;
   const first = manager.current();

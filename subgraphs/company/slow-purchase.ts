@@ -59,6 +59,15 @@ const SLOW_TIERS: ReadonlyMap<string, Endpoint> = new Map(
     .map((ep) => [ep.path.split('/')[1] ?? '', ep]),
 );
 
+/**
+ * The asynchronous orders of the slow tiers (`POST /<tier>/{id}` with a callback), by tier: the
+ * endpoints this module calls besides the company table's (the managed token's scopes are read
+ * from here too, `service-token.ts`).
+ */
+export const SLOW_ORDERS: ReadonlyMap<string, Endpoint> = new Map(
+  [...SLOW_TIERS].map(([tier, ep]) => [tier, { area: ep.area, method: 'POST', path: ep.path, ttl: 0, timeoutMs: 20_000 } satisfies Endpoint]),
+);
+
 interface Waiter {
   resolve(data: unknown): void;
 }
@@ -140,7 +149,7 @@ export class SlowPurchases {
       return await ctx.upstream.buySlow<T>(ctx, ep, opts, {
         order: () => {
           const token = this.opts.signer().sign(PURPOSE, encode({ n: nonce, t: ctx.auth.tenant, e: tier, i: code }), CALLBACK_TTL_S);
-          const post: Endpoint = { area: ep.area, method: 'POST', path: ep.path, ttl: 0, timeoutMs: 20_000 };
+          const post = SLOW_ORDERS.get(tier)!;
           const callback = { url: `${base}/callbacks/company/datasets/${token}`, method: 'JSON', field: 'data', headers: {}, retry: UPSTREAM_RETRIES };
           // Paid, sent once (the client never retries a POST): a lost answer is the caller's error (atRisk).
           return ctx.upstream.call<unknown>(ctx, post, { params: opts.params, body: { callback } });

@@ -13,7 +13,8 @@
  * account's), whatever token is current.
  *
  * The token is minted with exactly the scopes the served subgraphs call: one `METHOD:host/endpoint`
- * per endpoint of their tables (`PEC_PATHS` applied), no wildcard.
+ * per endpoint of their tables (`PEC_PATHS` applied), no wildcard, less those the account has not
+ * enabled (`GET /scopes`, read before each mint; dropped ones logged).
  */
 import { GraphQLError } from 'graphql';
 import type { Area } from '../../contract/areas.ts';
@@ -23,9 +24,10 @@ import type { Endpoint } from './endpoint.ts';
 import { tenantOf } from './tenant.ts';
 import { registerSecrets } from '../runtime/redact.ts';
 import type { CallContext, Upstream } from './upstream.ts';
-import { scopeOf } from '../../contract/scopes.ts';
+import { scopeGranted, scopeOf } from '../../contract/scopes.ts';
 import * as companyTables from '../company/upstream.ts';
 import { COMPANY_FAMILIES } from '../company/policy.ts';
+import { SLOW_ORDERS } from '../company/slow-purchase.ts';
 import * as riskTables from '../risk/upstream.ts';
 import * as postalTables from '../postal/upstream.ts';
 import { familiesOf, pecEndpoints } from '../pec/upstream.ts';
@@ -34,6 +36,7 @@ import * as invoicingTables from '../invoicing/upstream.ts';
 import type { LayerToken } from './work-tokens.ts';
 
 const CREATE: Endpoint = { area: 'oauth', method: 'POST', path: '/tokens', auth: 'basic', timeoutMs: 20_000 };
+const SCOPES: Endpoint = { area: 'oauth', method: 'GET', path: '/scopes', auth: 'basic', ttl: 0, timeoutMs: 10_000 };
 const DELETE: Endpoint = { area: 'oauth', method: 'DELETE', path: '/tokens/{token}', auth: 'basic', secretParams: ['token'], timeoutMs: 5_000 };
 
 /** The areas each subgraph calls (the authorization area is reached with Basic, never a token). */
@@ -56,11 +59,11 @@ function endpointsIn(value: unknown, depth = 3): Endpoint[] {
 
 /**
  * The endpoints each subgraph calls with a token: every endpoint its area's tables name (the
- * endpoint table and the family tables; `vars` for a deployment's `PEC_PATHS`).
+ * endpoint table, the family tables, the slow tiers' POST orders; `vars` for a deployment's `PEC_PATHS`).
  */
 function endpointsOf(subgraph: string, vars: NodeJS.ProcessEnv): Endpoint[] {
   const tables: Record<string, () => unknown[]> = {
-    company: () => [companyTables, COMPANY_FAMILIES],
+    company: () => [companyTables, COMPANY_FAMILIES, Object.fromEntries(SLOW_ORDERS)],
     risk: () => [riskTables],
     postal: () => [postalTables],
     pec: () => {
@@ -162,8 +165,35 @@ export class ManagedServiceToken implements LayerToken {
     return this.minting;
   }
 
+  /**
+   * The scopes to mint with: those wanted that the account has enabled (`GET /scopes`), so one
+   * endpoint the account cannot use (an API not enabled, a path the vendor scopes otherwise) never
+   * fails the whole mint; what is dropped is logged (scopes only) and its calls are refused by the
+   * vendor as they come. Unreadable list: every scope wanted.
+   */
+  private async grantable(): Promise<readonly string[]> {
+    let enabled: string[];
+    try {
+      const d = await this.upstream.call<unknown>(this.ctx, SCOPES);
+      const list = Array.isArray(d) ? d : d && typeof d === 'object' && Array.isArray((d as { data?: unknown }).data) ? ((d as { data: unknown[] }).data) : null;
+      if (!list) return this.scopes;
+      enabled = list.flatMap((s) =>
+        typeof s === 'string' ? [s] : s && typeof s === 'object' && typeof (s as { scope?: unknown }).scope === 'string' && (s as { enabled?: unknown }).enabled !== false ? [(s as { scope: string }).scope] : [],
+      );
+    } catch (err) {
+      console.warn(`[service token] the account's scopes are unreadable (${err instanceof Error ? err.message : String(err)}); minting with every scope wanted`);
+      return this.scopes;
+    }
+    const kept = this.scopes.filter((s) => scopeGranted(enabled, s));
+    const dropped = this.scopes.filter((s) => !kept.includes(s));
+    if (dropped.length > 0) console.warn(`[service token] the account has not enabled ${dropped.length} scope(s) the layer calls, minted without them: ${dropped.join(', ')}`);
+    return kept;
+  }
+
   private async mint(): Promise<void> {
-    const d = await this.upstream.call<{ token?: unknown; expireAt?: unknown; refreshToken?: unknown }>(this.ctx, CREATE, { body: { scopes: this.scopes, name: 'openapi-supergraph', ttl: this.ttl } });
+    const scopes = await this.grantable();
+    if (scopes.length === 0) throw new Error('the account has enabled none of the scopes the layer calls');
+    const d = await this.upstream.call<{ token?: unknown; expireAt?: unknown; refreshToken?: unknown }>(this.ctx, CREATE, { body: { scopes, name: 'openapi-supergraph', ttl: this.ttl } });
     if (typeof d?.token !== 'string' || d.token === '') throw new Error('the authorization area minted no token');
     // Never printed: redacted from every log line from now on.
     registerSecrets([d.token, typeof d.refreshToken === 'string' ? d.refreshToken : null]);
