@@ -38,6 +38,8 @@ export interface EmuRequest {
   refreshOf?: string;
   /** The emulator's shared services (accounts, tokens, its scopes), for the authorization area. */
   services?: EmuServices;
+  /** True when an active subscription of the account pays this call (the server's decision, before the handler). */
+  subscribed?: boolean;
 }
 
 /** What the server shares with the area modules that manage accounts and tokens. */

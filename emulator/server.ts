@@ -54,7 +54,7 @@
  *   `risk/timing` changes the delay, `company/advance {ms}` moves this clock (without waiting for
  *   callbacks), `company/complete` completes now.
  * - `POST /_emulator/<area>/<name>` → the area module's control hook
- * - `GET /healthz`
+ * - `GET /healthz` (liveness) and `GET /readyz` (readiness: 200, 503 once a drain has begun)
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -170,6 +170,12 @@ export interface RunningEmulator {
   /** The scheduler every area's asynchronous work runs on (its clock is the emulator's). */
   scheduler: Scheduler;
   close(): Promise<void>;
+  /**
+   * Graceful stop (SIGTERM), as the layer's services do: `/readyz` 503 at once, no new connection,
+   * requests in flight answered and their keep-alive connections closed, bounded by `timeoutMs`
+   * (`clean` false when cut short); then as `close`.
+   */
+  shutdown(timeoutMs: number): Promise<{ clean: boolean; requests: number }>;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -673,7 +679,15 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
     return json(404, { error: `no such control endpoint: ${method} /_emulator/${segments.join('/')}` });
   }
 
+  let draining = false;
+  const open = new Set<ServerResponse>();
   const server = createServer((req, res) => {
+    open.add(res);
+    res.once('close', () => {
+      open.delete(res);
+      // Once draining, a keep-alive connection is closed as soon as its last answer went out.
+      if (draining) server.closeIdleConnections();
+    });
     void (async () => {
       const url = new URL(req.url ?? '/', 'http://emulator');
       const segments = url.pathname.split('/').filter(Boolean).map(decode);
@@ -689,6 +703,10 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
       }
       if (url.pathname === '/healthz') {
         send(res, json(200, { ok: true, areas: [...byArea.keys()] }));
+        return;
+      }
+      if (url.pathname === '/readyz') {
+        send(res, json(draining ? 503 : 200, { ready: !draining, draining }));
         return;
       }
       if (segments[0] === '_emulator') {
@@ -724,6 +742,16 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
   const port = (server.address() as AddressInfo).port;
   const host = opts.host ?? '127.0.0.1';
   let closed = false;
+  async function close(): Promise<void> {
+    if (closed) return;
+    closed = true;
+    for (const m of modules) m.close?.();
+    if (ownsScheduler) scheduler.close();
+    await new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
+  }
 
   return {
     url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
@@ -732,15 +760,17 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
     accounts,
     calls: (area) => (area ? calls.filter((c) => c.area === area) : calls.slice()),
     scheduler,
-    async close() {
-      if (closed) return;
-      closed = true;
-      for (const m of modules) m.close?.();
-      if (ownsScheduler) scheduler.close();
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
+    close,
+    async shutdown(timeoutMs) {
+      draining = true;
+      const drained = new Promise<true>((resolve) => server.close(() => resolve(true)));
+      server.closeIdleConnections();
+      let timer: NodeJS.Timeout | undefined;
+      const clean = await Promise.race([drained, new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)))]);
+      clearTimeout(timer);
+      const requests = open.size;
+      await close();
+      return { clean, requests };
     },
   };
 }

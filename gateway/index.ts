@@ -21,7 +21,7 @@ import { persistedOperations, type PersistedOperationsOptions } from './persiste
 import { useCompression, type CompressionOptions } from './compression.ts';
 import { createGatewayLogger, useLogContext } from './logger.ts';
 import { useDocumentLimits } from './limits.ts';
-import { httpCheck, ServerLife, DEFAULT_SHUTDOWN_TIMEOUT_MS, type ReadinessCheck } from '../subgraphs/runtime/health.ts';
+import { httpCheck, ServerLife, DEFAULT_SHUTDOWN_TIMEOUT_MS, type DrainResult, type ReadinessCheck } from '../subgraphs/runtime/health.ts';
 import { useInProcessSubgraphs, type SubgraphFetch } from './in-process.ts';
 import { useSubscriptionSharing } from './subscription-sharing.ts';
 import { createResponseCache, type ResponseCacheOptions } from './response-cache.ts';
@@ -90,10 +90,11 @@ export interface RunningGateway {
   close(): Promise<void>;
   /**
    * Graceful stop (SIGTERM): `/readyz` 503 at once, no new connection, in-flight requests finish,
-   * subscriptions get `complete` and their sockets close with 1001; after `timeoutMs` what is left is
-   * cut. Then as `close`. @default timeoutMs DEFAULT_SHUTDOWN_TIMEOUT_MS
+   * WebSocket subscriptions are closed with 1001 and SSE streams ended (no `complete`: clients
+   * reconnect to another replica); after `timeoutMs` what is left is cut (`clean` false). Then as
+   * `close`. @default timeoutMs DEFAULT_SHUTDOWN_TIMEOUT_MS
    */
-  shutdown(timeoutMs?: number): Promise<void>;
+  shutdown(timeoutMs?: number): Promise<DrainResult>;
 }
 
 export async function startGateway(opts: GatewayOptions): Promise<RunningGateway> {
@@ -158,7 +159,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
   const routes = [graphiqlRoute({ examples: EXAMPLES }), ...(opts.routes ?? [])];
   // Liveness, readiness (each subgraph's server reachable, plus the given checks) and graceful drain.
   const readinessChecks = [...Object.entries(opts.subgraphUrls).map(([name, url]) => httpCheck(`subgraph ${name}`, new URL('/healthz', url).href)), ...(opts.readiness ?? [])];
-  const life = new ServerLife(readinessChecks);
+  const life = new ServerLife(readinessChecks, 'gateway');
   const server: Server = createServer((req, res) => {
     life.track(res);
     // A client that goes away (mid request body or mid answer) is normal, not a failure.
@@ -246,8 +247,9 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     runtime,
     close,
     async shutdown(timeoutMs = DEFAULT_SHUTDOWN_TIMEOUT_MS) {
-      await life.drain(server, timeoutMs);
+      const drained = await life.drain(server, timeoutMs);
       await close();
+      return drained;
     },
   };
 }

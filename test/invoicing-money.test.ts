@@ -126,6 +126,16 @@ describe('an invoice is paid once', () => {
     expect(await callsOf()).toEqual(['POST /IT-invoices 200', 'POST /IT-invoices 200']);
   });
 
+  it('a document-type rule refused arrives with extensions.rule, before any upstream call', async () => {
+    const token = await account();
+    const res = await t.gql(ISSUE, { input: invoiceInput({ number: 'NC-1', documentType: 'TD04' }) }, auth(token));
+    expect(res.errors?.length, JSON.stringify(res)).toBe(1);
+    expect(res.errors![0]!.extensions).toMatchObject({ code: 'BAD_USER_INPUT', field: 'input.relatedInvoices', rule: 'TD04_REFERENCE_REQUIRED' });
+    expect(res.extensions?.cost).toMatchObject({ euro: 0, upstreamCalls: 0 });
+    expect(await callsOf()).toEqual([]);
+    expect(await t.credit(token)).toBe(5);
+  });
+
   it('a submission whose answer is lost is found by the retry (free list by sender, number and date) and never paid twice', async () => {
     const token = await account();
     await t.control('faults', { area: 'invoice', pathPrefix: '/IT-invoices', reset: true, count: 1 });

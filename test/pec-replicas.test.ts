@@ -96,6 +96,11 @@ describe('a bulk sending across two replicas', () => {
   it('is run by the replica holding its lease: the other takes up nothing while it runs', async () => {
     const tenant = 'replicas-tenant-1';
     const from = emu.calls().length;
+    // Where every gateway replica's response cache listens (the kit's channels, `<prefix>bus:*`).
+    const listener = connectRedis(REDIS_URL, { prefix: PREFIX, name: 'pec-replicas-gateway-ear', commandTimeoutMs: 0 });
+    const heard = new Set<string>();
+    listener.on('pmessage', (_p: string, channel: string) => heard.add(channel));
+    await listener.psubscribe(`${PREFIX}bus:*`);
     const a = await replica();
     const queued = await a.bulk.queue({ token, tenant }, creds, request('uno'), null);
     await until(a.bulk, tenant, queued.id, (s) => sent(s) >= 10);
@@ -111,6 +116,9 @@ describe('a bulk sending across two replicas', () => {
     const codes = [...new Set(done.recipients.map((r) => r.code))];
     expect(codes).toHaveLength(4);
     expect(callsSince(from)).toEqual({ posts: 4, reads: codes.map((c) => `/send/${c}`).sort() });
+    // The sending's changes were announced where other replicas' gateways hear them.
+    expect([...heard]).toContain(`${PREFIX}bus:pecmassiva:${tenant}:${queued.id}`);
+    await closeRedis(listener);
     await a.stop();
     await b.stop();
   });

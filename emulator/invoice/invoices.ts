@@ -20,7 +20,7 @@
 import { cents, companyOf, documentTotalOf, expectedSummaries, readFattura, summaryFor, type FatturaParty, type FatturaSummary } from '../../contract/fatturapa.ts';
 import { isValidItalianVat } from '../../contract/checksums.ts';
 import { priceOf, subscribedSurchargeOf, surchargeOf } from '../../contract/prices.ts';
-import { hexId, ok, sandboxHost, type EmuRequest, type EmuResponse, type Route } from '../core.ts';
+import { hexId, ok, type EmuRequest, type EmuResponse, type Route } from '../core.ts';
 import { renderPdf } from '../pdf.ts';
 import type { Scheduler } from '../scheduler.ts';
 import { fiscalIdNotFound, invoiceFail, type Account, type Configuration, type Invoice, type InvoiceState, type Obj } from './accounts.ts';
@@ -274,7 +274,7 @@ export class InvoiceEngine {
     if (custom && account.certificates.get(config.fiscal_id)?.user !== user) return invoiceFail(403, 403, 'Unauthorized access: custom signature not activated for this signer');
     // An active subscription pays the invoice (the server uses one of its requests), not the
     // signature: that is charged to the wallet on top, at its subscription price.
-    const subscribed = req.account !== undefined && req.services?.accounts.subscriptionFor(req.account, `POST:${sandboxHost('invoice')}/IT-invoices`) !== undefined;
+    const subscribed = req.subscribed === true;
     const signaturePrice = custom ? (subscribed ? subscribedSurchargeOf('invoice', 'custom-signature') : surchargeOf('invoice', 'custom-signature')) : 0;
     const price = (subscribed ? 0 : priceOf('invoice', 'POST', '/IT-invoices')) + signaturePrice;
     if (price > req.token.credit + 1e-9) return invoiceFail(402, 610, `Billing error message: Insufficient Credit in Wallet: ${price} > ${req.token.credit} code 810`);

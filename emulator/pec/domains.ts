@@ -7,7 +7,7 @@
  * 250,000 company domains of the form `pec.<name>.it` / `<name>.pec.it` / `<name>-pec.it`, so a
  * lookup is a real set lookup over a list of realistic size (a few MB, built in well under a second).
  */
-import { PEC_PROVIDER_DOMAINS } from '../../contract/pec-domains.ts';
+import { PEC_SANDBOX_PROVIDER_DOMAINS as PEC_PROVIDER_DOMAINS } from '../../contract/pec-domains.ts';
 
 /** Box types as the vendor spells them (`DOMICILIODIGITALE`, `PECMASSIVA`). */
 export const STANDARD_FAMILY = ['STANDARD', 'BRONZE', 'SILVER', 'GOLD'] as const;
@@ -25,7 +25,7 @@ export function vendorBoxType(value: unknown): VendorBoxType | null {
 
 export const isStandardFamily = (t: VendorBoxType): boolean => (STANDARD_FAMILY as readonly string[]).includes(t);
 
-/** The provider's domains, per family (`contract/pec-domains.ts`, the layer's table too), in the vendor's words. */
+/** The provider's domains, per family (`contract/pec-domains.ts`, the sandbox's: the layer's default against the emulator), in the vendor's words. */
 export const PROVIDER_DOMAINS: Record<'standard' | 'DOMICILIODIGITALE' | 'PECMASSIVA', readonly string[]> = {
   standard: PEC_PROVIDER_DOMAINS.standard,
   DOMICILIODIGITALE: PEC_PROVIDER_DOMAINS.DIGITALDOMICILE,

@@ -4,8 +4,8 @@
  * sealed (AES-256-GCM under `LAYER_SECRET`, the kit's `TokenCipher`) — never in clear, never in an
  * event. A batch is claimed once (`claimBatch`, SET NX in Redis) before it is sent: whatever
  * restarts or runs twice, a batch is never sent twice. Memory by default; Redis with `REDIS_URL`
- * (keys under `<REDIS_PREFIX>pecmassiva:`, a week of life), with the Redis event bus and the kit's
- * poll book (read budget, leases: `poll:*`) beside it.
+ * (keys under `<REDIS_PREFIX>pecmassiva:`, a week of life), with the kit's poll book (read budget,
+ * leases: `poll:*`) beside it, and the Redis event bus on the kit's channels (`<REDIS_PREFIX>bus:`).
  */
 import type { Redis } from 'ioredis';
 import { LRUCache } from 'lru-cache';
@@ -190,8 +190,12 @@ export function bulkStores(opts: { redisUrl?: string; secret: string | Buffer; p
   const cipher = new TokenCipher(opts.secret, 'openapi-supergraph pecmassiva secrets v1');
   const url = opts.redisUrl?.trim();
   if (!url) return { store: new MemoryBulkStore(), bus: new MemoryEventBus<Sending>(), cipher, book: new MemoryPollBook(), close: async () => undefined };
-  const redis = connectRedis(url, { prefix: `${opts.prefix ?? DEFAULT_REDIS_PREFIX}pecmassiva:`, name: 'pecmassiva' });
-  const bus = new RedisEventBus<Sending>(redis, { ownConnections: false });
+  const prefix = opts.prefix ?? DEFAULT_REDIS_PREFIX;
+  const redis = connectRedis(url, { prefix: `${prefix}pecmassiva:`, name: 'pecmassiva' });
+  // The bus under the layer's prefix, as the kit's (`<prefix>bus:pecmassiva:<tenant>:<id>`): every
+  // gateway replica's response cache hears the kit's channels there and forgets the tenant's answers.
+  const busRedis = connectRedis(url, { prefix, name: 'pecmassiva-bus' });
+  const bus = new RedisEventBus<Sending>(busRedis, { ownConnections: false });
   return {
     store: new RedisBulkStore(redis),
     bus,
@@ -199,7 +203,7 @@ export function bulkStores(opts: { redisUrl?: string; secret: string | Buffer; p
     book: new RedisPollBook(redis),
     async close() {
       await bus.close();
-      await closeRedis(redis);
+      await Promise.all([closeRedis(redis), closeRedis(busRedis)]);
     },
   };
 }

@@ -13,7 +13,7 @@
  * Prices, rate limits and cost keys follow the path sent (ids as `{id}`, see `contract/prices.ts`).
  * Records are read in either spelling of states and box types (`model.ts`).
  */
-import { PEC_PROVIDER_DOMAINS, type PecBoxFamily, type PecProviderDomains } from '../../contract/pec-domains.ts';
+import { pecProviderDomainsOf, type PecBoxFamily, type PecProviderDomains } from '../../contract/pec-domains.ts';
 import type { FamilyTable } from '../runtime/tracking/policy.ts';
 import type { Endpoint, HttpMethod } from '../upstream/endpoint.ts';
 
@@ -102,13 +102,15 @@ export function boxTypeWord(env: NodeJS.ProcessEnv, t: BoxType): string {
 }
 
 /**
- * The provider domains per box family (`contract/pec-domains.ts`), or the deployment's
+ * The provider domains per box family (`contract/pec-domains.ts`: production's with
+ * `OPENAPI_ENV=production`, else with the sandbox's test domain), or the deployment's
  * `PEC_PROVIDER_DOMAINS`: JSON of the families to change, e.g.
  * `{"standard": ["legalmail.it"], "PECBULK": ["pecmassiva.com"]}`. A bad value fails at start.
  */
 export function providerDomains(env: NodeJS.ProcessEnv): PecProviderDomains {
+  const base = pecProviderDomainsOf(env.OPENAPI_ENV);
   const raw = env.PEC_PROVIDER_DOMAINS?.trim();
-  if (!raw) return PEC_PROVIDER_DOMAINS;
+  if (!raw) return base;
   let parsed: unknown;
   try {
     parsed = JSON.parse(raw);
@@ -116,9 +118,9 @@ export function providerDomains(env: NodeJS.ProcessEnv): PecProviderDomains {
     throw new Error(`PEC_PROVIDER_DOMAINS must be a JSON object: ${(err as Error).message}`);
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('PEC_PROVIDER_DOMAINS must be a JSON object of box family → domains');
-  const out: Record<PecBoxFamily, readonly string[]> = { ...PEC_PROVIDER_DOMAINS };
+  const out: Record<PecBoxFamily, readonly string[]> = { ...base };
   for (const [family, domains] of Object.entries(parsed)) {
-    if (!(family in PEC_PROVIDER_DOMAINS)) throw new Error(`PEC_PROVIDER_DOMAINS: unknown family "${family}" (known: ${Object.keys(PEC_PROVIDER_DOMAINS).join(', ')})`);
+    if (!(family in base)) throw new Error(`PEC_PROVIDER_DOMAINS: unknown family "${family}" (known: ${Object.keys(base).join(', ')})`);
     if (!Array.isArray(domains) || domains.length === 0 || !domains.every((d) => typeof d === 'string' && /^[a-z0-9-]+(\.[a-z0-9-]+)+$/i.test(d))) {
       throw new Error(`PEC_PROVIDER_DOMAINS: "${family}" must be a non-empty list of domains`);
     }
