@@ -7,6 +7,8 @@
 #   node dist/main.js                          everything in one process (the default)
 # Build: docker build -t openapi-supergraph .
 
+# Tested on Node 20, which reached its end of life in April 2026: 22 is the next to test (the
+# dependency pins of ARCHITECTURE.md support it); build with --build-arg NODE_VERSION=22.
 ARG NODE_VERSION=20
 
 # ---- build: dependencies with dev tools, generated types, type-check, JavaScript in dist/ ----
@@ -27,7 +29,9 @@ ENV NODE_ENV=production \
     SUBGRAPH_HOST=0.0.0.0 \
     EMULATOR_HOST=0.0.0.0 \
     PORT=4000 \
-    SHUTDOWN_TIMEOUT_MS=10000 \
+    # Above the layer's longest wait in a request (downloads 60 s); give the orchestrator's stop
+    # grace period more (compose.yaml: 90 s).
+    SHUTDOWN_TIMEOUT_MS=75000 \
     HEALTHCHECK_URL=http://127.0.0.1:4000/healthz
 WORKDIR /app
 COPY package.json package-lock.json ./

@@ -1,9 +1,11 @@
 /**
- * `npm start`: the whole layer in one process; prints the GraphiQL URL; stops cleanly on SIGINT/SIGTERM
- * (a second signal exits at once).
+ * `npm start`: the whole layer in one process; prints the GraphiQL URL; on SIGINT/SIGTERM drains
+ * gracefully within `SHUTDOWN_TIMEOUT_MS` (gateway, then the layer) and exits (a second signal exits
+ * at once).
  */
 import { startStack } from './stack.ts';
 import { stopOnSignals } from './services/run.ts';
+import { shutdownTimeoutFromEnv } from './subgraphs/runtime/health.ts';
 
 const stack = await startStack();
 const { gateway, config, emulatorUrl } = stack;
@@ -12,4 +14,4 @@ console.log(`  GraphiQL and GraphQL:  ${gateway.graphqlUrl}`);
 console.log(`  WebSocket (graphql-ws): ${gateway.wsUrl}`);
 console.log(`  upstream: ${config.env}${emulatorUrl ? ` (embedded emulator at ${emulatorUrl}, control API ${emulatorUrl}/_emulator/calls)` : ''}`);
 
-stopOnSignals(stack);
+stopOnSignals({ close: () => stack.shutdown(shutdownTimeoutFromEnv(process.env)) });

@@ -10,6 +10,7 @@ import type { UpstreamClient } from './subgraphs/upstream/client.ts';
 import type { UpstreamConfig } from './subgraphs/upstream/config.ts';
 import { gatewayOptionsFromEnv, pricesFromEnv, startSubgraphsFromEnv, wantsEmulator } from './services/build.ts';
 import { log } from './subgraphs/runtime/log.ts';
+import { DEFAULT_SHUTDOWN_TIMEOUT_MS } from './subgraphs/runtime/health.ts';
 
 export interface StackOptions {
   /** Environment variables to read configuration from. @default process.env */
@@ -40,7 +41,15 @@ export interface Stack {
   config: UpstreamConfig;
   /** The emulator's URL, when one is used (embedded, or given as `emulatorUrl`). */
   emulatorUrl: string | null;
+  /** Stops at once (open sockets cut). */
   close(): Promise<void>;
+  /**
+   * Graceful stop (`npm start` on SIGTERM): the gateway drains (`/readyz` 503, requests in flight
+   * answered, subscriptions closed with 1001 so that clients reconnect), then the subgraphs and the
+   * layer's own work, within `timeoutMs` in all; then the emulator stops. `clean` false when the
+   * time ran out (the drain logged what was left). @default timeoutMs DEFAULT_SHUTDOWN_TIMEOUT_MS
+   */
+  shutdown(timeoutMs?: number): Promise<{ clean: boolean }>;
 }
 
 export async function startStack(opts: StackOptions = {}): Promise<Stack> {
@@ -68,6 +77,14 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       emulatorUrl: emulator?.url ?? opts.emulatorUrl ?? null,
       async close() {
         for (const c of closers.reverse()) await c().catch((err: unknown) => log.error({ err }, '[stack] close failed'));
+      },
+      async shutdown(timeoutMs = DEFAULT_SHUTDOWN_TIMEOUT_MS) {
+        const end = Date.now() + timeoutMs;
+        // Gateway first: its requests in flight still need the subgraphs behind it.
+        const front = await gateway.shutdown(timeoutMs);
+        const back = await layer.shutdown(Math.max(0, end - Date.now()));
+        await emulator?.close();
+        return { clean: front.clean && back.clean };
       },
     };
   } catch (err) {

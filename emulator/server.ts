@@ -537,6 +537,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
       account,
       ...(refreshOf ? { refreshOf } : {}),
       services,
+      subscribed: subscription !== undefined,
     };
     let answer: EmuResponse;
     try {

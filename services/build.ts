@@ -30,7 +30,7 @@ import { upstreamStores } from '../subgraphs/upstream/stores.ts';
 import { ManagedServiceToken, scopesFor } from '../subgraphs/upstream/service-token.ts';
 import { fixedLayerToken, workTokens } from '../subgraphs/upstream/work-tokens.ts';
 import { redisPrefixFromEnv } from '../subgraphs/runtime/redis.ts';
-import { DEFAULT_SHUTDOWN_TIMEOUT_MS, redisCheck } from '../subgraphs/runtime/health.ts';
+import { DEFAULT_SHUTDOWN_TIMEOUT_MS, redisCheck, type DrainResult } from '../subgraphs/runtime/health.ts';
 
 /** A configuration mistake found before anything starts; its message says what to set. */
 export class ServiceConfigError extends Error {
@@ -134,7 +134,7 @@ export interface RunningSubgraphsFromEnv extends SubgraphsSettings {
   /** Stops the server, the subgraphs' own work (pollers) and the upstream client. */
   close(): Promise<void>;
   /** As `close`, after a graceful drain of the server bounded by `timeoutMs` (SIGTERM; see `RunningSubgraphs.shutdown`). */
-  shutdown(timeoutMs?: number): Promise<void>;
+  shutdown(timeoutMs?: number): Promise<DrainResult>;
 }
 
 
@@ -227,11 +227,12 @@ export async function startSubgraphsFromEnv(opts: SubgraphsFromEnvOptions): Prom
       // `/readyz`: with REDIS_URL, Redis must answer.
       readiness: redisUrl ? [redisCheck(redisUrl)] : [],
     });
-    const stop = async (drainMs: number | null): Promise<void> => {
+    const stop = async (drainMs: number | null): Promise<DrainResult> => {
       try {
-        await (drainMs === null ? subgraphs.close() : subgraphs.shutdown(drainMs));
+        const drained = drainMs === null ? (await subgraphs.close(), { clean: true, requests: 0, sockets: 0 }) : await subgraphs.shutdown(drainMs);
         // After the subgraphs' own work stops: the layer's tokens are deleted upstream.
         await managed?.close();
+        return drained;
       } finally {
         await upstream.close();
         await stores.close();
@@ -243,7 +244,7 @@ export async function startSubgraphsFromEnv(opts: SubgraphsFromEnvOptions): Prom
       upstream,
       list,
       graphqlUrls: Object.fromEntries(list.map((s) => [s.name, subgraphs.graphqlUrl(s.name)])),
-      close: () => stop(null),
+      close: async () => void (await stop(null)),
       shutdown: (timeoutMs) => stop(timeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS),
     };
   } catch (err) {

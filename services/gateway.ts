@@ -14,7 +14,8 @@ await runService('gateway', async () => {
   const subgraphUrls = subgraphUrlsFromEnv(process.env);
   const gateway = await startGateway(gatewayOptionsFromEnv(process.env, subgraphUrls));
   return {
-    // SIGTERM drains: /readyz 503, in-flight requests finish, subscriptions complete (SHUTDOWN_TIMEOUT_MS).
+    // SIGTERM drains: /readyz 503, in-flight requests finish, subscriptions closed with 1001 so that
+    // clients reconnect elsewhere (SHUTDOWN_TIMEOUT_MS); exit 1 when cut short.
     close: () => gateway.shutdown(shutdownTimeoutFromEnv(process.env)),
     banner: [
       `gateway listening on ${gateway.url}`,

@@ -8,10 +8,14 @@ import { shutdownTimeoutFromEnv } from '../subgraphs/runtime/health.ts';
 import { log } from '../subgraphs/runtime/log.ts';
 
 export interface Running {
-  close(): Promise<void>;
+  /** Stops; a graceful drain says whether it finished in time (`clean`; the drain logged what was left). */
+  close(): Promise<void | { clean: boolean }>;
 }
 
-/** On SIGINT or SIGTERM: `close()`, then exit 0 (1 when closing failed); a second signal exits 1 at once. */
+/**
+ * On SIGINT or SIGTERM: `close()`, then exit 0; 1 when closing failed or the drain was cut short by
+ * `SHUTDOWN_TIMEOUT_MS`. A second signal exits 1 at once.
+ */
 export function stopOnSignals(running: Running): void {
   let stopping = false;
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
@@ -32,7 +36,7 @@ export function stopOnSignals(running: Running): void {
         process.exit(1);
       }, shutdownTimeoutFromEnv(process.env) + 5_000).unref();
       running.close().then(
-        () => process.exit(0),
+        (result) => process.exit(result && !result.clean ? 1 : 0),
         (err: unknown) => {
           log.error({ err }, 'closing failed');
           process.exit(1);

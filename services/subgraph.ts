@@ -18,7 +18,8 @@ await runService('subgraph', async () => {
   const layer = await startSubgraphsFromEnv({ env: process.env, names, standalone: true });
   const { config } = layer;
   return {
-    // SIGTERM drains: /readyz 503, in-flight requests finish, subscriptions complete (SHUTDOWN_TIMEOUT_MS).
+    // SIGTERM drains: /readyz 503, in-flight requests finish, subscriptions closed with 1001 so that
+    // clients reconnect elsewhere (SHUTDOWN_TIMEOUT_MS); exit 1 when cut short.
     close: () => layer.shutdown(shutdownTimeoutFromEnv(process.env)),
     banner: [
       `subgraph ${layer.names.join(', ')} listening on ${layer.subgraphs.url}`,

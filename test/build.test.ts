@@ -1,17 +1,23 @@
 /**
- * The build to deploy, as the container image runs it: `npm run build` once, then the emulator, one
- * subgraph server (every subgraph) and the gateway as separate processes started from dist/ with
- * plain `node` (no TypeScript loader), on free loopback ports and Redis. Through the gateway: a
- * query; `/healthz` and `/readyz` of the gateway and the subgraph server; `/readyz` 503 naming an
- * unreachable subgraph; then SIGTERM to the gateway while a query is in flight and a subscription is
- * open: the query is answered, the subscription gets `complete`, and the process exits 0. Last, the
- * image and compose definitions parse and name entry points the build emits.
+ * The build to deploy, as the container image runs it: `npm run build` once (into a directory of this
+ * run's own, removed after), then the emulator, one subgraph server (every subgraph) and the gateway
+ * as separate processes started from the built JavaScript with plain `node` (no TypeScript loader),
+ * on free loopback ports and Redis. The build imports only packages the image installs
+ * (`dependencies`). Through the gateway: a query; `/healthz` and `/readyz` of the gateway, the
+ * subgraph server and the emulator; `/readyz` 503 naming an unreachable subgraph; then SIGTERM to
+ * the gateway while a query is in flight and a subscription is open: the query is answered, the
+ * socket is closed with 1001 without `complete`, so a graphql-ws client with retries resubscribes
+ * to a second gateway and gets the latest state first; the process exits 0. A unit of ServerLife:
+ * `/readyz` 503 while draining, the keep-alive connection closed after its answer, SSE streams
+ * ended, a drain cut short reporting what was left. Last, the image and compose definitions parse
+ * and name entry points the build emits.
  */
 import { execFile } from 'node:child_process';
-import { createServer } from 'node:http';
+import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { once } from 'node:events';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { builtinModules } from 'node:module';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -21,16 +27,17 @@ import WebSocket from 'ws';
 import { parse as parseYaml } from 'yaml';
 import { CF } from './support/risk.ts';
 import { withSafety } from './support/safety.ts';
-import { startGateway } from '../gateway/index.ts';
+import { startGateway, type RunningGateway } from '../gateway/index.ts';
 import { gatewayOptionsFromEnv } from '../services/build.ts';
-import { ServerLife } from '../subgraphs/runtime/health.ts';
+import { ServerLife, type DrainResult } from '../subgraphs/runtime/health.ts';
 import { SUBGRAPH_NAMES } from '../subgraphs/index.ts';
 import { baseEnv, emulatorControl, gqlAt, spawnService, subgraphUrlsEnv, until, type Service } from '../services/processes.ts';
 
 type Obj = Record<string, unknown>;
 
 const ROOT = new URL('..', import.meta.url).pathname;
-const DIST = 'dist';
+/** This run's own build (inside the package, for node_modules), never the shared dist/. */
+const DIST = `.build-test-${process.pid}`;
 const SECRET = 'build-test-secret-0123456789abcdef';
 const REDIS_PREFIX = `build-test-${process.pid}-${Date.now()}:`;
 
@@ -39,6 +46,9 @@ const clients: Client[] = [];
 let emulatorUrl = '';
 let gateway: Service;
 let subgraphs: Service;
+let emulator: Service;
+/** A second gateway (in this process) over the same subgraph server: where clients go after a drain. */
+let second: RunningGateway | null = null;
 
 /** A probe's status and JSON body. */
 async function getJson(url: string): Promise<{ status: number; body: Obj }> {
@@ -48,9 +58,9 @@ async function getJson(url: string): Promise<{ status: number; body: Obj }> {
 
 beforeAll(async () => {
   // One build for the whole file, exactly as `npm run build` (and the image's build stage) makes it.
-  await promisify(execFile)('npm', ['run', 'build'], { cwd: ROOT });
+  await promisify(execFile)('npm', ['run', 'build', '--', '--out', DIST], { cwd: ROOT });
   const env = baseEnv({ LAYER_SECRET: SECRET, RISK_POLL_MAX_CALLS_PER_MIN: '0', REDIS_URL: 'redis://127.0.0.1:6379', REDIS_PREFIX, SHUTDOWN_TIMEOUT_MS: '20000' });
-  const emulator = await spawnService('emulator', 'emulator', [], { ...env, EMULATOR_PORT: '0' }, { dist: DIST });
+  emulator = await spawnService('emulator', 'emulator', [], { ...env, EMULATOR_PORT: '0' }, { dist: DIST });
   services.push(emulator);
   emulatorUrl = emulator.url;
   // Risk orders stay PROCESSING until the test says otherwise.
@@ -59,25 +69,65 @@ beforeAll(async () => {
   services.push(subgraphs);
   gateway = await spawnService('gateway', 'gateway', [], { ...env, PORT: '0', ...subgraphUrlsEnv(subgraphs.url, SUBGRAPH_NAMES) }, { dist: DIST });
   services.push(gateway);
+  second = await startGateway(gatewayOptionsFromEnv(env, Object.fromEntries(SUBGRAPH_NAMES.map((n) => [n, `${subgraphs.url}/${n}/graphql`])), { port: 0 }));
 }, 180_000);
 
 afterAll(async () => {
   await Promise.all(clients.map((c) => c.dispose()));
+  await second?.close();
   for (const s of services) await s.kill('SIGKILL');
+  rmSync(join(ROOT, DIST), { recursive: true, force: true });
 }, 180_000);
 
+/** Every file under `dir` (relative to the package). */
+function filesUnder(dir: string): string[] {
+  const files: string[] = [];
+  const walk = (d: string): void => {
+    for (const e of readdirSync(join(ROOT, d))) (statSync(join(ROOT, d, e)).isDirectory() ? walk : files.push.bind(files))(join(d, e));
+  };
+  walk(dir);
+  return files;
+}
+
+/** The module specifiers a built file imports (static `import … from`, bare `import '…'`, `import('…')`). */
+function importsOf(js: string): string[] {
+  return [...js.matchAll(/(?:^|[\s;])(?:import|export)\s[^'"]*?from\s*['"]([^'"]+)['"]|(?:^|[\s;])import\s*['"]([^'"]+)['"]|\bimport\(\s*['"]([^'"]+)['"]\s*\)/gm)].map((m) => (m[1] ?? m[2] ?? m[3])!);
+}
+
+/** The package a bare specifier names (`@scope/name/sub` → `@scope/name`); null for relative paths and Node's own modules. */
+function packageOf(specifier: string): string | null {
+  if (/^[./]|^node:/.test(specifier)) return null;
+  const parts = specifier.split('/');
+  const name = specifier.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0]!;
+  return builtinModules.includes(name) ? null : name;
+}
+
 describe('npm run build: JavaScript that node runs as the image does', () => {
-  it('emits JavaScript and the files read at run time, and the services run it without a TypeScript loader', () => {
-    const files: string[] = [];
-    const walk = (dir: string): void => {
-      for (const e of readdirSync(join(ROOT, dir))) (statSync(join(ROOT, dir, e)).isDirectory() ? walk : files.push.bind(files))(join(dir, e));
-    };
-    walk(DIST);
+  it('emits JavaScript and the files read at run time; relative imports name the emitted .js files', () => {
+    const files = filesUnder(DIST);
     expect(files.filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'))).toEqual([]);
     for (const f of ['main.js', 'services/gateway.js', 'services/subgraph.js', 'services/emulator.js', 'supergraph.graphql', 'data/comuni.json', ...SUBGRAPH_NAMES.map((n) => `subgraphs/${n}/schema.graphql`)]) {
       expect(files, f).toContain(join(DIST, f));
     }
-    for (const s of services) expect(s.proc.spawnargs.join(' '), s.name).not.toMatch(/tsx|\.ts\b/);
+    const unresolved = files
+      .filter((f) => f.endsWith('.js'))
+      .flatMap((f) => importsOf(readFileSync(join(ROOT, f), 'utf8')).filter((s) => s.startsWith('.') && !existsSync(join(ROOT, f, '..', s))).map((s) => `${f}: ${s}`));
+    expect(unresolved).toEqual([]);
+  });
+
+  it('imports only packages that package.json lists in dependencies (what the image installs with --omit=dev)', () => {
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+    const used = new Map<string, string>();
+    for (const f of filesUnder(DIST).filter((x) => x.endsWith('.js'))) {
+      for (const s of importsOf(readFileSync(join(ROOT, f), 'utf8'))) {
+        const name = packageOf(s);
+        if (name && !used.has(name)) used.set(name, f);
+      }
+    }
+    // The scan finds the runtime's packages (a scan that finds nothing would pass for nothing).
+    expect([...used.keys()]).toEqual(expect.arrayContaining(['@graphql-hive/gateway-runtime', 'graphql-ws', 'ioredis']));
+    const missing = [...used].filter(([name]) => !(name in pkg.dependencies)).map(([name, file]) => `${name} (imported by ${file.slice(DIST.length + 1)})`);
+    expect(missing).toEqual([]);
   });
 
   it('answers a query through the gateway, one upstream call', async () => {
@@ -96,6 +146,7 @@ describe('npm run build: JavaScript that node runs as the image does', () => {
     expect(ready.body).toEqual({ ready: true, draining: false, checks: { ...Object.fromEntries(SUBGRAPH_NAMES.map((n) => [`subgraph ${n}`, 'ok'])), redis: 'ok' } });
     expect(await getJson(`${subgraphs.url}/healthz`)).toEqual({ status: 200, body: { ok: true } });
     expect(await getJson(`${subgraphs.url}/readyz`)).toEqual({ status: 200, body: { ready: true, draining: false, checks: { redis: 'ok' } } });
+    expect(await getJson(`${emulator.url}/readyz`)).toEqual({ status: 200, body: { ready: true, draining: false } });
   });
 
   it('/readyz answers 503 naming a subgraph that cannot be reached (and /healthz stays 200)', async () => {
@@ -112,10 +163,25 @@ describe('npm run build: JavaScript that node runs as the image does', () => {
     }
   });
 
-  it('SIGTERM: the query in flight is answered, the open subscription gets complete, the gateway exits 0', async () => {
+  it('SIGTERM: the query in flight is answered, the subscription is closed with 1001 (no complete) and resumes on another gateway, the gateway exits 0', async () => {
     const order = await gqlAt<{ orderPatrimonialReport: { id: string } }>(gateway.url, `mutation { orderPatrimonialReport(input: { name: "MARIO", surname: "ROSSI", taxCode: "${CF}" }) { id } }`);
     expect(order.errors).toBeUndefined();
-    const client = createClient({ url: gateway.url.replace(/^http/, 'ws') + '/graphql', webSocketImpl: WebSocket, retryAttempts: 0, lazy: true });
+    // A client as deployed behind a load balancer: it reconnects on a close, here to the second gateway.
+    const targets = [gateway.url, second!.url];
+    const connectedTo: string[] = [];
+    const closeCodes: number[] = [];
+    const client = createClient({
+      url: () => {
+        const target = targets.shift() ?? second!.url;
+        connectedTo.push(target);
+        return target.replace(/^http/, 'ws') + '/graphql';
+      },
+      webSocketImpl: WebSocket,
+      lazy: true,
+      retryAttempts: 3,
+      retryWait: async () => undefined,
+      on: { closed: (event) => void closeCodes.push((event as { code: number }).code) },
+    });
     clients.push(client);
     const updates = client.iterate<{ riskRequestUpdated: { state: string } }>({ query: 'subscription($id: ID!) { riskRequestUpdated(id: $id) { state } }', variables: { id: order.data!.orderPatrimonialReport.id } });
     // The latest state first: the subscription is open end to end.
@@ -129,44 +195,68 @@ describe('npm run build: JavaScript that node runs as the image does', () => {
     const exited = once(gateway.proc, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
     gateway.proc.kill('SIGTERM');
 
-    // Completed by the server (`complete`), not dropped: the iterator ends without an error.
-    expect(await withSafety(updates.next(), 'completion')).toEqual({ done: true, value: undefined });
+    // Not ended (`complete` would end it for good): the client reconnects to the second gateway,
+    // resubscribes, and gets the latest state first.
+    const resumed = await withSafety(updates.next(), 'the state again, from the second gateway');
+    expect(resumed.done).toBe(false);
+    expect(resumed.value?.data?.riskRequestUpdated.state).toBe('PROCESSING');
+    expect(closeCodes).toEqual([1001]);
+    expect(connectedTo).toEqual([gateway.url, second!.url]);
+
     const answered = await withSafety(slow, 'the query in flight');
     expect(answered.errors).toBeUndefined();
     expect(answered.data?.company).toMatchObject({ companyName: expect.any(String) });
     expect(await withSafety(exited, 'exit', 25_000)).toEqual([0, null]);
-    expect(gateway.output()).not.toMatch(/not stopped in time|failed/);
+    expect(gateway.output()).not.toMatch(/not stopped in time|failed|cut short/);
   });
 });
 
-describe('ServerLife: readiness while draining', () => {
-  it('/readyz answers 503 from the moment the drain starts, and the drain waits for the request in flight', async () => {
+describe('ServerLife: readiness and drain', () => {
+  /** A server whose every request ServerLife tracks; `routes` answer by path, else `life.answer`. */
+  async function serve(life: ServerLife, routes: Record<string, (res: ServerResponse) => void | Promise<void>>) {
+    const server = createServer((req, res) => {
+      life.track(res);
+      const route = routes[req.url ?? ''];
+      void (route ? Promise.resolve(route(res)) : life.answer(req.url ?? '', res));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    return { server, base: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+  }
+
+  it('/readyz 503 from the moment the drain starts; the request in flight is answered, SSE streams are ended, keep-alive connections closed, then the drain ends clean', async () => {
     const life = new ServerLife([{ name: 'always', check: async () => undefined }]);
     let release!: () => void;
     const held = new Promise<void>((r) => (release = r));
-    let drained: Promise<{ clean: boolean }> | null = null;
+    let drained: Promise<DrainResult> | null = null;
     let slowArrived = false;
-    const server = createServer((req, res) => {
-      life.track(res);
-      void (async () => {
-        if (req.url === '/slow') {
-          slowArrived = true;
-          await held;
-          res.end('slow done');
-        } else if (req.url === '/drain') {
-          // The signal arrives while /slow is in flight; this request itself asks /readyz right after.
-          drained = life.drain(server, 20_000);
-          await life.answer('/readyz', res);
-        } else await life.answer(req.url ?? '', res);
-      })();
+    let streaming = false;
+    const { server, base } = await serve(life, {
+      '/slow': async (res) => {
+        slowArrived = true;
+        await held;
+        res.end('slow done');
+      },
+      // An SSE subscription as @whatwg-node/server sends it: headers given to writeHead, never ended by itself.
+      '/events': (res) => {
+        res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+        res.write('event: next\ndata: {"n":1}\n\n', () => (streaming = true));
+      },
+      // The signal arrives while /slow is in flight; this request itself asks /readyz right after.
+      '/drain': async (res) => {
+        drained = life.drain(server, 60_000);
+        await life.answer('/readyz', res);
+      },
     });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     try {
+      // Over keep-alive connections (undici's pool): the drain can only end once the server closed them.
       expect(await getJson(`${base}/readyz`)).toEqual({ status: 200, body: { ready: true, draining: false, checks: { always: 'ok' } } });
       const slow = request(`${base}/slow`);
-      await until('the slow request in flight', async () => (slowArrived ? true : undefined));
+      const events = await request(`${base}/events`);
+      const eventsText = events.body.text();
+      await until('the slow request and the stream in flight', async () => (slowArrived && streaming ? true : undefined));
       expect(await getJson(`${base}/drain`)).toEqual({ status: 503, body: { ready: false, draining: true, checks: {} } });
+      // The stream is ended by the drain (the client reconnects elsewhere), with what was sent.
+      expect(await withSafety(eventsText, 'the SSE stream ended')).toBe('event: next\ndata: {"n":1}\n\n');
       let settled = false;
       void drained!.then(() => (settled = true));
       // Still in flight: the drain has not ended.
@@ -174,9 +264,29 @@ describe('ServerLife: readiness while draining', () => {
       expect(settled).toBe(false);
       release();
       expect(await (await slow).body.text()).toBe('slow done');
-      expect(await withSafety(drained!, 'drain')).toEqual({ clean: true });
+      // Clean: `server.close` called back, so every keep-alive connection (idle ones, and the slow
+      // request's once answered) was closed by the server, not left to the client's idle timeout.
+      expect(await withSafety(drained!, 'drain')).toEqual({ clean: true, requests: 0, sockets: 0 });
     } finally {
       release();
+      server.closeAllConnections();
+      server.close();
+    }
+  });
+
+  it('a drain cut short by its timeout says what was left (the service then exits 1)', async () => {
+    const life = new ServerLife([], 'unit');
+    let arrived = false;
+    const { server, base } = await serve(life, {
+      '/forever': () => {
+        arrived = true;
+      },
+    });
+    try {
+      void request(`${base}/forever`).catch(() => undefined);
+      await until('the request in flight', async () => (arrived ? true : undefined));
+      expect(await life.drain(server, 0)).toEqual({ clean: false, requests: 1, sockets: 0 });
+    } finally {
       server.closeAllConnections();
       server.close();
     }
@@ -195,7 +305,9 @@ describe('image and compose definitions', () => {
   it('package.json builds and runs the built JavaScript', () => {
     expect(pkg.scripts.build).toBe('node scripts/build.mjs');
     for (const s of ['start:prod', 'gateway:prod', 'subgraph:prod', 'emulator:prod']) entryOf(pkg.scripts[s]!.split(' '));
-    expect(pkg.scripts.start).toBe('tsx main.ts');
+    // `npm start` from a fresh clone: main.ts through tsx, with the heap cap.
+    expect(pkg.scripts.start).toMatch(/^node (?:\S+ )*--import tsx main\.ts$/);
+    expect(pkg.scripts.start).toMatch(/ --max-old-space-size=\d+ /);
   });
 
   it('compose.yaml: Redis, the emulator (profile), one service per subgraph and two gateways, each checked on /readyz', () => {
@@ -204,12 +316,32 @@ describe('image and compose definitions', () => {
     expect(Object.keys(svc).sort()).toEqual(['emulator', 'gateway-1', 'gateway-2', 'redis', ...SUBGRAPH_NAMES.map((n) => `subgraph-${n}`)].sort());
     expect(svc.emulator!.profiles).toEqual(['emulator']);
     expect(entryOf(svc.emulator!.command as string[])).toBe('dist/services/emulator.js');
+    expect(JSON.stringify((svc.emulator!.healthcheck as Obj).test)).toContain('127.0.0.1:4010/readyz');
+    // Money state survives restarts: append-only file on a named volume, never evicted.
+    expect(svc.redis!.command).toEqual(['redis-server', '--appendonly', 'yes', '--maxmemory-policy', 'noeviction']);
+    expect(svc.redis!.volumes).toEqual(['redis-data:/data']);
+    expect(Object.keys((compose as { volumes?: Obj }).volumes ?? {})).toEqual(['redis-data']);
+    /** Megabytes of a compose size (`512m`) or of a heap cap in NODE_OPTIONS. */
+    const mb = (size: unknown): number => Number(/^(\d+)m$/i.exec(String(size))?.[1]);
+    const heapMb = (env: Record<string, string>): number => Number(/--max-old-space-size=(\d+)/.exec(env.NODE_OPTIONS ?? '')?.[1]);
+    const seconds = (d: unknown): number => Number(/^(\d+)s$/.exec(String(d))?.[1]);
+    // Every service of the image: the heap cap is about 75 % of the container's limit, and the
+    // stop grace period outlasts the drain (SHUTDOWN_TIMEOUT_MS), itself above the layer's 60 s waits.
+    for (const [name, s] of Object.entries(svc).filter(([n]) => n !== 'redis')) {
+      const env = s.environment as Record<string, string>;
+      expect(heapMb(env) / mb(s.mem_limit), name).toBeGreaterThanOrEqual(0.7);
+      expect(heapMb(env) / mb(s.mem_limit), name).toBeLessThanOrEqual(0.8);
+      expect(Number(env.SHUTDOWN_TIMEOUT_MS), name).toBeGreaterThan(60_000);
+      expect(seconds(s.stop_grace_period) * 1000, name).toBeGreaterThan(Number(env.SHUTDOWN_TIMEOUT_MS));
+    }
     for (const name of SUBGRAPH_NAMES) {
       const s = svc[`subgraph-${name}`]!;
       expect(s.command).toEqual(['node', 'dist/services/subgraph.js', name]);
       entryOf(s.command as string[]);
       expect(JSON.stringify((s.healthcheck as Obj).test)).toContain('127.0.0.1:4001/readyz');
       expect(s.environment).toMatchObject({ REDIS_URL: 'redis://redis:6379', SUBGRAPH_PORT: '4001' });
+      // No silent default to the emulator: compose refuses to start without OPENAPI_ENV.
+      expect((s.environment as Record<string, string>).OPENAPI_ENV).toMatch(/^\$\{OPENAPI_ENV:\?/);
     }
     for (const name of ['gateway-1', 'gateway-2']) {
       const g = svc[name]!;
@@ -217,6 +349,8 @@ describe('image and compose definitions', () => {
       expect(JSON.stringify((g.healthcheck as Obj).test)).toContain('127.0.0.1:4000/readyz');
       const env = g.environment as Record<string, string>;
       expect(env.REDIS_URL).toBe('redis://redis:6379');
+      // Only what a gateway uses: no upstream environment or credentials.
+      expect(Object.keys(env).sort()).toEqual(['HOST', 'LAYER_SECRET', 'NODE_OPTIONS', 'PORT', 'REDIS_URL', 'SHUTDOWN_TIMEOUT_MS', ...SUBGRAPH_NAMES.map((n) => `SUBGRAPH_${n.toUpperCase()}_URL`)].sort());
       // Every subgraph of the supergraph at its service.
       for (const n of SUBGRAPH_NAMES) expect(env[`SUBGRAPH_${n.toUpperCase()}_URL`]).toBe(`http://subgraph-${n}:4001/${n}/graphql`);
       expect(Object.keys(g.depends_on as Obj).sort()).toEqual(['redis', ...SUBGRAPH_NAMES.map((n) => `subgraph-${n}`)].sort());

@@ -8,15 +8,16 @@
  *   reachable, Redis answering PING when configured), else 503 with the same details; 503 at once
  *   while draining.
  * - `drain`: on SIGTERM, stop accepting connections, answer `/readyz` 503, let in-flight requests
- *   finish, complete every graphql-ws subscription (the client receives `complete`, then the socket
- *   closes with 1001 "Going away" so that it reconnects to another replica), all within a timeout
- *   after which whatever is left is cut.
+ *   finish, close every graphql-ws socket with 1001 "Going away" and end every SSE stream, WITHOUT
+ *   `complete`: standard clients (graphql-ws with retries, EventSource, graphql-sse) reconnect on a
+ *   close, to another replica, and resubscribe (getting the latest state first), whereas `complete`
+ *   would end the subscription for good. All within a timeout after which whatever is left is cut.
  */
 import type { Server, ServerResponse } from 'node:http';
 import { request } from 'undici';
-import { MessageType, stringifyMessage } from 'graphql-ws';
 import type { WebSocket } from 'ws';
 import { closeRedis, connectRedis } from './redis.ts';
+import { log } from './log.ts';
 
 /** One condition of readiness; `check` throws (or rejects) when it does not hold. */
 export interface ReadinessCheck {
@@ -29,8 +30,12 @@ export interface ReadinessCheck {
 /** How long one readiness check may take before it counts as failed. */
 export const READINESS_CHECK_TIMEOUT_MS = 2_000;
 
-/** Default bound of a graceful shutdown (`SHUTDOWN_TIMEOUT_MS`). */
-export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
+/**
+ * Default bound of a graceful shutdown (`SHUTDOWN_TIMEOUT_MS`): above the layer's longest wait in a
+ * request (a download's 60 s upstream timeout; a slow purchase's 20 s POST, a callback's 30 s wait),
+ * so that a request the layer still answers is not cut by the drain.
+ */
+export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 75_000;
 
 /** `SHUTDOWN_TIMEOUT_MS` of `env`: a non-negative integer, else the default. */
 export function shutdownTimeoutFromEnv(env: NodeJS.ProcessEnv): number {
@@ -95,8 +100,25 @@ export async function readiness(checks: readonly ReadinessCheck[]): Promise<{ re
 
 /** What `drain` needs of a graphql-ws connection's context (`useServer` over `ws`). */
 interface WsContext {
-  readonly subscriptions: Record<string, unknown>;
   readonly extra: { readonly socket: WebSocket };
+}
+
+/** How a drain ended: `clean` when everything finished in time, else what was still open. */
+export interface DrainResult {
+  clean: boolean;
+  /** HTTP requests still unanswered (SSE streams included) when the time was up. */
+  requests: number;
+  /** graphql-ws sockets still open when the time was up. */
+  sockets: number;
+}
+
+/** Whether the headers sent for `res` say `text/event-stream` (an SSE subscription). */
+function isEventStream(res: ServerResponse): boolean {
+  const type = res.getHeader('content-type');
+  if (type !== undefined) return /^text\/event-stream/i.test(String(type));
+  // Headers given to writeHead as an object (@whatwg-node/server) are only in the header block sent.
+  const sent = (res as unknown as { _header?: string | null })._header;
+  return typeof sent === 'string' && /\r\ncontent-type:\s*text\/event-stream/i.test(sent);
 }
 
 /**
@@ -106,25 +128,29 @@ interface WsContext {
  */
 export class ServerLife {
   #draining = false;
-  #inFlight = 0;
-  #idle = new Set<() => void>();
+  readonly #responses = new Set<ServerResponse>();
   readonly #ws = new Set<WsContext>();
   #server: Server | null = null;
 
-  constructor(private readonly checks: readonly ReadinessCheck[] = []) {}
+  /** `name` labels the drain's warning (`gateway`, `subgraph`, `emulator`). */
+  constructor(
+    private readonly checks: readonly ReadinessCheck[] = [],
+    private readonly name = 'server',
+  ) {}
 
   get draining(): boolean {
     return this.#draining;
   }
 
-  /** Counts a request as in flight until its answer is finished or abandoned. */
+  /**
+   * Remembers a request until its answer is finished or abandoned: SSE streams are ended on drain,
+   * and once draining a keep-alive connection is closed as soon as its last answer went out.
+   */
   track(res: ServerResponse): void {
-    this.#inFlight++;
+    this.#responses.add(res);
     res.once('close', () => {
-      this.#inFlight--;
-      // Once draining, a keep-alive connection is closed as soon as its last answer went out.
+      this.#responses.delete(res);
       if (this.#draining) this.#server?.closeIdleConnections();
-      if (this.#inFlight === 0) for (const done of this.#idle) done();
     });
   }
 
@@ -140,7 +166,7 @@ export class ServerLife {
     return true;
   }
 
-  /** `useServer`'s `onConnect`: a connection whose subscriptions `drain` completes. */
+  /** `useServer`'s `onConnect`: a connection that `drain` closes. */
   wsConnected(ctx: WsContext): void {
     this.#ws.add(ctx);
   }
@@ -152,42 +178,31 @@ export class ServerLife {
 
   /**
    * Graceful stop of `server`, bounded by `timeoutMs`: `/readyz` answers 503 from now on, no new
-   * connection is accepted, each graphql-ws subscription gets `complete` and each socket is closed
-   * with 1001, in-flight requests finish. Resolves when all that is done or the time is up
-   * (`clean` false: the caller then closes what is left by force).
+   * connection is accepted, each graphql-ws socket is closed with 1001 and each SSE stream is ended
+   * (no `complete`: clients reconnect elsewhere and resubscribe), in-flight requests finish and their
+   * keep-alive connections close. Resolves once the server has no connection left (`server.close`)
+   * or the time is up: then `clean` is false, a warning says what was left, and the caller closes
+   * it by force.
    */
-  async drain(server: Server, timeoutMs: number): Promise<{ clean: boolean }> {
+  async drain(server: Server, timeoutMs: number): Promise<DrainResult> {
     this.#draining = true;
     this.#server = server;
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeIdleConnections();
-    const sockets = [...this.#ws].map((ctx) => this.#completeAndClose(ctx));
-    const requests = new Promise<void>((resolve) => {
-      if (this.#inFlight === 0) resolve();
-      else this.#idle.add(resolve);
-    });
+    for (const ctx of this.#ws) {
+      const socket = ctx.extra.socket;
+      // graphql-ws's server ends the connection's subscriptions (their sources' `return`) on close.
+      if (socket.readyState === socket.OPEN) socket.close(1001, 'Going away');
+    }
+    for (const res of this.#responses) if (res.headersSent && isEventStream(res)) res.end();
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<false>((resolve) => {
       timer = setTimeout(() => resolve(false), timeoutMs);
     });
-    const clean = await Promise.race([Promise.all([...sockets, requests, closed]).then(() => true as const), timeout]);
+    const clean = await Promise.race([closed.then(() => true as const), timeout]);
     clearTimeout(timer);
-    return { clean };
-  }
-
-  /** Sends `complete` for every subscription of a connection, then closes it with 1001. */
-  async #completeAndClose(ctx: WsContext): Promise<void> {
-    const socket = ctx.extra.socket;
-    for (const [id, subscription] of Object.entries(ctx.subscriptions)) {
-      // Forgotten first: the server then sends no second `complete` when the source ends.
-      delete ctx.subscriptions[id];
-      if (socket.readyState === socket.OPEN) socket.send(stringifyMessage({ id, type: MessageType.Complete }));
-      const source = subscription as { return?: () => Promise<unknown> } | null;
-      void source?.return?.().catch(() => undefined);
-    }
-    if (socket.readyState === socket.CLOSED) return;
-    const gone = new Promise<void>((resolve) => socket.once('close', () => resolve()));
-    socket.close(1001, 'Going away');
-    await gone;
+    const result = { clean, requests: this.#responses.size, sockets: this.#ws.size };
+    if (!clean) log.warn(result, `[${this.name}] drain cut short after ${timeoutMs} ms (SHUTDOWN_TIMEOUT_MS): ${result.requests} requests and ${result.sockets} WebSocket connections left`);
+    return result;
   }
 }

@@ -22,7 +22,7 @@ import { fixedLayerToken, workTokens, type WorkTokens } from '../upstream/work-t
 import type { SubgraphContext, UpstreamAuth } from './context.ts';
 import { authorizationOfParams, malformedCredentialError, parseAuthorization } from './credentials.ts';
 import { toClientError } from './errors.ts';
-import { ServerLife, DEFAULT_SHUTDOWN_TIMEOUT_MS, type ReadinessCheck } from './health.ts';
+import { ServerLife, DEFAULT_SHUTDOWN_TIMEOUT_MS, type DrainResult, type ReadinessCheck } from './health.ts';
 import { METRICS_PATH, metricsText } from './metrics.ts';
 import { useIncomingTrace } from './tracing.ts';
 import { log, useRequestLogContext } from './log.ts';
@@ -85,10 +85,11 @@ export interface RunningSubgraphs {
   close(): Promise<void>;
   /**
    * Graceful stop (SIGTERM): `/readyz` 503 at once, no new connection, in-flight requests finish,
-   * subscriptions get `complete` and their sockets close with 1001 (bounded by `timeoutMs`), then
-   * as `close`. @default timeoutMs DEFAULT_SHUTDOWN_TIMEOUT_MS
+   * WebSocket subscriptions are closed with 1001 and SSE streams ended, without `complete` (the
+   * gateway reconnects and resubscribes), bounded by `timeoutMs` (`clean` false when cut short),
+   * then as `close`. @default timeoutMs DEFAULT_SHUTDOWN_TIMEOUT_MS
    */
-  shutdown(timeoutMs?: number): Promise<void>;
+  shutdown(timeoutMs?: number): Promise<DrainResult>;
 }
 
 /**
@@ -191,7 +192,7 @@ export async function startSubgraphServer(opts: SubgraphServerOptions): Promise<
   const sockets = new Map<string, WebSocketServer>();
   const disposers: Array<() => unknown> = [];
   // Liveness, readiness and graceful drain (see health.ts).
-  const life = new ServerLife(opts.readiness);
+  const life = new ServerLife(opts.readiness, 'subgraph');
 
   for (const sg of opts.subgraphs) {
     const schema = buildSubgraphSchema({ typeDefs: sg.typeDefs, resolvers: sg.resolvers as GraphQLResolverMap<unknown> });
@@ -317,8 +318,9 @@ export async function startSubgraphServer(opts: SubgraphServerOptions): Promise<
     schemas,
     close,
     async shutdown(timeoutMs = DEFAULT_SHUTDOWN_TIMEOUT_MS) {
-      await life.drain(server, timeoutMs);
+      const drained = await life.drain(server, timeoutMs);
       await close();
+      return drained;
     },
   };
 }
