@@ -4,7 +4,7 @@
  * `maxDepth` nested selections (validation, fragments followed).
  */
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
-import { GraphQLError, Kind, type ASTVisitor, type FragmentDefinitionNode, type SelectionSetNode, type ValidationContext } from 'graphql';
+import { GraphQLError, Kind, parse, type ASTVisitor, type DocumentNode, type FragmentDefinitionNode, type SelectionSetNode, type ValidationContext } from 'graphql';
 
 export interface DocumentLimits {
   /** Tokens a document may have. @default 5000 */
@@ -41,8 +41,19 @@ const maxDepthRule =
     };
   };
 
+/** Tokens a document may have unless configured otherwise. */
+export const DEFAULT_MAX_TOKENS = 5000;
+
+/**
+ * `parse` with the gateway's token bound, for plugins that read a client's document before (or
+ * instead of) the runtime's own parse: a huge document costs them no more than it costs the runtime.
+ */
+export function parseBounded(source: string, maxTokens = DEFAULT_MAX_TOKENS): DocumentNode {
+  return parse(source, { maxTokens });
+}
+
 export function useDocumentLimits(limits: DocumentLimits = {}): GatewayPlugin {
-  const maxTokens = limits.maxTokens ?? 5000;
+  const maxTokens = limits.maxTokens ?? DEFAULT_MAX_TOKENS;
   const maxDepth = limits.maxDepth ?? 25;
   return {
     onParse({ parseFn, setParseFn }) {

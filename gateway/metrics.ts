@@ -9,32 +9,76 @@
 import useMeshPrometheus from '@graphql-mesh/plugin-prometheus';
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import type { Logger } from '@graphql-hive/logger';
-import { getOperationAST, parse, type DocumentNode, type ExecutionResult } from 'graphql';
+import { getOperationAST, type DocumentNode, type ExecutionResult } from 'graphql';
+import { parseBounded } from './limits.ts';
 import type { GraphQLParams } from 'graphql-yoga';
 import { METRICS_PATH, operations, registry, subscriptionsOpen } from '../subgraphs/runtime/metrics.ts';
 
-/** `ok`; `partial` (data and errors); `refused` (a budget or the estimate said no); `error`. */
-export function outcomeOf(result: ExecutionResult): 'ok' | 'partial' | 'refused' | 'error' {
+/**
+ * `ok`; `partial` (data and errors, a budget stopping part of it included); `refused` (a budget or
+ * the estimate said no, nothing ran); `persisted_query_miss` (an APQ hash not known yet: the
+ * client's normal first step, no error); `error`.
+ */
+export function outcomeOf(result: ExecutionResult): 'ok' | 'partial' | 'refused' | 'persisted_query_miss' | 'error' {
   const errors = result.errors ?? [];
   if (errors.length === 0) return 'ok';
-  if (errors.some((e) => e.extensions?.code === 'COST_LIMIT_EXCEEDED')) return 'refused';
   const data = result.data;
-  return data && Object.values(data).some((v) => v !== null && v !== undefined) ? 'partial' : 'error';
+  const hasData = !!data && Object.values(data).some((v) => v !== null && v !== undefined);
+  if (hasData) return 'partial';
+  if (errors.some((e) => e.extensions?.code === 'COST_LIMIT_EXCEEDED')) return 'refused';
+  if (errors.every((e) => e.extensions?.code === 'PERSISTED_QUERY_NOT_FOUND')) return 'persisted_query_miss';
+  return 'error';
 }
 
-function labelsOf(document: DocumentNode, operationName: string | null | undefined): { operation: string; type: string } {
-  const op = getOperationAST(document, operationName ?? undefined);
-  return { operation: op?.name?.value ?? 'anonymous', type: op?.operation ?? 'unknown' };
-}
+/** Distinct operation names labelled at most; later new names are `other` (bounded series). */
+export const MAX_OPERATION_NAMES = 200;
 
-/** The labels of a request answered without execution (a cached answer, a parse error), from its params. */
-function labelsOfParams(params: GraphQLParams | undefined): { operation: string; type: string } {
-  if (!params?.query) return { operation: params?.operationName ?? 'anonymous', type: 'unknown' };
-  try {
-    return labelsOf(parse(params.query), params.operationName);
-  } catch {
-    return { operation: params.operationName ?? 'anonymous', type: 'unknown' };
+/**
+ * The operation names a label may hold: names of documents that parsed and validated (they reached
+ * execution), at most `max` of them. Client text of a refused document never becomes a label.
+ */
+export class OperationNames {
+  private readonly known = new Set<string>();
+  constructor(private readonly max = MAX_OPERATION_NAMES) {}
+
+  /** The label of a validated operation's name: itself while fewer than `max` are known, else `other`. */
+  admit(name: string): string {
+    if (this.known.has(name)) return name;
+    if (this.known.size >= this.max) return 'other';
+    this.known.add(name);
+    return name;
   }
+
+  /** The label of a name seen without validation (an answer given without execution): known names only. */
+  seen(name: string | null | undefined, fallback: string): string {
+    return name && this.known.has(name) ? name : fallback;
+  }
+}
+
+function labelsOf(names: OperationNames, document: DocumentNode, operationName: string | null | undefined): { operation: string; type: string } {
+  const op = getOperationAST(document, operationName ?? undefined);
+  return { operation: op?.name ? names.admit(op.name.value) : 'anonymous', type: op?.operation ?? 'unknown' };
+}
+
+/**
+ * The labels of a request answered without execution (a cached or shared answer, a document
+ * refused before it ran): its name when a validated document already had it, `invalid` when the
+ * answer is an error, else `other`.
+ */
+function labelsOfParams(names: OperationNames, params: GraphQLParams | undefined, result: ExecutionResult): { operation: string; type: string } {
+  const fallback = result.errors?.length ? 'invalid' : 'other';
+  let name = params?.operationName;
+  let type = 'unknown';
+  if (params?.query) {
+    try {
+      const op = getOperationAST(parseBounded(params.query), params.operationName ?? undefined);
+      name = op?.name?.value ?? name;
+      if (op && fallback !== 'invalid') type = op.operation;
+    } catch {
+      return { operation: 'invalid', type };
+    }
+  }
+  return { operation: names.seen(name, fallback), type };
 }
 
 const requestOf = (ctx: unknown): object | undefined => (ctx as { request?: object } | undefined)?.request;
@@ -44,7 +88,7 @@ const requestOf = (ctx: unknown): object | undefined => (ctx as { request?: obje
  * answered without execution: a cached answer, a document refused before it ran), and the
  * subscriptions open.
  */
-export function useOperationMetrics(): GatewayPlugin {
+export function useOperationMetrics(names = new OperationNames()): GatewayPlugin {
   const params = new WeakMap<object, GraphQLParams>();
   const executed = new WeakSet<object>();
   return {
@@ -55,7 +99,7 @@ export function useOperationMetrics(): GatewayPlugin {
     onExecute({ args }) {
       const request = requestOf(args.contextValue);
       if (request) executed.add(request);
-      const labels = labelsOf(args.document as DocumentNode, args.operationName as string | null | undefined);
+      const labels = labelsOf(names, args.document as DocumentNode, args.operationName as string | null | undefined);
       return {
         onExecuteDone({ result }) {
           if (Symbol.asyncIterator in result) return;
@@ -66,7 +110,7 @@ export function useOperationMetrics(): GatewayPlugin {
     onSubscribe({ args }) {
       const request = requestOf(args.contextValue);
       if (request) executed.add(request);
-      const labels = labelsOf(args.document as DocumentNode, args.operationName as string | null | undefined);
+      const labels = labelsOf(names, args.document as DocumentNode, args.operationName as string | null | undefined);
       return {
         onSubscribeResult({ result }) {
           if (!(Symbol.asyncIterator in result)) {
@@ -85,7 +129,7 @@ export function useOperationMetrics(): GatewayPlugin {
     },
     onResultProcess({ request, result }) {
       if (typeof request !== 'object' || request === null || executed.has(request) || Array.isArray(result) || Symbol.asyncIterator in result) return;
-      operations.inc({ ...labelsOfParams(params.get(request)), outcome: outcomeOf(result) });
+      operations.inc({ ...labelsOfParams(names, params.get(request), result), outcome: outcomeOf(result) });
     },
   };
 }
@@ -97,6 +141,10 @@ export function metricsPlugins(log: Logger): GatewayPlugin[] {
       log,
       endpoint: METRICS_PATH,
       registry,
+      // No request URL (a GET operation's query string holds variables: VAT numbers, ids) and no
+      // client-chosen operation name or field path (unbounded series): `openapi_operations_total`
+      // labels bounded, validated names.
+      labels: { url: false, operationName: false, path: false },
       metrics: {
         graphql_envelop_request: true,
         graphql_envelop_request_duration: true,

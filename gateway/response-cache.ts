@@ -23,6 +23,7 @@ import { createHash } from 'node:crypto';
 import { createInMemoryCache, useResponseCache, type Cache } from '@graphql-yoga/plugin-response-cache';
 import { createRedisCache } from '@envelop/response-cache-redis';
 import { getOperationAST, parse, Kind, type ExecutionResult, type ObjectTypeDefinitionNode, type ConstDirectiveNode } from 'graphql';
+import { parseBounded } from './limits.ts';
 import type { Redis } from 'ioredis';
 import { LRUCache } from 'lru-cache';
 import { POSTAL_TTL } from '../subgraphs/postal/upstream.ts';
@@ -238,7 +239,7 @@ export function createResponseCache(opts: ResponseCacheOptions): LayerResponseCa
     let type = operationTypes.get(key);
     if (type === undefined) {
       try {
-        type = getOperationAST(parse(query), operationName ?? undefined)?.operation ?? '';
+        type = getOperationAST(parseBounded(query), operationName ?? undefined)?.operation ?? '';
       } catch {
         type = '';
       }
