@@ -12,7 +12,7 @@
  * ended, a drain cut short reporting what was left. Last, the image and compose definitions parse
  * and name entry points the build emits.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { once } from 'node:events';
@@ -208,6 +208,33 @@ describe('npm run build: JavaScript that node runs as the image does', () => {
     expect(answered.data?.company).toMatchObject({ companyName: expect.any(String) });
     expect(await withSafety(exited, 'exit', 25_000)).toEqual([0, null]);
     expect(gateway.output()).not.toMatch(/not stopped in time|failed|cut short/);
+  });
+
+  it('the image\'s default command (node main.js, one process) drains on SIGTERM too: the subscription is closed with 1001, the process exits 0', async () => {
+    const proc = spawn(process.execPath, [`${DIST}/main.js`], { cwd: ROOT, env: baseEnv({ LAYER_SECRET: SECRET, PORT: '0', RISK_POLL_MAX_CALLS_PER_MIN: '0', SHUTDOWN_TIMEOUT_MS: '20000' }), stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    proc.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    proc.stderr.on('data', (c: Buffer) => (out += c.toString()));
+    const exited = once(proc, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
+    try {
+      const [, url, emu] = await until('the one-process stack ready', async () => /GraphiQL and GraphQL: +(http:\/\/127\.0\.0\.1:\d+)\/graphql\n[^]*embedded emulator at (http:\/\/127\.0\.0\.1:\d+)/.exec(out) ?? undefined, 60_000);
+      await emulatorControl(emu!, 'POST', 'risk/timing', { completeAfterMs: 0 });
+      const order = await gqlAt<{ orderPatrimonialReport: { id: string } }>(url!, `mutation { orderPatrimonialReport(input: { name: "MARIO", surname: "ROSSI", taxCode: "${CF}" }) { id } }`);
+      expect(order.errors).toBeUndefined();
+      const closeCodes: number[] = [];
+      const client = createClient({ url: url!.replace(/^http/, 'ws') + '/graphql', webSocketImpl: WebSocket, retryAttempts: 0, lazy: true, on: { closed: (e) => void closeCodes.push((e as { code: number }).code) } });
+      clients.push(client);
+      const updates = client.iterate<{ riskRequestUpdated: { state: string } }>({ query: 'subscription($id: ID!) { riskRequestUpdated(id: $id) { state } }', variables: { id: order.data!.orderPatrimonialReport.id } });
+      expect((await withSafety(updates.next(), 'first state')).value?.data?.riskRequestUpdated.state).toBe('PROCESSING');
+      proc.kill('SIGTERM');
+      // Closed, not completed: without retries the client reports the close as an error.
+      await expect(withSafety(updates.next(), 'the close')).rejects.toMatchObject({ code: 1001 });
+      expect(closeCodes).toEqual([1001]);
+      expect(await withSafety(exited, 'exit', 25_000)).toEqual([0, null]);
+      expect(out).not.toMatch(/not stopped in time|failed|cut short/);
+    } finally {
+      if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
+    }
   });
 });
 
