@@ -27,7 +27,7 @@ import { UpstreamClient } from '../subgraphs/upstream/client.ts';
 import { AREAS } from '../contract/areas.ts';
 import { loadUpstreamConfig, parseEnv, type UpstreamConfig } from '../subgraphs/upstream/config.ts';
 import { upstreamStores } from '../subgraphs/upstream/stores.ts';
-import { ManagedServiceToken, scopesFor } from '../subgraphs/upstream/service-token.ts';
+import { ManagedServiceToken, graceMsFor, scopesFor } from '../subgraphs/upstream/service-token.ts';
 import { fixedLayerToken, workTokens } from '../subgraphs/upstream/work-tokens.ts';
 import { redisPrefixFromEnv } from '../subgraphs/runtime/redis.ts';
 import { DEFAULT_SHUTDOWN_TIMEOUT_MS, redisCheck, type DrainResult } from '../subgraphs/runtime/health.ts';
@@ -267,6 +267,7 @@ function managedTokenFor(env: NodeJS.ProcessEnv, config: UpstreamConfig, names: 
   return new ManagedServiceToken(upstream, scopesFor(config.env, names, env), env.OPENAPI_EMAIL!.trim(), {
     ...(Number.isFinite(ttl) && ttl > 0 ? { ttlSeconds: Math.floor(ttl) } : {}),
     ...(clock ? { now: clock } : {}),
+    graceMs: graceMsFor(env),
   });
 }
 

@@ -6,9 +6,13 @@
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startTestStack, type TestStack } from './support/stack.ts';
+import { startStack } from '../stack.ts';
 import { managedTokenOf, scopesFor } from '../subgraphs/upstream/service-token.ts';
 import { LAYER_TOKEN, fixedLayerToken, workTokens } from '../subgraphs/upstream/work-tokens.ts';
 import { bureauInput, CF } from './support/risk.ts';
+import { createClient } from 'graphql-ws';
+import WebSocket from 'ws';
+import { DEFAULT_BULK_PASSWORD, DEFAULT_BULK_USERNAME } from '../emulator/pecmassiva/index.ts';
 
 let t: TestStack;
 let now = Date.now();
@@ -22,7 +26,7 @@ interface Call {
 
 beforeAll(async () => {
   t = await startTestStack(
-    { OPENAPI_EMAIL: 'emulator@example.com', OPENAPI_APIKEY: 'emulator-apikey', OPENAPI_MANAGED_TOKEN_TTL_S: '3600', RISK_POLL_INTERVAL_MS: '3600000' },
+    { OPENAPI_EMAIL: 'emulator@example.com', OPENAPI_APIKEY: 'emulator-apikey', OPENAPI_MANAGED_TOKEN_TTL_S: '3600', RISK_POLL_INTERVAL_MS: '3600000', PECMASSIVA_INBOX_POLL_MS: '50' },
     { clock: () => now },
   );
   now = ((await t.control('clock', { mode: 'manual' })) as { nowMs: number }).nowMs;
@@ -85,15 +89,14 @@ it('a callback re-read after a rotation uses the new token and succeeds', async 
 
   await t.clearCalls();
   await t.control('risk/advance', { id });
-  // The callback arrives; its re-read (free) decides the state.
+  // The callback arrives (the emulator's delivery log), and the layer's re-read of it (free) follows.
+  const readsOf = async (): Promise<Call[]> => ((await t.calls('risk')) as unknown as Call[]).filter((c) => c.method === 'GET' && c.path.endsWith(id));
+  const deliveries = async (): Promise<Array<{ url: string; status: number }>> => (await (await fetch(`${t.stack.emulatorUrl}/_emulator/callbacks`)).json()) as Array<{ url: string; status: number }>;
   const deadline = Date.now() + 20_000;
-  let state = '';
-  while (Date.now() < deadline && state !== 'COMPLETE') {
-    state = (await t.gql<{ riskRequest: { state: string } }>(STATE, { id })).data?.riskRequest.state ?? '';
-  }
-  expect(state).toBe('COMPLETE');
-  const reads = ((await t.calls('risk')) as unknown as Call[]).filter((c) => c.method === 'GET' && c.path.endsWith(id));
-  expect(reads.length).toBeGreaterThanOrEqual(1);
+  while (Date.now() < deadline && !((await deliveries()).some((d) => d.url.includes('/callbacks/') && d.status === 200) && (await readsOf()).length > 0)) await new Promise((r) => setTimeout(r, 20));
+  const reads = await readsOf();
+  expect(reads.length).toBe(1);
+  expect((await t.gql<{ riskRequest: { state: string } }>(STATE, { id })).data?.riskRequest.state).toBe('COMPLETE');
   // Every read with the token valid now; none with the expired one (which the emulator refuses, 401).
   expect(reads.map((c) => [c.token, c.status])).toEqual(reads.map(() => [tail(second), 200]));
   expect(((await t.calls()) as unknown as Call[]).filter((c) => c.status === 401)).toEqual([]);
@@ -106,15 +109,62 @@ it('a callback re-read after a rotation uses the new token and succeeds', async 
   expect(fetched.map((c) => [c.token, c.status])).toEqual([[tail(second), 200]]);
 }, 60_000);
 
+it('an inbox subscription reads with the token valid now after a renewal, not the one it started with', async () => {
+  const manager = managedTokenOf(t.stack.upstream)!;
+  const client = createClient({ url: t.stack.gateway.wsUrl, webSocketImpl: WebSocket, retryAttempts: 0, lazy: true });
+  try {
+    type Msg = { data?: { inboxMessageReceived: { id: string } } | null; errors?: unknown };
+    const it = client.iterate<Msg['data'] & object>({
+      query: 'subscription ($c: BulkCredentialsInput!) { inboxMessageReceived(credentials: $c) { id } }',
+      variables: { c: { username: DEFAULT_BULK_USERNAME, password: DEFAULT_BULK_PASSWORD } },
+    });
+    const first = await it.next();
+    expect(first.value?.errors).toBeUndefined();
+    const newest = Number(first.value?.data?.inboxMessageReceived.id);
+    // Renewal (the token minted at 3,300 s is due at 6,540 s of its 6,900), then past the replaced
+    // token's expiry: the emulator refuses it (401) from then on.
+    const before = manager.current();
+    await advance(2800 * 1000);
+    await manager.renew();
+    await manager.settled();
+    const after = manager.current();
+    expect(after).not.toBe(before);
+    await advance(600 * 1000);
+    await t.clearCalls();
+    await t.control('pecmassiva/receive', { username: DEFAULT_BULK_USERNAME, count: 1, subject: 'Dopo il rinnovo' });
+    const next = await it.next();
+    expect(next.value?.errors).toBeUndefined();
+    expect(Number(next.value?.data?.inboxMessageReceived.id)).toBe(newest + 1);
+    await it.return?.();
+    const reads = (await t.calls('pecmassiva')) as unknown as Call[];
+    expect(reads.length).toBeGreaterThan(0);
+    expect([...new Set(reads.map((c) => `${c.token} ${c.status}`))]).toEqual([`${tail(manager.current())} 200`]);
+  } finally {
+    await client.dispose();
+  }
+}, 60_000);
+
 it('the managed token is minted with exactly the scopes of the served subgraphs, no wildcard', async () => {
   const value = managedTokenOf(t.stack.upstream)!.current();
   const held = ((await (await fetch(`${t.stack.emulatorUrl}/_emulator/tokens/${encodeURIComponent(value)}`)).json()) as { scopes: string[] }).scopes;
-  const want = scopesFor('emulator', ['company', 'risk', 'postal', 'pec', 'invoicing', 'account']);
-  expect([...held].sort()).toEqual(want);
-  expect(want.some((s) => s.includes('*'))).toBe(false);
-  expect(want).toContain('GET:test.cap.openapi.it/cerca_comuni');
-  expect(want).toContain('POST:test.risk.openapi.com/IT-patrimoniale-persona');
-  expect(want.filter((s) => s.includes('oauth.openapi.com'))).toEqual([]);
+  // Independent of scopesFor: scopes each area's features call, written out (the slow tiers' POSTs among them).
+  for (const scope of [
+    'GET:test.cap.openapi.it/cerca_comuni',
+    'GET:test.cap.openapi.it/cap',
+    'GET:test.company.openapi.com/IT-start',
+    'POST:test.company.openapi.com/IT-full',
+    'POST:test.company.openapi.com/IT-stakeholders',
+    'POST:test.risk.openapi.com/IT-patrimoniale-persona',
+    'GET:test.ws.pecmassiva.com/inbox',
+    'POST:test.invoice.openapi.com/IT-invoices',
+  ])
+    expect(held).toContain(scope);
+  expect(held.filter((s) => s.includes('*') || s.includes('oauth.openapi.com'))).toEqual([]);
+  // Every scope held is one the account has enabled (the emulator's GET /scopes, Basic).
+  const basic = `Basic ${Buffer.from('emulator@example.com:emulator-apikey').toString('base64')}`;
+  const enabled = ((await (await fetch(`${t.stack.emulatorUrl}/oauth/scopes`, { headers: { authorization: basic } })).json()) as { data: Array<{ scope: string }> }).data.map((s) => s.scope);
+  expect(held.filter((s) => !enabled.includes(s))).toEqual([]);
+  expect(new Set(held).size).toBe(held.length);
   expect(scopesFor('production', ['postal'])).toContain('GET:cap.openapi.it/cap');
 });
 
@@ -133,13 +183,24 @@ it('work tokens: the layer token kept as a marker and resolved at call time; a c
   expect(workTokens(null).use(LAYER_TOKEN)).toBe('');
 });
 
-it('a graceful close deletes the tokens the layer minted', async () => {
-  const manager = managedTokenOf(t.stack.upstream)!;
-  const value = manager.current();
-  await t.clearCalls();
-  await manager.close();
-  const deletes = ((await t.calls('oauth')) as unknown as Call[]).filter((c) => c.method === 'DELETE');
-  // The current token and the one replaced above (still in its grace period).
-  expect(deletes.map((c) => c.status)).toEqual([200, 200]);
-  expect((await fetch(`${t.stack.emulatorUrl}/_emulator/tokens/${encodeURIComponent(value)}`)).status).toBe(404);
-});
+it('a graceful close of the stack deletes the tokens the layer minted', async () => {
+  // A second layer on the same emulator, shut down as a deployment is (stack.shutdown).
+  const other = await startStack({
+    env: { OPENAPI_ENV: 'emulator', OPENAPI_EMAIL: 'emulator@example.com', OPENAPI_APIKEY: 'emulator-apikey' },
+    emulatorUrl: t.stack.emulatorUrl!,
+    port: 0,
+  });
+  let closed = false;
+  try {
+    const value = managedTokenOf(other.upstream)!.current();
+    expect((await fetch(`${t.stack.emulatorUrl}/_emulator/tokens/${encodeURIComponent(value)}`)).status).toBe(200);
+    await t.clearCalls();
+    expect((await other.shutdown()).clean).toBe(true);
+    closed = true;
+    const deletes = ((await t.calls('oauth')) as unknown as Call[]).filter((c) => c.method === 'DELETE');
+    expect(deletes.map((c) => [c.path.startsWith('/tokens/'), c.status])).toEqual([[true, 200]]);
+    expect((await fetch(`${t.stack.emulatorUrl}/_emulator/tokens/${encodeURIComponent(value)}`)).status).toBe(404);
+  } finally {
+    if (!closed) await other.close();
+  }
+}, 120_000);

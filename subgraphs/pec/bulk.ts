@@ -187,8 +187,8 @@ export class BulkService {
   private readonly lastSend = new Map<string, number>();
   private upstream: Upstream | null = null;
   private ledger: CostLedger | null = null;
-  /** Which token a job calls with: the layer's own kept as a marker, resolved per call (`SubgraphDeps.tokens`). */
-  private tokens: WorkTokens = PASS_THROUGH_TOKENS;
+  /** Which token a job (and an inbox subscription) calls with: the layer's own kept as a marker, resolved per call (`SubgraphDeps.tokens`). */
+  tokens: WorkTokens = PASS_THROUGH_TOKENS;
   private timer: NodeJS.Timeout | null = null;
   private ticking: Promise<void> | null = null;
 

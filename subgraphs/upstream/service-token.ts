@@ -34,6 +34,7 @@ import { familiesOf, pecEndpoints } from '../pec/upstream.ts';
 import { BULK } from '../pec/bulk.ts';
 import * as invoicingTables from '../invoicing/upstream.ts';
 import type { LayerToken } from './work-tokens.ts';
+import { log } from '../runtime/log.ts';
 
 const CREATE: Endpoint = { area: 'oauth', method: 'POST', path: '/tokens', auth: 'basic', timeoutMs: 20_000 };
 const SCOPES: Endpoint = { area: 'oauth', method: 'GET', path: '/scopes', auth: 'basic', ttl: 0, timeoutMs: 10_000 };
@@ -84,12 +85,23 @@ export function scopesFor(env: OpenapiEnv, subgraphs: readonly string[], vars: N
   return [...scopes].sort();
 }
 
+/**
+ * How long a replaced token stays valid: two minutes, or longer when an operation may hold the
+ * token's value longer, a slow company purchase waiting `COMPANY_SLOW_CALLBACK_WAIT_MS` for its
+ * callback before it polls with the same token (the wait plus two minutes). Background work needs
+ * none of it (it resolves the marker per call).
+ */
+export function graceMsFor(vars: NodeJS.ProcessEnv): number {
+  const wait = Number(vars.COMPANY_SLOW_CALLBACK_WAIT_MS);
+  return Math.max(120_000, (Number.isFinite(wait) && wait > 0 ? wait : 0) + 120_000);
+}
+
 export interface ManagedTokenOptions {
   /** Lifetime asked for each token (seconds). `OPENAPI_MANAGED_TOKEN_TTL_S`. @default 2592000 (30 days) */
   ttlSeconds?: number;
   /** Renew this long before expiry (seconds). @default a tenth of the lifetime */
   renewBeforeSeconds?: number;
-  /** How long a replaced token stays valid for calls already under way (ms). @default 120000 */
+  /** How long a replaced token stays valid for calls already under way (ms). @default 120000 (`graceMsFor`) */
   graceMs?: number;
   /** The clock the expiry is read on. @default Date.now */
   now?: () => number;
@@ -157,7 +169,7 @@ export class ManagedServiceToken implements LayerToken {
       })
       .catch((err: unknown) => {
         this.mintError = err instanceof Error ? err.message : String(err);
-        console.warn(`[service token] minting the layer's token failed: ${this.mintError}; operations get UNAUTHENTICATED until it succeeds`);
+        log.warn({ area: 'service-token', reason: this.mintError }, "minting the layer's token failed; operations get UNAUTHENTICATED until it succeeds");
       })
       .finally(() => {
         this.minting = null;
@@ -181,12 +193,12 @@ export class ManagedServiceToken implements LayerToken {
         typeof s === 'string' ? [s] : s && typeof s === 'object' && typeof (s as { scope?: unknown }).scope === 'string' && (s as { enabled?: unknown }).enabled !== false ? [(s as { scope: string }).scope] : [],
       );
     } catch (err) {
-      console.warn(`[service token] the account's scopes are unreadable (${err instanceof Error ? err.message : String(err)}); minting with every scope wanted`);
+      log.warn({ area: 'service-token', err }, "the account's scopes are unreadable; minting with every scope wanted");
       return this.scopes;
     }
     const kept = this.scopes.filter((s) => scopeGranted(enabled, s));
     const dropped = this.scopes.filter((s) => !kept.includes(s));
-    if (dropped.length > 0) console.warn(`[service token] the account has not enabled ${dropped.length} scope(s) the layer calls, minted without them: ${dropped.join(', ')}`);
+    if (dropped.length > 0) log.warn({ area: 'service-token', dropped }, 'the account has not enabled scopes the layer calls: minted without them');
     return kept;
   }
 
@@ -231,7 +243,7 @@ export class ManagedServiceToken implements LayerToken {
       await this.mint();
     } catch (err) {
       // The old token stays in use; the next call tries again.
-      console.warn(`[service token] renewal failed: ${(err as Error).message}`);
+      log.warn({ area: 'service-token', err }, 'renewal failed');
       return;
     }
     if (old) {
@@ -274,7 +286,7 @@ export class ManagedServiceToken implements LayerToken {
     await Promise.all(
       minted.map((token) =>
         this.upstream.call(this.ctx, DELETE, { params: { token } }).catch((err: unknown) => {
-          console.warn(`[service token] deleting a token at close failed: ${err instanceof Error ? err.message : String(err)}`);
+          log.warn({ area: 'service-token', err }, 'deleting a token at close failed');
         }),
       ),
     );

@@ -15,6 +15,7 @@ import type { CallContext, Upstream } from '../../upstream/upstream.ts';
 import type { BulkCredentialsInput, BulkInboxMessage, BulkThread, BulkSendingResolvers, BulkSendInput, MutationResolvers, QueryResolvers, SubscriptionResolvers } from '../__generated__/resolvers-types.ts';
 import { BULK, countsOf, type BulkCredentials, type BulkService, type SendRequest } from '../bulk.ts';
 import { isObj } from '../model.ts';
+import { log } from '../../runtime/log.ts';
 
 const PAGE = 25;
 
@@ -318,14 +319,17 @@ export function bulkResolvers(bulk: BulkService, maxBytes: number) {
       });
     async function* loop(): AsyncGenerator<{ inboxMessageReceived: BulkInboxMessage }> {
       // Background reads: an operation of their own on the tenant's day (the subscribing one has ended).
-      const bg = { auth: ctx.auth, meter: ctx.meter.background(), upstream: ctx.upstream };
+      // The layer's own token is kept as a marker and resolved per read (it may be renewed meanwhile).
+      const kept = bulk.tokens.keep(ctx.auth.token);
+      const meter = ctx.meter.background();
+      const read = (): CallContext & { upstream: Upstream } => ({ auth: { ...ctx.auth, token: bulk.tokens.use(kept) }, meter, upstream: ctx.upstream });
       let seen = 0;
       let start = true;
       try {
         while (!stop.signal.aborted) {
           let found: BulkInboxMessage[] | null;
           try {
-            found = await newest(bg, creds, q, seen);
+            found = await newest(read(), creds, q, seen);
           } catch (err) {
             throw refusedCredentials(err);
           }
@@ -339,8 +343,8 @@ export function bulkResolvers(bulk: BulkService, maxBytes: number) {
           await pause(bulk.inboxPollMs);
         }
       } finally {
-        const spent = bg.meter.summary();
-        if (spent.upstreamCalls > 0) console.info(`[pecmassiva] an inbox subscription ended: ${spent.upstreamCalls} reads, €${spent.euro}`);
+        const spent = meter.summary();
+        if (spent.upstreamCalls > 0) log.info({ area: 'pecmassiva', reads: spent.upstreamCalls, euro: spent.euro }, 'an inbox subscription ended');
       }
     }
     const gen = loop();
