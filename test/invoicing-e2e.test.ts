@@ -111,7 +111,8 @@ describe('configurations', () => {
     const config = await configure(token);
     expect(config).toMatchObject({ fiscalId: SENDER_VAT, email: 'fatture@example.com', customerInvoices: true, supplierInvoices: true, receipts: false, active: true });
     expect(config.events).toEqual(['CUSTOMER_INVOICE', 'SUPPLIER_INVOICE']);
-    expect(await callsOf()).toEqual(['GET /IT-configurations 200', 'POST /api_configurations 200']);
+    // The count, the creation, and the list again (free: the €1 is settled by the configuration's place among the account's).
+    expect(await callsOf()).toEqual(['GET /IT-configurations 200', 'POST /api_configurations 200', 'GET /IT-configurations 200']);
     expect(await t.credit(token)).toBe(50);
 
     // Registered upstream: the layer's own signed callback under /callbacks/invoicing/, once for both events.

@@ -129,13 +129,14 @@ function covered(record: Obj, mapped: string[], notExposed: Record<string, strin
 
 let stub: Stub;
 let t: TestStack;
-let served: string | null = null;
+/** The example keys the stub served during one row (a creation is followed by a free re-read of the list). */
+let served: string[] = [];
 
 beforeAll(async () => {
   stub = await startStub((req, res) => {
     const path = req.path.split('?')[0]!;
     const route = (key: string): void => {
-      served = key;
+      served.push(key);
       const ex = EXAMPLES[key];
       if (typeof ex === 'string') res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(ex);
       else json(res, 200, ex);
@@ -212,8 +213,8 @@ describe('every 200 example of the invoicing specs', () => {
   });
 
   it.each(Object.keys(ROWS))('%s comes out of the gateway intact', async (key) => {
-    served = null;
+    served = [];
     await ROWS[key]!();
-    expect(served).toBe(key);
+    expect(served).toContain(key);
   });
 });
