@@ -5,8 +5,11 @@
  */
 import { startStack } from './stack.ts';
 import { stopOnSignals } from './services/run.ts';
+import { setupTracing } from './subgraphs/runtime/tracing.ts';
 import { shutdownTimeoutFromEnv } from './subgraphs/runtime/health.ts';
 
+// First: traces on (OTEL_EXPORTER_OTLP_ENDPOINT) before the stack's plugins are built.
+await setupTracing();
 const stack = await startStack();
 const { gateway, config, emulatorUrl } = stack;
 console.log(`openapi-supergraph ready`);

@@ -20,7 +20,7 @@ import { GraphQLError, type ExecutionResult } from 'graphql';
 import { ESTIMATE_HEADER, OPERATION_HEADER } from '../subgraphs/runtime/operation.ts';
 import type { PricingTable } from '../subgraphs/runtime/pricing.ts';
 import { mergeSummaries, summarize, type CostSummary } from '../subgraphs/upstream/cost.ts';
-import { countBudgetRefused } from '../subgraphs/runtime/metrics.ts';
+import { countBudgetRefused, countReplayedAnswer } from '../subgraphs/runtime/metrics.ts';
 import { setLogContext } from '../subgraphs/runtime/log.ts';
 import { EstimateError, estimateOperation, type Estimate } from './estimate.ts';
 import { SERVED_FROM_RESPONSE_CACHE, SHARED_IN_FLIGHT } from './response-cache.ts';
@@ -107,6 +107,7 @@ export function useCost(opts: CostPluginOptions): GatewayPlugin {
         const message = err instanceof EstimateError ? `This operation cannot be priced before it runs: ${err.message}` : 'This operation cannot be priced before it runs';
         if (!(err instanceof EstimateError)) log.error({ err }, '[gateway] estimate failed');
         setResultAndStopExecution({ errors: [new GraphQLError(message, { extensions: { code: 'COST_LIMIT_EXCEEDED', scope: 'operation' } })], extensions: { cost: { ...summarize([]), estimate: { euro: 0, breakdown: [] } } } });
+        countBudgetRefused('unpriced', 'estimate');
         return;
       }
       const state: OperationState = { id: randomUUID(), estimate, parts: [] };
@@ -154,11 +155,13 @@ export function useCost(opts: CostPluginOptions): GatewayPlugin {
       // Served whole from the response cache: no call made, the stored cost says what was saved.
       if (SERVED_FROM_RESPONSE_CACHE in result) {
         setResult({ ...result, extensions: { ...(result.extensions ?? {}), cost: replayedCost(result.extensions?.cost, 'cache') } });
+        countReplayedAnswer('cache');
         return;
       }
       // Another caller's answer, shared in flight: it reported the calls, this one the de-duplication.
       if (SHARED_IN_FLIGHT in result) {
         setResult({ ...result, extensions: { ...(result.extensions ?? {}), cost: replayedCost(result.extensions?.cost, 'dedup') } });
+        countReplayedAnswer('dedup');
         return;
       }
       if (result.extensions?.cost === undefined) setResult({ ...result, extensions: { ...(result.extensions ?? {}), cost: { ...summarize([]), estimate: { euro: 0, breakdown: [] } } } });

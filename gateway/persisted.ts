@@ -25,6 +25,7 @@ import { LRUCache } from 'lru-cache';
 import type { GatewayConfig, GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import { createGraphQLError, type GraphQLParams } from 'graphql-yoga';
 import { connectRedis } from '../subgraphs/runtime/redis.ts';
+import { log } from '../subgraphs/runtime/log.ts';
 
 export type PersistedMode = 'apq' | 'trusted' | 'off';
 
@@ -171,7 +172,7 @@ export function persistedOperations(opts: PersistedOperationsOptions = {}): Pers
       if (!pending) return;
       return ({ valid }) => {
         if (!valid) return;
-        store.set(pending.hash, pending.query).catch((err: unknown) => console.warn(`[gateway] persisted query not kept: ${(err as Error).message}`));
+        store.set(pending.hash, pending.query).catch((err: unknown) => log.warn({ area: 'persisted', err }, 'persisted query not kept'));
       };
     },
   };

@@ -31,6 +31,7 @@ import { onLayerChange, tenantOfTopic } from '../subgraphs/runtime/changes.ts';
 import { channelOf, closeRedis, connectRedis, DEFAULT_REDIS_PREFIX, unlinkMatching } from '../subgraphs/runtime/redis.ts';
 import { tenantOf } from '../subgraphs/upstream/tenant.ts';
 import { ESTIMATE_ONLY_HEADER } from './cost.ts';
+import { log } from '../subgraphs/runtime/log.ts';
 
 /**
  * Seconds a field of each subgraph may be served from a cached answer: the shortest lifetime of
@@ -179,11 +180,11 @@ export function createResponseCache(opts: ResponseCacheOptions): LayerResponseCa
   };
   const forget = (tenant: string | null): void => {
     const jobs = [tenant ? invalidateTenant(tenant) : undefined, invalidateTenant(ANONYMOUS)];
-    for (const j of jobs) if (j) void Promise.resolve(j).catch((err: unknown) => console.error('[gateway] response cache invalidation failed', err));
+    for (const j of jobs) if (j) void Promise.resolve(j).catch((err: unknown) => log.error({ area: 'response-cache', err }, 'invalidation failed'));
   };
 
   const stopListening = onLayerChange((change) => {
-    if (change.kind === 'cleared') void clear().catch((err: unknown) => console.error('[gateway] response cache clear failed', err));
+    if (change.kind === 'cleared') void clear().catch((err: unknown) => log.error({ area: 'response-cache', err }, 'clear failed'));
     else forget(tenantOfTopic(change.topic));
   });
   // Other replicas' changes: every kit topic's channel on the bus (`tracking/redis-bus.ts`).
@@ -192,7 +193,7 @@ export function createResponseCache(opts: ResponseCacheOptions): LayerResponseCa
     sub = connectRedis(opts.redisUrl, { prefix, name: 'response-cache-sub', commandTimeoutMs: 0 });
     const channels = channelOf(sub, 'bus:');
     sub.on('pmessage', (_p: string, channel: string) => forget(tenantOfTopic(channel.slice(channels.length))));
-    void sub.psubscribe(`${channels}*`).catch((err: unknown) => console.error('[gateway] response cache: bus subscription failed', err));
+    void sub.psubscribe(`${channels}*`).catch((err: unknown) => log.error({ area: 'response-cache', err }, 'bus subscription failed'));
   }
 
   /**

@@ -20,7 +20,7 @@ import { subgraphRoute } from '../gateway/proxy.ts';
 import { createSubgraphs, SUBGRAPH_NAMES } from '../subgraphs/index.ts';
 import { PRICING } from '../subgraphs/pricing.ts';
 import { registerSecrets, secretsOfEnv } from '../subgraphs/runtime/redact.ts';
-import { routeConsole } from '../subgraphs/runtime/log.ts';
+import { logLevelSettingOfEnv, routeConsole } from '../subgraphs/runtime/log.ts';
 import { startSubgraphServer, type RunningSubgraphs, type Subgraph } from '../subgraphs/runtime/server.ts';
 import { layerSecret } from '../subgraphs/runtime/signing.ts';
 import { UpstreamClient } from '../subgraphs/upstream/client.ts';
@@ -338,8 +338,8 @@ export function gatewayOptionsFromEnv(env: NodeJS.ProcessEnv, subgraphUrls: Reco
     host: opts.host ?? hostFromEnv(env, 'HOST', '127.0.0.1'),
     routes: [subgraphRoute('callbacks', areaBases), subgraphRoute('files', areaBases)],
     // LOG_LEVEL (or GATEWAY_LOG_LEVEL) of this environment; these secrets never reach a log line.
-    logLevel: env.LOG_LEVEL?.trim() || env.GATEWAY_LOG_LEVEL,
-    logSecrets: [env.OPENAPI_TOKEN, env.OPENAPI_APIKEY, env.LAYER_SECRET],
+    logLevel: logLevelSettingOfEnv(env),
+    logSecrets: secretsOfEnv(env),
     cost: { pricing: PRICING, maxEuroPerOperation: config.maxEuroPerOperation, defaultListSize: config.estimateListSize },
     corsOrigins: corsOriginsFromEnv(env),
     persisted: persistedFromEnv(env),

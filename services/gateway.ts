@@ -8,9 +8,12 @@
 import { startGateway } from '../gateway/index.ts';
 import { gatewayOptionsFromEnv, subgraphUrlsFromEnv } from './build.ts';
 import { runService } from './run.ts';
+import { setupTracing } from '../subgraphs/runtime/tracing.ts';
 import { shutdownTimeoutFromEnv } from '../subgraphs/runtime/health.ts';
 
 await runService('gateway', async () => {
+  // First: traces on (OTEL_EXPORTER_OTLP_ENDPOINT) before the gateway's plugins are built.
+  await setupTracing();
   const subgraphUrls = subgraphUrlsFromEnv(process.env);
   const gateway = await startGateway(gatewayOptionsFromEnv(process.env, subgraphUrls));
   return {

@@ -9,12 +9,15 @@
  */
 import { startSubgraphsFromEnv, subgraphUrlVariable } from './build.ts';
 import { runService } from './run.ts';
+import { setupTracing } from '../subgraphs/runtime/tracing.ts';
 import { shutdownTimeoutFromEnv } from '../subgraphs/runtime/health.ts';
 
 // `npm run subgraph -- company risk` or `-- company,risk`.
 const names = process.argv.slice(2).flatMap((a) => a.split(',')).map((a) => a.trim()).filter(Boolean);
 
 await runService('subgraph', async () => {
+  // First: traces on (OTEL_EXPORTER_OTLP_ENDPOINT) before the subgraphs' plugins are built.
+  await setupTracing();
   const layer = await startSubgraphsFromEnv({ env: process.env, names, standalone: true });
   const { config } = layer;
   return {

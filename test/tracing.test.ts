@@ -17,7 +17,7 @@ let t: TestStack;
 let token: string;
 
 beforeAll(async () => {
-  expect(setupTracing({ exporter, env: {} })).toBe(true);
+  expect(await setupTracing({ exporter, env: {} })).toBe(true);
   t = await startTestStack();
   token = await t.createToken(100);
 }, 120_000);

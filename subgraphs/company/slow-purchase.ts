@@ -41,6 +41,7 @@ import { CostMeter } from '../upstream/cost.ts';
 import type { Endpoint } from '../upstream/endpoint.ts';
 import type { CallOptions, Upstream } from '../upstream/upstream.ts';
 import { COMPANY_ENDPOINTS } from './upstream.ts';
+import { log } from '../runtime/log.ts';
 
 export type SlowPurchaseMode = 'callback' | 'poll';
 
@@ -203,7 +204,7 @@ export class SlowPurchases {
     if (upstream) {
       const ctx = { auth: { token: '', tenant: claims.t }, meter: new CostMeter() };
       // Kept only while its purchase is still marked pending: not after a monitor check dropped it.
-      await upstream.remember(ctx, ep, { params: { id: claims.i } }, dataset, claims.n).catch((err: unknown) => console.warn(`[company] dataset not cached: ${(err as Error).message}`));
+      await upstream.remember(ctx, ep, { params: { id: claims.i } }, dataset, claims.n).catch((err: unknown) => log.warn({ area: 'company', err }, 'dataset not cached'));
     }
     this.waiters.get(claims.n)?.resolve(dataset);
     sendJson(res, 200, { ok: true });

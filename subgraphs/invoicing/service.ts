@@ -24,6 +24,7 @@ import { CostMeter } from '../upstream/cost.ts';
 import { UpstreamError } from '../upstream/errors.ts';
 import { INVOICING_AREA, secondsOf } from './policy.ts';
 import { INVOICING, type InvoicingFamily, type InvoicingKind } from './upstream.ts';
+import { log } from '../runtime/log.ts';
 
 export type InvoicingServiceOptions = TrackingServiceOptions<InvoicingFamily>;
 export type TrackedInvoice = TrackedRequest<InvoicingFamily>;
@@ -575,7 +576,7 @@ export class InvoicingService extends TrackingService<InvoicingFamily, Invoicing
     setImmediate(() => {
       // The token valid when it calls: the layer's own may have been rotated since the void was issued.
       void this.read({ auth: { token: this.workTokens.use(kept), tenant: entry.tenant }, meter: new CostMeter(), upstream }, 'RECEIPT', parent).catch((err: unknown) =>
-        console.warn(`[invoicing] voided sale ${parent} not re-read: ${(err as Error).message}`),
+        log.warn({ area: 'invoicing', id: parent, err }, 'voided sale not re-read'),
       );
     });
   }
@@ -650,7 +651,7 @@ export class InvoicingService extends TrackingService<InvoicingFamily, Invoicing
     }
     if (reservation.relay) {
       const target = reservation.relay;
-      await relay(target, { event: EVENT_NAMES.RECEIPT_CREDENTIALS, data: shown }, { allowPrivate: this.allowPrivateRelay, onRefused: (why) => console.warn(`[invoicing] credentials change of a configuration not relayed: ${why}`) });
+      await relay(target, { event: EVENT_NAMES.RECEIPT_CREDENTIALS, data: shown }, { allowPrivate: this.allowPrivateRelay, onRefused: (why) => log.warn({ area: 'invoicing', reason: why }, 'credentials change of a configuration not relayed') });
     }
     await this.replay.accept(reservation.key, nonce, verified.expiresAt);
     sendJson(res, 200, { ok: true });

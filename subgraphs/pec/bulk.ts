@@ -43,6 +43,7 @@ import type { Endpoint } from '../upstream/endpoint.ts';
 import { mayHaveBeenCarriedOut, UpstreamError } from '../upstream/errors.ts';
 import type { CallContext, Upstream } from '../upstream/upstream.ts';
 import { isObj, text, type Obj } from './model.ts';
+import { log } from '../runtime/log.ts';
 
 const WRITE_TIMEOUT = 30_000;
 const bulk = (method: Endpoint['method'], path: string, extra: Partial<Endpoint> = {}): Endpoint => ({ area: 'pecmassiva', method, path, ...extra });
@@ -257,7 +258,7 @@ export class BulkService {
       this.leases.set(id, this.now());
       return true;
     }
-    console.warn(`[pecmassiva] sending ${id}: lease lost, left to the process that holds it`);
+    log.warn({ area: 'pecmassiva', id }, 'sending: lease lost, left to the process that holds it');
     this.leases.delete(id);
     this.jobs.delete(id);
     const q = this.queueKey(job.sending.tenant, job.creds.username);
@@ -420,7 +421,7 @@ export class BulkService {
     this.upstream = deps.upstream;
     this.ledger = deps.ledger ?? null;
     this.tokens = deps.tokens ?? PASS_THROUGH_TOKENS;
-    const resumeLogged = (): Promise<unknown> => this.takeUp().catch((err: unknown) => console.error(`[pecmassiva] unfinished sendings not resumed: ${(err as Error).message}`));
+    const resumeLogged = (): Promise<unknown> => this.takeUp().catch((err: unknown) => log.error({ area: 'pecmassiva', err }, 'unfinished sendings not resumed'));
     const resumed = resumeLogged();
     this.timer = setInterval(() => void resumed.then(() => this.tick()), 100);
     this.timer.unref();
@@ -612,10 +613,10 @@ export class BulkService {
         for (const r of job.sending.recipients) if (r.code === code && (r.state === 'SENT' || r.state === 'ACCEPTED')) r.reason = reason;
         job.codes.delete(code);
         job.waits.delete(code);
-        console.warn(`[pecmassiva] sending ${job.sending.id}: ${reason}`);
+        log.warn({ area: 'pecmassiva', id: job.sending.id, reason }, 'sending stopped');
         return true;
       }
-      console.warn(`[pecmassiva] receipts of sending ${job.sending.id} not read: ${(err as Error).message}`);
+      log.warn({ area: 'pecmassiva', id: job.sending.id, err }, 'receipts of sending not read');
       job.waits.set(code, this.backoff(misses + 1));
       return false;
     }

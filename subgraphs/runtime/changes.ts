@@ -5,6 +5,7 @@
  * Redis channels), or the layer's caches were cleared. Listeners are called synchronously; a
  * listener's failure never stops the one announcing.
  */
+import { log } from './log.ts';
 
 export type LayerChange =
   /** A bus topic of the kit (`<area>:<tenant>` or `<area>:<tenant>:<id>`) received a new state. */
@@ -22,7 +23,7 @@ export function announceChange(change: LayerChange): void {
     try {
       l(change);
     } catch (err) {
-      console.error('[changes] listener failed', err);
+      log.error({ area: 'changes', err }, 'listener failed');
     }
   }
 }

@@ -30,10 +30,17 @@ export function parseLogLevel(value: string | null | undefined, fallback: LogLev
   return fallback;
 }
 
-/** The level an environment asks for (`LOG_LEVEL`, else `GATEWAY_LOG_LEVEL`), see the module's doc. */
+/** The level setting of an environment as written: `LOG_LEVEL`, else `GATEWAY_LOG_LEVEL`. */
+export const logLevelSettingOfEnv = (env: NodeJS.ProcessEnv): string | undefined => env.LOG_LEVEL?.trim() || env.GATEWAY_LOG_LEVEL?.trim() || undefined;
+
+/**
+ * The level an environment asks for (`LOG_LEVEL`, else `GATEWAY_LOG_LEVEL`), see the module's doc:
+ * the one place a level is read from configuration; unset or unknown → `info` (`error` under a test
+ * runner).
+ */
 export function logLevelOfEnv(env: NodeJS.ProcessEnv): LogLevel | false {
   const dflt: LogLevel = env.NODE_ENV === 'test' ? 'error' : 'info';
-  return parseLogLevel(env.LOG_LEVEL?.trim() || env.GATEWAY_LOG_LEVEL, dflt);
+  return parseLogLevel(logLevelSettingOfEnv(env), dflt);
 }
 
 /** A `LogWriter` that redacts each log's attributes and message before the next writer sees them. */

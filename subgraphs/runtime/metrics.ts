@@ -68,7 +68,7 @@ export const budgetsRefused = once(
   () =>
     new Counter({
       name: 'openapi_budget_refused_total',
-      help: 'Spending refused by a budget: scope operation or day; stage estimate (gateway, before running) or call (before an upstream call)',
+      help: 'Spending refused by a budget: scope operation, day, or unpriced (an operation that cannot be priced is not run); stage estimate (gateway, before running) or call (before an upstream call)',
       labelNames: ['scope', 'stage'] as const,
     }),
 );
@@ -102,6 +102,21 @@ export const operations = once(
       labelNames: ['operation', 'type', 'outcome'] as const,
     }),
 );
+
+export const answersReplayed = once(
+  'openapi_answers_replayed_total',
+  () =>
+    new Counter({
+      name: 'openapi_answers_replayed_total',
+      help: 'Client operations answered with an answer another operation paid for, by source (cache: the response cache, dedup: shared in flight)',
+      labelNames: ['source'] as const,
+    }),
+);
+
+/** Counts an operation answered from the response cache or shared in flight (the gateway's cost plugin). */
+export function countReplayedAnswer(source: 'cache' | 'dedup'): void {
+  answersReplayed.inc({ source });
+}
 
 export const subscriptionsOpen = once(
   'openapi_subscriptions_open',
@@ -138,7 +153,7 @@ export function countUpstreamCall(call: UpstreamCallEvent, endpoint: string): vo
 }
 
 /** Counts a refusal by a budget. */
-export function countBudgetRefused(scope: string, stage: 'estimate' | 'call'): void {
+export function countBudgetRefused(scope: 'operation' | 'day' | 'unpriced', stage: 'estimate' | 'call'): void {
   budgetsRefused.inc({ scope, stage });
 }
 

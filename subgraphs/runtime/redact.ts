@@ -4,7 +4,7 @@
  * a token, an API key, a password or the layer's signing secret.
  *
  * - Values: `Bearer <x>` / `Basic <x>` anywhere in text; the values of credential-like fields
- *   (`authorization`, `x-api-key`, `apikey`, `password`, `pin`, `token`, `…_token`, `…secret`, `cookie`)
+ *   (`authorization`, `x-api-key`, `apikey`, `x-openapi-account-key`, `…password`, `pin`, `token`, `…_token`, `…secret`, `cookie`)
  *   in logged objects, in `{name, value}` header pairs and `[name, value]` tuples, and in JSON or
  *   query strings inside text (`"token":"…"`, `\"password\":\"…\"`, `?token=…`); the capability
  *   part of signed URLs (`/callbacks/<area>/<signed key>`, `/files/<area>/<signed token>`).
@@ -53,13 +53,13 @@ function knownSecrets(): Set<string> {
 }
 
 /** Credential-like keys (compared lower-case, without `-` and `_`). */
-const SENSITIVE_KEY = /^(authorization|proxyauthorization|cookie|setcookie|xapikey|apikey|password|passwd|pwd|pin|token|secret)$|(token|secret|password|apikey)$/;
+const SENSITIVE_KEY = /^(authorization|proxyauthorization|cookie|setcookie|xapikey|apikey|password|passwd|pwd|pin|token|secret)$|(token|secret|password|apikey|accountkey)$/;
 const isSensitiveKey = (key: string): boolean => SENSITIVE_KEY.test(key.toLowerCase().replace(/[-_]/g, ''));
 
 /** Words that may follow "Bearer"/"Basic" in prose (error messages, docs) and are no credential. */
 const PROSE = /^(?:scheme|schemes|auth|authentication|authorization|token|tokens|credential|credentials|header|realm|is|or|and|with)$/i;
 
-const TEXT_KEYS = String.raw`authorization|proxy-authorization|cookie|set-cookie|x-api-key|api[-_]?key|password|passwd|pin|[A-Za-z]*[-_]?token|[A-Za-z]*[-_]?secret`;
+const TEXT_KEYS = String.raw`authorization|proxy-authorization|cookie|set-cookie|x-api-key|api[-_]?key|(?:[A-Za-z]+[-_])*account[-_]?key|passwd|pin|[A-Za-z]*[-_]?password|[A-Za-z]*[-_]?token|[A-Za-z]*[-_]?secret`;
 /** `"key": "value"`, `key: "value"`, `\"key\":\"value\"`, `'key': 'value'` (a quoted value). */
 const QUOTED_FIELD = new RegExp(
   String.raw`((?<![A-Za-z0-9])(?:\\?["'])?(?:${TEXT_KEYS})(?:\\?["'])?\s*[:=]\s*)(\\"(?:[^"\\]|\\(?!"))*\\"|"(?:[^"\\]|\\.)*"|'[^']*')`,

@@ -14,6 +14,7 @@
  */
 import { createHash } from 'node:crypto';
 import { Redis, type RedisOptions } from 'ioredis';
+import { log as processLog } from './log.ts';
 
 /** Key prefix of the layer's keys unless one is given. */
 export const DEFAULT_REDIS_PREFIX = 'openapi-supergraph:';
@@ -29,7 +30,7 @@ export interface RedisConnectOptions {
   commandTimeoutMs?: number;
   /** Reconnection attempts a command waits for before failing. @default 2 */
   maxRetriesPerRequest?: number;
-  /** Where connection problems are reported. @default console.warn */
+  /** Where connection problems are reported. @default the process logger, at `warn` */
   log?: (line: string) => void;
 }
 
@@ -67,7 +68,7 @@ export function duplicateRedis(redis: Redis, name?: string): Redis {
 /** Logs the first error of an outage and the recovery, not every failed command or reconnection. */
 function watch(redis: Redis, opts: RedisConnectOptions): void {
   const name = opts.name ?? 'layer';
-  const log = opts.log ?? ((line: string) => console.warn(line));
+  const log = opts.log ?? ((line: string) => processLog.warn({ area: 'redis', name: opts.name ?? 'layer' }, line));
   settings.set(redis, { name, log, opts });
   let failing = false;
   redis.on('error', (err: Error) => {

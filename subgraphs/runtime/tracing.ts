@@ -8,17 +8,20 @@
  * (`traceUpstreamCall`, from the cost meter), so one trace holds the whole tree.
  */
 import { context, propagation, SpanKind, SpanStatusCode, trace, type Attributes } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
-import { openTelemetrySetup } from '@graphql-hive/plugin-opentelemetry/setup';
+import type { useOpenTelemetry } from '@graphql-hive/plugin-opentelemetry';
 import type { Plugin } from 'graphql-yoga';
 import { sourceLabel, type UpstreamCallEvent } from './metrics.ts';
+import { log } from './log.ts';
 
 /** The tracer of the layer's own spans. */
 export const TRACER_NAME = 'openapi-supergraph';
 
 let enabled = false;
+let hivePlugin: typeof useOpenTelemetry | null = null;
+
+/** Hive's OpenTelemetry gateway plugin, loaded by `setupTracing` when traces are on (null otherwise). */
+export const hiveOpenTelemetryPlugin = (): typeof useOpenTelemetry | null => hivePlugin;
 
 /** Whether traces are on in this process. */
 export const tracingEnabled = (): boolean => enabled;
@@ -34,21 +37,32 @@ export interface TracingOptions {
 
 /**
  * Turns traces on for the process when configured (the first call decides; later calls answer
- * whether they are on). OTLP over HTTP to `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, else
- * `<OTEL_EXPORTER_OTLP_ENDPOINT>/v1/traces`, in batches; W3C `traceparent` propagation.
+ * whether they are on). Call it first thing in an entry point, before the gateway and subgraphs are
+ * built (their plugins ask `tracingEnabled()`). OTLP over HTTP to
+ * `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, else `<OTEL_EXPORTER_OTLP_ENDPOINT>/v1/traces`, in batches;
+ * W3C `traceparent` propagation; the SDK's own diagnostics go to the process logger. The SDK, the
+ * exporter and Hive's plugin are imported only then, so a process without traces loads none of them.
  */
-export function setupTracing(opts: TracingOptions = {}): boolean {
+export async function setupTracing(opts: TracingOptions = {}): Promise<boolean> {
   if (enabled) return true;
   const env = opts.env ?? process.env;
   const base = env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim();
   const url = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim() || (base ? `${base.replace(/\/+$/, '')}/v1/traces` : '');
-  const exporter = opts.exporter ?? (url ? new OTLPTraceExporter({ url }) : null);
-  if (!exporter) return false;
+  if (!opts.exporter && !url) return false;
+  const [{ openTelemetrySetup }, { useOpenTelemetry }, { AsyncLocalStorageContextManager }] = await Promise.all([
+    import('@graphql-hive/plugin-opentelemetry/setup'),
+    import('@graphql-hive/plugin-opentelemetry'),
+    import('@opentelemetry/context-async-hooks'),
+  ]);
+  const exporter = opts.exporter ?? new (await import('@opentelemetry/exporter-trace-otlp-http')).OTLPTraceExporter({ url });
+  if (enabled) return true;
   openTelemetrySetup({
+    log,
     contextManager: new AsyncLocalStorageContextManager(),
     resource: { serviceName: opts.serviceName ?? (env.OTEL_SERVICE_NAME?.trim() || TRACER_NAME) },
     traces: { exporter, batching: !opts.exporter },
   });
+  hivePlugin = useOpenTelemetry;
   enabled = true;
   return true;
 }

@@ -20,6 +20,7 @@ import type { Endpoint } from '../../upstream/endpoint.ts';
 import { UpstreamError } from '../../upstream/errors.ts';
 import { TokenCipher } from './cipher.ts';
 import { decodeSegment, sendJson } from './http.ts';
+import { log } from '../log.ts';
 
 /** The signature purpose of an area's file URLs. */
 export const filePurpose = (area: string): string => `${area}-file`;
@@ -223,7 +224,7 @@ export class FileGrants {
       await pipeline(doc.body, res);
     } catch (err) {
       if (clientLeft) return;
-      console.warn(`[${this.area}] download cut short upstream: ${err instanceof Error ? err.message : String(err)}`);
+      log.warn({ area: this.area, err }, 'download cut short upstream');
     }
   }
 }

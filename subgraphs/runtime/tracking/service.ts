@@ -31,6 +31,7 @@ import { Poller, pollerOptionsFromEnv, type PollBook } from './poller.ts';
 import { allowPrivateRelay } from './relay-guard.ts';
 import { MemoryTrackedStore, redactRelay, type IdempotencyRecord, type RelayTarget, type Reservation, type TrackedRequest, type TrackedStore } from './store.ts';
 import type { TokenCipher } from './cipher.ts';
+import { log } from '../log.ts';
 
 /** The stores of an area's tracked work: memory by default, Redis from `trackingStores` (`stores.ts`). */
 export interface TrackingStoreSet<F extends string = string> {
@@ -572,7 +573,7 @@ export class TrackingService<F extends string, K extends string> {
     if (obs.changed) {
       // The area's own consequences first (e.g. dropping cached data a change made stale), so a
       // subscriber or a relayed caller that reacts at once sees them.
-      await this.changed(entry, opts.source).catch((err: unknown) => console.error(`[${this.area.name}] change of ${entry.id} not fully handled: ${(err as Error).message}`));
+      await this.changed(entry, opts.source).catch((err: unknown) => log.error({ area: this.area.name, id: entry.id, err }, 'change not fully handled'));
       await this.publish(entry);
     }
     else {
@@ -590,10 +591,10 @@ export class TrackingService<F extends string, K extends string> {
         allowPrivate: this.allowPrivateRelay,
         onRefused: (why) => {
           refused = true;
-          console.warn(`[${this.area.name}] relay of ${entry.id} to the caller's callback refused: ${why}`);
+          log.warn({ area: this.area.name, id: entry.id, reason: why }, "relay to the caller's callback refused");
         },
       }).then((status) => {
-        if (!refused && (status === null || status >= 400)) console.error(`[${this.area.name}] relay of ${entry.id} to the caller's callback failed (${status ?? 'no answer'})`);
+        if (!refused && (status === null || status >= 400)) log.error({ area: this.area.name, id: entry.id, status: status ?? 'no answer' }, "relay to the caller's callback failed");
       });
       this.relays.add(p);
       void p.finally(() => this.relays.delete(p));
@@ -699,7 +700,7 @@ export class TrackingService<F extends string, K extends string> {
           await this.apply({ token: this.workTokens.use(reservation.token), tenant: reservation.tenant }, reservation.family, record, { source: 'callback', relay: reservation.relay });
         },
         onRefused: (why) => {
-          if (why !== 'method') console.warn(`[${this.area.name}] callback refused: ${why}`);
+          if (why !== 'method') log.warn({ area: this.area.name, reason: why }, 'callback refused');
         },
       });
       return true;
