@@ -26,6 +26,12 @@ const SUBSCRIPTIONS: Endpoint = { area: 'oauth', method: 'GET', path: '/subscrip
 const SUBSCRIPTION: Endpoint = { area: 'oauth', method: 'GET', path: '/subscriptions/{id}', auth: 'basic' };
 
 
+/** A call's price as the guard took it (`AccountGuard.charge`), and the way to give it back. */
+export interface GuardCharge {
+  price: number;
+  giveBack(): Promise<void>;
+}
+
 export interface AccountGuardOptions {
   /** How long a token's scopes are trusted (ms). @default 600000 */
   scopesTtlMs?: number;
@@ -121,10 +127,13 @@ export class AccountGuard {
     }
   }
 
-  /** Throws before a call the wallet cannot pay (`PAYMENT_REQUIRED`); `price` after free tiers. */
-  async checkWallet(ctx: CallContext, ep: Endpoint, path: string, price: number): Promise<void> {
-    if (price <= 0 || ep.auth === 'basic' || ep.area === 'oauth' || !ctx.auth.token) return;
-    if ((await this.scopesOf(ctx)) === null) return;
+  /**
+   * Throws before a call the wallet cannot pay (`PAYMENT_REQUIRED`); `price` after free tiers.
+   * Returns what it took off the wallet reading (0 when it took nothing).
+   */
+  async checkWallet(ctx: CallContext, ep: Endpoint, path: string, price: number): Promise<number> {
+    if (price <= 0 || ep.auth === 'basic' || ep.area === 'oauth' || !ctx.auth.token) return 0;
+    if ((await this.scopesOf(ctx)) === null) return 0;
     const credit = await this.credit(ctx);
     if (credit !== null && credit + 1e-9 < price) {
       const err = new UpstreamError('http', `the wallet holds €${credit}, less than the €${price} of ${ep.method} ${endpointOf(path)}: nothing was called`, ep.area, endpointOf(path), 402);
@@ -133,6 +142,34 @@ export class AccountGuard {
     }
     // What this call will spend comes off the reading until the next one (every replica's).
     await this.store.spend(price);
+    return price;
+  }
+
+  /**
+   * What a call costs and where it is paid from, taken before it is sent: one request of an active
+   * subscription covering it (its price per request, plus `surcharge` from the wallet), else the
+   * wallet (`listed`, checked against the reading). `giveBack` returns both (the subscription's
+   * request, the wallet reading) when the call is then refused before sending (budget) or answered
+   * without a charge; once.
+   */
+  async charge(ctx: CallContext, ep: Endpoint, path: string, listed: number, surcharge = 0): Promise<GuardCharge> {
+    const taken = await this.takeSubscription(ctx, ep, path, listed);
+    const price = taken ? taken.sub.pricePerRequest + surcharge : listed;
+    let spent = 0;
+    let given = false;
+    const giveBack = async (): Promise<void> => {
+      if (given) return;
+      given = true;
+      if (taken) await this.store.returnSubscription(taken.until, taken.sub);
+      if (spent > 0) await this.store.spend(-spent);
+    };
+    try {
+      spent = await this.checkWallet(ctx, ep, path, taken ? surcharge : listed);
+    } catch (err) {
+      await giveBack();
+      throw err;
+    }
+    return { price, giveBack };
   }
 
   private async subscriptions(ctx: CallContext): Promise<{ list: ActiveSubscription[]; until: number }> {
@@ -157,12 +194,17 @@ export class AccountGuard {
    * of its requests is used), not the wallet's; null when none covers it. Only for tokens the account owns.
    */
   async subscriptionPrice(ctx: CallContext, ep: Endpoint, path: string, price: number): Promise<number | null> {
+    return (await this.takeSubscription(ctx, ep, path, price))?.sub.pricePerRequest ?? null;
+  }
+
+  /** The covering subscription one of whose requests was taken (with its reading), or null. */
+  private async takeSubscription(ctx: CallContext, ep: Endpoint, path: string, price: number): Promise<{ sub: ActiveSubscription; until: number } | null> {
     if (price <= 0 || ep.auth === 'basic' || ep.area === 'oauth' || !ctx.auth.token) return null;
     if ((await this.scopesOf(ctx)) === null) return null;
     const scope = scopeOf(this.env, ep.area, ep.method, path);
     const { list, until } = await this.subscriptions(ctx);
     // One of its requests taken (counted across replicas): the first covering subscription with some left.
-    for (const sub of list) if (scopeGranted([sub.scope], scope) && (await this.store.useSubscription(until, sub))) return sub.pricePerRequest;
+    for (const sub of list) if (scopeGranted([sub.scope], scope) && (await this.store.useSubscription(until, sub))) return { sub, until };
     return null;
   }
 

@@ -435,19 +435,19 @@ export class UpstreamClient implements Upstream {
     const byAccount = ep.auth === 'basic' || (this.guard !== null && (await this.guard.ownedByAccount(ctx, ep)));
     const claim = await ctx.meter.claimFreeTier(ep.area, ep.method, path, payload?.price ?? priceOf(ep.area, ep.method, path), byAccount ? this.accountFreeTiers : null);
     const listed = claim.price;
-    let price: number;
+    // Covered by an active subscription: its price per request, paid from it, not from the wallet
+    // (a charge on top, a custom signature, still due from the wallet); else the wallet's reading.
+    const charge = this.guard ? await this.guard.charge(ctx, ep, path, listed, payload?.surcharge?.subscribed ?? 0).catch(async (err: unknown) => {
+      await claim.giveBack();
+      throw err;
+    }) : { price: listed, giveBack: async () => undefined };
+    const price = charge.price;
     try {
-      // Covered by an active subscription: its price per request, paid from it, not from the wallet.
-      const subscribed = this.guard ? await this.guard.subscriptionPrice(ctx, ep, path, listed) : null;
-      // A charge on top (a custom signature) is not the subscription's: still due, from the wallet.
-      const extra = subscribed !== null ? (payload?.surcharge?.subscribed ?? 0) : 0;
-      price = subscribed !== null ? subscribed + extra : listed;
-      if (subscribed === null) await this.guard?.checkWallet(ctx, ep, path, price);
-      else if (extra > 0) await this.guard?.checkWallet(ctx, ep, path, extra);
       await ctx.meter.reserve(price, `${ep.method} ${endpointOf(path)}`);
     } catch (err) {
-      // Refused before sending (wallet, budget): the vendor never counts it.
+      // Refused before sending (budget): the vendor never counts it, nor takes the subscription's request or the wallet's money.
       await claim.giveBack();
+      await charge.giveBack();
       throw err;
     }
     const started = Date.now();
@@ -470,7 +470,10 @@ export class UpstreamClient implements Upstream {
       // answer may have been carried out and charged: its reservation stays, and it is reported.
       const unknown = price > 0 && mayHaveBeenCarriedOut(ue);
       if (unknown) ue.atRisk = price;
-      else await ctx.meter.release(price);
+      else {
+        await ctx.meter.release(price);
+        await charge.giveBack();
+      }
       // Never left: no free call used either.
       if (ue.neverSent) await claim.giveBack();
       ctx.meter.record({ area: ep.area, method: ep.method, path: shownPath(ep, path), status: 0, euro: 0, ms: Date.now() - started, source: 'upstream', ...(unknown ? { atRisk: price } : {}) }, ep.path);
@@ -479,7 +482,10 @@ export class UpstreamClient implements Upstream {
     const paid = (answer.status >= 200 && answer.status < 300) || answer.status === 302;
     // A 502/504 on a call that creates something: a proxy lost the service's answer.
     const lost = !paid && price > 0 && ep.method !== 'GET' && (answer.status === 502 || answer.status === 504);
-    if (!paid && !lost) await ctx.meter.release(price);
+    if (!paid && !lost) {
+      await ctx.meter.release(price);
+      await charge.giveBack();
+    }
     if (lost) answer.atRisk = price;
     ctx.meter.record({ area: ep.area, method: ep.method, path: shownPath(ep, path), status: answer.status, euro: paid ? price : 0, ms: Date.now() - started, source: 'upstream', ...(lost ? { atRisk: price } : {}) }, ep.path);
     return answer;

@@ -33,13 +33,15 @@ export interface GuardStore {
   /** The wallet's credit as last read, less what was spent since, while trusted; undefined when unknown. */
   credit(): Promise<number | undefined>;
   setCredit(credit: number, ttlMs: number): Promise<void>;
-  /** Takes `price` off the reading (nothing when there is none). */
+  /** Takes `price` off the reading (nothing when there is none); a negative `price` gives it back. */
   spend(price: number): Promise<void>;
   /** The active subscriptions as last read (with when they were read: `until`), while trusted. */
   subscriptions(): Promise<{ list: ActiveSubscription[]; until: number } | undefined>;
   setSubscriptions(list: ActiveSubscription[], ttlMs: number): Promise<number>;
   /** Takes one request of a subscription of the reading `until`; false when its `left` is used up. */
   useSubscription(until: number, sub: ActiveSubscription): Promise<boolean>;
+  /** Gives back a request `useSubscription` took (the call was not sent, or not charged). */
+  returnSubscription(until: number, sub: ActiveSubscription): Promise<void>;
 }
 
 const MICRO = 1e6;
@@ -104,6 +106,12 @@ export class MemoryGuardStore implements GuardStore {
     this.used.set(key, used + 1);
     return true;
   }
+
+  async returnSubscription(until: number, sub: ActiveSubscription): Promise<void> {
+    const key = `${until}:${sub.id}`;
+    const used = this.used.get(key) ?? 0;
+    if (used > 0) this.used.set(key, used - 1);
+  }
 }
 
 const SPEND = `if redis.call('exists', KEYS[1]) == 1 then return redis.call('hincrby', KEYS[1], 'c', ARGV[1]) end return false`;
@@ -111,6 +119,7 @@ const USE = `local used = redis.call('incr', KEYS[1])
 if used == 1 then redis.call('pexpire', KEYS[1], ARGV[2]) end
 if used > tonumber(ARGV[1]) then redis.call('decr', KEYS[1]) return 0 end
 return 1`;
+const RETURN = `if tonumber(redis.call('get', KEYS[1]) or '0') > 0 then return redis.call('decr', KEYS[1]) end return 0`;
 
 /** The guard's knowledge on Redis: every replica reads and spends the same. */
 export class RedisGuardStore implements GuardStore {
@@ -158,7 +167,7 @@ export class RedisGuardStore implements GuardStore {
   }
 
   async spend(price: number): Promise<void> {
-    if (price > 0) await this.redis.eval(SPEND, 1, `${this.ns}wallet`, String(-Math.round(price * MICRO)));
+    if (price !== 0) await this.redis.eval(SPEND, 1, `${this.ns}wallet`, String(-Math.round(price * MICRO)));
   }
 
   async subscriptions(): Promise<{ list: ActiveSubscription[]; until: number } | undefined> {
@@ -178,5 +187,9 @@ export class RedisGuardStore implements GuardStore {
     // Kept a while past the list's expiry on Redis's clock: the counter must outlive the reading.
     const ttl = Math.max(60_000, until - this.now() + 60_000);
     return (await this.redis.eval(USE, 1, `${this.ns}use:${until}:${sub.id}`, String(sub.left), String(ttl))) === 1;
+  }
+
+  async returnSubscription(until: number, sub: ActiveSubscription): Promise<void> {
+    await this.redis.eval(RETURN, 1, `${this.ns}use:${until}:${sub.id}`);
   }
 }
