@@ -36,8 +36,8 @@ let token: string;
 const running = new Set<() => Promise<void>>();
 
 /** One subgraph instance (a replica) on the shared Redis, started. */
-async function replica(): Promise<{ bulk: BulkService; stop: () => Promise<void> }> {
-  const sg = createPecSubgraph({ env: { ...ENV } });
+async function replica(extra: NodeJS.ProcessEnv = {}): Promise<{ bulk: BulkService; stop: () => Promise<void> }> {
+  const sg = createPecSubgraph({ env: { ...ENV, ...extra } });
   const stopSg = await sg.start!({ upstream, publicUrl: () => 'http://127.0.0.1:9' });
   let stopped = false;
   const stop = async (): Promise<void> => {
@@ -139,6 +139,53 @@ describe('a bulk sending across two replicas', () => {
     const codes = [...new Set(done.recipients.map((r) => r.code))];
     expect(codes).toHaveLength(4);
     expect(callsSince(from)).toEqual({ posts: 4, reads: codes.map((c) => `/send/${c}`).sort() });
+    await b.stop();
+  });
+
+  it('keeps its lease while it waits for receipts longer than the lease: no loss, each code read once', async () => {
+    const tenant = 'replicas-tenant-3';
+    const from = emu.calls().length;
+    // Receipts first read 3 s after each request: more than three leases of 900 ms with nothing due,
+    // while B looks for lapsed leases every 900 ms.
+    const env = { PECMASSIVA_LEASE_MS: '900', PECMASSIVA_POLL_MS: '3000' };
+    const a = await replica(env);
+    const b = await replica(env);
+    const queued = await a.bulk.queue({ token, tenant }, creds, request('tre'), null);
+    const done = await until(a.bulk, tenant, queued.id, (s) => s.done);
+    expect(done.recipients.map((r) => r.state)).toEqual(Array(40).fill('DELIVERED'));
+    expect(a.bulk.leaseStats).toEqual({ lost: 0, takenUp: 0 });
+    expect(b.bulk.leaseStats).toEqual({ lost: 0, takenUp: 0 });
+    const codes = [...new Set(done.recipients.map((r) => r.code))];
+    expect(callsSince(from)).toEqual({ posts: 4, reads: codes.map((c) => `/send/${c}`).sort() });
+    await a.stop();
+    await b.stop();
+  });
+
+  it('is taken up from a holder that stopped without giving it back (a crash) once its lease lapses, its waits kept', async () => {
+    const tenant = 'replicas-tenant-4';
+    const from = emu.calls().length;
+    const env = { PECMASSIVA_LEASE_MS: '1500', PECMASSIVA_POLL_MS: '2000' };
+    const a = await replica(env);
+    const b = await replica(env);
+    const queued = await a.bulk.queue({ token, tenant }, creds, request('quattro'), null);
+    await until(a.bulk, tenant, queued.id, (s) => sent(s) >= 10);
+    await a.bulk.halt();
+    // The lease is still A's: B waits for it to lapse (polled, with a deadline), then runs the rest.
+    let taken: string[] = [];
+    const deadline = Date.now() + 20_000;
+    while (taken.length === 0 && Date.now() < deadline) {
+      taken = await b.bulk.takeUp();
+      if (taken.length === 0) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(taken).toEqual([queued.id]);
+    expect(b.bulk.leaseStats).toEqual({ lost: 0, takenUp: 1 });
+    const done = await until(b.bulk, tenant, queued.id, (s) => s.done);
+    expect(done.recipients.map((r) => r.state)).toEqual(Array(40).fill('DELIVERED'));
+    const codes = [...new Set(done.recipients.map((r) => r.code))];
+    expect(codes).toHaveLength(4);
+    // Nothing sent twice, each code's receipts read once (all in before the first read).
+    expect(callsSince(from)).toEqual({ posts: 4, reads: codes.map((c) => `/send/${c}`).sort() });
+    await a.stop();
     await b.stop();
   });
 });

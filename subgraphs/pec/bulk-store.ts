@@ -30,6 +30,8 @@ export interface StoredSending {
   /** Batches (recipient indexes) not yet claimed. */
   batches: number[][];
   codes: string[];
+  /** Per code still read: not before `at` (epoch ms), after `misses` empty reads; kept so a takeover keeps the backoff. */
+  waits?: Record<string, { at: number; misses: number }>;
   startedAt: number;
 }
 

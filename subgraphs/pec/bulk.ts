@@ -179,9 +179,16 @@ export class BulkService {
   private readonly store: BulkStore;
   private readonly cipher: TokenCipher;
   private readonly jobs = new Map<string, Job>();
-  /** When this process last took or renewed each held sending's lease (its clock). */
+  /**
+   * When this process last took or renewed each held sending's lease, on the real monotonic clock
+   * (`performance.now()`): the lease lapses in real time (Redis `PX`), whatever the injected `now`.
+   */
   private readonly leases = new Map<string, number>();
   private resumer: NodeJS.Timeout | null = null;
+  private renewer: NodeJS.Timeout | null = null;
+  /** This process's lease figures (operations, tests): sendings it lost to another process, and took up from one. */
+  readonly leaseStats = { lost: 0, takenUp: 0 };
+  private renewing: Promise<void> | null = null;
   private resuming: Promise<string[]> | null = null;
   /** One queue per tenant and mailbox: the sending ids in order. */
   private readonly queues = new Map<string, string[]>();
@@ -228,6 +235,7 @@ export class BulkService {
       ...(live ? { sealedToken: this.cipher.seal(job.auth.token), sealedPassword: this.cipher.seal(job.creds.password), request: job.request } : {}),
       batches: job.batches,
       codes: [...job.codes],
+      waits: Object.fromEntries(job.waits),
       startedAt: job.startedAt,
     };
     await this.store.save(stored);
@@ -240,24 +248,42 @@ export class BulkService {
   /** Takes a sending's lease: true when this process may run it (nobody else holds it). */
   private async takeLease(id: string): Promise<boolean> {
     if (!(await this.book.lease(this.leaseKey(id), this.leaseMs))) return false;
-    this.leases.set(id, this.now());
+    this.leases.set(id, performance.now());
     return true;
   }
 
   /**
-   * Whether this process still holds a running sending's lease, renewed once a third of it has
-   * passed; a lease lost (this process stalled past it, another took the sending up) drops the
-   * sending here, before any further call.
+   * Renews every lease this process holds (every `leaseMs / 3`, work due or not: a sending waiting
+   * minutes for its receipts keeps its lease); a lease found lost drops its sending here.
    */
-  private async holds(job: Job): Promise<boolean> {
+  renewLeases(): Promise<void> {
+    if (this.renewing) return this.renewing;
+    this.renewing = (async () => {
+      for (const id of [...this.leases.keys()]) {
+        const job = this.jobs.get(id);
+        if (job) await this.holds(job, true);
+      }
+    })().finally(() => {
+      this.renewing = null;
+    });
+    return this.renewing;
+  }
+
+  /**
+   * Whether this process still holds a running sending's lease, renewed (now, or once a third of it
+   * has passed on the real clock); a lease lost (this process stalled past it, another took the
+   * sending up) drops the sending here, before any further call.
+   */
+  private async holds(job: Job, renewNow = false): Promise<boolean> {
     const id = job.sending.id;
     const at = this.leases.get(id);
-    if (at !== undefined && this.now() - at < this.leaseMs / 3) return true;
+    if (!renewNow && at !== undefined && performance.now() - at < this.leaseMs / 3) return true;
     const kept = at !== undefined && (this.book.renew ? await this.book.renew(this.leaseKey(id), this.leaseMs) : true);
     if (kept) {
-      this.leases.set(id, this.now());
+      this.leases.set(id, performance.now());
       return true;
     }
+    this.leaseStats.lost++;
     log.warn({ area: 'pecmassiva', id }, 'sending: lease lost, left to the process that holds it');
     this.leases.delete(id);
     this.jobs.delete(id);
@@ -309,7 +335,8 @@ export class BulkService {
         request: st.request ?? { sender: st.sending.sender, recipients: st.sending.recipients.map((r) => r.address), subject: st.sending.subject, html: '', attachments: [] },
         batches: st.batches,
         codes: new Set(st.codes),
-        waits: new Map(),
+        // The holder's backoff goes on: a takeover does not read every code again at once.
+        waits: new Map(Object.entries(st.waits ?? {})),
         startedAt: st.startedAt,
       };
       this.jobs.set(st.sending.id, job);
@@ -325,6 +352,7 @@ export class BulkService {
       if (job.batches.length > 0) this.queues.set(q, [...(this.queues.get(q) ?? []), st.sending.id]);
       taken.push(st.sending.id);
     }
+    this.leaseStats.takenUp += taken.length;
     return taken;
   }
 
@@ -428,19 +456,41 @@ export class BulkService {
     // Sendings whose holder stopped without giving them back are taken up once their lease lapses.
     this.resumer = setInterval(() => void resumeLogged(), this.leaseMs);
     this.resumer.unref();
+    this.renewer = setInterval(() => void this.renewLeases().catch((err: unknown) => log.error({ area: 'pecmassiva', err }, 'leases not renewed')), this.leaseMs / 3);
+    this.renewer.unref();
     return async () => {
       if (this.timer) clearInterval(this.timer);
       if (this.resumer) clearInterval(this.resumer);
+      if (this.renewer) clearInterval(this.renewer);
       this.timer = null;
       this.resumer = null;
+      this.renewer = null;
       await this.resuming;
       await this.ticking;
+      await this.renewing;
       // Given back, so another process takes them up at once.
       for (const id of [...this.leases.keys()]) await this.dropLease(id);
       this.jobs.clear();
       this.queues.clear();
       this.upstream = null;
     };
+  }
+
+  /**
+   * Stops running sendings here WITHOUT giving their leases back, as a crash would: another process
+   * takes them up once the leases lapse (`leaseMs`). For a process that must not hand over at once
+   * (and tests of a takeover); the stop `start` returns gives them back instead.
+   */
+  async halt(): Promise<void> {
+    for (const t of [this.timer, this.resumer, this.renewer]) if (t) clearInterval(t);
+    this.timer = this.resumer = this.renewer = null;
+    await this.resuming;
+    await this.ticking;
+    await this.renewing;
+    this.leases.clear();
+    this.jobs.clear();
+    this.queues.clear();
+    this.upstream = null;
   }
 
   /**
@@ -522,9 +572,11 @@ export class BulkService {
     }
     due.sort((a, b) => a.at - b.at);
     const touched = new Set<Job>();
+    const read = new Set<Job>();
     for (const { job, code } of due) {
       if (!this.jobs.has(job.sending.id) || !(await this.holds(job))) continue;
       if (!(await this.book.spend(this.now(), this.pollPerMin))) break;
+      read.add(job);
       if (await this.readReceipts(upstream, job, code)) touched.add(job);
     }
     for (const job of this.jobs.values()) {
@@ -534,6 +586,8 @@ export class BulkService {
       }
     }
     for (const job of touched) await this.changed(job);
+    // A read that changed nothing still moved its code's wait: stored, so a takeover keeps it.
+    for (const job of read) if (!touched.has(job) && this.jobs.has(job.sending.id)) await this.persist(job);
   }
 
   private ctxOf(upstream: Upstream, job: Job): CallContext & { upstream: Upstream } {
