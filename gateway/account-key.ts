@@ -11,7 +11,7 @@ interface ContextWithHeaders {
 }
 
 /** The header's value of an operation's context, if any. */
-function accountKeyOf(context: unknown): string | null {
+export function accountKeyOf(context: unknown): string | null {
   const ctx = (context ?? {}) as ContextWithHeaders;
   const fromHeaders = ctx.headers?.[ACCOUNT_KEY_HEADER];
   if (typeof fromHeaders === 'string') return fromHeaders;

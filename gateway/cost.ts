@@ -51,7 +51,8 @@ interface YogaLikeContext {
   request?: { headers: { get(name: string): string | null } };
 }
 
-function wantsEstimateOnly(ctx: YogaLikeContext): boolean {
+/** Whether an operation asks for its estimate alone (header or request extension); also read by `response-cache.ts`. */
+export function wantsEstimateOnly(ctx: YogaLikeContext): boolean {
   const header = ctx.request?.headers.get(ESTIMATE_ONLY_HEADER);
   if (header && /^(1|true|yes)$/i.test(header.trim())) return true;
   const ext = ctx.params?.extensions?.cost;

@@ -19,18 +19,18 @@
  *   answer, their cost saying de-duplication (`cost.ts`).
  */
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
-import { createHash } from 'node:crypto';
 import { createInMemoryCache, useResponseCache, type Cache } from '@graphql-yoga/plugin-response-cache';
 import { createRedisCache } from '@envelop/response-cache-redis';
 import { getOperationAST, parse, Kind, type ExecutionResult, type ObjectTypeDefinitionNode, type ConstDirectiveNode } from 'graphql';
 import { parseBounded } from './limits.ts';
 import type { Redis } from 'ioredis';
 import { LRUCache } from 'lru-cache';
+import { entriesAtMost } from '../subgraphs/runtime/lru.ts';
 import { POSTAL_TTL } from '../subgraphs/postal/upstream.ts';
 import { onLayerChange, tenantOfTopic } from '../subgraphs/runtime/changes.ts';
 import { channelOf, closeRedis, connectRedis, DEFAULT_REDIS_PREFIX, unlinkMatching } from '../subgraphs/runtime/redis.ts';
-import { tenantOf } from '../subgraphs/upstream/tenant.ts';
-import { ESTIMATE_ONLY_HEADER } from './cost.ts';
+import { ANONYMOUS, callerSessionOf, isFetchRequest, keyHash, stableJson, tenantOfSession } from './caller-session.ts';
+import { wantsEstimateOnly } from './cost.ts';
 import { log } from '../subgraphs/runtime/log.ts';
 
 /**
@@ -62,6 +62,12 @@ export interface ResponseCacheOptions {
    * move the layer's time forward with it). @default Date.now
    */
   clock?: () => number;
+  /**
+   * The subgraphs answer every caller with the layer's service token (`OPENAPI_TOKEN` or the managed
+   * token): the changes they announce name the service's tenant, never a caller's, so every change
+   * drops every caller's answers. @default false
+   */
+  serviceToken?: boolean;
 }
 
 /** The response cache's plugins and what to close with the gateway. */
@@ -72,8 +78,6 @@ export interface LayerResponseCache {
   close(): Promise<void>;
 }
 
-/** Session of callers without a credential (the layer's own token answers them). */
-const ANONYMOUS = 'anonymous';
 /** The synthetic entity tagging each answer with its tenant (for per-tenant invalidation). */
 const TENANT_ENTITY = '_tenant';
 /** Marks a result that is another operation's answer, shared in flight (read by `cost.ts`). */
@@ -81,13 +85,8 @@ export const SHARED_IN_FLIGHT = Symbol.for('openapi-supergraph.sharedInFlight');
 /** Yoga's mark of an answer served from its response cache. */
 export const SERVED_FROM_RESPONSE_CACHE = Symbol.for('servedFromResponseCache');
 
-/** The cache session (tenant) of a request's `Authorization`: a hash as the layer's tenancy computes it. */
-export function sessionOf(authorization: string | null | undefined): string {
-  const raw = authorization?.trim() ?? '';
-  if (raw === '') return ANONYMOUS;
-  const bearer = /^bearer\s+(\S+)$/i.exec(raw);
-  return bearer ? tenantOf(bearer[1]!) : `x${tenantOf(raw)}`;
-}
+/** Marks an answer whose tenant changed while it was being computed: neither stored nor shared. */
+const STALE = Symbol.for('openapi-supergraph.staleAnswer');
 
 /**
  * Milliseconds each field (`Type.field`) may be cached, from the subgraphs serving it
@@ -135,7 +134,7 @@ interface CostLike {
 export function cacheable(result: ExecutionResult): boolean {
   if (result.errors && result.errors.length > 0) return false;
   const cost = result.extensions?.cost as CostLike | undefined;
-  if (typeof cost !== 'object' || cost === null) return false;
+  if (typeof cost !== 'object' || cost === null || (result as { [STALE]?: boolean })[STALE]) return false;
   return cost.executed !== false && (cost.staleHits ?? 0) === 0 && (cost.atRisk ?? 0) === 0;
 }
 
@@ -144,7 +143,7 @@ export function cacheable(result: ExecutionResult): boolean {
  * once, and whose answers expire on `clock` too (an answer read past its lifetime is a miss).
  */
 function tenantTagged(inner: Cache, clock: () => number, maxEntries: number): Cache {
-  const expiries = new LRUCache<string, number>({ max: maxEntries });
+  const expiries = new LRUCache<string, number>(entriesAtMost(maxEntries));
   return {
     get: (key) => {
       // Kept until the next `set`: every read of an expired answer misses (yoga's and envelop's).
@@ -154,7 +153,7 @@ function tenantTagged(inner: Cache, clock: () => number, maxEntries: number): Ca
     },
     set: (key, result, entities, ttl) => {
       if (Number.isFinite(ttl)) expiries.set(key, clock() + ttl);
-      return inner.set(key, result, [...entities, { typename: TENANT_ENTITY, id: key.slice(0, key.indexOf(':')) }], ttl);
+      return inner.set(key, result, [...entities, { typename: TENANT_ENTITY, id: tenantOfSession(key.slice(0, key.indexOf(':'))) }], ttl);
     },
     invalidate: (entities) => inner.invalidate(entities),
   };
@@ -164,8 +163,6 @@ interface YogaContext {
   request?: Request;
   params?: { query?: string; operationName?: string | null; variables?: Record<string, unknown> | null; extensions?: Record<string, unknown> };
 }
-
-const isFetchRequest = (r: unknown): r is Request => typeof (r as { headers?: { get?: unknown } } | null)?.headers?.get === 'function';
 
 export function createResponseCache(opts: ResponseCacheOptions): LayerResponseCache {
   const prefix = opts.redisPrefix ?? DEFAULT_REDIS_PREFIX;
@@ -178,21 +175,43 @@ export function createResponseCache(opts: ResponseCacheOptions): LayerResponseCa
     if (redis) await unlinkMatching(redis);
     else await cache.invalidate([{ typename: TENANT_ENTITY }]);
   };
-  const forget = (tenant: string | null): void => {
-    const jobs = [tenant ? invalidateTenant(tenant) : undefined, invalidateTenant(ANONYMOUS)];
-    for (const j of jobs) if (j) void Promise.resolve(j).catch((err: unknown) => log.error({ area: 'response-cache', err }, 'invalidation failed'));
+  /**
+   * Generations of each tenant's answers, bumped by every change of the tenant (`everyone` by every
+   * change at all): an answer whose generation moved while it was computed was read before the
+   * change, so it is neither stored nor shared (`STALE`).
+   */
+  const generations = new Map<string, number>();
+  let everyone = 0;
+  const generationOf = (tenant: string): string => `${everyone}.${generations.get(tenant) ?? 0}.${generations.get(ANONYMOUS) ?? 0}`;
+  const inFlight = new Map<string, { tenant: string; answer: Promise<ExecutionResult | null> }>();
+  /**
+   * A change of `tenant` (null: unknown; every tenant with a service token): its answers and the
+   * anonymous callers' go (those use the layer's own token, whose tenant the gateway cannot tell),
+   * and so do its operations in flight (later callers run their own).
+   */
+  const forget = async (tenant: string | null): Promise<void> => {
+    const all = opts.serviceToken === true;
+    if (all) everyone++;
+    for (const t of [tenant, ANONYMOUS]) if (t) generations.set(t, (generations.get(t) ?? 0) + 1);
+    for (const [key, flight] of inFlight) if (all || flight.tenant === tenant || flight.tenant === ANONYMOUS) inFlight.delete(key);
+    try {
+      if (all) await cache.invalidate([{ typename: TENANT_ENTITY }]);
+      else await Promise.all([tenant ? invalidateTenant(tenant) : undefined, invalidateTenant(ANONYMOUS)]);
+    } catch (err) {
+      log.error({ area: 'response-cache', err }, 'invalidation failed');
+    }
   };
 
   const stopListening = onLayerChange((change) => {
     if (change.kind === 'cleared') void clear().catch((err: unknown) => log.error({ area: 'response-cache', err }, 'clear failed'));
-    else forget(tenantOfTopic(change.topic));
+    else void forget(tenantOfTopic(change.topic));
   });
   // Other replicas' changes: every kit topic's channel on the bus (`tracking/redis-bus.ts`).
   let sub: Redis | null = null;
   if (opts.redisUrl) {
     sub = connectRedis(opts.redisUrl, { prefix, name: 'response-cache-sub', commandTimeoutMs: 0 });
     const channels = channelOf(sub, 'bus:');
-    sub.on('pmessage', (_p: string, channel: string) => forget(tenantOfTopic(channel.slice(channels.length))));
+    sub.on('pmessage', (_p: string, channel: string) => void forget(tenantOfTopic(channel.slice(channels.length))));
     void sub.psubscribe(`${channels}*`).catch((err: unknown) => log.error({ area: 'response-cache', err }, 'bus subscription failed'));
   }
 
@@ -206,20 +225,19 @@ export function createResponseCache(opts: ResponseCacheOptions): LayerResponseCa
     onParams({ params, request }) {
       // graphql-ws messages come with no Fetch request: nothing to mark (nothing over WS is cached).
       if (!isFetchRequest(request)) return;
-      const header = request.headers.get(ESTIMATE_ONLY_HEADER);
-      const ext = (params.extensions as { cost?: { estimateOnly?: unknown } } | undefined)?.cost;
-      if ((header && /^(1|true|yes)$/i.test(header.trim())) || ext?.estimateOnly === true || !params.query) uncacheable.add(request);
+      if (wantsEstimateOnly({ request, params: params as { extensions?: Record<string, unknown> } }) || !params.query) uncacheable.add(request);
     },
   };
 
   const responseCache = useResponseCache<Record<string, unknown>>({
     cache,
-    session: (request) => (isFetchRequest(request) ? sessionOf(request.headers.get('authorization')) : null),
+    session: (request) => (isFetchRequest(request) ? callerSessionOf(request) : null),
     // Over graphql-ws (no Fetch request) nothing is cached; nor what `markUncacheable` marks.
     enabled: (request) => isFetchRequest(request) && !uncacheable.has(request),
-    // Synchronous SHA-256 (node:crypto), not WebCrypto's promise: one less turn per request.
+    // Synchronous SHA-256 (node:crypto), not WebCrypto's promise: one less turn per request. The
+    // session comes first: the answer's tenant tag (`tenantTagged`).
     buildResponseCacheKey: ({ documentString, variableValues, operationName, sessionId }) =>
-      `${sessionId ?? ANONYMOUS}:${createHash('sha256').update([documentString, operationName ?? '', stableJson(variableValues ?? {})].join('|')).digest('base64url')}`,
+      `${sessionId ?? ANONYMOUS}:${keyHash(documentString, operationName ?? '', stableJson(variableValues ?? {}))}`,
     ttl: 0,
     ttlPerSchemaCoordinate: ttls,
     idFields: [],
@@ -231,12 +249,13 @@ export function createResponseCache(opts: ResponseCacheOptions): LayerResponseCa
   // Identical queries of one tenant in flight at once: the first runs, the others take its final
   // answer as soon as their parameters are read, before any parsing, validation, estimate or plan
   // of their own (the per-request work that made the last of a burst wait long after the call).
-  const inFlight = new Map<string, Promise<ExecutionResult | null>>();
-  const leaders = new WeakMap<Request, { key: string; settle: (r: ExecutionResult | null) => void }>();
-  const operationTypes = new LRUCache<string, string>({ max: 1_000 });
+  const leaders = new WeakMap<Request, { key: string; settle: (r: ExecutionResult | null) => void; answer: Promise<ExecutionResult | null> }>();
+  /** Each query's tenant and generation when it started (`STALE` when they moved). */
+  const started = new WeakMap<Request, { tenant: string; generation: string }>();
+  const operationTypes = new LRUCache<string, string>(entriesAtMost(1_000));
   /** `query`, `mutation` or `subscription` of the operation a document names ('' when it cannot tell). */
   const operationTypeOf = (query: string, operationName: string | null | undefined): string => {
-    const key = `${operationName ?? ''}|${query}`;
+    const key = keyHash(operationName ?? '', query);
     let type = operationTypes.get(key);
     if (type === undefined) {
       try {
@@ -253,33 +272,51 @@ export function createResponseCache(opts: ResponseCacheOptions): LayerResponseCa
       // Subscriptions and operations over graphql-ws have no Fetch request and are never shared.
       if (!isFetchRequest(request)) return;
       if (!params.query || uncacheable.has(request) || operationTypeOf(params.query, params.operationName) !== 'query') return;
-      const key = `${sessionOf(request.headers.get('authorization'))}|${params.operationName ?? ''}|${params.query}|${stableJson(params.variables ?? {})}`;
+      const session = callerSessionOf(request);
+      const tenant = tenantOfSession(session);
+      started.set(request, { tenant, generation: generationOf(tenant) });
+      const key = `${session}|${keyHash(params.operationName ?? '', params.query, stableJson(params.variables ?? {}))}`;
       const leader = inFlight.get(key);
       if (leader) {
-        return leader.then((result) => {
+        return leader.answer.then((result) => {
           if (result) setResult({ ...result, [SHARED_IN_FLIGHT]: true } as ExecutionResult);
         });
       }
       let settle!: (r: ExecutionResult | null) => void;
-      inFlight.set(key, new Promise<ExecutionResult | null>((resolve) => (settle = resolve)));
-      leaders.set(request, { key, settle });
+      const answer = new Promise<ExecutionResult | null>((resolve) => (settle = resolve));
+      inFlight.set(key, { tenant, answer });
+      leaders.set(request, { key, settle, answer });
     },
     // The leader's final answer (its cost already added), whichever way it ended.
+    // A leader whose tenant changed meanwhile shares nothing: its joiners run on their own.
     onResultProcess({ request, result }) {
       const leader = leaders.get(request);
       if (!leader) return;
       leaders.delete(request);
-      inFlight.delete(leader.key);
-      leader.settle(Array.isArray(result) || Symbol.asyncIterator in result ? null : (result as ExecutionResult));
+      if (inFlight.get(leader.key)?.answer === leader.answer) inFlight.delete(leader.key);
+      const single = Array.isArray(result) || Symbol.asyncIterator in result ? null : (result as ExecutionResult);
+      leader.settle(single && !(single as { [STALE]?: boolean })[STALE] ? single : null);
     },
-    // A mutation drops its caller's answers.
     onExecute({ args }) {
       const ctx = args.contextValue as YogaContext;
-      if (!isFetchRequest(ctx.request) || getOperationAST(args.document, args.operationName)?.operation !== 'mutation') return;
-      const session = sessionOf(ctx.request.headers.get('authorization'));
+      if (!isFetchRequest(ctx.request)) return;
+      const request = ctx.request;
+      if (getOperationAST(args.document, args.operationName)?.operation === 'mutation') {
+        // A mutation drops its caller's answers (awaited: the caller's next read sees its change).
+        const tenant = tenantOfSession(callerSessionOf(request));
+        return {
+          onExecuteDone: () => forget(tenant === ANONYMOUS ? null : tenant),
+        };
+      }
+      // Runs before the response cache's own `onExecuteDone` (envelop adds it right after its yoga
+      // plugin, which comes after this one): an answer read before a change of its tenant is marked,
+      // so it is not stored.
       return {
-        onExecuteDone() {
-          forget(session === ANONYMOUS ? null : session);
+        onExecuteDone({ result }) {
+          const start = started.get(request);
+          if (start && start.generation !== generationOf(start.tenant) && !(Symbol.asyncIterator in result)) {
+            (result as { [STALE]?: boolean })[STALE] = true;
+          }
         },
       };
     },
@@ -297,24 +334,22 @@ export function createResponseCache(opts: ResponseCacheOptions): LayerResponseCa
 }
 
 /**
- * The yoga response-cache plugin keys a WeakMap by the Fetch request in its `onParams` whatever
- * `enabled` says; graphql-ws operations have none, so that would throw and close every subscription
- * (4500). Its `onParams` runs for Fetch requests only; its other hooks ask `enabled` first.
+ * The yoga response-cache plugin, adapted:
+ * - its `onParams` keys a WeakMap by the Fetch request whatever `enabled` says; graphql-ws
+ *   operations have none, so that would throw and close every subscription (4500): it runs for
+ *   Fetch requests only (its other hooks ask `enabled` first);
+ * - its ETag/304 answers go: its `onRequest` answered 304 to any live `If-None-Match` without
+ *   checking the caller or the query, and its ETag was the cache key (showing the tenant's hash).
+ *   Answers carry neither `ETag` nor `Last-Modified`, and `If-None-Match` is ignored.
  */
 function httpOnly(plugin: GatewayPlugin): GatewayPlugin {
-  const onParams = plugin.onParams;
-  if (!onParams) return plugin;
-  return { ...plugin, onParams: (payload) => (isFetchRequest(payload.request) ? onParams(payload) : undefined) };
-}
-
-/** JSON with object keys sorted (variables given in another order are the same question). */
-function stableJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(stableJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    return `{${Object.keys(value)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${stableJson((value as Record<string, unknown>)[k])}`)
-      .join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
+  const { onParams, onRequest: _etag304, ...rest } = plugin;
+  return {
+    ...rest,
+    ...(onParams ? { onParams: (payload: Parameters<typeof onParams>[0]) => (isFetchRequest(payload.request) ? onParams(payload) : undefined) } : {}),
+    onResponse({ response }) {
+      response.headers.delete('etag');
+      response.headers.delete('last-modified');
+    },
+  };
 }

@@ -11,8 +11,7 @@
  */
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import { print, type DocumentNode, type ExecutionResult } from 'graphql';
-import { authorizationOf } from './authorization.ts';
-import { ACCOUNT_KEY_HEADER } from '../subgraphs/account/access.ts';
+import { callerSessionOf, keyHash, stableJson } from './caller-session.ts';
 
 type Result = ExecutionResult;
 
@@ -97,19 +96,13 @@ const printedOf = (doc: DocumentNode): string => {
   return s;
 };
 
-/** JSON with object keys sorted, so `{a, b}` and `{b, a}` are one topic. */
-const stableJson = (value: unknown): string =>
-  JSON.stringify(value, (_k, v: unknown) => (v !== null && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1))) : v));
-
-function accountKeyOf(context: unknown): string {
-  const ctx = (context ?? {}) as { headers?: Record<string, unknown>; request?: { headers: { get(name: string): string | null } } };
-  const v = ctx.headers?.[ACCOUNT_KEY_HEADER];
-  return typeof v === 'string' ? v : (ctx.request?.headers.get(ACCOUNT_KEY_HEADER) ?? '');
-}
-
-/** What makes two subscriptions the same topic (see the module doc). */
+/**
+ * What makes two subscriptions the same topic (see the module doc): the caller's session (every
+ * credential that changes the answer, hashed: `caller-session.ts`) and a hash of the document,
+ * operation name and variables (keys sorted), so no token or password sits in a key.
+ */
 export function topicKey(args: { document: DocumentNode; operationName?: string | null; variableValues?: unknown; contextValue?: unknown }): string {
-  return [printedOf(args.document), args.operationName ?? '', stableJson(args.variableValues ?? {}), authorizationOf(args.contextValue) ?? '', accountKeyOf(args.contextValue)].join('\u0000');
+  return `${callerSessionOf(args.contextValue)}|${keyHash(printedOf(args.document), args.operationName ?? '', stableJson(args.variableValues ?? {}))}`;
 }
 
 const isAsyncIterable = (x: unknown): x is AsyncIterable<Result> => typeof x === 'object' && x !== null && Symbol.asyncIterator in x;

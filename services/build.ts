@@ -255,6 +255,12 @@ export async function startSubgraphsFromEnv(opts: SubgraphsFromEnvOptions): Prom
   }
 }
 
+/** Whether the subgraphs answer every caller with a service token: `OPENAPI_TOKEN`, or the managed token (`managedTokenFor`). */
+function usesServiceToken(env: NodeJS.ProcessEnv, config: UpstreamConfig): boolean {
+  if (config.serviceToken) return true;
+  return Boolean(env.OPENAPI_EMAIL?.trim() && env.OPENAPI_APIKEY?.trim()) && env.OPENAPI_MANAGED_TOKEN?.trim().toLowerCase() !== 'off';
+}
+
 /**
  * The layer's managed token (`upstream/service-token.ts`): with `OPENAPI_EMAIL` and `OPENAPI_APIKEY`
  * given, no `OPENAPI_TOKEN`, and `OPENAPI_MANAGED_TOKEN` not `off`; null otherwise (pass-through).
@@ -346,7 +352,8 @@ export function gatewayOptionsFromEnv(env: NodeJS.ProcessEnv, subgraphUrls: Reco
     // GATEWAY_COMPRESSION=off: answers go out uncompressed (e.g. behind a proxy that compresses).
     compression: env.GATEWAY_COMPRESSION?.trim().toLowerCase() === 'off' ? false : {},
     // Whole answers per tenant (`gateway/response-cache.ts`): on Redis with REDIS_URL; GATEWAY_RESPONSE_CACHE=off turns it off.
-    responseCache: env.GATEWAY_RESPONSE_CACHE?.trim().toLowerCase() === 'off' ? false : { redisUrl: env.REDIS_URL?.trim() || null, redisPrefix: redisPrefixFromEnv(env), clock: opts.clock },
+    // With a service token (OPENAPI_TOKEN, or the managed one) every change drops every caller's answers.
+    responseCache: env.GATEWAY_RESPONSE_CACHE?.trim().toLowerCase() === 'off' ? false : { redisUrl: env.REDIS_URL?.trim() || null, redisPrefix: redisPrefixFromEnv(env), clock: opts.clock, serviceToken: usesServiceToken(env, config) },
     // `/readyz`: with REDIS_URL, Redis must answer too.
     readiness: env.REDIS_URL?.trim() ? [redisCheck(env.REDIS_URL.trim())] : [],
   };

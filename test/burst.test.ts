@@ -2,8 +2,11 @@
  * Bursts: 20 and 200 identical queries of one tenant at the same moment, through the gateway, make
  * exactly one upstream call; one answer reports that call and its euro, every other reports the
  * call as shared (de-duplicated in flight, or a response-cache hit for any that arrived after the
- * first answer) at €0, so the euro reported adds up to what the upstream charged.
+ * first answer) at €0, so the euro reported adds up to what the upstream charged. Only callers with
+ * the same credentials share: a caller without the operator's account key never gets the answer
+ * of an operator's query in flight.
  */
+import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestStack, type GraphQLResponse, type TestStack } from './support/stack.ts';
 
@@ -11,11 +14,20 @@ import { startTestStack, type GraphQLResponse, type TestStack } from './support/
 const VATS = { 20: '03456783053', 200: '03456782055' } as const;
 const QUERY = `query($vat: String!) { company(vatCode: $vat) { companyName address { town } } }`;
 
+const EMAIL = 'burst-operator@example.com';
+const APIKEY = 'burst-apikey-0123456789';
+const OPERATOR_KEY = 'burst-operator-key-0123456789';
+
 let t: TestStack;
 
 beforeAll(async () => {
   // A slow upstream, so every operation of a burst arrives while the first one is being answered.
-  t = await startTestStack({}, { emulator: { latencyMs: { company: 300 } } });
+  // The account API needs the operator's key (`x-openapi-account-key`).
+  t = await startTestStack(
+    { OPENAPI_EMAIL: EMAIL, OPENAPI_APIKEY: APIKEY, OPENAPI_MANAGED_TOKEN: 'off', OPENAPI_ACCOUNT_API_KEY: OPERATOR_KEY },
+    { emulator: { latencyMs: { company: 300 } } },
+  );
+  await t.control('oauth/account', { email: EMAIL, apikey: APIKEY, credit: 20 });
 }, 120_000);
 
 afterAll(async () => {
@@ -43,5 +55,25 @@ describe.each([20, 200] as const)('a burst of %i identical queries', (n) => {
       expect(c!.dedupHits + c!.cacheHits).toBe(1);
       expect(['in-flight', 'response-cache']).toContain(c!.answeredFrom);
     }
+  });
+});
+
+describe('callers with other credentials', () => {
+  it('a caller without the account key, while the operator’s same query is in flight, is refused, not given the wallet', async () => {
+    const WALLET = '{ account { wallet { credit } } }';
+    await t.control('faults', { area: 'oauth', delayAfterMs: 1_000, count: 1 });
+    const operator = t.gql<{ account: { wallet: { credit: number } } }>(WALLET, {}, { 'x-openapi-account-key': OPERATOR_KEY });
+    // The operator's call is held upstream: the keyless caller arrives while it is in flight.
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      const { count } = (await (await request(`${t.stack.emulatorUrl}/_emulator/inflight`)).body.json()) as { count: number };
+      if (count > 0) break;
+      if (Date.now() > deadline) throw new Error('the operator’s call never reached the emulator');
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    const keyless = await t.gql(WALLET);
+    expect(keyless.data?.account ?? null).toBeNull();
+    expect(keyless.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
+    expect((await operator).data?.account.wallet.credit).toBe(20);
   });
 });

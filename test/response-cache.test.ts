@@ -9,7 +9,10 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SUPERGRAPH_FILE } from '../gateway/compose.ts';
-import { cacheable, RESPONSE_TTL_BY_SUBGRAPH, sessionOf, ttlPerSchemaCoordinate } from '../gateway/response-cache.ts';
+import { request } from 'undici';
+import { callerSessionOf } from '../gateway/caller-session.ts';
+import { cacheable, RESPONSE_TTL_BY_SUBGRAPH, ttlPerSchemaCoordinate } from '../gateway/response-cache.ts';
+import { announceChange } from '../subgraphs/runtime/changes.ts';
 import { POSTAL_TTL } from '../subgraphs/postal/upstream.ts';
 import { tenantOf } from '../subgraphs/upstream/tenant.ts';
 import { startTestStack, type GraphQLResponse, type TestStack } from './support/stack.ts';
@@ -119,15 +122,14 @@ describe('what the layer learns drops the answers', () => {
     expect(await t.calls('company')).toHaveLength(1);
   });
 
-  it('a mutation of the caller: the next answer is not the one cached before it', async () => {
-    const LIST = `{ companyMonitors { id } }`;
-    const before = await ok<{ companyMonitors: Array<{ id: string }> }>(LIST);
-    expect(costOf(await ok(LIST)).answeredFrom).toBe('response-cache');
-    const created = await ok<{ createCompanyMonitor: { id: string } }>(CREATE, { input: { code: VAT, dataset: 'IT_START', monitoredFields: ['companyName'] } });
-    const after = await ok<{ companyMonitors: Array<{ id: string }> }>(LIST);
-    expect(costOf(after).answeredFrom).toBeUndefined();
-    expect(after.data!.companyMonitors.map((m) => m.id)).toEqual(expect.arrayContaining([...before.data!.companyMonitors.map((m) => m.id), created.data!.createCompanyMonitor.id]));
+  it('a mutation of the caller (one that starts no tracked work): the next answer is not the one cached before it', async () => {
+    await ok(NAME, { vat: VAT }, TENANT_B);
+    expect(costOf(await ok(NAME, { vat: VAT }, TENANT_B)).answeredFrom).toBe('response-cache');
+    // A new token of the account: nothing tracked, nothing published on the bus; only the mutation itself drops B's answers.
+    await ok('mutation { createToken(input: { scopes: ["GET:cap.openapi.it/comuni_base"], name: "response-cache", ttl: 3600 }) { value } }', {}, TENANT_B);
+    expect(costOf(await ok(NAME, { vat: VAT }, TENANT_B)).answeredFrom).toBeUndefined();
   });
+
 });
 
 describe('lifetime', () => {
@@ -166,10 +168,76 @@ describe('rules', () => {
     expect(cacheable({ data: {} })).toBe(false);
   });
 
-  it('the session is the layer’s tenant of the credential, never the token', () => {
-    expect(sessionOf('Bearer secret-token')).toBe(tenantOf('secret-token'));
-    expect(sessionOf('Bearer secret-token')).not.toContain('secret-token');
-    expect(sessionOf(null)).toBe(sessionOf(''));
-    expect(sessionOf('Basic abc')).not.toContain('abc');
+  it('the session is the layer’s tenant of the credential and a hash of the account key, never either in clear', () => {
+    const as = (headers: Record<string, string>): string => callerSessionOf(new Request('http://x/', { headers }));
+    expect(as({ authorization: 'Bearer secret-token' })).toBe(tenantOf('secret-token'));
+    expect(as({ authorization: 'Bearer secret-token' })).not.toContain('secret-token');
+    expect(as({})).toBe(as({ authorization: '' }));
+    expect(as({ authorization: 'Basic abc' })).not.toContain('abc');
+    const keyed = as({ 'x-openapi-account-key': 'operator-key-0123456789' });
+    expect(keyed).not.toBe(as({}));
+    expect(keyed).not.toContain('operator-key');
+    // graphql-ws: the connection params merged into the context's headers.
+    expect(callerSessionOf({ headers: { authorization: 'Bearer secret-token', 'x-openapi-account-key': 'operator-key-0123456789' } })).toBe(
+      as({ authorization: 'Bearer secret-token', 'x-openapi-account-key': 'operator-key-0123456789' }),
+    );
+  });
+});
+
+describe('answers of one tenant are never another’s, nor older than a change', () => {
+  /** Sandbox companies none of the tests above reads. */
+  const HELD = { stored: '03456783053', shared: '03456782055' } as const;
+  const http = async (headers: Record<string, string>) => {
+    const res = await request(t.stack.gateway.graphqlUrl, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ query: NAME, variables: { vat: VAT } }) });
+    const text = await res.body.text();
+    if (res.statusCode !== 200) throw new Error(`HTTP ${res.statusCode}: ${text}`);
+    return { status: res.statusCode, headers: res.headers, body: JSON.parse(text) as GraphQLResponse };
+  };
+  /** Waits until the emulator holds a call (its answer delayed by a fault). */
+  const untilHeld = async (): Promise<void> => {
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      const res = await request(`${t.stack.emulatorUrl}/_emulator/inflight`);
+      const { count } = (await res.body.json()) as { count: number };
+      if (count > 0) return;
+      if (Date.now() > deadline) throw new Error('no call held by the emulator');
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  };
+
+  it('no ETag shows a session, and If-None-Match never answers 304: tenant B with A’s tag gets the full answer', async () => {
+    const a = await http({});
+    const b0 = await http(auth(TENANT_B));
+    expect(a.status).toBe(200);
+    expect(a.headers.etag).toBeUndefined();
+    expect(b0.headers.etag).toBeUndefined();
+    // What the yoga plugin used as ETag (the cache key: session and hash) does not open anything.
+    const key = `${callerSessionOf(new Request('http://x/'))}:anything`;
+    for (const tag of [key, String(a.headers['last-modified'] ?? 'x'), '*']) {
+      const b = await http({ ...auth(TENANT_B), 'if-none-match': tag });
+      expect(b.status).toBe(200);
+      expect(b.body.data).toEqual(a.body.data);
+      expect(costOf(b.body).answeredFrom).toBe('response-cache');
+    }
+  });
+
+  it('an answer read before a change of its tenant is neither stored nor shared', async () => {
+    const tenant = tenantOf(TENANT_B);
+    const held = async (vat: string): Promise<Promise<GraphQLResponse>> => {
+      await t.control('faults', { area: 'company', delayAfterMs: 1_500, count: 1 });
+      const answer = t.gql(NAME, { vat }, auth(TENANT_B));
+      await untilHeld();
+      announceChange({ kind: 'topic', topic: `company:${tenant}` });
+      return answer;
+    };
+    // Stored: the answer held across the change is not kept; the next one is computed again.
+    const before = await held(HELD.stored);
+    expect((await before).errors).toBeUndefined();
+    expect(costOf(await ok(NAME, { vat: HELD.stored }, TENANT_B)).answeredFrom).toBeUndefined();
+    // Shared: the same query asked after the change does not join the one in flight since before it.
+    const leader = await held(HELD.shared);
+    const late = await ok(NAME, { vat: HELD.shared }, TENANT_B);
+    expect((await leader).errors).toBeUndefined();
+    expect(costOf(late).answeredFrom).not.toBe('in-flight');
   });
 });

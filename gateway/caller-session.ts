@@ -1,0 +1,65 @@
+/**
+ * Who is asking, for everything the gateway shares between operations (the response cache's
+ * session, identical queries in flight, shared subscriptions): two operations may share an answer
+ * only when EVERY credential that changes the answer is the same. Those are the headers the gateway
+ * forwards to the subgraphs: `Authorization` (the layer's tenant of the caller's token) and the
+ * operator's `x-openapi-account-key` (the account subgraph answers the wallet only with it,
+ * `account-key.ts`). Both are hashed, never kept in clear.
+ *
+ * A session is `<tenant>` or `<tenant>.<hash of the account key>`: its first part is the tenant the
+ * layer's changes name (`tenantOfSession`), so a tenant's change drops every session of that tenant.
+ */
+import { createHash } from 'node:crypto';
+import { accountKeyOf } from './account-key.ts';
+import { authorizationOf } from './authorization.ts';
+import { tenantOf } from '../subgraphs/upstream/tenant.ts';
+
+/** Session of callers without any credential (the layer's own token answers them). */
+export const ANONYMOUS = 'anonymous';
+
+/** The tenant of an `Authorization` value, as the subgraphs' tenancy computes it (a hash, never the token). */
+function tenantOfAuthorization(authorization: string | null | undefined): string {
+  const raw = authorization?.trim() ?? '';
+  if (raw === '') return ANONYMOUS;
+  const bearer = /^bearer\s+(\S+)$/i.exec(raw);
+  return bearer ? tenantOf(bearer[1]!) : `x${tenantOf(raw)}`;
+}
+
+/**
+ * The caller's session of an operation's context (HTTP: its Fetch request's headers; graphql-ws:
+ * the connection params merged into `headers`), or of a bare Fetch request.
+ */
+export function callerSessionOf(contextOrRequest: unknown): string {
+  const context = isFetchRequest(contextOrRequest) ? { request: contextOrRequest } : contextOrRequest;
+  const tenant = tenantOfAuthorization(authorizationOf(context));
+  const key = accountKeyOf(context);
+  if (key === null || key === '') return tenant;
+  return `${tenant}.${createHash('sha256').update(`openapi-supergraph:account-key:${key}`).digest('base64url').slice(0, 22)}`;
+}
+
+/** The tenant a session belongs to (what the layer's changes are about). */
+export function tenantOfSession(session: string): string {
+  const dot = session.indexOf('.');
+  return dot < 0 ? session : session.slice(0, dot);
+}
+
+export const isFetchRequest = (r: unknown): r is Request => typeof (r as { headers?: { get?: unknown } } | null)?.headers?.get === 'function';
+
+/** JSON with object keys sorted (variables given in another order are the same question). */
+export function stableJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(stableJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    return `{${Object.keys(value)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${stableJson((value as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+/** A short one-way hash of a key's parts (keys never hold a document, variables or a credential in clear). */
+export function keyHash(...parts: string[]): string {
+  const h = createHash('sha256');
+  for (const p of parts) h.update(p).update('\u0000');
+  return h.digest('base64url');
+}
