@@ -12,6 +12,7 @@ import { SUPERGRAPH_FILE } from '../gateway/compose.ts';
 import { request } from 'undici';
 import { callerSessionOf } from '../gateway/caller-session.ts';
 import { cacheable, RESPONSE_TTL_BY_SUBGRAPH, ttlPerSchemaCoordinate } from '../gateway/response-cache.ts';
+import { DEFAULT_TOKEN } from '../emulator/server.ts';
 import { announceChange } from '../subgraphs/runtime/changes.ts';
 import { POSTAL_TTL } from '../subgraphs/postal/upstream.ts';
 import { tenantOf } from '../subgraphs/upstream/tenant.ts';
@@ -239,5 +240,29 @@ describe('answers of one tenant are never another’s, nor older than a change',
     const late = await ok(NAME, { vat: HELD.shared }, TENANT_B);
     expect((await leader).errors).toBeUndefined();
     expect(costOf(late).answeredFrom).not.toBe('in-flight');
+  });
+});
+
+describe('with the layer’s service token (OPENAPI_TOKEN)', () => {
+  let svc: TestStack;
+  beforeAll(async () => {
+    svc = await startTestStack({ OPENAPI_TOKEN: DEFAULT_TOKEN, OPENAPI_MANAGED_TOKEN: 'off', LAYER_SECRET: 'response-cache-test-secret-0123456789' });
+  }, 120_000);
+  afterAll(async () => {
+    await svc?.close();
+  });
+
+  it('a change of the service’s tenant (what the subgraphs announce) drops the answers of callers with their own bearer', async () => {
+    const mine = { authorization: 'Bearer some-caller-of-the-service' };
+    const ask = async (): Promise<GraphQLResponse> => {
+      const r = await svc.gql(NAME, { vat: VAT }, mine);
+      expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
+      return r;
+    };
+    await ask();
+    expect(costOf(await ask()).answeredFrom).toBe('response-cache');
+    // The kit's topics carry the tenant the subgraphs answer with: the service token's.
+    announceChange({ kind: 'topic', topic: `company:${tenantOf(DEFAULT_TOKEN)}` });
+    expect(costOf(await ask()).answeredFrom).toBeUndefined();
   });
 });
