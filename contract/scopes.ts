@@ -7,6 +7,9 @@
 import { AREA_HOSTS, type Area } from './areas.ts';
 import { endpointOf } from './prices.ts';
 
+/** What a scope looks like (`METHOD:host/path`, `*` wildcards), as the vendor accepts it in a token. */
+export const SCOPE_FORMAT = /^(\*|GET|POST|PUT|PATCH|DELETE):[A-Za-z0-9.*-]+\/[A-Za-z0-9_.*/-]*$/;
+
 /** A glob with `*` wildcards as a whole-string, case-insensitive pattern. */
 export function globPattern(glob: string): RegExp {
   return new RegExp(`^${glob.split('*').map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`, 'i');

@@ -68,3 +68,18 @@ it('scopes as the vendor writes them', () => {
   expect(scopeGranted(['POST:test.cap.openapi.it/cap'], 'GET:test.cap.openapi.it/cap')).toBe(false);
   expect(scopeGranted(['GET:*.openapi.it/*'], 'GET:test.cap.openapi.it/cap')).toBe(true);
 });
+
+it('a scope given to the token through the account API is seen at once (its cached scopes forgotten)', async () => {
+  const CODE = '{ postalCode(code: "00141") { code } }';
+  const bearer = { authorization: `Bearer ${token}` };
+  expect((await t.gql(CODE, {}, bearer)).errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
+  const upd = await t.gql('mutation ($t: String!) { updateToken(token: $t, input: { scopes: ["GET:cap.openapi.it/cerca_comuni", "GET:cap.openapi.it/comuni_base", "GET:cap.openapi.it/cap"] }) { scopes } }', { t: token }, { 'x-openapi-account-key': OPERATOR_KEY });
+  expect(upd.errors).toBeUndefined();
+  await t.clearCalls();
+  // Past the scope check now (the wallet's €0.01 then refuses the €0.04 call).
+  const res = await t.gql(CODE, {}, bearer);
+  expect(res.errors?.[0]?.extensions?.code).toBe('PAYMENT_REQUIRED');
+  // The scopes read again once; nothing sent to the postal area.
+  expect((await t.calls('oauth')).map((c) => `${c.method} ${c.path}`)).toEqual([`GET /tokens/${token}`]);
+  expect(await t.calls('cap')).toEqual([]);
+});

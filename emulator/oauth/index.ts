@@ -30,12 +30,11 @@ import { freeTierOf, priceOf } from '../../contract/prices.ts';
 import { AREA_HOSTS, type Area } from '../../contract/areas.ts';
 import { Accounts, type EmuAccount, type TokenLimits, type TokenMeta } from './accounts.ts';
 import { v1Routes } from './v1.ts';
-import { globPattern, sandboxScope } from '../../contract/scopes.ts';
+import { SCOPE_FORMAT, globPattern, sandboxScope } from '../../contract/scopes.ts';
 
 const YEAR_S = 365 * 86_400;
 const iso = Accounts.iso;
 const TOKEN_FORMAT = /^[A-Za-z0-9_.-]{8,128}$/;
-const SCOPE_FORMAT = /^(\*|GET|POST|PUT|PATCH|DELETE):[A-Za-z0-9.*-]+\/[A-Za-z0-9_.*/-]*$/;
 
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const bare = (body: unknown, status = 200): EmuResponse => ({ status, json: body });

@@ -8,11 +8,10 @@
  */
 import { fail, hexId, type EmuRequest, type EmuResponse, type EmuServices, type Route } from '../core.ts';
 import type { EmuAccount } from './accounts.ts';
-import { globPattern, sandboxScope } from '../../contract/scopes.ts';
+import { SCOPE_FORMAT, globPattern, sandboxScope } from '../../contract/scopes.ts';
 
 const YEAR_S = 365 * 86_400;
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const SCOPE = /^(\*|GET|POST|PUT|PATCH|DELETE):[A-Za-z0-9.*-]+\/[A-Za-z0-9_.*/-]*$/;
 
 function need(req: EmuRequest): { account: EmuAccount; services: EmuServices } {
   if (!req.account || !req.services) throw new Error('the authorization area needs the emulator server');
@@ -22,7 +21,7 @@ function need(req: EmuRequest): { account: EmuAccount; services: EmuServices } {
 /** Scopes as v1 takes them (wildcards allowed), or the 406 answer. */
 function scopesOf(v: unknown, all: string[], missing: number): string[] | EmuResponse {
   if (!Array.isArray(v) || v.length === 0) return fail(406, missing, 'missing scopes');
-  if (!v.every((s): s is string => typeof s === 'string' && SCOPE.test(s))) return fail(406, 270, 'invalid scopes');
+  if (!v.every((s): s is string => typeof s === 'string' && SCOPE_FORMAT.test(s))) return fail(406, 270, 'invalid scopes');
   const scopes = v.map(sandboxScope);
   if (!scopes.every((s) => all.some((a) => globPattern(s).test(a)))) return fail(406, 270, 'invalid scopes');
   return scopes;

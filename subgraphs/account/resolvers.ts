@@ -11,6 +11,8 @@ import { OAUTH, type TokenDetail } from './upstream.ts';
 import { registerSecrets } from '../runtime/redact.ts';
 import { AREA_HOSTS } from '../../contract/areas.ts';
 import { managedTokenOf, SUBGRAPH_AREAS } from '../upstream/service-token.ts';
+import { accountGuardOf } from '../upstream/account-guard.ts';
+import { SCOPE_FORMAT } from '../../contract/scopes.ts';
 import { ACCOUNT_KEY_HEADER, checkAccess, type AccountAccess } from './access.ts';
 
 type Obj = Record<string, unknown>;
@@ -156,7 +158,7 @@ function scopesArg(ctx: SubgraphContext, v: readonly string[] | null | undefined
   if (v.length === 0) throw badUserInput(`${field} needs at least one scope`, field);
   const hosts = servedHosts(ctx);
   for (const s of v) {
-    if (!/^(\*|GET|POST|PUT|PATCH|DELETE):[A-Za-z0-9.*-]+\/[A-Za-z0-9_.*/-]*$/.test(s)) throw badUserInput(`${field}: "${s.slice(0, 60)}" is not METHOD:host/endpoint`, field);
+    if (!SCOPE_FORMAT.test(s)) throw badUserInput(`${field}: "${s.slice(0, 60)}" is not METHOD:host/endpoint`, field);
     const host = s.slice(s.indexOf(':') + 1, s.indexOf('/'));
     if (!hosts.has(host)) throw badUserInput(`${field}: "${s.slice(0, 60)}" is not on a host the layer serves (${[...hosts].sort().join(', ')})`, field);
   }
@@ -305,12 +307,17 @@ export function createResolvers(opts: AccountOptions): Resolvers {
         const limits = limitsBody(args.input.limits);
         if (limits) body.limits = limits;
         if (Object.keys(body).length === 0) throw badUserInput('give something to change: scopes, name, ttl or limits', 'input');
-        return token(await call<TokenDetail>(ctx, OAUTH.updateToken, { params: { token: value }, body }));
+        const updated = token(await call<TokenDetail>(ctx, OAUTH.updateToken, { params: { token: value }, body }));
+        // The precheck's cached scopes of this token are stale now (shared by the replicas on Redis).
+        await accountGuardOf(ctx.upstream)?.forget(value);
+        return updated;
       },
       deleteToken: async (_, args, ctx) => {
         guard(ctx, opts);
+        const value = notTheLayers(ctx, tokenArg(args.token));
         try {
-          await call(ctx, OAUTH.deleteToken, { params: { token: notTheLayers(ctx, tokenArg(args.token)) } });
+          await call(ctx, OAUTH.deleteToken, { params: { token: value } });
+          await accountGuardOf(ctx.upstream)?.forget(value);
           return true;
         } catch (err) {
           if (err instanceof UpstreamError && err.status === 404) return false;
@@ -319,7 +326,10 @@ export function createResolvers(opts: AccountOptions): Resolvers {
       },
       rotateToken: async (_, args, ctx) => {
         guard(ctx, opts);
-        const d = await rotate(ctx, notTheLayers(ctx, tokenArg(args.token)));
+        const value = notTheLayers(ctx, tokenArg(args.token));
+        const d = await rotate(ctx, value);
+        // The old token is gone upstream: its cached scopes with it.
+        await accountGuardOf(ctx.upstream)?.forget(value);
         return { value: d.token, token: token(d) };
       },
     },

@@ -55,6 +55,10 @@ export interface AccountGuardOptions {
 /** Scope reading is the contract's (one function for the layer and the emulator). */
 export { scopeGranted, scopeOf };
 
+/** The guard of each upstream client (the account API forgets a token's scopes through it). */
+const guards = new WeakMap<Upstream, AccountGuard>();
+export const accountGuardOf = (upstream: Upstream): AccountGuard | undefined => guards.get(upstream);
+
 export class AccountGuard {
   /** Token scopes (bounded, least recently used dropped in memory), the wallet reading, the subscriptions. */
   private readonly store: GuardStore;
@@ -65,6 +69,7 @@ export class AccountGuard {
     private readonly opts: AccountGuardOptions = {},
   ) {
     this.store = opts.store ?? new MemoryGuardStore({ now: opts.now, maxTokens: opts.maxTokens });
+    guards.set(upstream, this);
   }
 
   /** The guard's own reads: Basic-authenticated, the account's, on a meter of their own (not the operation's). */
@@ -220,7 +225,7 @@ export class AccountGuard {
     return (await this.scopesOf(ctx)) !== null;
   }
 
-  /** Forgets a token's scopes (after an update or a rotation). */
+  /** Forgets a token's scopes (the account API, after it updated, rotated or deleted the token): the next call reads them again. */
   async forget(token: string): Promise<void> {
     await this.store.forgetScopes(token);
   }
