@@ -277,29 +277,45 @@ export function bulkResolvers(bulk: BulkService, maxBytes: number) {
     },
   };
 
-  /** One inbox page (the raw body: data, total, n_of_pages); null when the read budget has none left. */
-  const inboxPage = async (ctx: CallContext & { upstream: Upstream }, creds: BulkCredentials, q: string, page: number): Promise<{ items: unknown[]; pages: number } | null> => {
-    if (!(await bulk.spendRead())) return null;
+  /** One inbox page (the raw body: data, total, n_of_pages), read with a budget unit already taken. */
+  const inboxPage = async (ctx: CallContext & { upstream: Upstream }, creds: BulkCredentials, q: string, page: number): Promise<{ items: unknown[]; pages: number }> => {
     const body = await ctx.upstream.call<unknown>(ctx, BULK.inbox, { query: { ...(q ? { q } : {}), page }, headers: headersOf(creds) });
     const b = isObj(body) ? body : {};
     return { items: Array.isArray(b.data) ? b.data : [], pages: typeof b.n_of_pages === 'number' ? Math.max(1, b.n_of_pages) : 1 };
   };
 
   /**
-   * The newest messages (the last page; ids grow with arrival), above `after`; null when the read
-   * budget ran out before they were all read (read again at the next round).
+   * The newest messages (the last page, and the one before when the last is short; ids grow with
+   * arrival), above `after`. `pages` is the inbox's page count last seen (1 when unknown): its last
+   * page is read first, and the page count it answers says whether another page is needed. The round's
+   * budget units are taken together before its first paid read (none left, nothing is read: null);
+   * a round that needs more pages than it took units for and gets no more uses the pages it paid
+   * for (`complete` false): no page read is discarded.
    */
-  async function newest(ctx: CallContext & { upstream: Upstream }, creds: BulkCredentials, q: string, after: number): Promise<BulkInboxMessage[] | null> {
-    const first = await inboxPage(ctx, creds, q, 1);
-    if (!first) return null;
-    const last = first.pages > 1 ? await inboxPage(ctx, creds, q, first.pages) : first;
-    if (!last) return null;
-    const prev = first.pages > 2 && last.items.length < 5 ? await inboxPage(ctx, creds, q, first.pages - 1) : { items: [] };
-    if (!prev) return null;
-    return [...prev.items, ...last.items]
+  async function newest(ctx: CallContext & { upstream: Upstream }, creds: BulkCredentials, q: string, after: number, pages: number): Promise<{ found: BulkInboxMessage[]; complete: boolean; pages: number } | null> {
+    let units = 0;
+    for (const want = pages > 1 ? 2 : 1; units < want; units++) if (!(await bulk.spendRead())) break;
+    if (units === 0) return null;
+    const read = new Map<number, { items: unknown[]; pages: number }>();
+    const page = async (n: number): Promise<{ items: unknown[]; pages: number } | null> => {
+      const known = read.get(n);
+      if (known) return known;
+      if (units > 0) units--;
+      else if (!(await bulk.spendRead())) return null;
+      const p = await inboxPage(ctx, creds, q, n);
+      read.set(n, p);
+      return p;
+    };
+    const guess = (await page(Math.max(1, pages)))!;
+    const last = guess.pages === Math.max(1, pages) ? guess : await page(guess.pages);
+    const count = last?.pages ?? guess.pages;
+    const complete = last !== null && !(count > 1 && last.items.length < 5 && (await page(count - 1)) === null);
+    const found = [...read.values()]
+      .flatMap((p) => p.items)
       .map(message)
       .filter((m): m is BulkInboxMessage => m !== null && Number(m.id) > after)
-      .sort((a, b) => Number(a.id) - Number(b.id));
+      .sort((x, y) => Number(x.id) - Number(y.id));
+    return { found: [...new Map(found.map((m) => [m.id, m])).values()], complete, pages: count };
   }
 
   /**
@@ -325,18 +341,22 @@ export function bulkResolvers(bulk: BulkService, maxBytes: number) {
       const read = (): CallContext & { upstream: Upstream } => ({ auth: { ...ctx.auth, token: bulk.tokens.use(kept) }, meter, upstream: ctx.upstream });
       let seen = 0;
       let start = true;
+      let pages = 1;
       try {
         while (!stop.signal.aborted) {
-          let found: BulkInboxMessage[] | null;
+          let round: Awaited<ReturnType<typeof newest>>;
           try {
-            found = await newest(read(), creds, q, seen);
+            round = await newest(read(), creds, q, seen, pages);
           } catch (err) {
             throw refusedCredentials(err);
           }
-          if (found !== null) {
-            // Latest first: on subscribing, only the newest message; then every one above it.
-            const out = start ? found.slice(-1) : found;
-            start = false;
+          if (round !== null) {
+            const { found } = round;
+            pages = round.pages;
+            // Latest first: on subscribing, only the newest message (none while the last page is unread:
+            // what was read is older, marked seen); then every one above it.
+            const out = start ? (round.complete ? found.slice(-1) : []) : found;
+            start = start && !round.complete;
             if (found.length > 0) seen = Math.max(seen, ...found.map((m) => Number(m.id)));
             for (const m of out) yield { inboxMessageReceived: m };
           }
