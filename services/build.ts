@@ -28,7 +28,7 @@ import { AREAS } from '../contract/areas.ts';
 import { loadUpstreamConfig, parseEnv, type UpstreamConfig } from '../subgraphs/upstream/config.ts';
 import { upstreamStores } from '../subgraphs/upstream/stores.ts';
 import { ManagedServiceToken, graceMsFor, scopesFor } from '../subgraphs/upstream/service-token.ts';
-import { fixedLayerToken, workTokens } from '../subgraphs/upstream/work-tokens.ts';
+import { workTokensOf } from '../subgraphs/upstream/work-tokens.ts';
 import { redisPrefixFromEnv } from '../subgraphs/runtime/redis.ts';
 import { DEFAULT_SHUTDOWN_TIMEOUT_MS, redisCheck, type DrainResult } from '../subgraphs/runtime/health.ts';
 
@@ -220,7 +220,7 @@ export async function startSubgraphsFromEnv(opts: SubgraphsFromEnvOptions): Prom
         ? { serviceToken: () => managed.current(), serviceTenant: managed.tenant }
         : { serviceToken: config.serviceToken, fallbackToken: config.env === 'emulator' ? DEFAULT_TOKEN : null },
       // Background work keeps the layer's own token as a marker, resolved when it calls (rotations, restarts).
-      tokens: workTokens(managed ?? (config.serviceToken ? fixedLayerToken(config.serviceToken) : null)),
+      tokens: workTokensOf(managed, config.serviceToken),
       port,
       host,
       publicUrl: () => settings.publicUrl || (opts.gatewayUrl?.() ?? ''),

@@ -432,10 +432,22 @@ export const SOURCE_RANK: Readonly<Record<Source, number>> = {
   'IT-vatgroup': 1,
 };
 
+/** Each source's price, per price table (`sourcePrice`). */
+const SOURCE_PRICES = new WeakMap<PriceTable, Map<Source, number>>();
+
 /** Euro per call of a source, from the shared price table. */
 export function sourcePrice(source: Source): number {
-  const ep = SOURCE_ENDPOINT[source];
-  return priceOf(ep.area, ep.method, ep.path);
+  // The planner weighs every combination of sources (2^11) per question: prices are read once per
+  // price table, not parsed from the endpoint's path each time (that made the search slow).
+  const table = priceTable();
+  let prices = SOURCE_PRICES.get(table);
+  if (!prices) SOURCE_PRICES.set(table, (prices = new Map()));
+  let price = prices.get(source);
+  if (price === undefined) {
+    const ep = SOURCE_ENDPOINT[source];
+    prices.set(source, (price = priceOf(ep.area, ep.method, ep.path, table)));
+  }
+  return price;
 }
 
 /** Euro per call of a tier. */

@@ -18,7 +18,7 @@ import { MemoryCostLedger, type CostLedger } from '../upstream/ledger.ts';
 import { ESTIMATE_HEADER, OPERATION_HEADER, OPERATION_ID } from './operation.ts';
 import type { Upstream } from '../upstream/upstream.ts';
 import { tenantOf } from '../upstream/tenant.ts';
-import { fixedLayerToken, workTokens, type WorkTokens } from '../upstream/work-tokens.ts';
+import { workTokensOf, type WorkTokens } from '../upstream/work-tokens.ts';
 import type { SubgraphContext, UpstreamAuth } from './context.ts';
 import { authorizationOfParams, malformedCredentialError, parseAuthorization } from './credentials.ts';
 import { toClientError } from './errors.ts';
@@ -186,7 +186,7 @@ function authorizationOf(params: Record<string, unknown> | undefined, req: Incom
 export async function startSubgraphServer(opts: SubgraphServerOptions): Promise<RunningSubgraphs> {
   const { upstream, auth } = opts;
   const ledger = opts.ledger ?? new MemoryCostLedger();
-  const tokens = opts.tokens ?? workTokens(typeof auth.serviceToken === 'string' && auth.serviceToken ? fixedLayerToken(auth.serviceToken) : null);
+  const tokens = opts.tokens ?? workTokensOf(null, auth.serviceToken);
   const schemas = new Map<string, GraphQLSchema>();
   const yogas = new Map<string, ReturnType<typeof createYoga<Record<string, unknown>, SubgraphContext>>>();
   const sockets = new Map<string, WebSocketServer>();
