@@ -5,17 +5,25 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
+import { createClient, type Client } from 'graphql-ws';
+import WebSocket from 'ws';
 import { startTestStack, type TestStack } from './support/stack.ts';
+import { CF } from './support/risk.ts';
+import { withSafety } from './support/safety.ts';
 
 let t: TestStack;
 let token: string;
 
 beforeAll(async () => {
-  t = await startTestStack({ OPENAPI_MAX_EURO_PER_OPERATION: '5' });
+  // Per operation €20; per tenant and day €20 (a €15 order, then two €3 scores: the second is refused).
+  t = await startTestStack({ OPENAPI_MAX_EURO_PER_OPERATION: '20', OPENAPI_MAX_EURO_PER_DAY: '20' });
   token = await t.createToken(100);
 }, 120_000);
 
+const clients: Client[] = [];
+
 afterAll(async () => {
+  for (const c of clients) await c.dispose();
   await t?.close();
 });
 
@@ -59,6 +67,11 @@ describe('/metrics', () => {
     const again = await t.gql(COMPANY, { vat: '12485671007' }, auth);
     expect(again.errors).toBeUndefined();
     expect(again.extensions!.cost!.upstreamCalls).toBe(0);
+    // A GET operation: its URL (query string with the VAT number) is no label.
+    const query = new URLSearchParams({ query: COMPANY.replace('CompanyName', 'CompanyGet'), variables: JSON.stringify({ vat: '12485671007' }) });
+    const get = await request(`${t.url}/graphql?${query}`, { headers: { ...auth, 'graphql-preflight': '1', accept: 'application/json' } });
+    const got = (await get.body.json()) as { errors?: unknown };
+    expect(got.errors).toBeUndefined();
     const upstreamCacheBefore = sum((await scrape(t.url)).samples, 'openapi_upstream_calls_total', { source: 'cache' });
     const second = await t.gql(COMPANY.replace('CompanyName', 'CompanyAgain'), { vat: '12485671007' }, auth);
     expect(second.errors).toBeUndefined();
@@ -67,7 +80,7 @@ describe('/metrics', () => {
     expect(second.extensions!.cost!.upstreamCalls).toBe(0);
     const cacheHits = second.extensions!.cost!.cacheHits;
     expect(cacheHits).toBeGreaterThan(0);
-    // Refused by the operation's budget before any call (estimate over €5).
+    // Refused by the operation's budget before any call (estimate over €20).
     const many = `query TooDear { ${Array.from({ length: 30 }, (_, i) => `c${i}: company(vatCode: "12485671007") { creditScore(level: TOP) { score } }`).join(' ')} }`;
     const refused = await t.gql(many, {}, auth);
     expect(refused.errors?.[0]?.extensions?.code).toBe('COST_LIMIT_EXCEEDED');
@@ -83,6 +96,10 @@ describe('/metrics', () => {
     const delta = (name: string, where: Record<string, string> = {}): number => Math.round((sum(after, name, where) - sum(before, name, where)) * 10_000) / 10_000;
 
     expect(delta('openapi_operations_total', { operation: 'CompanyName', type: 'query', outcome: 'ok' })).toBe(2);
+    expect(delta('openapi_operations_total', { operation: 'CompanyGet', type: 'query', outcome: 'ok' })).toBe(1);
+    // The second CompanyName: the gateway's response cache answered.
+    expect(delta('openapi_answers_replayed_total', { source: 'cache' })).toBe(1);
+    expect(delta('openapi_answers_replayed_total', { source: 'dedup' })).toBe(0);
     expect(delta('openapi_operations_total', { operation: 'CompanyAgain', type: 'query', outcome: 'ok' })).toBe(1);
     expect(delta('openapi_operations_total', { operation: 'TooDear', outcome: 'refused' })).toBe(1);
     expect(delta('openapi_budget_refused_total', { scope: 'operation', stage: 'estimate' })).toBe(1);
@@ -101,10 +118,56 @@ describe('/metrics', () => {
     expect(endpoints.filter((e) => /\d{6,}/.test(e))).toEqual([]);
     // The runtime's own: request latency histograms, subgraph fetches.
     // Executed operations (the response cache's answer runs nothing); no client text in their labels.
-    expect(delta('graphql_envelop_request_duration_count')).toBe(3);
-    expect(after.filter((s) => s.name.startsWith('graphql_envelop') && ('operationName' in s.labels || 'url' in s.labels))).toEqual([]);
+    expect(delta('graphql_envelop_request_duration_count')).toBe(4);
+    expect(after.filter((s) => 'url' in s.labels || (s.name.startsWith('graphql_envelop') && 'operationName' in s.labels))).toEqual([]);
     expect(sum(after, 'graphql_gateway_subgraph_execute_duration_count', { subgraphName: 'company' })).toBeGreaterThan(0);
     expect(page.text).not.toContain('12485671007');
     expect(page.text).not.toContain(token);
+  });
+
+  it('counts an invalid document, a subscription open then closed, an accepted callback and a refusal at call stage', async () => {
+    const auth = { authorization: `Bearer ${token}` };
+    const before = (await scrape(t.url)).samples;
+    const now = async (name: string, where: Record<string, string> = {}): Promise<number> => Math.round((sum((await scrape(t.url)).samples, name, where) - sum(before, name, where)) * 10_000) / 10_000;
+    /** Polls /metrics until `name` moved by `want` (a safety limit, not a timed assertion). */
+    const until = async (name: string, where: Record<string, string>, want: number): Promise<void> => {
+      const end = Date.now() + 20_000;
+      while ((await now(name, where)) !== want) {
+        if (Date.now() > end) throw new Error(`${name} ${JSON.stringify(where)} never moved by ${want}`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    };
+
+    // A document that does not validate: its name (client text) is no label.
+    const invalid = await t.gql('query tok_abcdef123456 { nope }', {}, auth);
+    expect(invalid.errors?.length).toBeGreaterThan(0);
+    expect(await now('openapi_operations_total', { operation: 'invalid', outcome: 'error' })).toBe(1);
+
+    // A subscription open on the gateway while the order it watches is completed by the upstream's callback.
+    const client = createClient({ url: t.stack.gateway.wsUrl, webSocketImpl: WebSocket, connectionParams: auth, retryAttempts: 0, lazy: true });
+    clients.push(client);
+    const feed = client.iterate<{ riskRequestsUpdated: { id: string; state: string } }>({ query: 'subscription Feed { riskRequestsUpdated(family: PATRIMONIAL) { id state } }' });
+    const firstEvent = feed.next();
+    await until('openapi_subscriptions_open', { operation: 'Feed' }, 1);
+    const order = await t.gql<{ orderPatrimonialReport: { id: string } }>('mutation Order($input: PersonSubjectInput!) { orderPatrimonialReport(level: STANDARD, input: $input) { id } }', { input: { name: 'Mario', surname: 'Rossi', taxCode: CF } }, auth);
+    expect(order.errors, JSON.stringify(order.errors)).toBeUndefined();
+    const id = order.data!.orderPatrimonialReport.id;
+    let event = await withSafety(firstEvent, 'first event', 20_000);
+    await t.control('risk/advance', { id });
+    while (!event.done && event.value.data?.riskRequestsUpdated.state !== 'COMPLETE') event = await withSafety(feed.next(), 'completion', 20_000);
+    expect(event.done).toBe(false);
+    expect(await now('openapi_callbacks_total', { area: 'risk', outcome: 'accepted' })).toBe(1);
+    await feed.return?.();
+    await until('openapi_subscriptions_open', { operation: 'Feed' }, 0);
+    expect(await now('openapi_operations_total', { operation: 'Feed', type: 'subscription', outcome: 'ok' })).toBe(1);
+
+    // €15.05 spent today: of two €3 scores (€6 estimate, within the operation's budget) the second
+    // passes the day's €20 at its call: refused there, the first answered (partial).
+    const scores = await t.gql('query Scores { a: company(vatCode: "12485671007") { creditScore(level: TOP) { score } } b: company(vatCode: "03456783053") { creditScore(level: TOP) { score } } }', {}, auth);
+    expect(scores.errors?.map((e) => e.extensions?.code)).toEqual(['COST_LIMIT_EXCEEDED']);
+    expect(await now('openapi_budget_refused_total', { scope: 'day', stage: 'call' })).toBe(1);
+    expect(await now('openapi_budget_refused_total', { stage: 'estimate' })).toBe(0);
+    expect(await now('openapi_operations_total', { operation: 'Scores', outcome: 'partial' })).toBe(1);
+    expect((await scrape(t.url)).text).not.toContain('tok_abcdef123456');
   });
 });
