@@ -6,7 +6,7 @@
  *   credential, a hash, never the token), for no longer than the shortest upstream data they hold: each
  *   field lives as long as its subgraph's data (`RESPONSE_TTL_BY_SUBGRAPH`, from the areas' cache
  *   policies; 0 = never cached, e.g. risk and invoicing read upstream every time, account answers
- *   are the operator's). Never cached: mutations, subscriptions, answers with errors, with stale
+ *   are the operator's), and fields read upstream every time never (`NEVER_CACHED_FIELDS`). Never cached: mutations, subscriptions, answers with errors, with stale
  *   data, with euro at risk, and estimate-only answers.
  * - **Cost on a hit**: the stored answer keeps its `extensions.cost`; the cost plugin (`cost.ts`)
  *   reports it as answered from cache (0 upstream calls, each call a cache hit, `saved` euro).
@@ -42,6 +42,27 @@ import { log } from '../subgraphs/runtime/log.ts';
  * - risk, invoicing: 0 (read upstream every time); account: 0 (wallet, tokens: the operator's).
  */
 export const RESPONSE_TTL_BY_SUBGRAPH: Readonly<Record<string, number>> = { company: 3600, postal: POSTAL_TTL, pec: 30, risk: 0, invoicing: 0, account: 0 };
+
+/**
+ * Fields whose upstream data is never cached (their endpoint's `ttl` is 0), whatever their
+ * subgraph's lifetime: an answer holding one is never stored. Company monitors (`/monitor`,
+ * `/monitor/{id}`); PEC mailboxes, company-register notifications and bulk sendings (read
+ * upstream every time; only `verifica_pec` and `domini_pec` are cached).
+ */
+export const NEVER_CACHED_FIELDS: readonly string[] = [
+  'Query.companyMonitor',
+  'Query.companyMonitors',
+  'Query.mailbox',
+  'Query.mailboxes',
+  'Query.pecNotification',
+  'Query.pecNotifications',
+  'Query.bulkSending',
+  'Query.bulkInbox',
+  'Query.bulkInboxMessage',
+  'Query.bulkThreads',
+  'Query.bulkThread',
+  'Query.bulkQuota',
+];
 
 export interface ResponseCacheOptions {
   /** The supergraph SDL: which subgraph serves each field. */
@@ -153,7 +174,7 @@ function tenantTagged(inner: Cache, clock: () => number, maxEntries: number): Ca
     },
     set: (key, result, entities, ttl) => {
       if (Number.isFinite(ttl)) expiries.set(key, clock() + ttl);
-      return inner.set(key, result, [...entities, { typename: TENANT_ENTITY, id: tenantOfSession(key.slice(0, key.indexOf(':'))) }], ttl);
+      return inner.set(key, withoutTraceId(result), [...entities, { typename: TENANT_ENTITY, id: tenantOfSession(key.slice(0, key.indexOf(':'))) }], ttl);
     },
     invalidate: (entities) => inner.invalidate(entities),
   };
@@ -169,7 +190,7 @@ export function createResponseCache(opts: ResponseCacheOptions): LayerResponseCa
   const redis = opts.redisUrl ? connectRedis(opts.redisUrl, { prefix: `${prefix}rc:`, name: 'response-cache' }) : null;
   const inner: Cache = redis ? (createRedisCache({ redis: redis as never }) as unknown as Cache) : createInMemoryCache({ max: opts.maxEntries ?? 10_000 });
   const cache = tenantTagged(inner, opts.clock ?? Date.now, opts.maxEntries ?? 10_000);
-  const ttls = ttlPerSchemaCoordinate(opts.supergraph, opts.ttlBySubgraph);
+  const ttls = { ...ttlPerSchemaCoordinate(opts.supergraph, opts.ttlBySubgraph), ...Object.fromEntries(NEVER_CACHED_FIELDS.map((f) => [f, 0])) };
   const invalidateTenant = (tenant: string) => cache.invalidate([{ typename: TENANT_ENTITY, id: tenant }]);
   const clear = async (): Promise<void> => {
     if (redis) await unlinkMatching(redis);
@@ -295,7 +316,7 @@ export function createResponseCache(opts: ResponseCacheOptions): LayerResponseCa
       leaders.delete(request);
       if (inFlight.get(leader.key)?.answer === leader.answer) inFlight.delete(leader.key);
       const single = Array.isArray(result) || Symbol.asyncIterator in result ? null : (result as ExecutionResult);
-      leader.settle(single && !(single as { [STALE]?: boolean })[STALE] ? single : null);
+      leader.settle(single && !(single as { [STALE]?: boolean })[STALE] ? withoutTraceId(single) : null);
     },
     onExecute({ args }) {
       const ctx = args.contextValue as YogaContext;
@@ -331,6 +352,16 @@ export function createResponseCache(opts: ResponseCacheOptions): LayerResponseCa
       if (redis) await closeRedis(redis);
     },
   };
+}
+
+/**
+ * An answer as stored or shared: without the `extensions.traceId` of the operation that computed
+ * it (each answer's own is added per request, `tracing.ts`).
+ */
+function withoutTraceId(result: ExecutionResult): ExecutionResult {
+  if (!result.extensions || !('traceId' in result.extensions)) return result;
+  const { traceId: _own, ...extensions } = result.extensions;
+  return { ...result, extensions };
 }
 
 /**

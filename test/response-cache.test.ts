@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SUPERGRAPH_FILE } from '../gateway/compose.ts';
 import { request } from 'undici';
 import { callerSessionOf } from '../gateway/caller-session.ts';
-import { cacheable, RESPONSE_TTL_BY_SUBGRAPH, ttlPerSchemaCoordinate } from '../gateway/response-cache.ts';
+import { cacheable, NEVER_CACHED_FIELDS, RESPONSE_TTL_BY_SUBGRAPH, ttlPerSchemaCoordinate } from '../gateway/response-cache.ts';
 import { DEFAULT_TOKEN } from '../emulator/server.ts';
 import { announceChange } from '../subgraphs/runtime/changes.ts';
 import { POSTAL_TTL } from '../subgraphs/postal/upstream.ts';
@@ -105,7 +105,10 @@ describe('what the layer learns drops the answers', () => {
     monitorId = created.data!.createCompanyMonitor.id;
     const before = await ok<{ companyMonitor: { checkedOn: string | null } }>(MONITOR, { id: monitorId });
     expect(before.data!.companyMonitor.checkedOn).toBeNull();
-    expect(costOf(await ok(MONITOR, { id: monitorId })).answeredFrom).toBe('response-cache');
+    // A monitor's upstream is read every time (`/monitor/{id}` has no ttl): never from the response cache.
+    expect(costOf(await ok(MONITOR, { id: monitorId })).answeredFrom).toBeUndefined();
+    await ok(NAME, { vat: VAT });
+    expect(costOf(await ok(NAME, { vat: VAT })).answeredFrom).toBe('response-cache');
 
     await t.control('company/monitorCheck', { id: monitorId, changes: { companyName: 'OPENAPI RENAMED S.P.A.' } });
     // The check reaches the layer through its callback; a cached answer would never show it.
@@ -157,6 +160,8 @@ describe('rules', () => {
     expect(ttl['Company.creditScore']).toBe(0);
     expect(ttl['Query.searchMunicipalities']).toBe(POSTAL_TTL * 1000);
     expect(Object.entries(ttl).filter(([k]) => k.startsWith('Account.')).every(([, v]) => v === 0)).toBe(true);
+    // Fields read upstream every time are in the schema (a rename would let them be cached).
+    for (const field of NEVER_CACHED_FIELDS) expect(ttl[field], field).toBeDefined();
   });
 
   it('only clean answers are kept: no errors, nothing stale, nothing at risk, executed', () => {
