@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startTestStack, type TestStack } from './support/stack.ts';
-import { scopeGranted, scopeOf } from '../subgraphs/upstream/account-guard.ts';
+import { scopeGranted, scopeOf } from '../contract/scopes.ts';
 
 const EMAIL = 'precheck@example.com';
 /** The operator's key of the account API (`x-openapi-account-key`). */

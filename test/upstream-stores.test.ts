@@ -10,7 +10,8 @@ import { loadUpstreamConfig } from '../subgraphs/upstream/config.ts';
 import { CostMeter } from '../subgraphs/upstream/cost.ts';
 import type { Endpoint } from '../subgraphs/upstream/endpoint.ts';
 import { UpstreamError } from '../subgraphs/upstream/errors.ts';
-import { CostLimitError, ledgerDay, MemoryCostLedger, type CostLedger } from '../subgraphs/upstream/ledger.ts';
+import { periodOf } from '../contract/prices.ts';
+import { CostLimitError, MemoryCostLedger, type CostLedger } from '../subgraphs/upstream/ledger.ts';
 import { MemoryRateLimitStore, RateLimitedError, RateLimiter, rateLimitsFor, ruleMatches, type RateLimitRule, type RateLimitStore } from '../subgraphs/upstream/rate-limits.ts';
 import { RedisCacheStore, RedisInFlightMarkers, RedisPendingStore } from '../subgraphs/upstream/redis-cache.ts';
 import { RedisCostLedger } from '../subgraphs/upstream/redis-ledger.ts';
@@ -171,7 +172,7 @@ describeStores<CostLedger>(
       const op = await raw.pttl('ledger:op:ttl');
       expect(op).toBeGreaterThan(3_590_000);
       expect(op).toBeLessThanOrEqual(3_600_000);
-      const day = await raw.pttl(`ledger:day:tt:${ledgerDay(now)}`);
+      const day = await raw.pttl(`ledger:day:tt:${periodOf('day', now)}`);
       expect(day).toBeGreaterThan(2 * 86_400_000 - 10_000);
       expect(await raw.get('ledger:op:ttl')).toBe('1000000');
     });

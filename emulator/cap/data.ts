@@ -17,7 +17,7 @@
  * patron saints) are left out of the answers rather than invented.
  */
 import { comuniRows } from '../comuni.ts';
-import { fold, istat6, vendorIstat } from '../../contract/istat.ts';
+import { fold, vendorIstat } from '../../contract/istat.ts';
 
 export interface Municipality {
   name: string;
@@ -184,8 +184,5 @@ export function postalData(): PostalData {
 
 /** A municipality's Istat code as the vendor writes it (`58091`); null for a suppressed one without a code. */
 export const vendorIstatOf = (istat: string): string | null => (istat ? vendorIstat(istat) : null);
-
-/** A 6-digit Istat code from either form; null when it is not one. */
-export const fullIstat = (code: string): string | null => istat6(code);
 
 export { fold };

@@ -18,7 +18,8 @@
  * Suppressed municipalities match too, with `suppressed: true`.
  */
 import { fail, ok, type AreaModule, type EmuResponse, type Route } from '../core.ts';
-import { fold, fullIstat, postalData, STREET_TYPES, vendorIstatOf, type Municipality, type Province } from './data.ts';
+import { istat6 } from '../../contract/istat.ts';
+import { fold, postalData, STREET_TYPES, vendorIstatOf, type Municipality, type Province } from './data.ts';
 
 const notFound = (what: string): EmuResponse => fail(404, 404, `${what} not found`);
 
@@ -55,7 +56,7 @@ const search: Route['handler'] = (req) => {
   if (!comune && !cap && !istat && !catasto && !regione && !provincia) return fail(400, 400, 'at least one of comune, cap, istat, codice_catasto, regione, provincia is required');
   const data = postalData();
   const name = comune ? fold(comune) : null;
-  const istatFull = istat ? fullIstat(istat) : null;
+  const istatFull = istat ? istat6(istat) : null;
   if (istat && !istatFull) return ok([]);
   const out: Array<Record<string, unknown>> = [];
   for (const m of [...data.municipalities, ...data.suppressed]) {
@@ -71,7 +72,7 @@ const search: Route['handler'] = (req) => {
 };
 
 function municipality(code: string): Municipality | null {
-  const istat = fullIstat(code);
+  const istat = istat6(code);
   return istat ? (postalData().byIstat.get(istat) ?? null) : null;
 }
 

@@ -6,7 +6,7 @@ import { badUserInput, forbidden } from '../runtime/errors.ts';
 import { optionalText, requiredText } from '../runtime/validate.ts';
 import type { CallOptions } from '../upstream/upstream.ts';
 import type { Endpoint } from '../upstream/endpoint.ts';
-import { UpstreamError } from '../upstream/errors.ts';
+import { orNull, UpstreamError } from '../upstream/errors.ts';
 import { OAUTH, type TokenDetail } from './upstream.ts';
 import { registerSecrets } from '../runtime/redact.ts';
 import { AREA_HOSTS } from '../../contract/areas.ts';
@@ -60,14 +60,6 @@ function tokenArg(v: string): string {
   return t;
 }
 
-async function orNull<T>(p: Promise<T>): Promise<T | null> {
-  try {
-    return await p;
-  } catch (err) {
-    if (err instanceof UpstreamError && err.status === 404) return null;
-    throw err;
-  }
-}
 
 const call = <T>(ctx: SubgraphContext, ep: Endpoint, opts?: CallOptions): Promise<T> => ctx.upstream.call<T>(ctx, ep, opts);
 

@@ -3,7 +3,7 @@
  * cached for days and shared by every tenant by the upstream client (`publicData` endpoints).
  */
 import type { SubgraphContext } from '../runtime/context.ts';
-import { UpstreamError } from '../upstream/errors.ts';
+import { orNull } from '../upstream/errors.ts';
 import type { CallOptions } from '../upstream/upstream.ts';
 import type { Endpoint } from '../upstream/endpoint.ts';
 import { istat6, POSTAL, type AdvanceInfo, type BaseInfo, type ProvinceInfo, type RegionInfo, type SearchItem } from './upstream.ts';
@@ -27,15 +27,6 @@ function call<T>(ctx: SubgraphContext, ep: Endpoint, opts: CallOptions = {}): Pr
   return ctx.once(`postal|${ep.path}|${JSON.stringify(opts)}`, () => ctx.upstream.call<T>(ctx, ep, opts));
 }
 
-/** The call's answer, or null when the upstream says there is none (404/204). */
-async function orNull<T>(p: Promise<T>): Promise<T | null> {
-  try {
-    return await p;
-  } catch (err) {
-    if (err instanceof UpstreamError && (err.status === 404 || err.status === 204)) return null;
-    throw err;
-  }
-}
 
 /** Drops empty filters (so equal searches share one cache entry). */
 function queryOf(filters: SearchFilters): Record<string, string> {

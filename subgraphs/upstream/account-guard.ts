@@ -52,9 +52,6 @@ export interface AccountGuardOptions {
   store?: GuardStore;
 }
 
-/** Scope reading is the contract's (one function for the layer and the emulator). */
-export { scopeGranted, scopeOf };
-
 /** The guard of each upstream client (the account API forgets a token's scopes through it). */
 const guards = new WeakMap<Upstream, AccountGuard>();
 export const accountGuardOf = (upstream: Upstream): AccountGuard | undefined => guards.get(upstream);

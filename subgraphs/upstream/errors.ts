@@ -109,3 +109,13 @@ export function mayHaveBeenCarriedOut(err: unknown): boolean {
       return false;
   }
 }
+
+/** A call's answer, or null when the upstream says there is none (404, or 204 with no content). */
+export async function orNull<T>(p: Promise<T>): Promise<T | null> {
+  try {
+    return await p;
+  } catch (err) {
+    if (err instanceof UpstreamError && (err.status === 404 || err.status === 204)) return null;
+    throw err;
+  }
+}

@@ -104,8 +104,6 @@ export function freeUseOf(tiers: readonly FreeTier[], counts: readonly number[])
 /** The counter key of one tier's current period. */
 export const freeCounterKey = (tenant: string, endpoint: string, tier: FreeTier, now: number): string => `${tenant}|${endpoint}|${tier.period}:${periodOf(tier.period, now)}`;
 
-/** The calendar day of `ms` in Italy (the suite's day), `YYYY-MM-DD`: the contract's `periodOf('day')`, one reading for budgets and free tiers. */
-export const ledgerDay = (ms: number): string => periodOf('day', ms);
 
 const EPSILON = 1e-9;
 const cents = (n: number): number => Math.round(n * 1e6) / 1e6;
@@ -131,7 +129,7 @@ export class MemoryCostLedger implements CostLedger {
   }
 
   private dayKey(tenant: string): string {
-    return `${tenant}|${ledgerDay(this.now())}`;
+    return `${tenant}|${periodOf('day', this.now())}`;
   }
 
   private entries(account: LedgerAccount): { op: { committed: number }; day: { committed: number } } {
@@ -148,7 +146,7 @@ export class MemoryCostLedger implements CostLedger {
 
   /** Drops the days that are over (kept one day past, for what remains to be said of them). */
   private sweepDays(): void {
-    const yesterday = ledgerDay(this.now() - 86_400_000);
+    const yesterday = periodOf('day', this.now() - 86_400_000);
     for (const key of this.days.keys()) {
       const day = key.slice(key.lastIndexOf('|') + 1);
       if (day < yesterday) this.days.delete(key);

@@ -11,8 +11,8 @@
  */
 import type { Redis } from 'ioredis';
 import { defineScript } from '../runtime/redis.ts';
-import type { FreePeriod, FreeTier } from '../../contract/prices.ts';
-import { CostLimitError, freeCounterKey, freeUseOf, ledgerDay, type BudgetLimits, type CostLedger, type FreeClaim, type FreeTierUse, type LedgerAccount, type LedgerBalance } from './ledger.ts';
+import { periodOf, type FreePeriod, type FreeTier } from '../../contract/prices.ts';
+import { CostLimitError, freeCounterKey, freeUseOf, type BudgetLimits, type CostLedger, type FreeClaim, type FreeTierUse, type LedgerAccount, type LedgerBalance } from './ledger.ts';
 
 const MICRO = 1_000_000;
 const toMicro = (euro: number): number => Math.round(euro * MICRO);
@@ -92,7 +92,7 @@ export class RedisCostLedger implements CostLedger {
   }
 
   private keys(account: LedgerAccount): [string, string] {
-    return [`${this.ns}op:${account.operationId}`, `${this.ns}day:${account.tenant}:${ledgerDay(this.now())}`];
+    return [`${this.ns}op:${account.operationId}`, `${this.ns}day:${account.tenant}:${periodOf('day', this.now())}`];
   }
 
   async reserve(account: LedgerAccount, price: number, limits: BudgetLimits, endpoint: string): Promise<void> {

@@ -37,3 +37,11 @@ export function workTokens(layer: LayerToken | null): WorkTokens {
 
 /** Pass-through only: every token kept as it is. */
 export const PASS_THROUGH_TOKENS: WorkTokens = workTokens(null);
+
+/**
+ * The work tokens of a subgraph process: its managed token when it has one, else its fixed
+ * `OPENAPI_TOKEN` (a service token given as a string), else pass-through. One choice for every
+ * place that starts subgraphs.
+ */
+export const workTokensOf = (managed: LayerToken | null | undefined, serviceToken: unknown): WorkTokens =>
+  workTokens(managed ?? (typeof serviceToken === 'string' && serviceToken ? fixedLayerToken(serviceToken) : null));

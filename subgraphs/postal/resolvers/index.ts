@@ -9,7 +9,7 @@ import * as svc from '../service.ts';
 import { vendorIstat } from '../../../contract/istat.ts';
 import { istat6, POSTAL, type CapInfo, type MetroCityInfo, type ProvinceInfo, type SuppressedInfo } from '../upstream.ts';
 import type { SubgraphContext } from '../../runtime/context.ts';
-import { UpstreamError } from '../../upstream/errors.ts';
+import { orNull } from '../../upstream/errors.ts';
 
 const POSTAL_CODE = /^\d{5}$/;
 const CADASTRAL = /^[A-Za-z]\d{3}$/;
@@ -46,14 +46,6 @@ function provinceCode(v: string | null | undefined, field: string): string | nul
 
 /** The vendor's Istat code without leading zeros, as its paths and filters take it. */
 
-async function orNull<T>(p: Promise<T>): Promise<T | null> {
-  try {
-    return await p;
-  } catch (err) {
-    if (err instanceof UpstreamError && (err.status === 404 || err.status === 204)) return null;
-    throw err;
-  }
-}
 
 const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : null);
 const int = (v: unknown): number | null => {
