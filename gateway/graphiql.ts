@@ -6,12 +6,19 @@
  * instead of being rendered and compressed again for every visit. An ETag lets a browser keep it.
  *
  * What the bundled GraphiQL (v5) does not do as shipped, set up here:
- * - the tab open at load takes its variables from the `variables` option, not from its own
- *   `defaultTabs` entry: without them its Run fails with `Variable "$vatCode" … was not provided`;
+ * - the tab open at load takes its editors' text from its storage (`graphiql:query`,
+ *   `graphiql:variables`), not from its own `defaultTabs` entry: without variables its Run fails with
+ *   `Variable "$vatCode" … was not provided`. A script seeds them on a first visit (no `graphiql:tabs`
+ *   yet); the `query`/`variables` options would do it too, but GraphiQL opens a new tab for them on
+ *   every reload once tabs are stored;
  * - its tab strip is a drag-to-reorder list whose drag gesture swallows the first click on a tab
  *   (a second click switches): a capturing listener keeps the tab buttons' pointer presses from the
  *   drag handler, so one click switches (tabs can no longer be dragged to reorder them);
- * - the variables pane is open at load, and the docs explorer is the sidebar's book button.
+ * - the variables pane is open at load, and the docs explorer is the sidebar's book button;
+ * - headers typed in the headers pane (a token) are not kept in the browser's storage.
+ *
+ * The page is not framed by other sites (`frame-ancestors 'none'`, `X-Frame-Options`), nor served in
+ * trusted-documents mode (GraphiQL could run none of its own documents there).
  */
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -28,27 +35,45 @@ export interface GraphiQLPageOptions {
   examples: readonly ExampleOperation[];
   /** Path of the GraphQL endpoint the page is served at and talks to. @default '/graphql' */
   endpoint?: string;
+
+  /** Set: the page is not served, this short text is (e.g. trusted-documents mode). */
+  disabled?: string;
+  /** Serve the page compressed when the browser accepts it. @default true */
+  compress?: boolean;
+  /** The compressor (tests count its calls). @default compressBody */
+  compressor?: typeof compressBody;
 }
 
-/**
- * The bundled GraphiQL's options: the documented ones, plus `query` and `variables`, which its
- * wrapper reads (undocumented in the type) as the open tab's initial editors.
- */
-export type GraphiQLPageSettings = GraphiQLOptions & { query?: string; variables?: string };
+export type GraphiQLPageSettings = GraphiQLOptions;
 
 const json = (v: Record<string, unknown> | undefined): string | null => (v ? JSON.stringify(v, null, 2) : null);
 
 /** The options the page is rendered with (see the module's comment). */
 export function graphiqlSettings(opts: GraphiQLPageOptions): GraphiQLPageSettings {
-  const [first] = opts.examples;
   return {
     title: opts.title ?? 'openapi-supergraph',
     endpoint: opts.endpoint ?? '/graphql',
     subscriptionsProtocol: 'WS',
     defaultTabs: opts.examples.map((e) => ({ query: e.query, variables: json(e.variables) })),
-    ...(first ? { query: first.query, variables: json(first.variables) ?? '' } : {}),
     defaultEditorToolsVisibility: 'variables',
+    shouldPersistHeaders: false,
   };
+}
+
+/** A value written into an inline script: JSON, with `<` escaped so no `</script>` ends it early. */
+const scriptValue = (v: string): string => JSON.stringify(v).replace(/</g, '\\u003c');
+
+/** Seeds the open tab's editors with the first example on a first visit (see the module's comment). */
+function seedFirstTab(first: ExampleOperation | undefined): string {
+  if (!first) return '';
+  return `<script>
+try {
+  if (window.localStorage.getItem('graphiql:tabs') === null) {
+    window.localStorage.setItem('graphiql:query', ${scriptValue(first.query)});
+    window.localStorage.setItem('graphiql:variables', ${scriptValue(json(first.variables) ?? '')});
+  }
+} catch (e) {}
+</script>`;
 }
 
 /**
@@ -68,7 +93,8 @@ window.addEventListener('pointerdown', function (event) {
 export function renderGraphiQLPage(opts: GraphiQLPageOptions): string {
   const html = renderGraphiQL(graphiqlSettings(opts));
   const at = html.indexOf('<script>');
-  return at < 0 ? html : html.slice(0, at) + ONE_CLICK_TABS + html.slice(at);
+  const before = ONE_CLICK_TABS + seedFirstTab(opts.examples[0]);
+  return at < 0 ? html : html.slice(0, at) + before + html.slice(at);
 }
 
 /** Whether a request asks for the page: GET or HEAD of the endpoint, accepting HTML. */
@@ -77,17 +103,35 @@ export function wantsGraphiQL(req: IncomingMessage, path: string, endpoint: stri
 }
 
 /**
+ * Whether an `If-None-Match` header matches `etag`: a list of tags, weak (`W/`) compared as strong
+ * ones (RFC 9110 weak comparison), or `*`.
+ */
+export function ifNoneMatchHits(header: string | string[] | undefined, etag: string): boolean {
+  if (!header) return false;
+  const tags = (Array.isArray(header) ? header.join(',') : header).split(',').map((t) => t.trim().replace(/^W\//, ''));
+  return tags.some((t) => t === '*' || t === etag);
+}
+
+/** Headers of every answer of the page: never framed by another site, its type never sniffed. */
+const PAGE_HEADERS = {
+  'content-security-policy': "frame-ancestors 'none'",
+  'x-frame-options': 'DENY',
+  'x-content-type-options': 'nosniff',
+} as const;
+
+/**
  * The route serving the page: rendered on first use, each encoding compressed once (concurrent
- * first visits share the work), `ETag` + `Cache-Control: no-cache` (revalidated, 304 when unchanged).
+ * first visits share the work), an `ETag` per encoding + `Cache-Control: no-cache` (revalidated,
+ * 304 when unchanged). With `disabled`, a short text instead.
  */
 export function graphiqlRoute(opts: GraphiQLPageOptions): GatewayRoute {
   const endpoint = opts.endpoint ?? '/graphql';
-  let page: { body: Buffer; etag: string } | null = null;
+  let page: { body: Buffer; tag: string } | null = null;
   const encoded = new Map<ContentEncoding, Promise<Buffer>>();
-  const load = (): { body: Buffer; etag: string } => {
+  const load = (): { body: Buffer; tag: string } => {
     if (!page) {
       const body = Buffer.from(renderGraphiQLPage(opts), 'utf8');
-      page = { body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"` };
+      page = { body, tag: createHash('sha256').update(body).digest('base64url').slice(0, 27) };
     }
     return page;
   };
@@ -97,7 +141,7 @@ export function graphiqlRoute(opts: GraphiQLPageOptions): GatewayRoute {
     let pending = encoded.get(encoding);
     if (!pending) {
       // Static content, compressed once: brotli 5 gives 1.9 MB in about a second; 11 would take a minute.
-      pending = compressBody(body, encoding, { brotliQuality: 5, gzipLevel: 6 });
+      pending = (opts.compressor ?? compressBody)(body, encoding, { brotliQuality: 5, gzipLevel: 6 });
       pending.catch(() => encoded.delete(encoding));
       encoded.set(encoding, pending);
     }
@@ -105,18 +149,24 @@ export function graphiqlRoute(opts: GraphiQLPageOptions): GatewayRoute {
   };
   return async (req: IncomingMessage, res: ServerResponse, path: string): Promise<boolean> => {
     if (!wantsGraphiQL(req, path, endpoint)) return false;
-    const { etag } = load();
+    if (opts.disabled !== undefined) {
+      res.writeHead(404, { ...PAGE_HEADERS, 'content-type': 'text/plain; charset=utf-8' }).end(req.method === 'HEAD' ? undefined : opts.disabled);
+      return true;
+    }
+    const encoding = opts.compress === false ? null : negotiateEncoding(req.headers['accept-encoding']);
+    // One ETag per representation: a cache holding the brotli body never revalidates it for gzip.
+    const etag = `"${load().tag}${encoding ? `-${encoding}` : ''}"`;
     const headers = {
+      ...PAGE_HEADERS,
       'content-type': 'text/html; charset=utf-8',
       'cache-control': 'no-cache',
       etag,
       vary: 'Accept-Encoding',
     };
-    if (req.headers['if-none-match'] === etag) {
+    if (ifNoneMatchHits(req.headers['if-none-match'], etag)) {
       res.writeHead(304, headers).end();
       return true;
     }
-    const encoding = negotiateEncoding(req.headers['accept-encoding']);
     const body = await bodyIn(encoding);
     res.writeHead(200, { ...headers, ...(encoding ? { 'content-encoding': encoding } : {}), 'content-length': String(body.byteLength) });
     res.end(req.method === 'HEAD' ? undefined : body);

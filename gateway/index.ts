@@ -156,7 +156,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
   // The runtime loads the supergraph lazily; graphql-ws subscriptions need it loaded first.
   await runtime.getSchema();
 
-  const routes = [graphiqlRoute({ examples: EXAMPLES }), ...(opts.routes ?? [])];
+  const routes = [graphiqlRoute({ examples: EXAMPLES, compress: opts.compression !== false, disabled: opts.persisted?.mode === 'trusted' ? 'GraphiQL is not served here: this gateway runs registered operations only (PERSISTED_OPERATIONS=trusted).\n' : undefined }), ...(opts.routes ?? [])];
   // Liveness, readiness (each subgraph's server reachable, plus the given checks) and graceful drain.
   const readinessChecks = [...Object.entries(opts.subgraphUrls).map(([name, url]) => httpCheck(`subgraph ${name}`, new URL('/healthz', url).href)), ...(opts.readiness ?? [])];
   const life = new ServerLife(readinessChecks, 'gateway');
@@ -221,6 +221,8 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
         return wsOptions.onConnect ? wsOptions.onConnect(ctx) : true;
       },
       onClose: (ctx) => life.wsClosed(ctx),
+      // A document persisted operations refuse is answered with an `error` message (its code), not a throw (4500 closes the socket).
+      onSubscribe: async (ctx, id, payload) => (await persisted.refused(payload)) ?? wsOptions.onSubscribe?.(ctx, id, payload),
     },
     wss,
   );

@@ -10,7 +10,12 @@ import { getIntrospectionQuery } from 'graphql';
 import { request } from 'undici';
 import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
-import { negotiateEncoding } from '../gateway/compression.ts';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { compressBody, negotiateEncoding } from '../gateway/compression.ts';
+import { graphiqlRoute, graphiqlSettings } from '../gateway/graphiql.ts';
+import { EXAMPLES } from '../gateway/examples.ts';
+import type { GatewayRoute } from '../gateway/index.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
 
 let t: TestStack;
@@ -125,10 +130,57 @@ describe('the GraphiQL page', () => {
     const again = await page({ 'accept-encoding': 'br' });
     expect(again.bytes.equals(br.bytes)).toBe(true);
 
+    // One ETag per encoding; If-None-Match read as a list, weak tags and * included.
     expect(br.etag).toMatch(/^".+"$/);
-    const revalidated = await page({ 'accept-encoding': 'br', 'if-none-match': br.etag });
-    expect(revalidated.status).toBe(304);
-    expect(revalidated.bytes.byteLength).toBe(0);
+    expect(new Set([plain.etag, br.etag, gz.etag]).size).toBe(3);
+    for (const ifNoneMatch of [br.etag, `"other", W/${br.etag}`, '*']) {
+      const revalidated = await page({ 'accept-encoding': 'br', 'if-none-match': ifNoneMatch });
+      expect(revalidated.status, ifNoneMatch).toBe(304);
+      expect(revalidated.bytes.byteLength).toBe(0);
+    }
+    expect((await page({ 'accept-encoding': 'gzip', 'if-none-match': br.etag })).status).toBe(200);
+  });
+
+  it('is never framed by another site, its type never sniffed, typed headers never kept', async () => {
+    const res = await request(t.stack.gateway.graphqlUrl, { headers: { accept: 'text/html', 'accept-encoding': 'br' } });
+    await res.body.arrayBuffer();
+    expect(res.headers['content-security-policy']).toBe("frame-ancestors 'none'");
+    expect(res.headers['x-frame-options']).toBe('DENY');
+    expect(res.headers['x-content-type-options']).toBe('nosniff');
+    expect(graphiqlSettings({ examples: EXAMPLES }).shouldPersistHeaders).toBe(false);
+  });
+
+  it('each encoding is compressed once, however many visits (concurrent or not); none when compression is off', async () => {
+    const calls: string[] = [];
+    const compressor: typeof compressBody = (body, encoding, q) => {
+      calls.push(encoding);
+      return compressBody(body, encoding, q);
+    };
+    const serve = async (route: GatewayRoute, run: (url: string) => Promise<void>): Promise<void> => {
+      const server = createServer((req, res) => void route(req, res, new URL(req.url ?? '/', 'http://x').pathname));
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      try {
+        await run(`http://127.0.0.1:${(server.address() as AddressInfo).port}/graphql`);
+      } finally {
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+      }
+    };
+    const visit = async (url: string, acceptEncoding: string): Promise<string | undefined> => {
+      const res = await request(url, { headers: { accept: 'text/html', 'accept-encoding': acceptEncoding } });
+      await res.body.arrayBuffer();
+      return res.headers['content-encoding'] as string | undefined;
+    };
+    await serve(graphiqlRoute({ examples: EXAMPLES, compressor }), async (url) => {
+      await Promise.all([visit(url, 'br'), visit(url, 'br'), visit(url, 'gzip')]);
+      expect(await visit(url, 'br')).toBe('br');
+      expect(await visit(url, 'gzip')).toBe('gzip');
+    });
+    expect(calls.sort()).toEqual(['br', 'gzip']);
+    calls.length = 0;
+    await serve(graphiqlRoute({ examples: EXAMPLES, compressor, compress: false }), async (url) => {
+      expect(await visit(url, 'br, gzip')).toBeUndefined();
+    });
+    expect(calls).toEqual([]);
   });
 });
 

@@ -17,7 +17,9 @@ import { createPersistedQueryLink } from '@apollo/client/link/persisted-queries'
 import { Client, fetchExchange } from '@urql/core';
 import { persistedExchange } from '@urql/exchange-persisted';
 import { request } from 'undici';
-import { memoryDocumentStore, readManifest, redisDocumentStore, sha256Hex, type PersistedDocumentStore } from '../gateway/persisted.ts';
+import { createClient } from 'graphql-ws';
+import WebSocket from 'ws';
+import { memoryDocumentStore, persistedOperations, readManifest, redisDocumentStore, sha256Hex, type PersistedDocumentStore } from '../gateway/persisted.ts';
 import { persistedFromEnv, ServiceConfigError } from '../services/build.ts';
 import { startTestStack, type GraphQLResponse, type TestStack } from './support/stack.ts';
 
@@ -50,7 +52,8 @@ const LEGAL_FORMS = 'query LegalForms { legalForms { code description } }';
 describe('automatic persisted queries (default mode, memory)', () => {
   let t: TestStack;
   beforeAll(async () => {
-    t = await startTestStack();
+    // A day budget below any paid call: only free reads run here.
+    t = await startTestStack({ OPENAPI_MAX_EURO_PER_DAY: '0.0005' });
   }, 120_000);
   afterAll(async () => {
     await t?.close();
@@ -116,6 +119,39 @@ describe('automatic persisted queries (default mode, memory)', () => {
     expect(log.slice(2)).toEqual([{ method: 'GET', hash, withQuery: false, code: null }]);
   });
 
+  it('a registration answered from the response cache is kept all the same', async () => {
+    const query = 'query ApqCached { legalForms { code description } }';
+    const hash = sha256(query);
+    const post = async (body: Record<string, unknown>): Promise<GraphQLResponse> => {
+      const res = await request(t.stack.gateway.graphqlUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      return (await res.body.json()) as GraphQLResponse;
+    };
+    expect((await t.gql(query)).errors).toBeUndefined();
+    await t.clearCalls();
+    // The query and its hash: answered from the response cache (no upstream call), and kept.
+    const registration = await post({ query, extensions: { persistedQuery: { version: 1, sha256Hash: hash } } });
+    expect(registration.errors).toBeUndefined();
+    expect(await t.calls()).toEqual([]);
+    const hashOnly = await post({ extensions: { persistedQuery: { version: 1, sha256Hash: hash } } });
+    expect(hashOnly.errors).toBeUndefined();
+    expect(hashOnly.data).toEqual(registration.data);
+  });
+
+  it('a paid operation sent by hash alone is refused by the budget like one sent as text, before any upstream call', async () => {
+    const paid = 'query Paid { company(vatCode: "12485671007") { companyName } }';
+    const ext = { persistedQuery: { version: 1, sha256Hash: sha256(paid) } };
+    const post = async (body: Record<string, unknown>): Promise<GraphQLResponse> => {
+      const res = await request(t.stack.gateway.graphqlUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      return (await res.body.json()) as GraphQLResponse;
+    };
+    await t.clearCalls();
+    // Registered (the document is valid) though refused…
+    expect((await post({ query: paid, extensions: ext })).errors?.[0]?.extensions?.code).toBe('COST_LIMIT_EXCEEDED');
+    // …and by its hash alone: refused the same way.
+    expect((await post({ extensions: ext })).errors?.[0]?.extensions?.code).toBe('COST_LIMIT_EXCEEDED');
+    expect(await t.calls()).toEqual([]);
+  });
+
   it('refuses a query whose hash does not match, and keeps nothing under that hash', async () => {
     const wrong = sha256('something else');
     const send = async (body: Record<string, unknown>): Promise<GraphQLResponse> => {
@@ -139,11 +175,16 @@ describe('trusted documents (PERSISTED_OPERATIONS=trusted)', () => {
   let t: TestStack;
   const allowed = 'query Allowed { legalForms { code } }';
   const allowedHash = sha256Hex(allowed);
+  const order = 'mutation Order { orderPatrimonialReport(input: { name: "MARIO", surname: "ROSSI", taxCode: "RSSMRA80A01H501U" }) { id } }';
+  const watch = 'subscription Watch($id: ID!) { riskRequestUpdated(id: $id) { id state } }';
+  const byHash = (doc: string): { extensions: { persistedQuery: { version: number; sha256Hash: string } } } => ({ extensions: { persistedQuery: { version: 1, sha256Hash: sha256Hex(doc) } } });
   beforeAll(async () => {
     const dir = mkdtempSync(join(tmpdir(), 'trusted-'));
     const manifest = join(dir, 'persisted-documents.json');
-    writeFileSync(manifest, JSON.stringify({ [allowedHash]: allowed }));
+    writeFileSync(manifest, JSON.stringify(Object.fromEntries([allowed, order, watch].map((d) => [sha256Hex(d), d]))));
     t = await startTestStack({ PERSISTED_OPERATIONS: 'trusted', PERSISTED_OPERATIONS_MANIFEST: manifest });
+    // Reports stay PROCESSING until the test moves them.
+    await t.control('risk/timing', { completeAfterMs: 0 });
   }, 120_000);
   afterAll(async () => {
     await t?.close();
@@ -168,7 +209,7 @@ describe('trusted documents (PERSISTED_OPERATIONS=trusted)', () => {
 
   it('refuses any document sent as text (even a registered one) and unknown hashes, before any upstream call', async () => {
     await t.clearCalls();
-    const text = await send({ query: 'query Other { legalForms { description } }' });
+    const text = await send({ query: 'query Other { company(vatCode: "03456783053") { companyName } }' });
     expect(text.errors?.[0]?.extensions?.code).toBe('PERSISTED_QUERY_ONLY');
     const registeredAsText = await send({ query: allowed, extensions: { persistedQuery: { version: 1, sha256Hash: allowedHash } } });
     expect(registeredAsText.errors?.[0]?.extensions?.code).toBe('PERSISTED_QUERY_ONLY');
@@ -176,6 +217,40 @@ describe('trusted documents (PERSISTED_OPERATIONS=trusted)', () => {
     expect(unknown.errors?.[0]?.extensions?.code).toBe('PERSISTED_QUERY_NOT_IN_LIST');
     expect(text.data ?? null).toBeNull();
     expect(await t.calls()).toEqual([]);
+  });
+
+  it('over graphql-ws: a refused document is an error message with its code, the socket and its other subscriptions live on', async () => {
+    const ordered = await send(byHash(order));
+    expect(ordered.errors).toBeUndefined();
+    const id = (ordered.data as unknown as { orderPatrimonialReport: { id: string } }).orderPatrimonialReport.id;
+    let closed: number | null = null;
+    const client = createClient({ url: t.stack.gateway.wsUrl, webSocketImpl: WebSocket, retryAttempts: 0, lazy: false, on: { closed: (e) => { closed = (e as { code: number }).code; } } });
+    try {
+      const events = client.iterate<{ riskRequestUpdated: { id: string; state: string } }>({ query: '', variables: { id }, ...byHash(watch) });
+      expect((await events.next()).value).toEqual({ data: { riskRequestUpdated: { id, state: 'PROCESSING' } } });
+      const refusal = async (payload: { query: string; extensions?: Record<string, unknown> }): Promise<unknown> => {
+        try {
+          await client.iterate(payload).next();
+          return null;
+        } catch (errors) {
+          return (errors as Array<{ extensions?: { code?: string } }>)[0]?.extensions?.code;
+        }
+      };
+      expect(await refusal({ query: 'subscription { riskRequestUpdated(id: "x") { id } }' })).toBe('PERSISTED_QUERY_ONLY');
+      expect(await refusal({ query: '', ...byHash('subscription Unknown { riskRequestUpdated(id: "x") { id } }') })).toBe('PERSISTED_QUERY_NOT_IN_LIST');
+      await t.control('risk/advance', { id });
+      expect((await events.next()).value).toEqual({ data: { riskRequestUpdated: { id, state: 'COMPLETE' } } });
+      expect(closed).toBeNull();
+      await events.return?.();
+    } finally {
+      await client.dispose();
+    }
+  });
+
+  it('serves no GraphiQL page (it could run none of its documents), a short text instead', async () => {
+    const res = await request(t.stack.gateway.graphqlUrl, { headers: { accept: 'text/html' } });
+    expect(res.statusCode).toBe(404);
+    expect(await res.body.text()).toMatch(/registered operations only/);
   });
 
   it('reads manifests as client builds emit them: { hash: document } and Apollo’s format', () => {
@@ -206,6 +281,29 @@ describe('APQ document stores (one spec)', () => {
       await store.close();
     }
   });
+
+  it('redis: a known hash is never rewritten; at most maxEntries documents, the oldest dropped', async () => {
+    const store = redisDocumentStore('redis://127.0.0.1:6379', { prefix: `${prefix}cap:`, ttlSeconds: 60, maxEntries: 3 });
+    try {
+      await store.set('h1', 'query One { __typename }');
+      await store.set('h1', 'query Other { __typename }');
+      expect(await store.get('h1')).toBe('query One { __typename }');
+      for (const h of ['h2', 'h3', 'h4', 'h5']) await store.set(h, `query ${h} { __typename }`);
+      expect(await Promise.all(['h1', 'h2', 'h3', 'h4', 'h5'].map((h) => store.get(h)))).toEqual([null, null, 'query h3 { __typename }', 'query h4 { __typename }', 'query h5 { __typename }']);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('redis down: a hash is answered PersistedQueryNotFound (the client then sends the query), not a failure', async () => {
+    const persisted = persistedOperations({ redisUrl: 'redis://127.0.0.1:1', redisPrefix: prefix });
+    try {
+      const errors = await persisted.refused({ extensions: { persistedQuery: { version: 1, sha256Hash: sha256Hex(LEGAL_FORMS) } } });
+      expect(errors?.map((e) => e.extensions.code)).toEqual(['PERSISTED_QUERY_NOT_FOUND']);
+    } finally {
+      await persisted.close();
+    }
+  }, 30_000);
 
   it('memory: bounded, least recently used dropped first', async () => {
     const store = memoryDocumentStore({ maxEntries: 2 });
