@@ -283,6 +283,48 @@ describe('company-register notification', () => {
   });
 });
 
+describe('company-register notification finalize under an idempotency key', () => {
+  /** A notification of `tk` in DOCUMENTS_UPLOADED (the provider's step moved by the test). */
+  async function uploaded(name: string, tk = token): Promise<string> {
+    const input = {
+      address: `${name}@legalmail.it`, taxCodeOrVat: '12485671007', companyName: 'Azienda Test', city: 'Roma', province: 'RM',
+      firstName: 'Mario', lastName: 'Rossi', taxCode: PEC_CF, role: 'LEGALE_RAPPRESENTANTE', email: 'mario@example.com', mobile: '3331234567',
+    };
+    const id = String((await gql<{ notifyCompanyRegister: Obj }>(`mutation($input: NotifyCompanyRegisterInput!) { notifyCompanyRegister(input: $input) { id } }`, { input }, tk)).notifyCompanyRegister.id);
+    await t.control('pec/advance', { id });
+    expect((await gql<{ pecNotification: Obj }>(`query($id: ID!) { pecNotification(id: $id) { status } }`, { id }, tk)).pecNotification.status).toBe('AWAITING_DOCUMENTS');
+    await gql(`mutation($id: ID!, $d: String!) { uploadCompanyRegisterDelegation(id: $id, document: $d) { status } }`, { id, d: PDF_B64 }, tk);
+    return id;
+  }
+  const byId = async (id: string): Promise<number> => (await calls()).filter((c) => c.startsWith(`GET /comunica_pec/${id} `)).length;
+
+  it('a key held answers without a second call; the same key for another notification is IDEMPOTENCY_KEY_REUSED, before any call', async () => {
+    const one = await uploaded('idem-one');
+    const two = await uploaded('idem-two');
+    await t.clearCalls();
+    expect((await gql<{ finalizeCompanyRegisterNotification: Obj }>(FINALIZE, { id: one, key: 'finalize-idem-1' })).finalizeCompanyRegisterNotification.status).toBe('DONE');
+    const again = await t.gql<{ finalizeCompanyRegisterNotification: Obj }>(FINALIZE, { id: one, key: 'finalize-idem-1' }, auth(token));
+    expect(again.data?.finalizeCompanyRegisterNotification.status).toBe('DONE');
+    expect(again.extensions?.cost?.upstreamCalls).toBe(0);
+    const reused = await t.gql(FINALIZE, { id: two, key: 'finalize-idem-1' }, auth(token));
+    expect(reused.errors?.[0]?.extensions?.code).toBe('IDEMPOTENCY_KEY_REUSED');
+    expect(await byId(one)).toBe(1);
+    expect(await byId(two)).toBe(0);
+  });
+
+  it('an answer lost after the finalize ran upstream is an unknown outcome, OUTCOME_UNKNOWN under its key without another call', async () => {
+    const id = await uploaded('idem-lost');
+    await t.clearCalls();
+    await t.control('faults', { area: 'pec', pathPrefix: `/comunica_pec/${id}`, reset: true, count: 1 });
+    const lost = await t.gql(FINALIZE, { id, key: 'finalize-idem-lost' }, auth(token));
+    expect(lost.errors?.[0]?.extensions).toMatchObject({ code: 'UPSTREAM_UNAVAILABLE', outcome: 'unknown', idempotencyKey: 'finalize-idem-lost' });
+    const retried = await t.gql(FINALIZE, { id, key: 'finalize-idem-lost' }, auth(token));
+    expect(retried.errors?.[0]?.extensions).toMatchObject({ code: 'OUTCOME_UNKNOWN', outcome: 'unknown' });
+    // One finalize reached the provider; the retry under the key sent nothing.
+    expect(await byId(id)).toBe(1);
+  });
+});
+
 describe('Company certified-mail facts', () => {
   it("adds whether the company's PEC is on a certified domain, bought only when asked", async () => {
     await t.clearCalls();
