@@ -12,6 +12,7 @@
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import { print, type DocumentNode, type ExecutionResult } from 'graphql';
 import { callerSessionOf, keyHash, stableJson } from './caller-session.ts';
+import { replayedCost } from './cost.ts';
 
 type Result = ExecutionResult;
 
@@ -105,6 +106,13 @@ export function topicKey(args: { document: DocumentNode; operationName?: string 
   return `${callerSessionOf(args.contextValue)}|${keyHash(printedOf(args.document), args.operationName ?? '', stableJson(args.variableValues ?? {}))}`;
 }
 
+/** An event as a client that did not pay for it sees it: its cost reported as shared (`replayedCost`). */
+function deduplicated(event: Result): Result {
+  const cost = event.extensions?.cost;
+  if (cost === undefined) return event;
+  return { ...event, extensions: { ...event.extensions, cost: replayedCost(cost, 'dedup') } };
+}
+
 const isAsyncIterable = (x: unknown): x is AsyncIterable<Result> => typeof x === 'object' && x !== null && Symbol.asyncIterator in x;
 
 /** The envelop plugin sharing subscriptions by topic (see the module doc). */
@@ -125,7 +133,7 @@ export function useSubscriptionSharing(opts: SubscriptionSharingOptions = {}): G
       if (topic.feeds.size === 0) close(key, topic);
     });
     topic.feeds.add(feed);
-    if (topic.last !== undefined) feed.push(topic.last);
+    if (topic.last !== undefined) feed.push(deduplicated(topic.last));
     return feed;
   };
 
@@ -135,7 +143,13 @@ export function useSubscriptionSharing(opts: SubscriptionSharingOptions = {}): G
         const r = await source.next();
         if (r.done || topic.closed) break;
         topic.last = r.value;
-        for (const feed of topic.feeds) feed.push(r.value);
+        // One client (the earliest still there) reports the event's upstream cost; the others
+        // report it de-duplicated, so the euro reported across clients is what was paid.
+        let first = true;
+        for (const feed of topic.feeds) {
+          feed.push(first ? r.value : deduplicated(r.value));
+          first = false;
+        }
       }
       for (const feed of topic.feeds) feed.end();
     } catch (err) {
@@ -170,9 +184,13 @@ export function useSubscriptionSharing(opts: SubscriptionSharingOptions = {}): G
           throw err;
         }
         if (!isAsyncIterable(result)) {
-          // Refused (validation, credentials, …): an answer of this client's, not a stream to share;
-          // anyone who joined meanwhile asks again on their own.
-          for (const feed of topic.feeds) if (feed !== first) feed.end(new Error('shared subscription refused; subscribe again'));
+          // Refused (validation, credentials, budget, …): anyone who joined meanwhile (same
+          // credentials, same document) gets the same refusal, with its `extensions.code`.
+          for (const feed of topic.feeds) {
+            if (feed === first) continue;
+            feed.push(result as Result);
+            feed.end();
+          }
           close(key, topic);
           return result as Result;
         }

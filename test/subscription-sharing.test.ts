@@ -119,6 +119,15 @@ describe('one subgraph subscription per topic', () => {
       while ((seen = (await next(it)).riskRequestsUpdated as Obj).id !== id);
       expect(seen).toMatchObject({ id, state: 'PROCESSING' });
     }
+    // Tenant B's feed holds B's requests only: up to B's own new request, never A's.
+    const ordered = await t.gql<{ orderPatrimonialReport: { id: string } }>(ORDER, { input: { name: 'Mario', surname: 'Rossi', taxCode } }, { authorization: `Bearer ${TENANT_B}` });
+    expect(ordered.errors).toBeUndefined();
+    const idB = ordered.data!.orderPatrimonialReport.id;
+    for (const it of b) {
+      const seen: string[] = [];
+      while (seen.at(-1) !== idB) seen.push(((await next(it)).riskRequestsUpdated as Obj).id as string);
+      expect(seen).not.toContain(id);
+    }
     for (const it of [...a, ...b]) await it.return!();
     await until('both closed', () => completes() >= 2);
     expect(subscribes()).toBe(2);
