@@ -8,6 +8,8 @@ import { request } from 'undici';
 import { createClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
 import { startTestStack, type TestStack } from './support/stack.ts';
+import { GraphQLError } from 'graphql';
+import { OperationNames, outcomeOf } from '../gateway/metrics.ts';
 import { CF } from './support/risk.ts';
 import { withSafety } from './support/safety.ts';
 
@@ -169,5 +171,22 @@ describe('/metrics', () => {
     expect(await now('openapi_budget_refused_total', { stage: 'estimate' })).toBe(0);
     expect(await now('openapi_operations_total', { operation: 'Scores', outcome: 'partial' })).toBe(1);
     expect((await scrape(t.url)).text).not.toContain('tok_abcdef123456');
+  });
+});
+
+describe('operation labels and outcomes', () => {
+  it('admits at most the cap of validated names, then other; unknown names seen without validation are the fallback', () => {
+    const names = new OperationNames(2);
+    expect([names.admit('A'), names.admit('B'), names.admit('C'), names.admit('A')]).toEqual(['A', 'B', 'other', 'A']);
+    expect([names.seen('B', 'invalid'), names.seen('C', 'invalid'), names.seen(null, 'other')]).toEqual(['B', 'invalid', 'other']);
+  });
+
+  it('tells an APQ miss, a budget stopping part of an operation, and a refusal apart', () => {
+    const err = (code: string): GraphQLError => new GraphQLError('x', { extensions: { code } });
+    expect(outcomeOf({ errors: [err('PERSISTED_QUERY_NOT_FOUND')] })).toBe('persisted_query_miss');
+    expect(outcomeOf({ data: { a: { score: 1 }, b: null }, errors: [err('COST_LIMIT_EXCEEDED')] })).toBe('partial');
+    expect(outcomeOf({ data: null, errors: [err('COST_LIMIT_EXCEEDED')] })).toBe('refused');
+    expect(outcomeOf({ data: { a: null }, errors: [err('UPSTREAM_UNAVAILABLE')] })).toBe('error');
+    expect(outcomeOf({ data: { a: 1 } })).toBe('ok');
   });
 });
