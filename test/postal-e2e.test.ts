@@ -33,7 +33,7 @@ describe('postal lookups (Istat data)', () => {
     expect(res.extensions!.cost!.euro).toBe(0.04);
   });
 
-  it('a postal code across a province line: each place has its own province (12071: Cuneo and Savona), in one call', async () => {
+  it('a postal code across a province line: each place has its own province (12071: Cuneo and Savona), from its Istat code and the province list', async () => {
     await t.clearCalls();
     const res = await t.gql<{ postalCode: { places: Array<{ municipality: { name: string }; province: { code: string; name: string }; region: string }>; province: unknown; region: string } }>(
       '{ postalCode(code: "12071") { places { municipality { name } province { code name } region } province { code } region } }',
@@ -46,7 +46,8 @@ describe('postal lookups (Istat data)', () => {
     // No single province for the area; both provinces are in Piemonte and Liguria: no single region either.
     expect(pc.province).toBeNull();
     expect(pc.region).toBeNull();
-    expect(await paths()).toEqual(['GET /cap/12071']);
+    expect(pc.places.map((p) => p.region)).toEqual(pc.places.map((p) => (p.province.code === 'CN' ? 'Piemonte' : 'Liguria')));
+    expect(await paths()).toEqual(['GET /cap/12071', 'GET /province']);
   });
 
   it('H501 → Roma; Istat 058091 → Roma, with codes, province, region and postal codes', async () => {

@@ -113,11 +113,12 @@ const routes: Route[] = [
     handler: (_req, p) => {
       const towns = postalData().byZip.get(p.cap ?? '') ?? [];
       if (towns.length === 0) return notFound('cap');
-      // A postal code may cross a province line (12071: CN and SV): each town carries its own
-      // province and region; the top-level fields are given only when every town shares them.
+      // A postal code may cross a province line (12071: CN and SV). As in the vendor's OAS, a town
+      // carries no province or region of its own (its Istat code says which): the top-level fields
+      // are given only when every town shares them.
       const one = <T>(vals: T[]): T | undefined => (vals.every((v) => v === vals[0]) ? vals[0] : undefined);
       return ok({
-        comuni: towns.map((m) => ({ istat: vendorIstatOf(m.istat), comune: m.name, frazione: null, comune_istat: vendorIstatOf(m.istat), provincia: m.province, sigla_provincia: m.sigla, regione: m.region })),
+        comuni: towns.map((m) => ({ istat: vendorIstatOf(m.istat), comune: m.name, frazione: null, comune_istat: vendorIstatOf(m.istat) })),
         provincia: one(towns.map((m) => m.province)),
         sigla_provincia: one(towns.map((m) => m.sigla)),
         regione: one(towns.map((m) => m.region)),

@@ -64,8 +64,8 @@ export interface AdvanceInfo extends BaseInfo {
 }
 
 export interface CapInfo {
-  /** Each town's own province and region (a postal code may cross a province line), where given. */
-  comuni: Array<{ istat: string | number; comune: string; frazione?: string | null; comune_istat?: string | number; provincia?: string; sigla_provincia?: string; regione?: string }>;
+  /** The towns (their province follows from their Istat code: the vendor gives one for the code only). */
+  comuni: Array<{ istat: string | number; comune: string; frazione?: string | null; comune_istat?: string | number }>;
   provincia?: string;
   sigla_provincia?: string;
   regione?: string;

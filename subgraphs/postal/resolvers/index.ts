@@ -74,15 +74,22 @@ export function createResolvers(): Resolvers {
         if (!code) throw badUserInput('code is required', 'code');
         const data = await orNull(ctx.upstream.call<CapInfo>(ctx, POSTAL.cap, { params: { cap: code } }));
         if (!data || !Array.isArray(data.comuni) || data.comuni.length === 0) return null;
-        // A postal code may cross a province line (12071: Cuneo and Savona): each place takes its
-        // own town's province and region (the top-level ones only where a town gives none).
-        const places = data.comuni.flatMap((c) => {
+        // A postal code may cross a province line (12071: Cuneo and Savona). The vendor gives one
+        // province and region for the code, none per town: each town's comes from its Istat code
+        // (its first three digits are its province's), through the cached, shared province list,
+        // read only when the towns lie in more than one province.
+        const towns = data.comuni.flatMap((c) => {
           const istat = istat6(c.comune_istat ?? c.istat);
-          if (!istat) return [];
+          return istat ? [{ c, istat }] : [];
+        });
+        const spread = new Set(towns.map((t) => t.istat.slice(0, 3))).size > 1;
+        const byIstat = new Map(spread ? (await svc.provinces(ctx)).flatMap((p) => (p.istat !== undefined ? [[String(p.istat).padStart(3, '0'), p] as const] : [])) : []);
+        const places = towns.map(({ c, istat }) => {
           const hamlet = c.frazione ?? null;
-          const provincia = c.provincia ?? data.provincia;
-          const province = provincia ? { code: (c.provincia ? c.sigla_provincia : data.sigla_provincia) ?? null, name: provincia } : null;
-          return [{ municipality: hamlet ? { istatCode: istat } : { istatCode: istat, name: c.comune }, hamlet, province, region: c.regione ?? data.regione ?? null }];
+          const own = spread ? byIstat.get(istat.slice(0, 3)) : undefined;
+          const province = spread ? (own ? { code: own.sigla, name: own.provincia } : null) : data.provincia ? { code: data.sigla_provincia ?? null, name: data.provincia } : null;
+          const region = spread ? (own?.regione ?? null) : (data.regione ?? null);
+          return { municipality: hamlet ? { istatCode: istat } : { istatCode: istat, name: c.comune }, hamlet, province, region };
         });
         // The area's province and region: those every place shares, else null.
         const shared = <T>(vals: T[]): T | null => (vals.length > 0 && vals.every((v) => JSON.stringify(v) === JSON.stringify(vals[0])) ? (vals[0] ?? null) : null);
