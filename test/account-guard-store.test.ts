@@ -42,6 +42,9 @@ describeStores<GuardStore>(
       await b.spend(0.001);
       expect(await a.credit()).toBeCloseTo(0.059, 9);
       expect(await b.credit()).toBeCloseTo(0.059, 9);
+      // Given back (the call was refused or not charged): on every replica.
+      await b.spend(-0.04);
+      expect(await a.credit()).toBeCloseTo(0.099, 9);
       now += 60_001;
       expect(await a.credit()).toBeUndefined();
     });
@@ -54,6 +57,10 @@ describeStores<GuardStore>(
       expect((await b.subscriptions())?.list).toEqual([sub]);
       const taken = await Promise.all([a, b, a, b, a].map((s) => s.useSubscription(until, sub)));
       expect(taken.filter(Boolean)).toHaveLength(3);
+      // A request given back (its call was not charged) can be taken again, by any replica, once.
+      await a.returnSubscription(until, sub);
+      expect(await b.useSubscription(until, sub)).toBe(true);
+      expect(await a.useSubscription(until, sub)).toBe(false);
       now += 1;
       const next = await b.setSubscriptions([{ ...sub, left: 1 }], 60_000);
       expect(await a.useSubscription(next, { ...sub, left: 1 })).toBe(true);
