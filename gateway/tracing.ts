@@ -12,8 +12,9 @@ import type { ExecutionResult } from 'graphql';
 import { hiveOpenTelemetryPlugin } from '../subgraphs/runtime/tracing.ts';
 
 /**
- * Puts the trace id into `extensions.traceId` of every answer: executed or not (parse and
- * validation errors, persisted-query errors, cached answers) and each subscription event.
+ * Puts the trace id into `extensions.traceId` of every answer over HTTP: executed or not (parse and
+ * validation errors, persisted-query errors, cached answers), each event of a stream too. Operations
+ * over graphql-ws have no HTTP request for Hive's plugin to trace (no trace, no id).
  */
 function useTraceIdExtension(otel: OpenTelemetryPlugin): GatewayPlugin {
   const traceIdOf = (ctx: Context | undefined): string | undefined => {
