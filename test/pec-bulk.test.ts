@@ -222,7 +222,8 @@ describe('bulk inbox and quota', () => {
     expect(del.data.deleteBulkThread).toBe(true);
     const cron = await gql<{ startBulkDispatch: number }>(`mutation { startBulkDispatch }`);
     expect(typeof cron.data.startBulkDispatch).toBe('number');
-    const calls = (await t.calls('pecmassiva')).filter((c) => !c.path.startsWith('/send/')).map((c) => `${c.method} ${c.path} ${c.status}`);
+    // Receipt reads and a last inbox read of the previous test's subscription (its end crosses the gateway) aside.
+    const calls = (await t.calls('pecmassiva')).filter((c) => !c.path.startsWith('/send/') && c.path !== '/inbox').map((c) => `${c.method} ${c.path} ${c.status}`);
     expect(calls).toEqual([`POST /threads 201`, `GET /threads/${id} 200`, `PATCH /threads/${id} 200`, `GET /threads/${id} 200`, 'GET /threads 200', `GET /threads/${id} 200`, `DELETE /threads/${id} 200`, 'GET /cron-start 200']);
   });
 

@@ -290,7 +290,7 @@ export function bulkResolvers(bulk: BulkService, maxBytes: number) {
    * page is read first, and the page count it answers says whether another page is needed. The round's
    * budget units are taken together before its first paid read (none left, nothing is read: null);
    * a round that needs more pages than it took units for and gets no more uses the pages it paid
-   * for (`complete` false): no page read is discarded.
+   * for (`complete` false when the last page is not among them): no page read is discarded.
    */
   async function newest(ctx: CallContext & { upstream: Upstream }, creds: BulkCredentials, q: string, after: number, pages: number): Promise<{ found: BulkInboxMessage[]; complete: boolean; pages: number } | null> {
     let units = 0;
@@ -309,7 +309,9 @@ export function bulkResolvers(bulk: BulkService, maxBytes: number) {
     const guess = (await page(Math.max(1, pages)))!;
     const last = guess.pages === Math.max(1, pages) ? guess : await page(guess.pages);
     const count = last?.pages ?? guess.pages;
-    const complete = last !== null && !(count > 1 && last.items.length < 5 && (await page(count - 1)) === null);
+    // A short last page: the one before too, when a unit is left (else what was read is used).
+    if (last !== null && count > 1 && last.items.length < 5) await page(count - 1);
+    const complete = last !== null;
     const found = [...read.values()]
       .flatMap((p) => p.items)
       .map(message)
