@@ -19,7 +19,7 @@
  *   answer, their cost saying de-duplication (`cost.ts`).
  */
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
-import { createInMemoryCache, useResponseCache, type Cache } from '@graphql-yoga/plugin-response-cache';
+import { useResponseCache, type Cache } from '@graphql-yoga/plugin-response-cache';
 import { createRedisCache } from '@envelop/response-cache-redis';
 import { getOperationAST, parse, Kind, type ExecutionResult, type ObjectTypeDefinitionNode, type ConstDirectiveNode } from 'graphql';
 import { parseBounded } from './limits.ts';
@@ -78,6 +78,8 @@ export interface ResponseCacheOptions {
   redisPrefix?: string;
   /** Answers kept in memory (least recently used go first). @default 10000 */
   maxEntries?: number;
+  /** Characters of JSON kept in memory at most, all answers together (least recently used go first). @default 32 MiB */
+  maxChars?: number;
   /**
    * Clock of the answers' lifetimes, checked on every read besides the store's own expiry (tests
    * move the layer's time forward with it). @default Date.now
@@ -188,9 +190,9 @@ interface YogaContext {
 export function createResponseCache(opts: ResponseCacheOptions): LayerResponseCache {
   const prefix = opts.redisPrefix ?? DEFAULT_REDIS_PREFIX;
   const redis = opts.redisUrl ? connectRedis(opts.redisUrl, { prefix: `${prefix}rc:`, name: 'response-cache' }) : null;
-  const inner: Cache = redis ? (createRedisCache({ redis: redis as never }) as unknown as Cache) : createInMemoryCache({ max: opts.maxEntries ?? 10_000 });
-  const cache = tenantTagged(inner, opts.clock ?? Date.now, opts.maxEntries ?? 10_000);
   const ttls = { ...ttlPerSchemaCoordinate(opts.supergraph, opts.ttlBySubgraph), ...Object.fromEntries(NEVER_CACHED_FIELDS.map((f) => [f, 0])) };
+  const inner: Cache = redis ? expiringIndex(createRedisCache({ redis: redis as never }) as unknown as Cache, redis, Math.max(1, ...Object.values(ttls))) : boundedInMemory(opts.maxEntries ?? 10_000, opts.maxChars ?? 32 * 1024 * 1024);
+  const cache = tenantTagged(inner, opts.clock ?? Date.now, opts.maxEntries ?? 10_000);
   const invalidateTenant = (tenant: string) => cache.invalidate([{ typename: TENANT_ENTITY, id: tenant }]);
   const clear = async (): Promise<void> => {
     if (redis) await unlinkMatching(redis);
@@ -238,8 +240,8 @@ export function createResponseCache(opts: ResponseCacheOptions): LayerResponseCa
 
   /**
    * Requests never served from nor stored in the cache: asking for the estimate alone (header or
-   * request extension), or without the document's text yet (a persisted operation's hash: the key
-   * would not tell two documents apart).
+   * request extension), or without a document's text (a persisted operation's hash arrives resolved to its
+   * text by the runtime's persisted-documents plugin, which runs first, and is cached as that text).
    */
   const uncacheable = new WeakSet<Request>();
   const markUncacheable: GatewayPlugin = {
@@ -320,15 +322,16 @@ export function createResponseCache(opts: ResponseCacheOptions): LayerResponseCa
     },
     onExecute({ args }) {
       const ctx = args.contextValue as YogaContext;
-      if (!isFetchRequest(ctx.request)) return;
-      const request = ctx.request;
       if (getOperationAST(args.document, args.operationName)?.operation === 'mutation') {
-        // A mutation drops its caller's answers (awaited: the caller's next read sees its change).
-        const tenant = tenantOfSession(callerSessionOf(request));
+        // A mutation (over HTTP or graphql-ws) drops its caller's answers, awaited: the caller's
+        // next read sees its change.
+        const tenant = tenantOfSession(callerSessionOf(ctx));
         return {
           onExecuteDone: () => forget(tenant === ANONYMOUS ? null : tenant),
         };
       }
+      if (!isFetchRequest(ctx.request)) return;
+      const request = ctx.request;
       // Runs before the response cache's own `onExecuteDone` (envelop adds it right after its yoga
       // plugin, which comes after this one): an answer read before a change of its tenant is marked,
       // so it is not stored.
@@ -350,6 +353,80 @@ export function createResponseCache(opts: ResponseCacheOptions): LayerResponseCa
       stopListening();
       if (sub) await closeRedis(sub);
       if (redis) await closeRedis(redis);
+    },
+  };
+}
+
+/**
+ * envelop's Redis cache indexes answers in sets (per typename, per `typename:id` such as each
+ * tenant's `_tenant:<tenant>`, and per answer) that it never expires: a tenant without changes
+ * would grow its sets for ever. Each set it writes to expires `longestMs` (the longest lifetime of
+ * any answer) after its latest addition, so it outlives every answer it names.
+ */
+function expiringIndex(inner: Cache, redis: Redis, longestMs: number): Cache {
+  return {
+    ...inner,
+    async set(id, result, entities, ttl) {
+      const list = [...entities];
+      await inner.set(id, result, list, ttl);
+      const keys = new Set<string>([`operations:${id}`]);
+      for (const { typename, id: eid } of list) {
+        keys.add(typename);
+        if (eid) keys.add(`${typename}:${String(eid)}`);
+      }
+      const pipeline = redis.pipeline();
+      for (const key of keys) pipeline.pexpire(key, longestMs);
+      await pipeline.exec();
+    },
+  };
+}
+
+/**
+ * Answers in this process's memory, bounded by their count and their JSON's length together (the
+ * yoga plugin's in-memory cache counts entries only, so a few large answers could hold any amount),
+ * with the entity index `invalidate` reads (typename, or typename and id).
+ */
+function boundedInMemory(maxEntries: number, maxChars: number): Cache {
+  const byEntity = new Map<string, Set<string>>();
+  const entitiesOf = new Map<string, string[]>();
+  const unindex = (id: string): void => {
+    for (const e of entitiesOf.get(id) ?? []) {
+      const ids = byEntity.get(e);
+      ids?.delete(id);
+      if (ids?.size === 0) byEntity.delete(e);
+    }
+    entitiesOf.delete(id);
+  };
+  const answers = new LRUCache<string, { result: ExecutionResult; size: number }>({
+    max: maxEntries,
+    maxSize: maxChars,
+    sizeCalculation: (v) => Math.max(1, v.size),
+    dispose: (_v, id, reason) => {
+      if (reason !== 'set') unindex(id);
+    },
+  });
+  const entityKey = (typename: string, id?: number | string): string => (id === undefined ? typename : `${typename}:${String(id)}`);
+  return {
+    set(id, result, entities, ttl) {
+      const size = JSON.stringify(result).length;
+      if (size > maxChars) return;
+      unindex(id);
+      answers.set(id, { result, size }, Number.isFinite(ttl) ? { ttl } : {});
+      const keys = new Set<string>();
+      for (const { typename, id: eid } of entities) {
+        keys.add(typename);
+        if (eid !== undefined) keys.add(entityKey(typename, eid));
+      }
+      entitiesOf.set(id, [...keys]);
+      for (const k of keys) {
+        let ids = byEntity.get(k);
+        if (!ids) byEntity.set(k, (ids = new Set()));
+        ids.add(id);
+      }
+    },
+    get: (id) => answers.get(id)?.result ?? null,
+    invalidate(entities) {
+      for (const { typename, id } of entities) for (const answer of [...(byEntity.get(entityKey(typename, id)) ?? [])]) answers.delete(answer);
     },
   };
 }
