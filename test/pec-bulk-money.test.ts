@@ -291,6 +291,42 @@ describe('inbox subscription reads', () => {
   });
 });
 
+describe('inbox subscription at a budget of one read a minute', () => {
+  it('uses every page it paid for: the first page then the last, each read once, and the newest shown', async () => {
+    let clock = 9_000_000;
+    const book = new MemoryPollBook({ now: () => clock });
+    const bulk = new BulkService({ ...ENV, PECMASSIVA_POLL_MAX_CALLS_PER_MIN: '1', PECMASSIVA_INBOX_POLL_MS: '1' }, { now: () => clock, book });
+    const tenant = 'inbox-one-a-minute';
+    const ctx: SubgraphContext = {
+      auth: { token, tenant },
+      meter: new CostMeter({ ledger: new MemoryCostLedger(), account: { operationId: 'inbox-one', tenant }, limits: { operation: null, day: null } }),
+      upstream,
+      once: (_key, make) => make(),
+    };
+    type Arrival = { inboxMessageReceived: { id: string } };
+    const field = bulkResolvers(bulk, 1024).Subscription.inboxMessageReceived as unknown as { subscribe: (root: unknown, args: unknown, c: SubgraphContext) => AsyncIterableIterator<Arrival> };
+    const inboxReads = () => emu.calls().filter((c) => c.area === 'pecmassiva' && c.method === 'GET' && c.path.startsWith('/inbox'));
+    const before = inboxReads().length;
+    const it = field.subscribe({}, { credentials: { username: DEFAULT_BULK_USERNAME, password: DEFAULT_BULK_PASSWORD } }, ctx);
+    try {
+      const first = it.next();
+      // This minute: page 1 only (it tells the page count); the last page waits for the next unit.
+      await withSafety((async () => {
+        while (inboxReads().length - before < 1) await new Promise((resolve) => setTimeout(resolve, 1));
+      })(), 'first page read');
+      clock += 60_001;
+      const newest = Number((await withSafety(first, 'newest message')).value.inboxMessageReceived.id);
+      expect(newest).toBeGreaterThan(25);
+      // Two paid reads, two different pages: nothing read twice, nothing thrown away.
+      const pages = inboxReads().slice(before).map((c) => (c as { query?: string }).query ?? c.path);
+      expect(pages).toHaveLength(2);
+      expect(new Set(pages).size).toBe(2);
+    } finally {
+      await it.return?.();
+    }
+  });
+});
+
 describe('the memory bulk store', () => {
   it('forgets sendings after a week and idempotency keys after a day, as Redis does, and holds at most `max` entries', async () => {
     let clock = 1_000_000;
