@@ -257,7 +257,8 @@ export async function startSubgraphsFromEnv(opts: SubgraphsFromEnvOptions): Prom
 
 /** Whether the subgraphs answer every caller with a service token: `OPENAPI_TOKEN`, or the managed token (`managedTokenFor`). */
 function usesServiceToken(env: NodeJS.ProcessEnv, config: UpstreamConfig): boolean {
-  if (config.serviceToken) return true;
+  // A gateway deployed apart from the subgraphs holds no upstream credential: told by GATEWAY_SERVICE_TOKEN=on.
+  if (config.serviceToken || env.GATEWAY_SERVICE_TOKEN?.trim().toLowerCase() === 'on') return true;
   return Boolean(env.OPENAPI_EMAIL?.trim() && env.OPENAPI_APIKEY?.trim()) && env.OPENAPI_MANAGED_TOKEN?.trim().toLowerCase() !== 'off';
 }
 
