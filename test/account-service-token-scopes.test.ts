@@ -4,6 +4,8 @@
  * logged, with scopes only (no secret). Unit test on a recording upstream.
  */
 import { afterEach, expect, it, vi } from 'vitest';
+import { MemoryLogWriter } from '@graphql-hive/logger';
+import { logLevelOfEnv, logTo, setLogLevel } from '../subgraphs/runtime/log.ts';
 import { ManagedServiceToken } from '../subgraphs/upstream/service-token.ts';
 import type { Endpoint } from '../subgraphs/upstream/endpoint.ts';
 import type { CallOptions, Upstream } from '../subgraphs/upstream/upstream.ts';
@@ -27,18 +29,25 @@ function upstream(scopes: () => unknown): { upstream: Upstream; minted: unknown[
 afterEach(() => vi.restoreAllMocks());
 
 it('mints with the enabled scopes only and logs what it dropped (scopes, no token)', async () => {
-  const warn = vi.spyOn(console, 'warn').mockImplementation(() => undefined);
+  const memory = new MemoryLogWriter();
+  logTo(memory);
+  setLogLevel('warn');
   const u = upstream(() => [
     { scope: 'GET:test.cap.openapi.it/cap', enabled: true },
     { scope: 'GET:test.cap.openapi.it/provincia', enabled: false },
     { scope: 'POST:test.company.openapi.com/IT-full', enabled: true },
   ]);
   const m = new ManagedServiceToken(u.upstream, WANTED, 'someone@example.com');
-  await m.start();
+  try {
+    await m.start();
+  } finally {
+    logTo(null);
+    setLogLevel(logLevelOfEnv(process.env));
+  }
   expect(u.minted).toEqual([['GET:test.cap.openapi.it/cap']]);
   expect(m.current()).toBe('minted-token-1-abcdef');
-  const logged = warn.mock.calls.map((c) => String(c[0])).join('\n');
-  expect(logged).toContain('GET:test.cap.openapi.it/provincia, GET:test.cap.openapi.it/dug');
+  const logged = JSON.stringify(memory.logs);
+  expect(logged).toContain('"dropped":["GET:test.cap.openapi.it/provincia","GET:test.cap.openapi.it/dug"]');
   expect(logged).not.toContain('minted-token');
   await m.close();
 });
