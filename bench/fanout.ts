@@ -121,7 +121,8 @@ const idleMemory = async (): Promise<{ rss: number; heap: number }> => {
 export async function runFanoutBench(): Promise<FanoutRow[]> {
   const counts = (process.env.BENCH_FANOUT ?? '1000,10000').split(',').map(Number).filter((n) => n > 0);
   const rounds = Number(process.env.BENCH_FANOUT_ROUNDS ?? 5);
-  const stack = await startStack({ env: { OPENAPI_ENV: 'emulator', GATEWAY_RESPONSE_CACHE: 'off' }, port: 0 });
+  // The deployed configuration (response cache on).
+  const stack = await startStack({ env: { OPENAPI_ENV: 'emulator' }, port: 0 });
   const emu = async (method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<unknown> => {
     const res = await request(`${stack.emulatorUrl!}/_emulator/${path}`, { method, headers: body === undefined ? {} : { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
     const text = await res.body.text();

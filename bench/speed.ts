@@ -67,7 +67,28 @@ export interface SpeedContext {
 }
 
 /** Sections of rows, run in order after the ones here (other benches push theirs). */
-export const SPEED_SECTIONS: Array<(ctx: SpeedContext) => Promise<SpeedRow[]>> = [];
+export const SPEED_SECTIONS: Array<(ctx: SpeedContext) => Promise<SpeedRow[]>> = [
+  // The cold path in process and over loopback HTTP (`cold.ts`; BENCH_COLD_OPERATIONS, BENCH_COLD_LATENCIES).
+  async () => {
+    const { runColdBench } = await import('./cold.ts');
+    return (await runColdBench()).map((r) => ({
+      what: `cold profile, ${r.mode}, upstream ${r.latencyMs} ms: p50 (critical path ${r.criticalP50.toFixed(1)} ms), CPU ${r.cpuMs.toFixed(2)} ms/op`,
+      layer: `${r.p50.toFixed(1)} ms`,
+      baseline: `${r.criticalP50.toFixed(1)} ms`,
+      ratio: r.criticalP50 > 0 ? r.p50 / r.criticalP50 : NaN,
+    }));
+  },
+  // One upstream event to many subscribers (`fanout.ts`; BENCH_FANOUT, BENCH_FANOUT_ROUNDS).
+  async () => {
+    const { runFanoutBench } = await import('./fanout.ts');
+    return (await runFanoutBench()).map((r) => ({
+      what: `fan-out to ${r.subscribers} subscribers: callback → last delivery p50 / p99 (${r.lost} lost; ${(r.rssPerSubscriber / 1024).toFixed(1)} KB RSS per subscriber)`,
+      layer: `${r.lastP50.toFixed(1)} / ${r.lastP99.toFixed(1)} ms`,
+      baseline: '—',
+      ratio: NaN,
+    }));
+  },
+];
 
 export const pct = (xs: number[], p: number): number => {
   const s = [...xs].sort((a, b) => a - b);
@@ -359,7 +380,8 @@ async function measureMemoryHere(which: 'layer' | 'baseline'): Promise<MemoryRea
 }
 
 async function measureMemoryInChild(which: 'layer' | 'baseline', samples: unknown): Promise<MemoryReading> {
-  const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', new URL(import.meta.url).pathname], {
+  // The heap cap `npm start` runs with (README, Speed: memory), so the reading is the deployed one's.
+  const child = spawn(process.execPath, ['--max-old-space-size=256', '--expose-gc', '--import', 'tsx', new URL(import.meta.url).pathname], {
     env: { ...process.env, SPEED_MEMORY: which, SPEED_SAMPLES: JSON.stringify(samples) },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
