@@ -46,6 +46,9 @@ function before(route: string, key: string, over: Obj): [string, { status: numbe
   return [route, { status: 200, body: { data: { ...data, ...over }, success: true, message: '', error: null } }];
 }
 
+/** The free notification list holding one request in `stato` (the layer asks it before any read by id). */
+const listed = (id: string, stato: string): [string, { status: number; body: unknown }] => ['GET /comunica_pec', { status: 200, body: { data: [{ id, stato }], success: true, message: '', error: null } }];
+
 async function run<T = Obj>(serving: Array<[string, { status: number; body: unknown }]>, query: string, variables: Obj = {}): Promise<{ data: T; calls: string[] }> {
   routes = new Map(serving);
   const marks = [pecStub.requests.length, bulkStub.requests.length];
@@ -254,16 +257,16 @@ describe('PEC examples through the gateway', () => {
     const items = ex('pec GET /comunica_pec').data as Obj[];
     list.data.pecNotifications.forEach((n, i) => expectNotice(n, items[i]!));
     const rec = dataOf('pec GET /comunica_pec/{id}');
-    const one = await run<{ pecNotification: Obj }>([serve(`GET /comunica_pec/${String(rec.id)}`, 'pec GET /comunica_pec/{id}')], `query($id: ID!) { pecNotification(id: $id) { ${NOTICE} } }`, { id: rec.id });
+    const one = await run<{ pecNotification: Obj }>([listed(String(rec.id), 'in_attesa_di_documenti'), serve(`GET /comunica_pec/${String(rec.id)}`, 'pec GET /comunica_pec/{id}')], `query($id: ID!) { pecNotification(id: $id) { ${NOTICE} } }`, { id: rec.id });
     expectNotice(one.data.pecNotification, rec);
     const key = 'pec PATCH /comunica_pec/{id}';
     const nid = String(dataOf(key).id);
     const up = await run<{ uploadCompanyRegisterDelegation: Obj }>(
-      [before(`GET /comunica_pec/${nid}`, key, { stato: 'in_attesa_di_documenti' }), serve(`PATCH /comunica_pec/${nid}`, key)],
+      [listed(nid, 'in_attesa_di_documenti'), before(`GET /comunica_pec/${nid}`, key, { stato: 'in_attesa_di_documenti' }), serve(`PATCH /comunica_pec/${nid}`, key)],
       `mutation($id: ID!, $d: String!) { uploadCompanyRegisterDelegation(id: $id, document: $d) { ${NOTICE} } }`,
       { id: nid, d: PDF_B64 },
     );
-    expect(up.calls).toEqual([`GET /comunica_pec/${nid}`, `PATCH /comunica_pec/${nid}`]);
+    expect(up.calls).toEqual(['GET /comunica_pec', `GET /comunica_pec/${nid}`, `PATCH /comunica_pec/${nid}`]);
     expectNotice(up.data.uploadCompanyRegisterDelegation, dataOf(key));
   });
 });
