@@ -14,8 +14,8 @@ export interface ExampleOperation {
 export const EXAMPLES: ExampleOperation[] = [
   {
     title: 'CompanyProfile',
-    query: `# One company, the sections a profile page needs: one upstream call (IT-aml, the cheapest tier
-# holding them all), then none (cache). extensions.cost in the response says what it cost.
+    query: `# One company, the sections a profile page needs: two upstream calls (IT-advanced, IT-stakeholders: €0.65)
+# the first time, then none (cache). extensions.cost in the response says what it cost.
 query CompanyProfile($vatCode: String!) {
   company(vatCode: $vatCode) {
     vatCode

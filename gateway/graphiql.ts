@@ -8,7 +8,7 @@
  * What the bundled GraphiQL (v5) does not do as shipped, set up here:
  * - the tab open at load takes its editors' text from its storage (`graphiql:query`,
  *   `graphiql:variables`), not from its own `defaultTabs` entry: without variables its Run fails with
- *   `Variable "$vatCode" … was not provided`. A script seeds them on a first visit (no `graphiql:tabs`
+ *   `Variable "$vatCode" … was not provided`. A script seeds them on a first visit (no `graphiql:tabState`
  *   yet); the `query`/`variables` options would do it too, but GraphiQL opens a new tab for them on
  *   every reload once tabs are stored;
  * - its tab strip is a drag-to-reorder list whose drag gesture swallows the first click on a tab
@@ -40,6 +40,8 @@ export interface GraphiQLPageOptions {
   disabled?: string;
   /** Serve the page compressed when the browser accepts it. @default true */
   compress?: boolean;
+  /** Work around the tab strip's swallowed first click (see the module's comment). @default true */
+  oneClickTabs?: boolean;
   /** The compressor (tests count its calls). @default compressBody */
   compressor?: typeof compressBody;
 }
@@ -68,7 +70,7 @@ function seedFirstTab(first: ExampleOperation | undefined): string {
   if (!first) return '';
   return `<script>
 try {
-  if (window.localStorage.getItem('graphiql:tabs') === null) {
+  if (window.localStorage.getItem('graphiql:tabState') === null) {
     window.localStorage.setItem('graphiql:query', ${scriptValue(first.query)});
     window.localStorage.setItem('graphiql:variables', ${scriptValue(json(first.variables) ?? '')});
   }
@@ -93,7 +95,7 @@ window.addEventListener('pointerdown', function (event) {
 export function renderGraphiQLPage(opts: GraphiQLPageOptions): string {
   const html = renderGraphiQL(graphiqlSettings(opts));
   const at = html.indexOf('<script>');
-  const before = ONE_CLICK_TABS + seedFirstTab(opts.examples[0]);
+  const before = (opts.oneClickTabs === false ? '' : ONE_CLICK_TABS) + seedFirstTab(opts.examples[0]);
   return at < 0 ? html : html.slice(0, at) + before + html.slice(at);
 }
 
