@@ -10,19 +10,26 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { startGateway, type RunningGateway } from '../gateway/index.ts';
 import { gatewayOptionsFromEnv } from '../services/build.ts';
+import { ESTIMATE_HEADER, OPERATION_HEADER } from '../subgraphs/runtime/operation.ts';
 import { startTestStack, type GraphQLResponse, type TestStack } from './support/stack.ts';
 
 const OPENAPI_SPA = '12485671007';
 const QUERY = `query($vatCode: String!) { company(vatCode: $vatCode) { companyName address { town } } }`;
 
 let t: TestStack;
-/** GraphQL requests the subgraphs' HTTP server received, by path. */
+/** GraphQL requests the subgraphs' HTTP server received, by path, and their headers. */
 const subgraphHttp: string[] = [];
+const subgraphHttpHeaders: Array<IncomingMessage['headers']> = [];
 let subgraphHost = '';
 const onRequest = (message: unknown): void => {
   const req = (message as { request: IncomingMessage }).request;
-  if (req.headers.host === subgraphHost && /^\/[a-z]+\/graphql/.test(req.url ?? '')) subgraphHttp.push(req.url ?? '');
+  if (req.headers.host === subgraphHost && /^\/[a-z]+\/graphql/.test(req.url ?? '')) {
+    subgraphHttp.push(req.url ?? '');
+    subgraphHttpHeaders.push(req.headers);
+  }
 };
+/** The headers a subgraph acts on (the operation's budget entry and estimate, the credentials, the trace). */
+const FORWARDED = ['authorization', 'x-openapi-account-key', OPERATION_HEADER, ESTIMATE_HEADER, 'traceparent'] as const;
 
 beforeAll(async () => {
   t = await startTestStack();
@@ -37,6 +44,7 @@ beforeEach(async () => {
   await t.stack.upstream.clearCache();
   await t.clearCalls();
   subgraphHttp.length = 0;
+  subgraphHttpHeaders.length = 0;
 });
 
 async function post(url: string, query: string, variables: Record<string, unknown>, headers: Record<string, string> = {}): Promise<GraphQLResponse<{ company: { companyName: string; address: { town: string } } }>> {
@@ -87,5 +95,46 @@ describe('separate services', () => {
     expect(res.extensions?.cost).toMatchObject({ upstreamCalls: 1, euro: 0.03 });
     expect(await t.credit(token)).toBeCloseTo(10 - 0.03, 6);
     expect(subgraphHttp).toEqual(['/company/graphql']);
+  });
+});
+
+describe('in process and over HTTP, a subgraph reads the same headers', () => {
+  it('operation id, estimate, credentials, account key (and traceparent when traced) reach it alike', async () => {
+    const urls = Object.fromEntries([...t.stack.subgraphs.schemas.keys()].map((name) => [name, t.stack.subgraphs.graphqlUrl(name)]));
+    const inProcessHeaders: Array<Record<string, string | null>> = [];
+    const account = t.stack.subgraphs.fetch('account');
+    const recorded = await startGateway({
+      ...gatewayOptionsFromEnv({ OPENAPI_ENV: 'emulator' }, urls, { port: 0 }),
+      inProcess: {
+        account: (url, init) => {
+          const h = new Headers(init.headers);
+          inProcessHeaders.push(Object.fromEntries(FORWARDED.map((n) => [n, h.get(n)])));
+          return account(url, init);
+        },
+      },
+    });
+    const overHttp = await startGateway(gatewayOptionsFromEnv({ OPENAPI_ENV: 'emulator' }, urls, { port: 0 }));
+    try {
+      const token = await t.createToken(10);
+      const headers = { authorization: `Bearer ${token}`, 'x-openapi-account-key': 'in-process-operator-key-0123' };
+      const WALLET = '{ account { wallet { credit } } }';
+      const a = await post(recorded.graphqlUrl, WALLET, {}, headers);
+      const b = await post(overHttp.graphqlUrl, WALLET, {}, headers);
+      expect(a.data).toEqual(b.data);
+      expect(subgraphHttp).toEqual(['/account/graphql']);
+      const http = Object.fromEntries(FORWARDED.map((n) => [n, (subgraphHttpHeaders[0]![n] as string | undefined) ?? null]));
+      expect(inProcessHeaders).toHaveLength(1);
+      const inProc = inProcessHeaders[0]!;
+      expect(inProc.authorization).toBe(headers.authorization);
+      expect(inProc['x-openapi-account-key']).toBe(headers['x-openapi-account-key']);
+      expect(inProc[OPERATION_HEADER]).toMatch(/^[0-9a-f-]{36}$/);
+      expect(inProc[ESTIMATE_HEADER]).not.toBeNull();
+      // The same headers, with each operation's own id.
+      expect({ ...inProc, [OPERATION_HEADER]: 'id' }).toEqual({ ...http, [OPERATION_HEADER]: 'id' });
+      expect(http[OPERATION_HEADER]).toMatch(/^[0-9a-f-]{36}$/);
+    } finally {
+      await recorded.close();
+      await overHttp.close();
+    }
   });
 });
