@@ -14,6 +14,8 @@ import { request } from 'undici';
 import { subgraphRoute } from '../gateway/proxy.ts';
 import { bureauInput, CF, CF2 } from './support/risk.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
+import { logLevelOfEnv, logTo, setLogLevel } from '../subgraphs/runtime/log.ts';
+import type { LogLevel } from '@graphql-hive/logger';
 
 // Poller off: only the test's own requests reach the emulator, so its call log counts them.
 const ENV = { LAYER_SECRET: 'robustness-test-secret-0123456789', RISK_POLL_MAX_CALLS_PER_MIN: '0' };
@@ -27,10 +29,15 @@ const onUncaught = (error: unknown): void => void unhandled.push({ kind: 'uncaug
 const onRejection = (error: unknown): void => void unhandled.push({ kind: 'unhandledRejection', error });
 let errorSpy: MockInstance<typeof console.error>;
 let warnSpy: MockInstance<typeof console.warn>;
+/** The layer's own log lines (JSON logger) at warn and error, captured for the current test. */
+const logged: Array<{ level: LogLevel; line: string }> = [];
 
 beforeAll(async () => {
   process.on('uncaughtException', onUncaught);
   process.on('unhandledRejection', onRejection);
+  // The layer logs through its JSON logger, not console: capture its warnings and errors too.
+  setLogLevel('warn');
+  logTo({ write: (level, attrs, msg) => void logged.push({ level, line: `${msg ?? ''} ${JSON.stringify(attrs ?? {})}` }) });
   t = await startTestStack(ENV);
   // Requests complete only when the test says so.
   await t.control('risk/timing', { completeAfterMs: 0 });
@@ -38,12 +45,15 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await t?.close();
+  logTo(null);
+  setLogLevel(logLevelOfEnv(process.env));
   process.off('uncaughtException', onUncaught);
   process.off('unhandledRejection', onRejection);
 });
 
 beforeEach(() => {
   unhandled.length = 0;
+  logged.length = 0;
   errorSpy = vi.spyOn(console, 'error');
   warnSpy = vi.spyOn(console, 'warn');
 });
@@ -83,6 +93,9 @@ function expectClean(): void {
   expect(errorSpy.mock.calls.map((args) => args.map(text).join(' '))).toEqual([]);
   expect(traces(warnSpy as MockInstance<(...args: unknown[]) => void>)).toEqual([]);
   for (const args of warnSpy.mock.calls) expect(args.map(text).join(' ')).not.toContain('\n');
+  // The same of the layer's logger: no error line, no warning with a stack trace or "request failed".
+  expect(logged.filter((l) => l.level === 'error').map((l) => l.line)).toEqual([]);
+  expect(logged.filter((l) => /\\n\s+at |\n\s+at |request failed/.test(l.line)).map((l) => l.line)).toEqual([]);
 }
 
 async function gql<T = Obj>(query: string, variables: Obj = {}): Promise<T> {
@@ -271,10 +284,10 @@ describe('signed downloads', () => {
 describe('clients that go away', () => {
   /** One client going away, and the server done with it: at most one short log line comes of it. */
   async function oneAbort(what: string, run: () => Promise<unknown>): Promise<void> {
-    const before = warnSpy.mock.calls.length + errorSpy.mock.calls.length;
+    const before = warnSpy.mock.calls.length + errorSpy.mock.calls.length + logged.length;
     await run();
     await settle();
-    const lines = [...warnSpy.mock.calls, ...errorSpy.mock.calls].length - before;
+    const lines = [...warnSpy.mock.calls, ...errorSpy.mock.calls].length + logged.length - before;
     expect(lines, `log lines for ${what}`).toBeLessThanOrEqual(1);
   }
 
@@ -385,7 +398,7 @@ describe('replayed callbacks', () => {
     expect(asForm.statusCode).toBe(403);
     // Refused before any re-read: not one upstream call.
     expect((await t.calls('risk')).slice(before)).toEqual([]);
-    expect(warnSpy.mock.calls.map((args) => args.map(text).join(' '))).toContain('[risk] callback refused: replay');
+    expect(logged.filter((l) => l.level === 'warn').map((l) => l.line)).toContainEqual(expect.stringMatching(/^callback refused .*"area":"risk".*"reason":"replay"/));
     expectClean();
   });
 });
@@ -437,8 +450,9 @@ describe('the subgraph side failing', () => {
     expect(cut.statusCode).toBe(200);
     await expect(cut.body.arrayBuffer()).rejects.toThrow();
 
-    await until(async () => warnSpy.mock.calls.length >= 2, 'the two failures logged');
-    const lines = warnSpy.mock.calls.map((args) => args.map(text).join(' '));
+    const warned = (): string[] => logged.filter((l) => l.level === 'warn').map((l) => l.line);
+    await until(async () => warned().length >= 2, 'the two failures logged');
+    const lines = warned();
     expect(lines).toEqual([expect.stringMatching(/^\[gateway\] \/files\/risk: subgraph unreachable/), expect.stringMatching(/^\[gateway\] \/files\/risk: answer cut short by the subgraph/)]);
     expectClean();
   });
