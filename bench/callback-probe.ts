@@ -27,7 +27,7 @@ export function watchCallbacks(now: () => number, onCallback: (t: CallbackTimes)
   const onStart = (message: unknown): void => {
     const req = (message as { request: IncomingMessage }).request;
     const m = CALLBACK_PATH.exec(req.url ?? '');
-    if (m) open.set(req, { area: m[1]!, arrived: now() });
+    if (m) open.set(req, { area: m[1], arrived: now() });
   };
   const onFinish = (message: unknown): void => {
     const answered = now();
@@ -50,7 +50,7 @@ export const PROBE_LINE = /^bench-callback ([a-z0-9-]+) (\d+(?:\.\d+)?) (\d+(?:\
 
 /** Every probe line in `output`, in order. */
 export function parseProbeLines(output: string): CallbackTimes[] {
-  return [...output.matchAll(PROBE_LINE)].map((m) => ({ area: m[1]!, arrived: Number(m[2]), answered: Number(m[3]) }));
+  return [...output.matchAll(PROBE_LINE)].map((m) => ({ area: m[1], arrived: Number(m[2]), answered: Number(m[3]) }));
 }
 
 /**

@@ -222,7 +222,7 @@ export async function runCompanyPlansBench(latencyMs: number, companies = 8): Pr
   console.log('| operation | rule | mode | upstream calls/op | euro/op | estimate €/op | plan |');
   console.log('|---|---|---|---|---|---|---|');
   for (const r of rows) console.log(`| ${r.operation} | ${r.rule} | ${r.mode} | ${r.calls.toFixed(2)} | ${r.euro.toFixed(4)} | ${Number.isNaN(r.estimate) ? '—' : r.estimate.toFixed(4)} | ${r.endpoints} |`);
-  const unreachable = [...rootNeed(ops[3]!.query)].filter((f) => !TIERS.some((t) => TIER_COVERAGE[t].has(f)));
+  const unreachable = [...rootNeed(ops[3].query)].filter((f) => !TIERS.some((t) => TIER_COVERAGE[t].has(f)));
   console.log(`\nThe full report's old baseline lacks ${unreachable.join(', ')} (no tier holds it: the old rule could not buy it); the new plan buys it from its single-purpose endpoint. Warm rows repeat the same operation: both rules are answered by the cache.`);
   return rows;
 }

@@ -89,11 +89,11 @@ async function run(withKeys: boolean, latencyMs: number): Promise<FaultRow> {
   for (let step = 0; step < 220; step++) {
     const isOrder = step % 11 === 10;
     const faulty = random() < 0.2;
-    const fault = FAULTS[Math.floor(random() * FAULTS.length)]!;
+    const fault = FAULTS[Math.floor(random() * FAULTS.length)];
     if (!isOrder) {
       // A faulty read meets the fault on each of its attempts (the layer retries GETs twice): an outage.
       if (faulty) await control('faults', 'POST', { area: 'company', ...fault, count: 3 });
-      const b = await gql(readQuery(vats[Math.floor(random() * vats.length)]!));
+      const b = await gql(readQuery(vats[Math.floor(random() * vats.length)]));
       account(b);
       if (!b.errors) {
         readsOk++;

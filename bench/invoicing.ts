@@ -56,7 +56,7 @@ export async function runInvoicingBench(latencyMs: number, n = 20): Promise<void
       issueLat.push(performance.now() - t0);
       calls += cost.upstreamCalls;
       euro += cost.euro;
-      const id = String(data.issueInvoice!.id);
+      const id = String(data.issueInvoice.id);
       const it = client.iterate<{ invoiceUpdated: { state: string } }>({ query: `subscription($id: ID) { invoiceUpdated(id: $id) { state } }`, variables: { id } });
       await it.next(); // NEW, the latest known state first
       const before = ((await (await request(`${emu}/_emulator/calls?area=invoice`)).body.json()) as unknown[]).length;
@@ -86,7 +86,7 @@ export async function runInvoicingBench(latencyMs: number, n = 20): Promise<void
       rIssue.push(performance.now() - t0);
       rCalls += cost.upstreamCalls;
       rEuro += cost.euro;
-      const id = String(data.issueReceipt!.id);
+      const id = String(data.issueReceipt.id);
       const it = client.iterate<{ receiptUpdated: { status: string } }>({ query: `subscription($id: ID) { receiptUpdated(id: $id) { status } }`, variables: { id } });
       await it.next();
       const before = ((await (await request(`${emu}/_emulator/calls?area=invoice`)).body.json()) as unknown[]).length;

@@ -109,7 +109,7 @@ async function main(): Promise<void> {
   };
 
   // Learn the company shareholders of the walk companies (for the direct-REST column).
-  for (const v of SCENARIOS[2]!.vats) {
+  for (const v of SCENARIOS[2].vats) {
     const r = (await gql(`query($v: String!) { company(vatCode: $v) { shareholders { owners { ... on ShareholderCompany { company { vatCode } } } } } }`, { v })) as {
       data: { company: { shareholders: Array<{ owners: Array<{ company?: { vatCode: string } }> }> } };
     };
@@ -137,7 +137,7 @@ async function main(): Promise<void> {
     rows.push({ scenario: sc.name, mode: 'layer, cold', calls: cold.calls / sc.vats.length, euro: cold.euro / sc.vats.length, p50: pct(cold.lat, 50), p99: pct(cold.lat, 99), rps: coldRps, estimate: cold.estimate });
 
     // Warm: the same company again and again.
-    const v0 = sc.vats[0]!;
+    const v0 = sc.vats[0];
     await gql(sc.query, { v: v0 });
     const warm = { lat: [] as number[], calls: 0, euro: 0 };
     for (let i = 0; i < N; i++) {
@@ -155,7 +155,7 @@ async function main(): Promise<void> {
     const restPaths = sc.vats.map((v) => sc.rest(v).flat());
     const restCalls = restPaths.reduce((a, p) => a + p.length, 0) / sc.vats.length;
     const restEuro = restPaths.reduce((a, p) => a + p.reduce((s, x) => s + priceOf('company', 'GET', x), 0), 0) / sc.vats.length;
-    const directRps = await throughput((i) => restPhases(sc.rest(sc.vats[i % sc.vats.length]!)));
+    const directRps = await throughput((i) => restPhases(sc.rest(sc.vats[i % sc.vats.length])));
     rows.push({ scenario: sc.name, mode: 'direct REST', calls: restCalls, euro: restEuro, p50: pct(direct.lat, 50), p99: pct(direct.lat, 99), rps: directRps, estimate: Number.NaN });
   }
   await stack.close();

@@ -155,7 +155,7 @@ async function fanout(target: FanoutTarget, n: number, taxCode: string): Promise
       const result = await pool.collect(COLLECT_MS);
 
       const log = (await emu('GET', 'callbacks')) as Array<{ status: number | null }>;
-      if (log.length !== 1 || log[0]!.status !== 200) acc.problems.add(`callback deliveries: ${JSON.stringify(log.map((l) => l.status))}`);
+      if (log.length !== 1 || log[0].status !== 200) acc.problems.add(`callback deliveries: ${JSON.stringify(log.map((l) => l.status))}`);
       // A process's line may still be in its pipe: wait for it a little (it was printed before the
       // emulator had the 200, so before `advance` answered).
       const seen: Array<CallbackTimes & { gateway: number }> = [];
@@ -254,7 +254,7 @@ async function startReplicas(services: Service[], redisUrl: string, prefix: stri
   };
   const env = baseEnv({ LAYER_SECRET: randomBytes(24).toString('hex'), REDIS_URL: redisUrl, REDIS_PREFIX: prefix, EMULATOR_TOKEN: DEFAULT_TOKEN });
   const [emu] = await started([spawnService('emulator', 'emulator', [], { ...env, EMULATOR_PORT: '0' })]);
-  const emulatorUrl = emu!.url;
+  const emulatorUrl = emu.url;
   for (const area of ['company', 'risk']) await emulatorControl(emulatorUrl, 'POST', 'latency', { area, ms: latencyMs });
   // Requests complete only on `advance`, never by themselves.
   await emulatorControl(emulatorUrl, 'POST', 'risk/timing', { completeAfterMs: 0 });
@@ -279,9 +279,9 @@ async function startReplicas(services: Service[], redisUrl: string, prefix: stri
         {
           ...env,
           PORT: String(port),
-          SUBGRAPH_COMPANY_URL: `${subgraphs[2 * i]!.url}/company/graphql`,
-          SUBGRAPH_RISK_URL: `${subgraphs[2 * i + 1]!.url}/risk/graphql`,
-          ...subgraphUrlsEnv(others!.url, rest),
+          SUBGRAPH_COMPANY_URL: `${subgraphs[2 * i].url}/company/graphql`,
+          SUBGRAPH_RISK_URL: `${subgraphs[2 * i + 1].url}/risk/graphql`,
+          ...subgraphUrlsEnv(others.url, rest),
           BENCH_CALLBACK_PROBE: '1',
         },
         { nodeArgs: probe },
@@ -316,14 +316,14 @@ async function redisFanout(replicas: Replicas, taxCode: string): Promise<FanoutR
     stack: REDIS,
     emulatorUrl: replicas.emulatorUrl,
     wsUrls: replicas.gateways.map((g) => `${g.replace(/^http/, 'ws')}/graphql`),
-    orderVia: (round) => replicas.gateways[round % replicas.gateways.length]!,
+    orderVia: (round) => replicas.gateways[round % replicas.gateways.length],
     takeCallbacks: async () =>
       replicas.gatewayServices.flatMap((g, i) => {
         const out = g.output();
         // Complete lines only: a line still being written is read next time.
         const end = out.lastIndexOf('\n') + 1;
-        const fresh = end > read[i]! ? out.slice(read[i], end) : '';
-        read[i] = Math.max(read[i]!, end);
+        const fresh = end > read[i] ? out.slice(read[i], end) : '';
+        read[i] = Math.max(read[i], end);
         return parseProbeLines(fresh).map((t) => ({ ...t, gateway: i }));
       }),
   };
@@ -338,7 +338,7 @@ async function redisFanout(replicas: Replicas, taxCode: string): Promise<FanoutR
 async function companyThroughReplicas(replicas: Replicas, cache: RedisCacheStore, opts: ScaleOutOptions): Promise<CompanyRow[]> {
   const { gateways } = replicas;
   const gql = async (i: number, query: string, variables: Record<string, unknown>) => {
-    const res = await gqlAt(gateways[i % gateways.length]!, query, variables);
+    const res = await gqlAt(gateways[i % gateways.length], query, variables);
     if (res.errors) throw new Error(JSON.stringify(res.errors));
     return res.extensions?.cost ?? { upstreamCalls: Number.NaN, euro: Number.NaN };
   };
@@ -384,7 +384,7 @@ async function companyThroughReplicas(replicas: Replicas, cache: RedisCacheStore
     rows.push({ scenario: sc.name, mode: 'cold', ...cold, rps: coldRps });
 
     // Warm: the same company again and again, bought once through A.
-    const v0 = sc.vats[0]!;
+    const v0 = sc.vats[0];
     await gql(0, sc.query, { v: v0 });
     const warm = await sequential(opts.operations, (i) => gql(i, sc.query, { v: v0 }));
     const warmRps = await throughput((i) => gql(i, sc.query, { v: v0 }));

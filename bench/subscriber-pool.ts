@@ -112,7 +112,7 @@ export class LocalPool implements SubscriberPool {
       const first = this.clients.length;
       const batch = Array.from({ length: Math.min(CONNECT_BATCH, n - first) }, (_, k) =>
         createClient({
-          url: this.urls[(first + k) % this.urls.length]!,
+          url: this.urls[(first + k) % this.urls.length],
           webSocketImpl: WebSocket,
           connectionParams: { authorization: `Bearer ${this.token}` },
           lazy: false,
@@ -143,7 +143,7 @@ export class LocalPool implements SubscriberPool {
               const ev = r.data?.riskRequestUpdated;
               if (r.errors?.length || !ev) result.errors.push(errorText(r.errors ?? 'event without data'));
               else if (ev.done) result.delivered[i] = t;
-              else if (Number.isNaN(result.initial[i]!) && ev.state === 'PROCESSING') {
+              else if (Number.isNaN(result.initial[i]) && ev.state === 'PROCESSING') {
                 result.initial[i] = t;
                 round.initialCount++;
               } else result.unexpected++;

@@ -153,7 +153,7 @@ export async function runSubscriptionBench(): Promise<void> {
 
         const log = (await emu('GET', 'callbacks')) as Array<{ status: number | null; at: string }>;
         const calls = (await emu('GET', 'calls?area=risk')) as Array<{ price: number }>;
-        if (log.length !== 1 || log[0]!.status !== 200) acc.problems.add(`callback log: ${JSON.stringify(log.map((l) => l.status))}`);
+        if (log.length !== 1 || log[0].status !== 200) acc.problems.add(`callback log: ${JSON.stringify(log.map((l) => l.status))}`);
         if (ingress.length !== 1) acc.problems.add(`${ingress.length} callback requests at the gateway in a round`);
         const cbAt = ingress[0]?.arrived ?? Number.NaN;
         const cbAnswered = ingress[0]?.answered ?? Number.NaN;

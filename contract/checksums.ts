@@ -60,8 +60,8 @@ export function fiscalCodeCheckChar(firstFifteen: string): string {
   if (!/^[A-Z0-9]{15}$/.test(s)) throw new Error('fiscalCodeCheckChar needs exactly 15 letters or digits');
   let sum = 0;
   for (let i = 0; i < 15; i++) {
-    const ch = s[i] as string;
-    sum += i % 2 === 0 ? (ODD_VALUES[ch] as number) : evenValue(ch);
+    const ch = s[i];
+    sum += i % 2 === 0 ? (ODD_VALUES[ch]) : evenValue(ch);
   }
   return String.fromCharCode(65 + (sum % 26));
 }
@@ -79,7 +79,7 @@ const PERSON_RE = /^[A-Z]{6}[0-9LMNPQRSTUV]{2}[ABCDEHLMPRST][0-9LMNPQRSTUV]{2}[A
 function baseForm(code: string): string {
   const chars = code.split('');
   for (const i of DIGIT_POSITIONS) {
-    const k = OMOCODIA.indexOf(chars[i] as string);
+    const k = OMOCODIA.indexOf(chars[i]);
     if (k >= 0) chars[i] = String(k);
   }
   return chars.join('');
@@ -135,7 +135,7 @@ export function surnameCode(surname: string): string {
 /** The three name letters of a fiscal code (1st, 3rd and 4th consonant when there are four or more). */
 export function nameCode(name: string): string {
   const { consonants, vowels } = letters(name);
-  if (consonants.length >= 4) return consonants[0]! + consonants[2]! + consonants[3]!;
+  if (consonants.length >= 4) return consonants[0] + consonants[2] + consonants[3];
   return (consonants + vowels + 'XXX').slice(0, 3);
 }
 
@@ -160,7 +160,7 @@ export function makeFiscalCode(p: FiscalCodePerson): string {
   const first15 =
     surnameCode(p.surname) +
     nameCode(p.name) +
-    m[1]!.slice(2) +
+    m[1].slice(2) +
     FISCAL_MONTH_LETTERS[month - 1] +
     String(day).padStart(2, '0') +
     p.cadastralCode;

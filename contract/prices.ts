@@ -268,7 +268,7 @@ export function priceOf(area: Area, method: string, path: string, table: PriceTa
 export const routeOf = (path: string): string =>
   path
     .replace(/^\/+/, '')
-    .split('?')[0]!
+    .split('?')[0]
     .split('/')
     .filter((s) => s !== '')
     .map((s) => (/^\{\w+\}$|^[0-9a-f]{24}$|^\d+$/i.test(s) ? '{id}' : s))

@@ -117,7 +117,7 @@ function bracketed(body: Obj, name: string): unknown {
     if (!key.startsWith(`${name}[`)) continue;
     const rest = key.slice(name.length);
     if (!/^(\[[^\[\]]*\])+$/.test(rest)) continue;
-    const path = [...rest.matchAll(/\[([^\[\]]*)\]/g)].map((m) => m[1]!);
+    const path = [...rest.matchAll(/\[([^\[\]]*)\]/g)].map((m) => m[1]);
     root ??= {};
     let node: Obj = root;
     path.forEach((segment, i) => {

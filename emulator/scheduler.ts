@@ -272,7 +272,7 @@ export class Scheduler {
   }
 
   private peek(): Entry | undefined {
-    while (this.heap.length > 0 && !this.live.has(this.heap[0]!.id)) this.pop();
+    while (this.heap.length > 0 && !this.live.has(this.heap[0].id)) this.pop();
     return this.heap[0];
   }
 
@@ -282,8 +282,8 @@ export class Scheduler {
     let i = h.length - 1;
     while (i > 0) {
       const parent = (i - 1) >> 1;
-      if (!before(h[i]!, h[parent]!)) break;
-      [h[i], h[parent]] = [h[parent]!, h[i]!];
+      if (!before(h[i], h[parent])) break;
+      [h[i], h[parent]] = [h[parent], h[i]];
       i = parent;
     }
   }
@@ -299,10 +299,10 @@ export class Scheduler {
         const l = 2 * i + 1;
         const r = l + 1;
         let m = i;
-        if (l < h.length && before(h[l]!, h[m]!)) m = l;
-        if (r < h.length && before(h[r]!, h[m]!)) m = r;
+        if (l < h.length && before(h[l], h[m])) m = l;
+        if (r < h.length && before(h[r], h[m])) m = r;
         if (m === i) break;
-        [h[i], h[m]] = [h[m]!, h[i]!];
+        [h[i], h[m]] = [h[m], h[i]];
         i = m;
       }
     }

@@ -212,8 +212,8 @@ function matchRoute(compiled: CompiledRoute[], method: string, path: string): { 
     const params: Record<string, string> = {};
     let okMatch = true;
     for (let i = 0; i < got.length; i++) {
-      const want = c.segments[i]!;
-      if (want.startsWith(':')) params[want.slice(1)] = decode(got[i]!);
+      const want = c.segments[i];
+      if (want.startsWith(':')) params[want.slice(1)] = decode(got[i]);
       else if (want !== got[i]) {
         okMatch = false;
         break;
@@ -438,7 +438,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
     const faultIndex = faults.findIndex((f) => f.area === area && f.remaining > 0 && (!f.pathPrefix || path.startsWith(f.pathPrefix)));
     let answerDelay = 0;
     if (faultIndex >= 0) {
-      const fault = faults[faultIndex]!;
+      const fault = faults[faultIndex];
       fault.remaining--;
       answerDelay = fault.delayAfterMs ?? 0;
       resetAfter = fault.reset === true;
@@ -593,8 +593,8 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
         if (scopes !== undefined && !(Array.isArray(scopes) && scopes.every((s) => typeof s === 'string'))) return json(400, { error: 'scopes must be an array of strings' });
         if (obj.credit !== undefined && (typeof obj.credit !== 'number' || !Number.isFinite(obj.credit))) return json(400, { error: 'credit must be a number' });
         const t = tokens.create({
-          scopes: scopes as string[] | undefined,
-          credit: obj.credit as number | undefined,
+          scopes: scopes,
+          credit: obj.credit,
           owner: typeof obj.owner === 'string' ? obj.owner : undefined,
           token: typeof obj.token === 'string' ? obj.token : undefined,
         });
@@ -623,7 +623,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
       }
       if (method === 'POST') {
         if (!isArea(obj.area)) return json(400, { error: `area must be one of ${AREAS.join(', ')}` });
-        const num = (k: string): number | undefined => (typeof obj[k] === 'number' && Number.isFinite(obj[k]) ? (obj[k] as number) : undefined);
+        const num = (k: string): number | undefined => (typeof obj[k] === 'number' && Number.isFinite(obj[k]) ? (obj[k]) : undefined);
         const status = num('status');
         const hangMs = num('hangMs');
         const delayAfterMs = num('delayAfterMs');

@@ -58,7 +58,7 @@ export function subgraphRoute(prefix: 'callbacks' | 'files', subgraphBaseUrls: R
       res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"not found"}');
       return true;
     }
-    const area = m[1]!;
+    const area = m[1];
     const base = subgraphBaseUrls[area];
     if (!base) {
       req.resume();

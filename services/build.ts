@@ -283,7 +283,7 @@ function managedTokenFor(env: NodeJS.ProcessEnv, config: UpstreamConfig, names: 
 
 /** Names of the subgraphs in a supergraph SDL (its `join__Graph` values). @default the checked-in supergraph */
 export function supergraphSubgraphNames(supergraph: string = readFileSync(SUPERGRAPH_FILE, 'utf8')): string[] {
-  return [...supergraph.matchAll(/@join__graph\(\s*name:\s*"([^"]+)"/g)].map((m) => m[1]!);
+  return [...supergraph.matchAll(/@join__graph\(\s*name:\s*"([^"]+)"/g)].map((m) => m[1]);
 }
 
 /** The variable holding one subgraph's URL: `SUBGRAPH_<NAME>_URL`. */

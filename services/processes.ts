@@ -59,18 +59,18 @@ export interface SpawnOptions {
  * service's origin (a subgraph's GraphQL endpoint is `<url>/<name>/graphql`).
  */
 export async function spawnService(name: string, script: 'emulator' | 'gateway' | 'subgraph', args: string[], env: NodeJS.ProcessEnv, opts: SpawnOptions = {}): Promise<Service> {
-  const ready = script === 'subgraph' ? new RegExp(`\\n  ${args[0]}: (http://127\\.0\\.0\\.1:\\d+)/${args[0]}/graphql `) : READY[script]!;
+  const ready = script === 'subgraph' ? new RegExp(`\\n  ${args[0]}: (http://127\\.0\\.0\\.1:\\d+)/${args[0]}/graphql `) : READY[script];
   const entry = opts.dist ? [...(opts.nodeArgs ?? []), `${opts.dist}/services/${script}.js`] : ['--import', 'tsx', ...(opts.nodeArgs ?? []), `services/${script}.ts`];
   const proc = spawn(process.execPath, [...entry, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
-  proc.stderr!.on('data', (chunk: Buffer) => {
+  proc.stderr.on('data', (chunk: Buffer) => {
     out += chunk.toString();
   });
   const url = await new Promise<string>((resolve, reject) => {
-    proc.stdout!.on('data', (chunk: Buffer) => {
+    proc.stdout.on('data', (chunk: Buffer) => {
       out += chunk.toString();
       const m = ready.exec(out);
-      if (m) resolve(m[1]!);
+      if (m) resolve(m[1]);
     });
     // 'close', not 'exit': by then its output has been read to the end (the reason it gives).
     proc.once('close', (code) => reject(new Error(`${name} exited with ${code} before it was ready:\n${out}`)));

@@ -89,7 +89,7 @@ describe('account through the gateway', () => {
       '{ account { subscriptions { id scope availableRequests active } scopes { id scope } statsByDomain { domain } ips callbacks { id } } }',
     );
     expect(d.account.subscriptions).toEqual([{ id: expect.any(String), scope: 'GET:test.cap.openapi.it/comuni_advance', availableRequests: 1000, active: true }]);
-    const sub = await ok<{ account: { subscription: Obj } }>('query ($id: ID!) { account { subscription(id: $id) { totalRequests pricePerRequest type autorenew } } }', { id: d.account.subscriptions[0]!.id });
+    const sub = await ok<{ account: { subscription: Obj } }>('query ($id: ID!) { account { subscription(id: $id) { totalRequests pricePerRequest type autorenew } } }', { id: d.account.subscriptions[0].id });
     expect(sub.account.subscription).toEqual({ totalRequests: 1000, pricePerRequest: 0.0066, type: 'monthly', autorenew: true });
     const cerca = d.account.scopes.find((s) => s.scope === 'GET:test.cap.openapi.it/cerca_comuni')!;
     const scope = await ok<{ account: { scope: Obj } }>('query ($id: ID!) { account { scope(id: $id) { freeDayLimit prices { name euro } } } }', { id: cerca.id });

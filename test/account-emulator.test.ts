@@ -105,8 +105,8 @@ describe('authorization area (emulator)', () => {
     await request(`${emu.url}/_emulator/oauth/subscribe`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: EMAIL, scope: 'GET:test.cap.openapi.it/comuni_advance', totalRequests: 1000, pricePerRequest: 0.0066 }) });
     const subs = (await call('GET', '/oauth/subscriptions', basic())).json.data as Array<{ id: string; availableRequests: string }>;
     expect(subs).toHaveLength(1);
-    expect(subs[0]!.availableRequests).toBe('1000');
-    const one = (await call('GET', `/oauth/subscriptions/${subs[0]!.id}`, basic())).json.data as Record<string, unknown>;
+    expect(subs[0].availableRequests).toBe('1000');
+    const one = (await call('GET', `/oauth/subscriptions/${subs[0].id}`, basic())).json.data as Record<string, unknown>;
     expect(one).toMatchObject({ pricePerRequest: 0.0066, type: 'monthly', totalRequests: '1000' });
     expect((await call('GET', '/oauth/subscriptions/nope', basic())).json).toMatchObject({ error: 220 });
   });
@@ -136,7 +136,7 @@ describe('OAuth v1 paths (what the vendor SDKs call), on the same accounts', () 
 
     const credit = (await call('GET', '/oauth/credit', basic())).json.data as { credit: number };
     expect(credit.credit).toBe(((await call('GET', '/oauth/wallet', basic())).json.data as { credit: number }).credit);
-    const today = async () => ((await call('GET', `/oauth/counters/day/${new Date().toISOString().slice(0, 10)}`, basic())).json.data as Record<string, { counter: number }>)['GET:cap.openapi.it/regioni']!.counter;
+    const today = async () => ((await call('GET', `/oauth/counters/day/${new Date().toISOString().slice(0, 10)}`, basic())).json.data as Record<string, { counter: number }>)['GET:cap.openapi.it/regioni'].counter;
     const before = await today();
     await call('GET', '/cap/regioni', `Bearer ${token}`);
     expect(await today()).toBe(before + 1);

@@ -34,15 +34,15 @@ async function start(env: NodeJS.ProcessEnv): Promise<Running> {
     env: { ...process.env, PORT: '0', OPENAPI_ENV: 'emulator', OPENAPI_TOKEN: '', OPENAPI_EMAIL: EMAIL, OPENAPI_APIKEY: APIKEY, OPENAPI_PRECHECK: 'on', OPENAPI_ACCOUNT_API_KEY: OPERATOR_KEY, GATEWAY_LOG_LEVEL: 'debug', NO_COLOR: '1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  proc.stderr!.on('data', (chunk: Buffer) => {
+  proc.stderr.on('data', (chunk: Buffer) => {
     out += chunk.toString();
   });
   const urls = await new Promise<[string, string]>((resolve, reject) => {
-    proc.stdout!.on('data', (chunk: Buffer) => {
+    proc.stdout.on('data', (chunk: Buffer) => {
       out += chunk.toString();
       const gql = /GraphiQL and GraphQL:\s+(\S+)/.exec(out);
       const emu = /embedded emulator at (\S+?),/.exec(out);
-      if (gql && emu) resolve([gql[1]!, emu[1]!]);
+      if (gql && emu) resolve([gql[1], emu[1]]);
     });
     proc.on('exit', (code) => reject(new Error(`exited with ${code} before it was ready:\n${out}`)));
   });

@@ -194,7 +194,7 @@ describe('parallel purchases for one company', () => {
       expect(res.errors?.map((e) => [e.path?.join('.'), e.extensions?.code, e.extensions?.scope])).toEqual([['company', 'COST_LIMIT_EXCEEDED', 'day']]);
       const calls = await s.calls('company');
       expect(calls).toHaveLength(1);
-      expect([`/IT-stakeholders/${OPENAPI_SPA}`, `/IT-advanced/${OPENAPI_SPA}`]).toContain(calls[0]!.path);
+      expect([`/IT-stakeholders/${OPENAPI_SPA}`, `/IT-advanced/${OPENAPI_SPA}`]).toContain(calls[0].path);
       const charged = calls.reduce((sum, c) => sum + c.price, 0);
       expect(charged).toBeLessThanOrEqual(0.6);
       expect(res.extensions?.cost?.euro).toBeCloseTo(charged, 6);

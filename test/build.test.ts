@@ -91,14 +91,14 @@ function filesUnder(dir: string): string[] {
 
 /** The module specifiers a built file imports (static `import … from`, bare `import '…'`, `import('…')`). */
 function importsOf(js: string): string[] {
-  return [...js.matchAll(/(?:^|[\s;])(?:import|export)\s[^'"]*?from\s*['"]([^'"]+)['"]|(?:^|[\s;])import\s*['"]([^'"]+)['"]|\bimport\(\s*['"]([^'"]+)['"]\s*\)/gm)].map((m) => (m[1] ?? m[2] ?? m[3])!);
+  return [...js.matchAll(/(?:^|[\s;])(?:import|export)\s[^'"]*?from\s*['"]([^'"]+)['"]|(?:^|[\s;])import\s*['"]([^'"]+)['"]|\bimport\(\s*['"]([^'"]+)['"]\s*\)/gm)].map((m) => (m[1] ?? m[2] ?? m[3]));
 }
 
 /** The package a bare specifier names (`@scope/name/sub` → `@scope/name`); null for relative paths and Node's own modules. */
 function packageOf(specifier: string): string | null {
   if (/^[./]|^node:/.test(specifier)) return null;
   const parts = specifier.split('/');
-  const name = specifier.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0]!;
+  const name = specifier.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0];
   return builtinModules.includes(name) ? null : name;
 }
 
@@ -218,11 +218,11 @@ describe('npm run build: JavaScript that node runs as the image does', () => {
     const exited = once(proc, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
     try {
       const [, url, emu] = await until('the one-process stack ready', async () => /GraphiQL and GraphQL: +(http:\/\/127\.0\.0\.1:\d+)\/graphql\n[^]*embedded emulator at (http:\/\/127\.0\.0\.1:\d+)/.exec(out) ?? undefined, 60_000);
-      await emulatorControl(emu!, 'POST', 'risk/timing', { completeAfterMs: 0 });
-      const order = await gqlAt<{ orderPatrimonialReport: { id: string } }>(url!, `mutation { orderPatrimonialReport(input: { name: "MARIO", surname: "ROSSI", taxCode: "${CF}" }) { id } }`);
+      await emulatorControl(emu, 'POST', 'risk/timing', { completeAfterMs: 0 });
+      const order = await gqlAt<{ orderPatrimonialReport: { id: string } }>(url, `mutation { orderPatrimonialReport(input: { name: "MARIO", surname: "ROSSI", taxCode: "${CF}" }) { id } }`);
       expect(order.errors).toBeUndefined();
       const closeCodes: number[] = [];
-      const client = createClient({ url: url!.replace(/^http/, 'ws') + '/graphql', webSocketImpl: WebSocket, retryAttempts: 0, lazy: true, on: { closed: (e) => void closeCodes.push((e as { code: number }).code) } });
+      const client = createClient({ url: url.replace(/^http/, 'ws') + '/graphql', webSocketImpl: WebSocket, retryAttempts: 0, lazy: true, on: { closed: (e) => void closeCodes.push((e as { code: number }).code) } });
       clients.push(client);
       const updates = client.iterate<{ riskRequestUpdated: { state: string } }>({ query: 'subscription($id: ID!) { riskRequestUpdated(id: $id) { state } }', variables: { id: order.data!.orderPatrimonialReport.id } });
       expect((await withSafety(updates.next(), 'first state')).value?.data?.riskRequestUpdated.state).toBe('PROCESSING');
@@ -325,13 +325,13 @@ describe('image and compose definitions', () => {
   /** `node <file>` of a command names a file the build emits. */
   const entryOf = (command: readonly string[]): string => {
     expect(command[0]).toBe('node');
-    expect(existsSync(join(ROOT, command[1]!)), command[1]).toBe(true);
-    return command[1]!;
+    expect(existsSync(join(ROOT, command[1])), command[1]).toBe(true);
+    return command[1];
   };
 
   it('package.json builds and runs the built JavaScript', () => {
     expect(pkg.scripts.build).toBe('node scripts/build.mjs');
-    for (const s of ['start:prod', 'gateway:prod', 'subgraph:prod', 'emulator:prod']) entryOf(pkg.scripts[s]!.split(' '));
+    for (const s of ['start:prod', 'gateway:prod', 'subgraph:prod', 'emulator:prod']) entryOf(pkg.scripts[s].split(' '));
     // `npm start` from a fresh clone: main.ts through tsx, with the heap cap.
     expect(pkg.scripts.start).toMatch(/^node (?:\S+ )*--import tsx main\.ts$/);
     expect(pkg.scripts.start).toMatch(/ --max-old-space-size=\d+ /);
@@ -341,12 +341,12 @@ describe('image and compose definitions', () => {
     const compose = parseYaml(readFileSync(join(ROOT, 'compose.yaml'), 'utf8'), { merge: true }) as { services: Record<string, Obj> };
     const { services: svc } = compose;
     expect(Object.keys(svc).sort()).toEqual(['emulator', 'gateway-1', 'gateway-2', 'redis', ...SUBGRAPH_NAMES.map((n) => `subgraph-${n}`)].sort());
-    expect(svc.emulator!.profiles).toEqual(['emulator']);
-    expect(entryOf(svc.emulator!.command as string[])).toBe('dist/services/emulator.js');
-    expect(JSON.stringify((svc.emulator!.healthcheck as Obj).test)).toContain('127.0.0.1:4010/readyz');
+    expect(svc.emulator.profiles).toEqual(['emulator']);
+    expect(entryOf(svc.emulator.command as string[])).toBe('dist/services/emulator.js');
+    expect(JSON.stringify((svc.emulator.healthcheck as Obj).test)).toContain('127.0.0.1:4010/readyz');
     // Money state survives restarts: append-only file on a named volume, never evicted.
-    expect(svc.redis!.command).toEqual(['redis-server', '--appendonly', 'yes', '--maxmemory-policy', 'noeviction']);
-    expect(svc.redis!.volumes).toEqual(['redis-data:/data']);
+    expect(svc.redis.command).toEqual(['redis-server', '--appendonly', 'yes', '--maxmemory-policy', 'noeviction']);
+    expect(svc.redis.volumes).toEqual(['redis-data:/data']);
     expect(Object.keys((compose as { volumes?: Obj }).volumes ?? {})).toEqual(['redis-data']);
     /** Megabytes of a compose size (`512m`) or of a heap cap in NODE_OPTIONS. */
     const mb = (size: unknown): number => Number(/^(\d+)m$/i.exec(String(size))?.[1]);
@@ -362,7 +362,7 @@ describe('image and compose definitions', () => {
       expect(seconds(s.stop_grace_period) * 1000, name).toBeGreaterThan(Number(env.SHUTDOWN_TIMEOUT_MS));
     }
     for (const name of SUBGRAPH_NAMES) {
-      const s = svc[`subgraph-${name}`]!;
+      const s = svc[`subgraph-${name}`];
       expect(s.command).toEqual(['node', 'dist/services/subgraph.js', name]);
       entryOf(s.command as string[]);
       expect(JSON.stringify((s.healthcheck as Obj).test)).toContain('127.0.0.1:4001/readyz');
@@ -371,7 +371,7 @@ describe('image and compose definitions', () => {
       expect((s.environment as Record<string, string>).OPENAPI_ENV).toMatch(/^\$\{OPENAPI_ENV:\?/);
     }
     for (const name of ['gateway-1', 'gateway-2']) {
-      const g = svc[name]!;
+      const g = svc[name];
       expect(entryOf(g.command as string[])).toBe('dist/services/gateway.js');
       expect(JSON.stringify((g.healthcheck as Obj).test)).toContain('127.0.0.1:4000/readyz');
       const env = g.environment as Record<string, string>;
@@ -382,7 +382,7 @@ describe('image and compose definitions', () => {
       for (const n of SUBGRAPH_NAMES) expect(env[`SUBGRAPH_${n.toUpperCase()}_URL`]).toBe(`http://subgraph-${n}:4001/${n}/graphql`);
       expect(Object.keys(g.depends_on as Obj).sort()).toEqual(['redis', ...SUBGRAPH_NAMES.map((n) => `subgraph-${n}`)].sort());
     }
-    expect(JSON.stringify((svc.redis!.healthcheck as Obj).test)).toContain('ping');
+    expect(JSON.stringify((svc.redis.healthcheck as Obj).test)).toContain('ping');
   });
 
   it('Dockerfile: build stage (npm ci, build), runtime stage (npm ci --omit=dev, dist/), non-root, heap cap, HEALTHCHECK on /healthz', () => {
@@ -394,7 +394,7 @@ describe('image and compose definitions', () => {
     const stages = lines.filter((l) => /^FROM /i.test(l));
     expect(stages).toHaveLength(2);
     expect(stages[0]).toMatch(/ AS build$/);
-    const runtimeAt = lines.indexOf(stages[1]!);
+    const runtimeAt = lines.indexOf(stages[1]);
     const build = lines.slice(0, runtimeAt).join('\n');
     const runtime = lines.slice(runtimeAt).join('\n');
     expect(build).toMatch(/^RUN npm ci\b/m);
@@ -406,7 +406,7 @@ describe('image and compose definitions', () => {
     expect(runtime).toMatch(/^HEALTHCHECK .*CMD .*HEALTHCHECK_URL/m);
     expect(runtime).toMatch(/HEALTHCHECK_URL=http:\/\/127\.0\.0\.1:4000\/healthz/);
     const cmd = /^CMD (\[.*\])$/m.exec(runtime);
-    expect(entryOf(JSON.parse(cmd![1]!) as string[])).toBe('dist/main.js');
+    expect(entryOf(JSON.parse(cmd![1]) as string[])).toBe('dist/main.js');
     for (const ignored of ['node_modules', 'dist', '.git', '.env']) expect(readFileSync(join(ROOT, '.dockerignore'), 'utf8').split('\n')).toContain(ignored);
   });
 });

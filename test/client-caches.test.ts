@@ -109,7 +109,7 @@ describe('Apollo Client InMemoryCache', () => {
     const first = await client.query<People>({ query: gql(PEOPLE), variables: { vatCode: OPENAPI_SPA } });
     expect(net.answers).toHaveLength(1);
     // What the gateway sent is what the cache gives back, people and companies alike.
-    const expected = net.answers[0]!.data as unknown as People;
+    const expected = net.answers[0].data as unknown as People;
     expect(new Set(expected.company.managers.map((m) => m.__typename))).toEqual(new Set(['ManagerPerson', 'ManagerCompany']));
     expect(expected.company.managers.every((m) => typeof m.taxCode === 'string')).toBe(true);
     expect(first.data).toEqual(expected);
@@ -130,7 +130,7 @@ describe('Apollo Client InMemoryCache', () => {
     const client = apollo(new InMemoryCache(), net.fetch);
     const res = await client.query<People>({ query: gql(PEOPLE), variables: { vatCode: OPENAPI_SPA } });
     // The gateway sent every manager's tax code; the cache matched no `... on Manager` and dropped it.
-    const sent = net.answers[0]!.data as unknown as People;
+    const sent = net.answers[0].data as unknown as People;
     expect(sent.company.managers.every((m) => typeof m.taxCode === 'string')).toBe(true);
     expect(res.data.company.managers.map((m) => m.taxCode)).toEqual(sent.company.managers.map(() => undefined));
   });
@@ -226,7 +226,7 @@ describe('urql Graphcache', () => {
     const first = await client.query<People>(urqlGql(PEOPLE), { vatCode: OPENAPI_SPA }).toPromise();
     expect(first.error).toBeUndefined();
     expect(net.answers).toHaveLength(1);
-    const expected = net.answers[0]!.data as unknown as People;
+    const expected = net.answers[0].data as unknown as People;
     expect(new Set(expected.company.managers.map((m) => m.__typename))).toEqual(new Set(['ManagerPerson', 'ManagerCompany']));
     expect(expected.company.managers.every((m) => typeof m.taxCode === 'string')).toBe(true);
     expect(withoutTypenames(first.data)).toEqual(withoutTypenames(expected));

@@ -6,7 +6,6 @@
 import { describe, expect, it } from 'vitest';
 import { bool, dateTime, float, int, str, unixSeconds } from '../subgraphs/upstream/coerce.ts';
 import { normalizeItAdvanced } from '../subgraphs/company/normalize.ts';
-import type { VItAdvanced } from '../subgraphs/company/upstream.ts';
 import { callbackOf, kycQueryOf, toCreditScore } from '../subgraphs/risk/model.ts';
 
 describe('coerce', () => {
@@ -57,7 +56,7 @@ describe('coerce', () => {
 
 describe('both areas use it', () => {
   it('company: a fractional employee count is rounded', () => {
-    const m = normalizeItAdvanced({ vatCode: '12485671007', balanceSheets: { last: { year: 2023, employees: 12.7, turnover: 1000.5 }, all: [] } } as unknown as VItAdvanced);
+    const m = normalizeItAdvanced({ vatCode: '12485671007', balanceSheets: { last: { year: 2023, employees: 12.7, turnover: 1000.5 }, all: [] } });
     expect(m.employees?.count).toBe(13);
     expect(m.ecofin?.turnover).toBe(1000.5);
   });

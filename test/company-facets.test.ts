@@ -135,8 +135,8 @@ async function run(source: string, variableValues?: Record<string, unknown>, fak
   };
   const res = await graphql({ schema: getSchema(), source, contextValue: ctx, variableValues });
   return {
-    data: res.data as Record<string, unknown> | null | undefined,
-    errors: res.errors?.map((e) => ({ message: e.message, extensions: e.extensions as Record<string, unknown> })),
+    data: res.data,
+    errors: res.errors?.map((e) => ({ message: e.message, extensions: e.extensions })),
     calls: fake.calls,
   };
 }
@@ -186,7 +186,7 @@ describe('company facet tables', () => {
 
   it('price the tiers from the shared price table, in their real order', () => {
     const prices = TIERS.map(tierPrice);
-    expect(prices[0]).toBeLessThan(prices[1]!);
+    expect(prices[0]).toBeLessThan(prices[1]);
     expect(tierPrice('IT-aml')).toBeLessThan(tierPrice('IT-full'));
     expect(tierPrice('IT-stakeholders')).toBeLessThan(tierPrice('IT-aml'));
   });
@@ -278,7 +278,7 @@ describe('company operations buy the least euro per company', () => {
     const r = await run(`{ company(vatCode: "${VAT}") { vatCode taxCode companyName } }`);
     expect(r.errors).toBeUndefined();
     expect(endpoints(r)).toEqual(['IT-name']);
-    expect(r.calls[0]!.path).toBe(`/IT-name/${VAT}`);
+    expect(r.calls[0].path).toBe(`/IT-name/${VAT}`);
     expect(r.data).toEqual({ company: { vatCode: VAT, taxCode: VAT, companyName: 'OPENAPI S.P.A.' } });
   });
 
@@ -432,7 +432,7 @@ describe('search buys the enrichment it needs', () => {
     const r = await run(`{ searchCompanies(filter: { province: "rm", atecoCode: "62.01" }, limit: 10) { count items { id } } }`);
     expect(r.errors).toBeUndefined();
     expect(r.calls).toHaveLength(1);
-    expect(r.calls[0]!.query).toMatchObject({ province: 'RM', atecoCode: '6201', limit: 10, skip: 0, dataEnrichment: undefined });
+    expect(r.calls[0].query).toMatchObject({ province: 'RM', atecoCode: '6201', limit: 10, skip: 0, dataEnrichment: undefined });
     expect(r.data?.searchCompanies).toEqual({ count: 2, items: [{ id: '60d1bfc731177b0a092cdfc1' }, { id: '45d1bfc788174b9u092cdtr5' }] });
   });
 
@@ -440,7 +440,7 @@ describe('search buys the enrichment it needs', () => {
     const r = await run(`{ searchCompanies(filter: { companyName: "openapi", registryStatus: ACTIVE }) { items { vatCode companyName registryStatus address { town } } } }`);
     expect(r.errors).toBeUndefined();
     expect(endpoints(r)).toEqual(['IT-search']);
-    expect(r.calls[0]!.query).toMatchObject({ companyName: 'openapi', activityStatus: 'ATTIVA', dataEnrichment: 'start' });
+    expect(r.calls[0].query).toMatchObject({ companyName: 'openapi', activityStatus: 'ATTIVA', dataEnrichment: 'start' });
     const items = (r.data?.searchCompanies as { items: unknown[] }).items;
     expect(items[1]).toEqual({ vatCode: '12345678910', companyName: 'OPENAPI TEST S.P.A.', registryStatus: 'REGISTERED', address: { town: 'ROMA' } });
   });
@@ -475,11 +475,11 @@ describe('other root fields', () => {
   it('frenchCompanySearch picks its enrichment from the items selection; dry runs return the count', async () => {
     const r = await run(`{ frenchCompanySearch(filter: { town: "paris", activityStatus: CEASED }, limit: 5) { count items { companyName legalForm { code } } } }`);
     expect(r.errors).toBeUndefined();
-    expect(r.calls[0]!.query).toMatchObject({ town: 'paris', activityStatus: 'CEASED', dataEnrichment: 'advanced', limit: 5 });
+    expect(r.calls[0].query).toMatchObject({ town: 'paris', activityStatus: 'CEASED', dataEnrichment: 'advanced', limit: 5 });
     expect((r.data?.frenchCompanySearch as { count: number }).count).toBe(2);
 
     const dry = await run(`{ frenchCompanySearch(filter: { nafCode: "5610A" }, dryRun: true) { total cost count dryRun } }`);
-    expect(dry.calls[0]!.query).toMatchObject({ nafCode: '5610A', dryRun: 1 });
+    expect(dry.calls[0].query).toMatchObject({ nafCode: '5610A', dryRun: 1 });
     expect(dry.data?.frenchCompanySearch).toEqual({ total: 1234, cost: 12.34, count: 0, dryRun: true });
   });
 

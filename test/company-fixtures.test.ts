@@ -697,7 +697,7 @@ function foreign(r: Obj, level: string, country: string): Obj {
   return {
     id: text(r.id),
     level,
-    country: (address?.country as string | null | undefined) ?? country,
+    country: (address?.country) ?? country,
     companyName: text(r.companyName),
     nativeCompanyName: text(r.nativeCompanyName),
     tradingName: text(r.tradingName),
@@ -1530,7 +1530,7 @@ describe('company vendor examples through the gateway', () => {
     // Exactly one upstream request (or the row's flow), to the row's endpoint, answered with the row's example.
     const calls = served.slice(before);
     expect(calls.map((c) => `${c.method} ${c.path}`)).toEqual(row.flow ?? [`${row.request.method} ${row.request.path}`]);
-    const call = calls[0] as Served;
+    const call = calls[0];
     expect(calls.at(-1)?.example).toBe(row.example);
     expect(call.authorization).toBe('Bearer test-token');
     for (const [name, value] of Object.entries(row.request.query ?? {})) expect(call.query.get(name), `query parameter ${name}`).toBe(value);

@@ -11,7 +11,7 @@ import { mergeModels, normalizeComposite, normalizeItAdvanced, normalizeItStart 
 import type { VComposite, VItAdvanced } from '../subgraphs/company/upstream.ts';
 
 const VAT = '12485671007';
-const first = <T>(key: string): T => (vendorData(key) as T[])[0] as T;
+const first = <T>(key: string): T => (vendorData(key) as T[])[0];
 const start = (): CompanyModel => normalizeItStart(first<VItAdvanced>('GET /IT-start/{vatCode_taxCode_or_id}'));
 const advanced = (): CompanyModel => normalizeItAdvanced(first<VItAdvanced>('GET /IT-advanced/{vatCode_taxCode_or_id}'));
 const composite = (tier: string): CompanyModel => normalizeComposite(vendorData(`GET /${tier}/{vatCode_or_taxCode} #synchronous`) as VComposite);

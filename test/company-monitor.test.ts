@@ -58,7 +58,7 @@ async function startReceiver(): Promise<Receiver> {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
     async next() {
       while (deliveries.length <= taken) await new Promise<void>((r) => waiting.push(r));
-      return deliveries[taken++]!;
+      return deliveries[taken++];
     },
     close: () =>
       new Promise<void>((r) => {
@@ -240,7 +240,7 @@ describe('a monitor pushes the changes of a company', () => {
     expect(await post(url, { data: upstream })).toBe(403);
     // A made-up change posted to the real URL is only a trigger: re-read, nothing new, refused as a replay.
     const token = url.slice(url.lastIndexOf('/') + 1);
-    const forged = new Signer(Buffer.from('another-secret-of-sufficient-length')).sign('company-callback', token.split('.')[0]!, 3600);
+    const forged = new Signer(Buffer.from('another-secret-of-sufficient-length')).sign('company-callback', token.split('.')[0], 3600);
     expect(await post(`${t.url}/callbacks/company/${forged}`, { data: upstream })).toBe(403);
     const tampered = `${token.slice(0, -2)}${token.endsWith('AA') ? 'BB' : 'AA'}`;
     expect(await post(`${t.url}/callbacks/company/${tampered}`, { data: upstream })).toBe(403);

@@ -23,7 +23,7 @@ import {
 import { dryRunFigures } from '../subgraphs/company/resolvers/search.ts';
 import type { VComposite, VEuStart, VForeign, VItAdvanced, VLegalForm, VMonitor } from '../subgraphs/company/upstream.ts';
 
-const first = <T>(key: string): T => (vendorData(key) as T[])[0] as T;
+const first = <T>(key: string): T => (vendorData(key) as T[])[0];
 const composite = (tier: string): CompanyModel => normalizeComposite(vendorData(`GET /${tier}/{vatCode_or_taxCode} #synchronous`) as VComposite);
 
 describe('dates', () => {
@@ -480,7 +480,7 @@ describe('shapes the vendor writes two ways', () => {
     const asObjects = Object.fromEntries(
       Object.entries(full).map(([k, v]) => [k, Array.isArray(v) && v.length > 0 && typeof v[0] === 'object' && v[0] !== null && 'value' in (v[0] as object) ? v[0] : v]),
     );
-    const m = normalizeComposite(asObjects as VComposite);
+    const m = normalizeComposite(asObjects);
     expect(m.balanceSheet?.cashEquivalents).toEqual([{ code: 'IIC070', value: 1020479 }]);
     expect(m.incomeStatement?.annualResult).toEqual([{ code: 'IIC191', value: 204454 }]);
     expect(Object.values(m.balanceSheet ?? {}).every((lines) => Array.isArray(lines) && lines.length === 1)).toBe(true);
@@ -548,7 +548,7 @@ describe('codes the schema’s enums do not know', () => {
       legalForm: { legalForm: { code: 'CO', description: 'Cooperative' } },
       managers: [{ name: 'ANNA', surname: 'ROSSI', gender: { code: 'X', description: 'Other' } }],
       allOffices: [{ companyDetails: { officeType: { code: 'ZZ' } }, companyStatus: { activityStatus: { code: 'Q' } } }],
-    } as unknown as VComposite);
+    });
     expect(m).toMatchObject({
       officeType: null,
       rawOfficeType: 'XX',
@@ -563,7 +563,7 @@ describe('codes the schema’s enums do not know', () => {
   });
 
   it('known codes are kept raw too, as written (F for a woman)', () => {
-    const m = normalizeComposite({ companyStatus: { activityStatus: { code: 'cf' } }, managers: [{ name: 'ANNA', gender: { code: 'F' } }] } as unknown as VComposite);
+    const m = normalizeComposite({ companyStatus: { activityStatus: { code: 'cf' } }, managers: [{ name: 'ANNA', gender: { code: 'F' } }] });
     expect(m).toMatchObject({ activityStatus: 'CF', rawActivityStatus: 'cf' });
     expect(m.managers?.[0]).toMatchObject({ gender: 'W', rawGender: 'F' });
   });
@@ -573,7 +573,7 @@ describe('codes the schema’s enums do not know', () => {
   });
 
   it('merging: an enum and its raw code come from the same tier', () => {
-    const full = normalizeComposite({ companyStatus: { activityStatus: { code: 'L' } }, legalForm: { legalForm: { code: 'SC' } } } as unknown as VComposite);
+    const full = normalizeComposite({ companyStatus: { activityStatus: { code: 'L' } }, legalForm: { legalForm: { code: 'SC' } } });
     const start = normalizeItStart({ activityStatus: 'ATTIVA' });
     const m = mergeModels(full, start);
     expect(m).toMatchObject({ activityStatus: null, rawActivityStatus: 'L', registryStatus: 'ACTIVE', rawRegistryStatus: 'ATTIVA', legalForm: 'SC' });

@@ -54,7 +54,7 @@ async function overSse(t: TestStack, query: string, headers: Record<string, stri
       (async () => {
         for (;;) {
           const m = /(?:^|\n)data: ?(\{.*\})\n/.exec(buffer);
-          if (m) return JSON.parse(m[1]!) as GraphQLResponse;
+          if (m) return JSON.parse(m[1]) as GraphQLResponse;
           const { value, done } = await reader.read();
           if (done) throw new Error(`SSE stream ended without a result: ${buffer}`);
           buffer += decoder.decode(value, { stream: true });

@@ -67,7 +67,7 @@ beforeAll(async () => {
   // No skip: without chromium this file fails (npm test installs it first).
   if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: run node scripts/ensure-chromium.mjs (npm test does)`);
   attacker = createServer((req, res) => {
-    const html = pages.get((req.url ?? '/').split('?')[0]!) ?? '<!doctype html><title>attacker</title>';
+    const html = pages.get((req.url ?? '/').split('?')[0]) ?? '<!doctype html><title>attacker</title>';
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(html);
   });
   await new Promise<void>((resolve) => attacker.listen(0, '127.0.0.1', resolve));

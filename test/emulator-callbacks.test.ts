@@ -180,7 +180,7 @@ describe('the areas read callbacks with it', () => {
     await emu.scheduler.advance(100); // the company's asyncMs, on the (manual) emulator clock
     await hook.waitFor(1);
     expect(hook.got[0]).toMatchObject({ path: '/company', headers: { 'x-session': 'abc', 'content-type': 'application/x-www-form-urlencoded' } });
-    expect(JSON.parse(new URLSearchParams(hook.got[0]!.text).get('payload') ?? '{}')).toHaveProperty('data.companyDetails.vatCode', '12485671007');
+    expect(JSON.parse(new URLSearchParams(hook.got[0].text).get('payload') ?? '{}')).toHaveProperty('data.companyDetails.vatCode', '12485671007');
     // The company's rule: more than 5 retries is refused.
     expect((await post(emu, '/company/IT-full/12485671007', { callback: { url: hook.url, retry: 8 } })).json).toMatchObject({ error: 740 });
     expect((await post(emu, '/company/monitor', { code: '12485671007', dataset: 'IT-name', callback: { url: hook.url, headers: [{ name: 'X-A', value: 'a' }] } })).json.data).toMatchObject({

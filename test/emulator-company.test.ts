@@ -44,7 +44,7 @@ async function call(method: string, path: string, opts: { token?: string | null;
 const get = (path: string, token?: string | null): Promise<Answer> => call('GET', path, { token });
 const control = async (method: string, path: string, body?: unknown): Promise<unknown> => (await call(method, `/_emulator/${path}`, { token: null, body })).body;
 const data = (a: Answer): Json[] => a.body.data as Json[];
-const first = (a: Answer): Json => data(a)[0] as Json;
+const first = (a: Answer): Json => data(a)[0];
 const obj = (a: Answer): Json => a.body.data as Json;
 
 /** A tiny callback receiver on 127.0.0.1. */
@@ -178,7 +178,7 @@ describe('wallet', () => {
     expect(calls[0]).toMatchObject({ method: 'GET', path: `/IT-start/${OPENAPI}`, area: 'company', status: 200, price: 0.05 });
     expect(calls[1]).toMatchObject({ status: 406, price: 0 });
     expect(JSON.stringify(calls)).not.toContain(token);
-    expect(calls[0]!.token).toBe(`…${token.slice(-4)}`);
+    expect(calls[0].token).toBe(`…${token.slice(-4)}`);
   });
 });
 
@@ -287,7 +287,7 @@ describe('generated data', () => {
       expect(fullAddress.town).toBe(office.town);
       expect(fullAddress.zipCode).toBe(office.zipCode);
       expect(((full.atecoClassification as Json).ateco2022 as Json).code).toBe(((adv.atecoClassification as Json).ateco2022 as Json).code);
-      const holders = (full.shareholders as Json[]).map((h) => ((h.shareholdersInformation as Json[])[0] as Json).taxCode);
+      const holders = (full.shareholders as Json[]).map((h) => ((h.shareholdersInformation as Json[])[0]).taxCode);
       expect(holders).toEqual((adv.shareHolders as Json[]).map((h) => h.taxCode));
       // the composite shapes hold the contract's sections
       expect(Object.keys(obj(await get(`/company/IT-stakeholders/${vat}`)))).toEqual(expect.arrayContaining(['companyDetails', 'address', 'branches', 'managers', 'shareholders', 'corporateGroups', 'subsidiaries', 'employees', 'employeesStatistic']));
@@ -307,7 +307,7 @@ describe('generated data', () => {
         else expect({ cf: m.taxCode, ok: isValidFiscalCode(String(m.taxCode)) }).toEqual({ cf: m.taxCode, ok: true });
       }
       for (const h of full.shareholders as Json[]) {
-        const info = (h.shareholdersInformation as Json[])[0] as Json;
+        const info = (h.shareholdersInformation as Json[])[0];
         expect(isValidFiscalCode(String(info.taxCode))).toBe(true);
       }
       for (const s of full.subsidiaries as Json[]) expect(isValidItalianVat(String(s.taxCode))).toBe(true);
@@ -324,7 +324,7 @@ describe('ownership', () => {
     for (let i = 0; i < 10; i++) {
       const holders = await companyHolders(current);
       if (holders.length === 0) break;
-      current = String(holders[0]!.taxCode);
+      current = String(holders[0].taxCode);
       chain.push(current);
     }
     expect(chain).toEqual([ALFA_LOGISTICA, ALFA_INDUSTRIE, ALFA_HOLDING]);
@@ -352,7 +352,7 @@ describe('ownership', () => {
         expect(hops).toBeLessThanOrEqual(4);
         const holders = await companyHolders(current);
         if (holders.length === 0) break;
-        const parent = holders[0]!;
+        const parent = holders[0];
         const parentVat = String(parent.taxCode);
         const parentStart = first(await get(`/company/IT-start/${parentVat}`));
         expect(parentStart.companyName).toBe(parent.companyName);
@@ -415,7 +415,7 @@ describe('slow requests and callbacks', () => {
       expect(json.status).toBe(200);
       expect(json.body.data).toMatchObject({ state: 'PENDING' });
       await receiver.waitFor(1);
-      const delivered = JSON.parse(receiver.bodies[0]!.text) as Json;
+      const delivered = JSON.parse(receiver.bodies[0].text) as Json;
       expect(((delivered.data as Json).companyDetails as Json).vatCode).toBe(OPENAPI);
       expect(delivered.custom).toEqual({ ref: 7 });
       const polled = await get(`/company/IT-check_id/${String((json.body.data as Json).id)}`);
@@ -424,8 +424,8 @@ describe('slow requests and callbacks', () => {
       const form = await call('POST', `/company/IT-stakeholders/${ALFA_LOGISTICA}`, { body: { callback: { url: receiver.url, method: 'POST', field: 'payload' } } });
       expect(form.status).toBe(200);
       await receiver.waitFor(2);
-      expect(receiver.bodies[1]!.contentType).toBe('application/x-www-form-urlencoded');
-      const payload = JSON.parse(new URLSearchParams(receiver.bodies[1]!.text).get('payload') ?? '{}') as Json;
+      expect(receiver.bodies[1].contentType).toBe('application/x-www-form-urlencoded');
+      const payload = JSON.parse(new URLSearchParams(receiver.bodies[1].text).get('payload') ?? '{}') as Json;
       expect(((payload.data as Json).companyDetails as Json).vatCode).toBe(ALFA_LOGISTICA);
 
       const noUrl = await call('POST', `/company/IT-full/${OPENAPI}`, { body: { callback: {} } });
@@ -483,7 +483,7 @@ describe('IT-search', () => {
   it('pages with skip and limit, returns ids by default', async () => {
     const all = data(await get('/company/IT-search?activityStatus=ATTIVA&limit=20'));
     expect(all).toHaveLength(20);
-    expect(Object.keys(all[0]!)).toEqual(['id']);
+    expect(Object.keys(all[0])).toEqual(['id']);
     const page = data(await get('/company/IT-search?activityStatus=ATTIVA&skip=10&limit=5'));
     expect(page).toEqual(all.slice(10, 15));
   });
@@ -529,7 +529,7 @@ describe('monitor', () => {
       expect(checked.updatedFields).toEqual({ pec: 'openapi@legalmail.it' });
       expect((checked.latestDataset as Json).vatCode).toBe(OPENAPI);
       await receiver.waitFor(1);
-      const delivered = JSON.parse(receiver.bodies[0]!.text) as Json;
+      const delivered = JSON.parse(receiver.bodies[0].text) as Json;
       expect((delivered.data as Json).updatedFields).toEqual({ pec: 'openapi@legalmail.it' });
 
       const deleted = await call('DELETE', `/company/monitor/${String(rec.id)}`, { token });

@@ -664,7 +664,7 @@ describe('KYC evidences per entity', () => {
       const id = String(data(await call(url, 'POST', `/WW-kyc-${type}`, { query: { firstName: 'mario', lastName: `bianchi${i}` } })).id);
       await module.control?.advance?.({ id });
       const entities = data(await call(url, 'GET', `/WW-kyc-evidences/${id}`)).entities as Array<Record<string, unknown>>;
-      if (entities.length > 0) return { id, entity: entities[0]! };
+      if (entities.length > 0) return { id, entity: entities[0] };
     }
     throw new Error('no subject matched an entity');
   }

@@ -69,7 +69,7 @@ it('spends nothing twice, loses no order, and reports every euro the wallet was 
   };
   const maybeFault = async (area: string, pathPrefix?: string): Promise<void> => {
     if (random() >= 0.2) return;
-    const f = FAULTS[Math.floor(random() * FAULTS.length)]!;
+    const f = FAULTS[Math.floor(random() * FAULTS.length)];
     faultsUsed.set(f.kind, (faultsUsed.get(f.kind) ?? 0) + 1);
     await t.control('faults', { area, ...(pathPrefix ? { pathPrefix } : {}), ...f.spec, count: 1 });
   };
@@ -93,14 +93,14 @@ it('spends nothing twice, loses no order, and reports every euro the wallet was 
   for (let step = 0; step < 220; step++) {
     const isOrder = step % 11 === 10;
     if (!isOrder) {
-      const read = reads[Math.floor(random() * reads.length)]!(vats[Math.floor(random() * vats.length)]!);
+      const read = reads[Math.floor(random() * reads.length)](vats[Math.floor(random() * vats.length)]);
       await maybeFault(read.area);
       const res = await t.gql(read.q, undefined, auth);
       account(res);
       if (!res.errors) readsOk++;
       else for (const e of res.errors) expect(e.extensions?.code, e.message).toMatch(/^UPSTREAM_|^RATE_LIMITED$/);
     } else {
-      const o = orders[ids.length]!;
+      const o = orders[ids.length];
       await maybeFault('risk', o.path);
       let key: string | undefined;
       let id: string | undefined;

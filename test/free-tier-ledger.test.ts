@@ -30,11 +30,11 @@ describeStores<CostLedger>(
       const claims = [];
       for (let i = 0; i < 4; i++) claims.push(await ledger.claimFree('t1', 'cap GET cerca_comuni', DAY));
       expect(claims.map((c) => c.free)).toEqual([true, true, true, false]);
-      expect(claims[2]!.use).toEqual([{ period: 'day', limit: 3, used: 3, remaining: 0 }]);
-      expect(claims[3]!.use).toEqual([{ period: 'day', limit: 3, used: 4, remaining: 0 }]);
+      expect(claims[2].use).toEqual([{ period: 'day', limit: 3, used: 3, remaining: 0 }]);
+      expect(claims[3].use).toEqual([{ period: 'day', limit: 3, used: 4, remaining: 0 }]);
       // another tenant and another endpoint count on their own
       expect((await ledger.claimFree('t2', 'cap GET cerca_comuni', DAY)).free).toBe(true);
-      expect((await ledger.claimFree('t1', 'cap GET dug', DAY)).use[0]!.used).toBe(1);
+      expect((await ledger.claimFree('t1', 'cap GET dug', DAY)).use[0].used).toBe(1);
       now += 60_000; // 00:00 in Rome, 1 January 2027
       expect(await ledger.freeUse('t1', 'cap GET cerca_comuni', DAY)).toEqual([{ period: 'day', limit: 3, used: 0, remaining: 3 }]);
       expect((await ledger.claimFree('t1', 'cap GET cerca_comuni', DAY)).free).toBe(true);

@@ -5,7 +5,7 @@ import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
 import { readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
-import { Kind, parse, validate, type GraphQLSchema } from 'graphql';
+import { Kind, parse, validate } from 'graphql';
 import { EXAMPLES } from '../gateway/examples.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
 
@@ -36,14 +36,14 @@ describe('gateway', () => {
   const queries = EXAMPLES.filter((e) => /^\s*(#[^\n]*\n\s*)*query\b/.test(e.query));
 
   it('has only examples valid against the supergraph', async () => {
-    const schema = (await t.stack.gateway.runtime.getSchema()) as GraphQLSchema;
+    const schema = (await t.stack.gateway.runtime.getSchema());
     for (const e of EXAMPLES) expect(validate(schema, parse(e.query)).map((err) => `${e.title}: ${err.message}`)).toEqual([]);
   });
 
   it('documents only operations valid against the supergraph in the README', async () => {
-    const schema = (await t.stack.gateway.runtime.getSchema()) as GraphQLSchema;
+    const schema = (await t.stack.gateway.runtime.getSchema());
     const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
-    const blocks = [...readme.matchAll(/```graphql\n([\s\S]*?)```/g)].map((m) => m[1]!);
+    const blocks = [...readme.matchAll(/```graphql\n([\s\S]*?)```/g)].map((m) => m[1]);
     expect(blocks.length).toBeGreaterThanOrEqual(3);
     for (const block of blocks) {
       for (const definition of parse(block).definitions) {

@@ -81,8 +81,8 @@ function data<T = Obj>(res: GraphQLResponse, field: string): T {
 
 function onlyError(res: GraphQLResponse): { message: string; extensions: Obj } {
   expect(res.errors, JSON.stringify(res)).toHaveLength(1);
-  const e = res.errors![0]!;
-  return { message: e.message, extensions: (e.extensions ?? {}) as Obj };
+  const e = res.errors![0];
+  return { message: e.message, extensions: (e.extensions ?? {}) };
 }
 
 describe('idempotency keys of paid risk orders', () => {
@@ -126,7 +126,7 @@ describe('idempotency keys of paid risk orders', () => {
       t.gql(`mutation($input: PersonSubjectInput!, $key: String) { second: orderPersonReport(input: $input, idempotencyKey: $key) { id } }`, { input: mario, key }),
       t.gql(`mutation($input: PersonSubjectInput!, $key: String) { third: orderPersonReport(input: $input, idempotencyKey: $key) { id state rawState } }`, { input: mario, key }),
     ]);
-    const ids = [data<{ id: string }>(results[0]!, 'orderPersonReport').id, data<{ id: string }>(results[1]!, 'second').id, data<{ id: string }>(results[2]!, 'third').id];
+    const ids = [data<{ id: string }>(results[0], 'orderPersonReport').id, data<{ id: string }>(results[1], 'second').id, data<{ id: string }>(results[2], 'third').id];
     expect(new Set(ids).size).toBe(1);
     expect((await posts(path)).length - before).toBe(1);
   });
@@ -167,8 +167,8 @@ describe('idempotency keys of paid risk orders', () => {
     expect(message).toContain(`the order may have been created and charged; repeat the mutation with idempotencyKey "${key}"`);
 
     const [created] = (await awaitPosts(path, before + 1)).slice(before);
-    expect(created!.status).toBe(200);
-    expect(created!.price).toBeGreaterThan(0);
+    expect(created.status).toBe(200);
+    expect(created.price).toBeGreaterThan(0);
 
     const retry = data<{ id: string }>(await t.gql(HEIRS, { input: mario, key }), 'orderHeirsSearch');
     const listed = data<Array<{ id: string }>>(await t.gql(`{ riskRequests(family: HEIRS_ACCEPTED) { id } }`), 'riskRequests');

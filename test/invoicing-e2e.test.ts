@@ -412,8 +412,8 @@ describe('relays', () => {
       await t.control('invoice/advance', { id: data.issueInvoice.id });
       await withSafety(arrived, 'relayed notification', SAFETY_MS);
       expect(bodies).toHaveLength(1);
-      expect(bodies[0]!.headers['x-app-key']).toBe('app-secret');
-      expect(bodies[0]!.body.data).toMatchObject({ id: data.issueInvoice.id, state: 'SENT', document_number: 'RELAY-1' });
+      expect(bodies[0].headers['x-app-key']).toBe('app-secret');
+      expect(bodies[0].body.data).toMatchObject({ id: data.issueInvoice.id, state: 'SENT', document_number: 'RELAY-1' });
     } finally {
       server.close();
     }
@@ -450,10 +450,10 @@ describe('two tokens of one account', () => {
       const { data } = await gql<{ issueInvoice: Obj }>(first, ISSUE, { input: invoiceInput({ number: 'TWO-TOKENS-1' }) });
       await t.control('invoice/advance', { id: data.issueInvoice.id });
       const deadline = Date.now() + SAFETY_MS;
-      while ((seen['/a']!.length === 0 || seen['/b']!.length === 0) && Date.now() < deadline) await withSafety(new Promise<void>((r) => waiters.push(r)), 'both relays', SAFETY_MS);
+      while ((seen['/a'].length === 0 || seen['/b'].length === 0) && Date.now() < deadline) await withSafety(new Promise<void>((r) => waiters.push(r)), 'both relays', SAFETY_MS);
       // Each tenant's callback re-read the invoice with its own token and relayed it to its own target.
-      expect(seen['/a']!.map((b) => (b.data as Obj).state)).toEqual(['SENT']);
-      expect(seen['/b']!.map((b) => (b.data as Obj).state)).toEqual(['SENT']);
+      expect(seen['/a'].map((b) => (b.data as Obj).state)).toEqual(['SENT']);
+      expect(seen['/b'].map((b) => (b.data as Obj).state)).toEqual(['SENT']);
     } finally {
       server.close();
     }
@@ -538,7 +538,7 @@ describe('receipt credentials', () => {
       expect(JSON.stringify(upd)).not.toMatch(/n3w-s3cret-p4ss|55443322/);
       await withSafety(arrived, 'credentials relay', SAFETY_MS);
       expect(bodies).toHaveLength(1);
-      expect(JSON.parse(bodies[0]!)).toMatchObject({ event: 'receipt-credentials', data: { fiscal_id: SENDER_VAT, receipts: true, receipts_authentication: { taxCode: PERSON_CF } } });
+      expect(JSON.parse(bodies[0])).toMatchObject({ event: 'receipt-credentials', data: { fiscal_id: SENDER_VAT, receipts: true, receipts_authentication: { taxCode: PERSON_CF } } });
       expect(bodies[0]).not.toMatch(/n3w-s3cret-p4ss|55443322|first-p4ss|callbacks/);
       // The PATCH and the delivery's free re-read of the configuration (logged first: the service notifies before it answers); nothing paid.
       expect((await callsOf()).sort()).toEqual([`GET /IT-configurations/${SENDER_VAT} 200`, 'PATCH /IT-configuration 200']);
@@ -554,7 +554,7 @@ describe('receipt credentials', () => {
       expect(upd2.errors, JSON.stringify(upd2.errors)).toBeUndefined();
       await withSafety(second, 'second credentials relay', SAFETY_MS);
       expect(bodies).toHaveLength(2);
-      expect(JSON.parse(bodies[1]!)).toMatchObject({ event: 'receipt-credentials', data: { fiscal_id: SENDER_VAT, receipts: false, receipts_authentication: { taxCode: PERSON_CF } } });
+      expect(JSON.parse(bodies[1])).toMatchObject({ event: 'receipt-credentials', data: { fiscal_id: SENDER_VAT, receipts: false, receipts_authentication: { taxCode: PERSON_CF } } });
       expect(bodies[1]).not.toMatch(/th1rd-p4ss|99887766/);
 
       // A delivery repeated (the vendor's retry of it: the same body) is relayed once.

@@ -72,7 +72,7 @@ describe('totals as FatturaPA computes them', () => {
   it('accepts a line discount (ScontoMaggiorazione), refuses a PrezzoTotale that ignores it', () => {
     const disc = '<ScontoMaggiorazione><Tipo>SC</Tipo><Percentuale>10.00</Percentuale></ScontoMaggiorazione>';
     const ok = xmlOf({ lines: line(1, '100.00', '180.00', '22.00', disc), summaries: summary('180.00', '39.60'), total: '219.60' });
-    expect(checkFatturaXml(ok).lines[0]!.adjustments).toEqual([{ kind: 'SC', percent: 10, amount: null }]);
+    expect(checkFatturaXml(ok).lines[0].adjustments).toEqual([{ kind: 'SC', percent: 10, amount: null }]);
     const bad = xmlOf({ lines: line(1, '100.00', '200.00', '22.00', disc), summaries: summary('200.00', '44.00'), total: '244.00' });
     expect(refusal(() => checkFatturaXml(bad))).toMatchObject({ code: 'BAD_USER_INPUT', field: 'xml:DettaglioLinee[0]/PrezzoTotale' });
   });
@@ -109,7 +109,7 @@ describe('regime and VAT chargeability', () => {
     const given = buildFattura(invoiceFromInput(input({ taxRegime: 'rf19', vatChargeability: 'D' })), '1');
     expect(given).toContain('<RegimeFiscale>RF19</RegimeFiscale>');
     expect(given).toContain('<EsigibilitaIVA>D</EsigibilitaIVA>');
-    expect(checkFatturaXml(given).vatSummaries[0]!.vatDue).toBe('D');
+    expect(checkFatturaXml(given).vatSummaries[0].vatDue).toBe('D');
     expect(refusal(() => invoiceFromInput(input({ taxRegime: 'RF03' })))).toMatchObject({ code: 'BAD_USER_INPUT', field: 'input.taxRegime' });
     expect(refusal(() => invoiceFromInput(input({ vatChargeability: 'X' })))).toMatchObject({ code: 'BAD_USER_INPUT', field: 'input.vatChargeability' });
   });
@@ -181,7 +181,7 @@ describe('document-type rules', () => {
 
   it('ImponibileImporto within ±1 € of its lines is accepted (SDI 00422), further off refused; the regime list names RF20', () => {
     const doc = (taxable: string, tax: string, total: string): string => xmlOf({ lines: line(1, '100.00', '200.00'), summaries: summary(taxable, tax), total });
-    expect(checkFatturaXml(doc('200.60', '44.13', '244.73')).vatSummaries[0]!.taxable).toBe(200.6);
+    expect(checkFatturaXml(doc('200.60', '44.13', '244.73')).vatSummaries[0].taxable).toBe(200.6);
     expect(refusal(() => checkFatturaXml(doc('201.50', '44.33', '245.83')))).toMatchObject({ field: 'xml:DatiRiepilogo[0]/ImponibileImporto' });
     const rf = refusal(() => checkFatturaXml(doc('200.00', '44.00', '244.00').replace('<RegimeFiscale>RF01', '<RegimeFiscale>RF03')));
     expect(rf.message).toContain('RF20');

@@ -49,7 +49,7 @@ async function refused(input: Obj): Promise<Obj> {
   const res = await t.gql(ISSUE, { input }, auth());
   expect(res.errors?.length, JSON.stringify(res)).toBe(1);
   expect(await callsOf()).toEqual([]);
-  return res.errors![0]!.extensions as Obj;
+  return res.errors![0].extensions as Obj;
 }
 
 beforeAll(async () => {

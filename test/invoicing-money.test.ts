@@ -130,7 +130,7 @@ describe('an invoice is paid once', () => {
     const token = await account();
     const res = await t.gql(ISSUE, { input: invoiceInput({ number: 'NC-1', documentType: 'TD04' }) }, auth(token));
     expect(res.errors?.length, JSON.stringify(res)).toBe(1);
-    expect(res.errors![0]!.extensions).toMatchObject({ code: 'BAD_USER_INPUT', field: 'input.relatedInvoices', rule: 'TD04_REFERENCE_REQUIRED' });
+    expect(res.errors![0].extensions).toMatchObject({ code: 'BAD_USER_INPUT', field: 'input.relatedInvoices', rule: 'TD04_REFERENCE_REQUIRED' });
     expect(res.extensions?.cost).toMatchObject({ euro: 0, upstreamCalls: 0 });
     expect(await callsOf()).toEqual([]);
     expect(await t.credit(token)).toBe(5);

@@ -99,7 +99,7 @@ describe('receipts', () => {
     const items = sale.items as Obj[];
     const ret = await gql<{ returnReceiptItems: Obj }>(token, `mutation($id: ID!, $items: [ReceiptReturnItemInput!]!) { returnReceiptItems(id: $id, items: $items) { id status type parentReceiptId totalAmount } }`, {
       id,
-      items: [{ itemId: items[0]!.id, quantity: 1 }],
+      items: [{ itemId: items[0].id, quantity: 1 }],
     });
     expect(ret.data.returnReceiptItems).toMatchObject({ status: 'NEW', type: 'RETURN', parentReceiptId: id, totalAmount: 1.2 });
     expect(ret.euro).toBe(0.019);

@@ -42,14 +42,14 @@ it('the tenth and eleventh configurations created at once through two replicas a
   const vats = Array.from({ length: 11 }, (_, i) => makeItalianVat(String(3000000000 + i * 17)));
   const configure = (replica: string, vat: string) => gqlAt(replica, CONFIGURE, { input: { fiscalId: vat, name: `Company ${vat}`, email: `${vat}@example.com` } }, auth);
   for (const vat of vats.slice(0, 9)) {
-    const r = await configure(replicas[0]!, vat);
+    const r = await configure(replicas[0], vat);
     expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
   }
   await emulatorControl(emulatorUrl, 'DELETE', 'calls');
   // Each count takes 300 ms: without the lease both replicas would read nine configurations.
   await emulatorControl(emulatorUrl, 'POST', 'latency', { area: 'invoice', ms: 300 });
   try {
-    const both = await Promise.all([configure(replicas[0]!, vats[9]!), configure(replicas[1]!, vats[10]!)]);
+    const both = await Promise.all([configure(replicas[0], vats[9]), configure(replicas[1], vats[10])]);
     for (const r of both) expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
     expect(both.map((r) => r.extensions!.cost!.euro).sort()).toEqual([0, 1]);
   } finally {

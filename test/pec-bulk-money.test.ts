@@ -287,7 +287,7 @@ describe('inbox subscription reads', () => {
     }
     // Accounted like the queue's reads, on the tenant's day in the shared ledger: its free tier of inbox reads counts the three.
     const tier = freeTierOf('pecmassiva', 'GET', '/inbox')!;
-    expect((await ledger.freeUse(tenant, tier.key, tier.tiers))[0]!.used).toBe(3);
+    expect((await ledger.freeUse(tenant, tier.key, tier.tiers))[0].used).toBe(3);
   });
 });
 

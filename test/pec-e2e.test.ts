@@ -10,7 +10,7 @@ import { createClient, type Client, type FormattedExecutionResult } from 'graphq
 import WebSocket from 'ws';
 import { request } from 'undici';
 import { PDF_B64, PEC_CF } from './support/pec.ts';
-import { startTestStack, type EmulatorCall, type TestStack } from './support/stack.ts';
+import { startTestStack, type TestStack } from './support/stack.ts';
 import { withSafety as safety } from './support/safety.ts';
 
 const ENV = { LAYER_SECRET: 'pec-e2e-test-secret-0123456789ab', PEC_POLL_INTERVAL_MS: '60000' };
@@ -46,7 +46,7 @@ async function next(it: AsyncIterator<Result>, field: string): Promise<Obj> {
   return (r.value.data as Obj)[field] as Obj;
 }
 
-const calls = async (): Promise<string[]> => ((await t.calls('pec')) as EmulatorCall[]).map((c) => `${c.method} ${c.path} ${c.status}`);
+const calls = async (): Promise<string[]> => ((await t.calls('pec'))).map((c) => `${c.method} ${c.path} ${c.status}`);
 
 const applicant = { firstName: 'Mario', lastName: 'Rossi', email: 'mario@example.com', phone: '+39 0548 798569', taxCode: PEC_CF, birthDate: '1982-04-11', gender: 'M', birthCountry: 'IT', birthProvince: 'RM' };
 const holder = { address: 'via Verdi 20', city: 'Roma', postalCode: '00042', province: 'RM', country: 'IT' };
@@ -336,7 +336,7 @@ describe('Company certified-mail facts', () => {
     await t.clearCalls();
     const res = await t.gql<{ company: Obj }>(`{ company(vatCode: "12485671007") { pec certifiedMail { address domain certifiedDomain mailbox { id } } } }`, {}, auth(token));
     expect(res.errors, JSON.stringify(res.errors)).toBeUndefined();
-    const domain = pec.toLowerCase().split('@')[1]!;
+    const domain = pec.toLowerCase().split('@')[1];
     expect(res.data!.company.certifiedMail).toMatchObject({ address: pec.toLowerCase(), domain, mailbox: null });
     expect(typeof (res.data!.company.certifiedMail as Obj).certifiedDomain).toBe('boolean');
     // One domain check and one free list of the caller's mailboxes; the company's pec came from the cache.

@@ -165,7 +165,7 @@ const creds = { username: 'dev-api@pecmassiva.com', password: 'fixture-password'
 
 beforeAll(async () => {
   const handler = (req: { method: string; path: string }, res: Parameters<typeof json>[0]): void => {
-    const path = req.path.split('?')[0]!.replace(/\/+$/, '');
+    const path = req.path.split('?')[0].replace(/\/+$/, '');
     const hit = routes.get(`${req.method} ${decodeURIComponent(path)}`);
     if (hit) json(res, hit.status, hit.body);
     else json(res, 404, { success: false, message: `no example for ${req.method} ${path}`, error: 999, data: null });
@@ -196,14 +196,14 @@ describe('PEC examples through the gateway', () => {
     const d = await run<{ certifiedDomain: Obj }>([serve('GET /domini_pec/legalmail.it', 'pec GET /domini_pec/{dominio}')], `{ certifiedDomain(domain: "legalmail.it") { domain certified message } }`);
     expect(d.data.certifiedDomain).toEqual({ domain: 'legalmail.it', certified: true, message: ex('pec GET /domini_pec/{dominio}').message });
     const a = await run<{ mailboxAvailability: Obj }>([serve('GET /verifica_pec/yourpec@testcert.legalmail.it', 'pec GET /verifica_pec/{pec}')], `{ mailboxAvailability(address: "yourpec@testcert.legalmail.it") { address available } }`);
-    expect(a.data.mailboxAvailability).toEqual({ address: 'yourpec@testcert.legalmail.it', available: (dataOf('pec GET /verifica_pec/{pec}') as Obj).available });
+    expect(a.data.mailboxAvailability).toEqual({ address: 'yourpec@testcert.legalmail.it', available: (dataOf('pec GET /verifica_pec/{pec}')).available });
   });
 
   it('GET /pec (list) and GET /pec/{id}', async () => {
     const list = await run<{ mailboxes: Obj[] }>([serve('GET /pec', 'pec GET /pec')], `{ mailboxes { ${MAILBOX} } }`);
     const items = ex('pec GET /pec').data as Obj[];
     expect(list.data.mailboxes).toHaveLength(items.length);
-    list.data.mailboxes.forEach((m, i) => expectMailbox(m, items[i]!));
+    list.data.mailboxes.forEach((m, i) => expectMailbox(m, items[i]));
     const rec = dataOf('pec GET /pec/{id}');
     const one = await run<{ mailbox: Obj }>([serve(`GET /pec/${String(rec.id)}`, 'pec GET /pec/{id}')], `query($id: ID!) { mailbox(id: $id) { ${MAILBOX} } }`, { id: rec.id });
     expectMailbox(one.data.mailbox, rec);
@@ -255,7 +255,7 @@ describe('PEC examples through the gateway', () => {
     expectNotice(created.data.notifyCompanyRegister, dataOf('pec POST /comunica_pec'));
     const list = await run<{ pecNotifications: Obj[] }>([serve('GET /comunica_pec', 'pec GET /comunica_pec')], `{ pecNotifications { ${NOTICE} } }`);
     const items = ex('pec GET /comunica_pec').data as Obj[];
-    list.data.pecNotifications.forEach((n, i) => expectNotice(n, items[i]!));
+    list.data.pecNotifications.forEach((n, i) => expectNotice(n, items[i]));
     const rec = dataOf('pec GET /comunica_pec/{id}');
     const one = await run<{ pecNotification: Obj }>([listed(String(rec.id), 'in_attesa_di_documenti'), serve(`GET /comunica_pec/${String(rec.id)}`, 'pec GET /comunica_pec/{id}')], `query($id: ID!) { pecNotification(id: $id) { ${NOTICE} } }`, { id: rec.id });
     expectNotice(one.data.pecNotification, rec);

@@ -95,7 +95,7 @@ describe('bulk queue across a restart', () => {
     // The three requests sent after the restart (and any refused for the pace) are on the tenant's day.
     const tier = freeTierOf('pecmassiva', 'POST', '/send')!;
     const [use] = await ledger.freeUse(tenant, tier.key, tier.tiers);
-    expect(use!.used).toBe(posts.length - 1);
+    expect(use.used).toBe(posts.length - 1);
     // No password and no token in what the store keeps.
     const redis = connectRedis(REDIS_URL, { prefix: PREFIX, name: 'pec-restart-probe' });
     try {

@@ -56,7 +56,7 @@ describe('postal lookups (Istat data)', () => {
     expect(byCadastral.data!.municipality).toEqual({ istatCode: '058091', name: 'Roma', suppressed: false });
     expect(await paths()).toEqual(['GET /cerca_comuni']);
     // inside the day's free tier of cerca_comuni (1,440 calls): not charged
-    expect((await t.calls('cap'))[0]!).toMatchObject({ status: 200, price: 0 });
+    expect((await t.calls('cap'))[0]).toMatchObject({ status: 200, price: 0 });
 
     await t.clearCalls();
     const byIstat = await t.gql<{ municipality: { istatCode: string; cadastralCode: string; name: string; province: { code: string; name: string }; region: { code: string; name: string }; postalCodes: string[] } }>(
@@ -91,7 +91,7 @@ describe('postal lookups (Istat data)', () => {
     expect(names).toContain('Campobasso');
     expect(names).toContain('Campodipietra');
     expect(names.every((n) => n.toLowerCase().includes('campo'))).toBe(true);
-    const call = (await t.calls('cap'))[0]!;
+    const call = (await t.calls('cap'))[0];
     expect(call.path).toBe('/cerca_comuni');
     const both = await t.gql<{ searchMunicipalities: Array<{ name: string }> }>('{ searchMunicipalities(postalCode: "86100", region: "Molise") { name } }');
     expect(both.data!.searchMunicipalities.map((m) => m.name)).toEqual(['Campobasso']);
@@ -167,20 +167,20 @@ describe('address completion while typing', () => {
       upstreamCalls += res.extensions!.cost!.upstreamCalls;
     }
     expect(answers[0]).toEqual([]); // one letter: nothing called
-    expect(answers[1]!.every((n) => n.toLowerCase().startsWith('ca'))).toBe(true);
+    expect(answers[1].every((n) => n.toLowerCase().startsWith('ca'))).toBe(true);
     expect(answers[1]).toHaveLength(5);
     expect(answers[5]).toEqual(['Campobasso', 'Campobello di Licata', 'Campobello di Mazara']);
     expect(answers[6]).toEqual(['Campobasso']);
     expect(answers[9]).toEqual(['Campobasso']);
     expect(await t.calls('cap')).toMatchObject([{ method: 'GET', path: '/cerca_comuni', status: 200 }]);
-    expect((await t.calls('cap'))[0]!.price).toBe(0);
+    expect((await t.calls('cap'))[0].price).toBe(0);
     expect(upstreamCalls).toBe(1);
     expect(euro).toBe(0);
   });
 
   it('exact names come first and a province narrows the search', async () => {
     const res = await t.gql<{ completeMunicipality: Array<{ name: string }> }>('{ completeMunicipality(prefix: "roma", limit: 3) { name } }');
-    expect(res.data!.completeMunicipality[0]!.name).toBe('Roma');
+    expect(res.data!.completeMunicipality[0].name).toBe('Roma');
     const rm = await t.gql<{ completeMunicipality: Array<{ name: string }> }>('{ completeMunicipality(prefix: "Ro", province: "RM", limit: 50) { name } }');
     expect(rm.data!.completeMunicipality.map((m) => m.name)).toEqual(expect.arrayContaining(['Roma', 'Rocca di Papa', 'Roviano']));
   });

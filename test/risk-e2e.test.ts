@@ -64,7 +64,7 @@ async function startReceiver(): Promise<Receiver> {
         if (Date.now() > deadline) throw new Error('no callback relayed to the receiver');
         await new Promise<void>((r) => waiting.push(r));
       }
-      return deliveries[taken++]!;
+      return deliveries[taken++];
     },
     close: () =>
       new Promise<void>((r) => {

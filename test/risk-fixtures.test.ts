@@ -40,7 +40,7 @@ let t: TestStack;
 let tenant = 0;
 
 async function run<T = Obj>(serve: Record<string, string>, query: string, variables: Obj = {}): Promise<{ data: T; calls: string[] }> {
-  routes = new Map(Object.entries(serve).map(([route, key]) => [route, examples[key] as Obj]));
+  routes = new Map(Object.entries(serve).map(([route, key]) => [route, examples[key]]));
   const before = stub.requests.length;
   const res: GraphQLResponse<T> = await t.gql<T>(query, variables, { authorization: `Bearer fixture-tenant-${++tenant}` });
   expect(res.errors, JSON.stringify(res.errors)).toBeUndefined();
@@ -73,7 +73,7 @@ function expectCommon(out: Obj, rec: Obj, state: string): void {
 function expectListItems(out: Obj[], items: Obj[], state: string): void {
   expect(out).toHaveLength(items.length);
   out.forEach((o, i) => {
-    const item = items[i] as Obj;
+    const item = items[i];
     expect(o.id).toBe(item.id);
     expect(o.rawState).toBe(item.state ?? item.status);
     expect(o.state).toBe(state);
@@ -116,7 +116,7 @@ function expectKycQuery(out: unknown, q: Obj): void {
 
 beforeAll(async () => {
   stub = await startStub((req, res) => {
-    const path = req.path.split('?')[0]!.replace(/\/+$/, '');
+    const path = req.path.split('?')[0].replace(/\/+$/, '');
     const body = routes.get(`${req.method} ${path}`);
     if (body) json(res, 200, body);
     else json(res, 404, { success: false, message: `no example for ${req.method} ${path}`, error: 999, data: null });
@@ -288,7 +288,7 @@ describe('vendor examples through the gateway: synchronous endpoints', () => {
   it('IT-verifica_cf', async () => {
     const { data, calls } = await run<{ verifyFiscalCode: Obj }>(serve(`GET /IT-verifica_cf/${CF}`, 'GET /IT-verifica_cf/{codice_fiscale}'), `query($cf: String!) { verifyFiscalCode(taxCode: $cf) { taxCode valid } }`, { cf: CF.toLowerCase() });
     expect(calls).toEqual([`GET /IT-verifica_cf/${CF}`]);
-    expect(data.verifyFiscalCode).toEqual({ taxCode: CF, valid: (dataOf('GET /IT-verifica_cf/{codice_fiscale}') as Obj).validita });
+    expect(data.verifyFiscalCode).toEqual({ taxCode: CF, valid: (dataOf('GET /IT-verifica_cf/{codice_fiscale}')).validita });
   });
 
   const SCORE = `level id companyId vatCode taxCode companyName requestedAt assessedAt score rawScore scoreDescription rating severity creditLimit lastBalanceYear note

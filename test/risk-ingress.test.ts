@@ -180,7 +180,7 @@ describe('a creation whose answer is lost', () => {
     expect(res.errors?.[0]?.extensions?.code).toBe('UPSTREAM_TIMEOUT');
     const created = ((await t.control('risk/pending')) as { pending: string[] }).pending.filter((p) => !before.includes(p));
     expect(created).toHaveLength(1);
-    const id = created[0]!;
+    const id = created[0];
     // … and paid for.
     expect(await credit()).toBeLessThan(creditBefore);
 

@@ -72,7 +72,7 @@ describe('KYC evidence per entity', () => {
       const evidences = e.evidences as Obj[];
       expect(evidences.length).toBeGreaterThan(0);
       expect(evidences[0]).toMatchObject({ sources: [expect.any(String)], datasets: [expect.stringMatching(/^(pep|sanction_list|adverse_media)$/)] });
-      expect((evidences[0]!.rationales as Obj[])[0]).toMatchObject({ subject: expect.any(String), location: { country: 'ITA' } });
+      expect((evidences[0].rationales as Obj[])[0]).toMatchObject({ subject: expect.any(String), location: { country: 'ITA' } });
       const report = e.evidenceReport as Obj;
       expect(report).toMatchObject({ contentType: 'application/pdf', fileName: `${id}_${String(e.id)}.pdf` });
       expect(String(report.url)).toMatch(new RegExp(`^${t.url}/files/risk/`));
@@ -83,12 +83,12 @@ describe('KYC evidence per entity', () => {
     // The files: streamed from the service, asked for with the media type it chooses by.
     await t.clearCalls();
     const withPhoto = req.entities.find((e) => (e.photos as string[]).length > 0);
-    const pdf = await download(String((req.entities[0]!.evidenceReport as Obj).url));
+    const pdf = await download(String((req.entities[0].evidenceReport as Obj).url));
     expect([pdf.status, pdf.type, pdf.bytes.subarray(0, 5).toString('latin1')]).toEqual([200, 'application/pdf', '%PDF-']);
-    const expected = [`GET /WW-kyc-evidences/${id}/${String(req.entities[0]!.id)} 200`];
+    const expected = [`GET /WW-kyc-evidences/${id}/${String(req.entities[0].id)} 200`];
     if (withPhoto) {
-      const photo = (withPhoto.photos as string[])[0]!;
-      const jpeg = await download(String((withPhoto.photoFiles as Obj[])[0]!.url));
+      const photo = (withPhoto.photos as string[])[0];
+      const jpeg = await download(String((withPhoto.photoFiles as Obj[])[0].url));
       expect([jpeg.status, jpeg.type, jpeg.bytes.subarray(0, 3).toString('hex')]).toEqual([200, 'image/jpeg', 'ffd8ff']);
       // The emulator's call log keeps the path without its query (`?photo=<photo>`): the JPEG proves it arrived.
       expect(photo).toMatch(/\.jpg$/);

@@ -437,7 +437,7 @@ describe('the subgraph side failing', () => {
     const toGone = subgraphRoute('files', { risk: gone });
     const gateway = await listen(
       createServer((req, res) => {
-        const path = (req.url ?? '/').split('?')[0]!;
+        const path = (req.url ?? '/').split('?')[0];
         void (path.includes('/gone/') ? toGone(req, res, path.replace('/gone/', '/')) : toDying(req, res, path));
       }),
     );

@@ -68,8 +68,8 @@ beforeAll(async () => {
     const gw = await spawnService(`gateway-${i}`, 'gateway', [], {
       ...env,
       PORT: String(ports[i]),
-      SUBGRAPH_COMPANY_URL: `${replicas[2 * i]!.url}/company/graphql`,
-      SUBGRAPH_RISK_URL: `${replicas[2 * i + 1]!.url}/risk/graphql`,
+      SUBGRAPH_COMPANY_URL: `${replicas[2 * i].url}/company/graphql`,
+      SUBGRAPH_RISK_URL: `${replicas[2 * i + 1].url}/risk/graphql`,
       ...subgraphUrlsEnv(others.url, rest),
     });
     services.push(gw);
@@ -85,11 +85,11 @@ describe('two gateways and two replicas of each subgraph on one Redis', () => {
   it('a subscriber on gateway A hears a completion whose callback came in through gateway B', async () => {
     // (A tenant of its own: the daily budget of €20 is tested below.)
     const token = await newToken();
-    const ordered = await gqlAt<{ orderPatrimonialReport: { id: string } }>(gateways[1]!, ORDER, { input: { name: 'MARIO', surname: 'ROSSI', taxCode: CF } }, { authorization: `Bearer ${token}` });
+    const ordered = await gqlAt<{ orderPatrimonialReport: { id: string } }>(gateways[1], ORDER, { input: { name: 'MARIO', surname: 'ROSSI', taxCode: CF } }, { authorization: `Bearer ${token}` });
     expect(ordered.errors, JSON.stringify(ordered.errors)).toBeUndefined();
     const id = ordered.data!.orderPatrimonialReport.id;
     const client = createClient({
-      url: `${gateways[0]!.replace(/^http/, 'ws')}/graphql`,
+      url: `${gateways[0].replace(/^http/, 'ws')}/graphql`,
       webSocketImpl: WebSocket,
       retryAttempts: 0,
       connectionParams: { authorization: `Bearer ${token}` },
@@ -117,7 +117,7 @@ describe('two gateways and two replicas of each subgraph on one Redis', () => {
   });
 
   it('polls a late request once in all, not once per replica', async () => {
-    const ordered = await gqlAt<{ orderPatrimonialReport: { id: string } }>(gateways[0]!, ORDER, { input: { name: 'ANNA', surname: 'BIANCHI', taxCode: CF2 } }, { authorization: `Bearer ${await newToken()}` });
+    const ordered = await gqlAt<{ orderPatrimonialReport: { id: string } }>(gateways[0], ORDER, { input: { name: 'ANNA', surname: 'BIANCHI', taxCode: CF2 } }, { authorization: `Bearer ${await newToken()}` });
     expect(ordered.errors, JSON.stringify(ordered.errors)).toBeUndefined();
     const id = ordered.data!.orderPatrimonialReport.id;
     const reads = async () => (await calls('risk')).filter((c) => c.method === 'GET' && c.path.endsWith(`/${id}`)).length;
@@ -133,12 +133,12 @@ describe('two gateways and two replicas of each subgraph on one Redis', () => {
   it('a company bought through one replica is a cache hit through the other', async () => {
     const [vat] = registered(6_100_000, 1);
     const q = `{ company(vatCode: "${vat}") { companyName } }`;
-    const a = await gqlAt(gateways[0]!, q);
+    const a = await gqlAt(gateways[0], q);
     expect(a.extensions?.cost).toMatchObject({ upstreamCalls: 1 });
-    const b = await gqlAt(gateways[1]!, q);
+    const b = await gqlAt(gateways[1], q);
     expect(b.data).toEqual(a.data);
     expect(b.extensions?.cost).toMatchObject({ upstreamCalls: 0, cacheHits: 1, euro: 0 });
-    expect((await calls('company')).filter((c) => c.path.includes(vat!))).toHaveLength(1);
+    expect((await calls('company')).filter((c) => c.path.includes(vat))).toHaveLength(1);
   });
 
   it('two replicas asked for the same company at the same moment buy it once', async () => {
@@ -147,7 +147,7 @@ describe('two gateways and two replicas of each subgraph on one Redis', () => {
       const vats = registered(6_200_000, 5);
       for (const vat of vats) {
         const q = `{ company(vatCode: "${vat}") { companyName address { town } } }`;
-        const [a, b] = await Promise.all([gqlAt(gateways[0]!, q), gqlAt(gateways[1]!, q)]);
+        const [a, b] = await Promise.all([gqlAt(gateways[0], q), gqlAt(gateways[1], q)]);
         expect(a.data).toEqual(b.data);
         expect(a.extensions!.cost!.upstreamCalls + b.extensions!.cost!.upstreamCalls).toBe(1);
         expect((await calls('company')).filter((c) => c.path.includes(vat))).toHaveLength(1);
@@ -168,7 +168,7 @@ describe('two gateways and two replicas of each subgraph on one Redis', () => {
       beta: company(vatCode: "04123450159") { ${sel} shareholders { owners { ... on ShareholderCompany { company { ${sel} } } } } }
       x: company(vatCode: "12485671007") { ${sel} }
     }`;
-    const res = await gqlAt(gateways[0]!, q, undefined, auth);
+    const res = await gqlAt(gateways[0], q, undefined, auth);
     expect(res.extensions?.cost?.estimate?.euro).toBeLessThanOrEqual(16);
     expect(res.errors?.map((e) => [e.extensions?.code, e.extensions?.scope])).toContainEqual(['COST_LIMIT_EXCEEDED', 'operation']);
     // What the wallet was charged is what was reported, and within the one budget.
@@ -187,7 +187,7 @@ describe('two gateways and two replicas of each subgraph on one Redis', () => {
     let spent = 0;
     let refused = 0;
     for (let i = 0; i < vats.length; i++) {
-      const res = await gqlAt(gateways[i % 2]!, `{ company(vatCode: "${vats[i]}") { companyName creditScore(level: TOP) { score } } }`, undefined, auth);
+      const res = await gqlAt(gateways[i % 2], `{ company(vatCode: "${vats[i]}") { companyName creditScore(level: TOP) { score } } }`, undefined, auth);
       spent += res.extensions?.cost?.euro ?? 0;
       if (res.errors?.some((e) => e.extensions?.code === 'COST_LIMIT_EXCEEDED' && e.extensions?.scope === 'day')) refused++;
       expect(res.extensions?.cost?.budget?.day?.committed).toBeCloseTo(spent, 6);

@@ -73,8 +73,8 @@ afterAll(async () => {
 
 describe('separate services (npm run emulator / subgraph / gateway)', () => {
   it('each subgraph process serves only its own subgraph', async () => {
-    expect(new URL(subgraphUrls.company!).port).not.toBe(new URL(subgraphUrls.risk!).port);
-    const other = await request(subgraphUrls.company!.replace('/company/graphql', '/risk/graphql'), {
+    expect(new URL(subgraphUrls.company).port).not.toBe(new URL(subgraphUrls.risk).port);
+    const other = await request(subgraphUrls.company.replace('/company/graphql', '/risk/graphql'), {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: '{"query":"{ __typename }"}',

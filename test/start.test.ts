@@ -21,10 +21,10 @@ async function start(): Promise<{ proc: ChildProcess; url: string }> {
   started.push(proc);
   let out = '';
   const url = await new Promise<string>((resolve, reject) => {
-    proc.stdout!.on('data', (chunk: Buffer) => {
+    proc.stdout.on('data', (chunk: Buffer) => {
       out += chunk.toString();
       const m = /GraphiQL and GraphQL:\s+(\S+)/.exec(out);
-      if (m) resolve(m[1]!);
+      if (m) resolve(m[1]);
     });
     proc.on('exit', (code) => reject(new Error(`exited with ${code} before it was ready:\n${out}`)));
   });

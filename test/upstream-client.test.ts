@@ -104,8 +104,8 @@ describe('UpstreamClient', () => {
     client = make(stub.url);
     const ctx = ctxFor();
     await client.call(ctx, start, { params: { id: '12485671007' } });
-    expect(stub.requests[0]!.headers.authorization).toBe('Bearer tok-a');
-    expect(stub.requests[0]!.path).toBe('/IT-start/12485671007');
+    expect(stub.requests[0].headers.authorization).toBe('Bearer tok-a');
+    expect(stub.requests[0].path).toBe('/IT-start/12485671007');
     expect(ctx.meter.summary()).toMatchObject({ upstreamCalls: 1, cacheHits: 0, euro: 0.05 });
   });
 

@@ -408,7 +408,7 @@ describeStores<RateLimitStore>(
       expect(went[4]).toBeGreaterThanOrEqual(280);
       expect(went[8]).toBeGreaterThanOrEqual(580);
       // Never more than 4 in any 300 ms (10 ms of timer slack).
-      for (let i = 4; i < went.length; i++) expect(went[i]! - went[i - 4]!).toBeGreaterThanOrEqual(290);
+      for (let i = 4; i < went.length; i++) expect(went[i] - went[i - 4]).toBeGreaterThanOrEqual(290);
     });
 
     it('refuses with RATE_LIMITED and a retryAfter beyond the longest wait, booking nothing', async () => {
@@ -484,10 +484,10 @@ describe('rate-limit table', () => {
     expect(prod.find((r) => r.key === 'risk')).toMatchObject({ area: 'risk', limit: 10_000, windowMs: 60_000, scope: 'tenant' });
     expect(prod.find((r) => r.key === 'pecmassiva POST send')).toMatchObject({ limit: 1, windowMs: 1_000 });
     expect(rateLimitsFor('sandbox').map((r) => r.key)).toEqual(['pecmassiva POST send']);
-    const send = rateLimitsFor('emulator')[0]!;
+    const send = rateLimitsFor('emulator')[0];
     expect(ruleMatches(send, 'pecmassiva', 'POST', '/send')).toBe(true);
     expect(ruleMatches(send, 'pecmassiva', 'GET', '/send/123')).toBe(false);
-    expect(ruleMatches(prod[0]!, 'risk', 'GET', '/IT-creditscore-top/1')).toBe(true);
+    expect(ruleMatches(prod[0], 'risk', 'GET', '/IT-creditscore-top/1')).toBe(true);
   });
 
   it('is changed per deployment by OPENAPI_RATE_LIMITS (replace, add, drop) and refuses a bad one', () => {

@@ -81,7 +81,7 @@ function mod1110(num: string): number {
 
 function weightedMod11(num: string, weights: readonly number[]): number {
   let sum = 0;
-  for (let i = 0; i < weights.length; i++) sum += Number(num[i]) * weights[i]!;
+  for (let i = 0; i < weights.length; i++) sum += Number(num[i]) * weights[i];
   return sum % 11;
 }
 
@@ -110,7 +110,7 @@ const ES_RE = /^([A-Z]\d{7}[A-Z0-9]|\d{8}[A-Z])$/;
 /** The town of a company's registered office (identifiers such as German register numbers name it). */
 function townOf(country: Country, core: string): TownRow {
   const towns = DEFS[country].towns;
-  return towns[hashMod(`town:${country}:${core}`, towns.length)]!;
+  return towns[hashMod(`town:${country}:${core}`, towns.length)];
 }
 
 const DEFS: Record<Country, CountryDef> = {
@@ -158,9 +158,9 @@ const DEFS: Record<Country, CountryDef> = {
     parse(raw) {
       const s = raw.replace(/\s/g, '').toUpperCase();
       const vat = /^(?:DE)?(\d{9})$/.exec(s);
-      if (vat) return mod1110(vat[1]!.slice(0, 8)) === Number(vat[1]![8]) ? vat[1]!.slice(0, 8) : null;
+      if (vat) return mod1110(vat[1].slice(0, 8)) === Number(vat[1][8]) ? vat[1].slice(0, 8) : null;
       const hr = /^HR[AB](\d{1,8})/.exec(s);
-      return hr ? hr[1]!.padStart(8, '0') : null;
+      return hr ? hr[1].padStart(8, '0') : null;
     },
     identifiers(core) {
       const town = townOf('DE', core)[0];
@@ -219,7 +219,7 @@ const DEFS: Record<Country, CountryDef> = {
     parse(raw) {
       const s = raw.replace(/\s/g, '').toUpperCase();
       const vat = /^(?:GB)?(\d{9})$/.exec(s);
-      if (vat) return vat[1]!;
+      if (vat) return vat[1];
       if (/^\d{8}$/.test(s)) return s + String(hash32(s) % 10);
       return null;
     },
@@ -261,9 +261,9 @@ const DEFS: Record<Country, CountryDef> = {
     parse(raw) {
       const s = raw.replace(/\s/g, '').toUpperCase();
       const vat = /^(?:AT)?U(\d{8})$/.exec(s);
-      if (vat) return vat[1]!;
+      if (vat) return vat[1];
       const fn = /^FN(\d{1,8})[A-Z]?$/.exec(s);
-      return fn ? fn[1]!.padStart(8, '0') : null;
+      return fn ? fn[1].padStart(8, '0') : null;
     },
     identifiers(core) {
       const town = townOf('AT', core)[0];

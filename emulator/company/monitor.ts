@@ -43,7 +43,7 @@ function withChanges(dataset: unknown, changes: Record<string, unknown>): unknow
       const next = at[p];
       at = isObject(next) ? next : (at[p] = {});
     }
-    at[parts[parts.length - 1]!] = value;
+    at[parts[parts.length - 1]] = value;
   }
   return copy;
 }
@@ -78,7 +78,7 @@ export class Monitors {
     if ('error' in cb) return cb.error;
     const found = datasetOf(dataset, code);
     if (found.kind !== 'found') return fail(404, found.kind === 'invalid' ? 1212 : 1211, found.kind === 'invalid' ? 'no company found' : `no company matches this id: ${code}`);
-    let monitoredFields: string[] = [];
+    const monitoredFields: string[] = [];
     if (body.monitoredFields !== undefined) {
       if (!Array.isArray(body.monitoredFields) || body.monitoredFields.length === 0) return fail(406, 1208, 'empty monitoredFields');
       const paths = fieldPaths(found.record);

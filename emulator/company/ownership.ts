@@ -97,7 +97,7 @@ function treeParentLink(vat: string): OwnershipLink | null {
   if (!node) return null;
   const parentNode = treeParent(node);
   if (!parentNode) return null;
-  if (node.digits[node.level - 1]! > childCount(parentNode)) return null;
+  if (node.digits[node.level - 1] > childCount(parentNode)) return null;
   const parentVat = vatOfCore(coreOf(parentNode));
   if (parentVat === vat || pinnedByVat(parentVat) || !isRegistered(parentVat) || !isRegistered(vat)) return null;
   return linkDetails(parentVat, vat);

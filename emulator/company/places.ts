@@ -48,7 +48,7 @@ const CITY_CENTRES: Record<string, [number, number]> = {
 };
 
 function upper(s: string): string {
-  return s.split('/')[0]!.trim().toUpperCase();
+  return s.split('/')[0].trim().toUpperCase();
 }
 
 function jitter(seed: string, span: number): number {

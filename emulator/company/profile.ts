@@ -83,7 +83,7 @@ function generatedIdentity(vat: string): Identity {
   const holding = children.length > 0 && rng.chance(0.6);
   const activity = holding ? (activityByCode('6420') as Activity) : rng.pick(ACTIVITIES.filter((a) => a.code !== '6420'));
   let legalForm: string;
-  if (parents.length === 1 && parents[0]!.percent === 100) legalForm = rng.weighted([['SU', 50], ['SR', 35], ['SP', 15]]);
+  if (parents.length === 1 && parents[0].percent === 100) legalForm = rng.weighted([['SU', 50], ['SR', 35], ['SP', 15]]);
   else if (parents.length > 0 || holding) legalForm = rng.weighted([['SR', 60], ['SP', 40]]);
   else legalForm = rng.weighted([['SR', 48], ['RS', 7], ['SU', 6], ['SP', 6], ['SN', 12], ['AS', 12], ['SC', 6], ['OO', 3]]);
   const status = rng.weighted<ActivityStatus>([['ATTIVA', 88], ['CESSATA', 6], ['INATTIVA', 2], ['SOSPESA', 1], ['REGISTRATA', 2], ['IN_ISCRIZIONE', 1]]);
@@ -179,7 +179,7 @@ function splitPercent(rng: Rng, total: number, parts: number): number[] {
   const weights = Array.from({ length: parts }, (_, i) => (i === 0 ? 2 : 1) * (0.5 + rng.next()));
   const sum = weights.reduce((a, b) => a + b, 0);
   const shares = weights.map((w) => Math.max(1, Math.floor((w / sum) * total)));
-  shares[0]! += total - shares.reduce((a, b) => a + b, 0);
+  shares[0] += total - shares.reduce((a, b) => a + b, 0);
   return shares;
 }
 
@@ -264,7 +264,7 @@ function buildPeople(vat: string, identity: Identity, parents: OwnershipLink[], 
     if (rest > 0) {
       const count = lf === 'SU' || lf === 'AU' ? 1 : lf === 'SN' || lf === 'AS' ? rng.int(2, 3) : rng.int(1, 3);
       splitPercent(rng, rest, count).forEach((percent, i) =>
-        shareholders.push({ holder: people[i]!, percent, since: laterOf(dayBetween(rng, 2000, 2023), identity.incorporationDate) }),
+        shareholders.push({ holder: people[i], percent, since: laterOf(dayBetween(rng, 2000, 2023), identity.incorporationDate) }),
       );
     }
   }
@@ -278,7 +278,7 @@ function buildPeople(vat: string, identity: Identity, parents: OwnershipLink[], 
   if (pinned?.personManagers) {
     for (const m of pinned.personManagers) managers.push({ who: pinnedPerson(m.person), roles: m.roles.map((r) => ({ ...r })), legalRep: m.legalRep });
   } else if (lf === 'DI') {
-    add(people[0]!, ['TIT'], true);
+    add(people[0], ['TIT'], true);
   } else if (lf === 'SN') {
     const partners = shareholders.filter((h) => h.holder.kind === 'person');
     for (const h of partners) add(h.holder, ['SOC'], true);
@@ -286,24 +286,24 @@ function buildPeople(vat: string, identity: Identity, parents: OwnershipLink[], 
     const partners = shareholders.filter((h) => h.holder.kind === 'person');
     partners.forEach((h, i) => add(h.holder, [i === 0 ? 'SOA' : 'SAC'], i === 0));
   } else if (lf === 'SC' || lf === 'OO') {
-    add(people[0]!, ['PCA'], true);
+    add(people[0], ['PCA'], true);
     const board = rng.int(2, 4);
-    for (let i = 1; i <= board; i++) add(people[i]!, ['CON'], false);
+    for (let i = 1; i <= board; i++) add(people[i], ['CON'], false);
   } else {
-    if (identity.employees < 50 && rng.chance(0.6)) add(people[0]!, ['AUN'], true);
+    if (identity.employees < 50 && rng.chance(0.6)) add(people[0], ['AUN'], true);
     else {
-      add(people[0]!, ['PCA'], true);
-      add(people[1]!, ['ADE'], true);
+      add(people[0], ['PCA'], true);
+      add(people[1], ['ADE'], true);
       const board = rng.int(1, 2);
-      for (let i = 2; i < 2 + board; i++) add(people[i]!, ['CON'], false);
+      for (let i = 2; i < 2 + board; i++) add(people[i], ['CON'], false);
     }
     if (lf === 'SP' || lf === 'AU' || identity.employees >= 50) {
-      add(people[4]!, ['PCS'], false);
-      add(people[5]!, ['SIN'], false);
+      add(people[4], ['PCS'], false);
+      add(people[5], ['SIN'], false);
       const auditor = rng.pick(AUDIT_FIRMS);
       if (auditor !== vat) add(companyRef(auditor), ['REV'], false);
     }
-    if (rng.chance(0.2)) add(people[6]!, ['PP'], false);
+    if (rng.chance(0.2)) add(people[6], ['PP'], false);
   }
   if (identity.status === 'CESSATA' && !pinned?.personManagers && managers[0]) managers[0].roles.push({ code: 'LIQ', start: identity.endDate ?? start() });
   // A company that owns it all appears among the managers as sole owner (as in the vendor's example).
@@ -414,7 +414,7 @@ function buildProfile(vat: string): CompanyProfile {
     managers,
     shareholders,
     holdings: children.map((l) => ({ company: companyRef(l.child), percent: l.percent, since: l.since })),
-    groupTop: chain.length > 0 ? companyRef(chain[chain.length - 1]!) : null,
+    groupTop: chain.length > 0 ? companyRef(chain[chain.length - 1]) : null,
     parent: majority ? companyRef(majority.parent) : null,
     offices: buildOffices(vat, identity, rea, rng),
     openapiNumber: identity.openapiNumber,

@@ -53,7 +53,7 @@ export class Rng {
 
   pick<T>(items: readonly T[]): T {
     if (items.length === 0) throw new Error('pick from an empty list');
-    return items[Math.floor(this.next() * items.length)] as T;
+    return items[Math.floor(this.next() * items.length)];
   }
 
   /** Picks by weight: `[[value, weight], …]`. */
@@ -64,14 +64,14 @@ export class Rng {
       r -= w;
       if (r < 0) return v;
     }
-    return entries[entries.length - 1]![0];
+    return entries[entries.length - 1][0];
   }
 
   /** `count` distinct items (or all of them when there are fewer). */
   sample<T>(items: readonly T[], count: number): T[] {
     const pool = items.slice();
     const out: T[] = [];
-    while (out.length < count && pool.length > 0) out.push(pool.splice(Math.floor(this.next() * pool.length), 1)[0] as T);
+    while (out.length < count && pool.length > 0) out.push(pool.splice(Math.floor(this.next() * pool.length), 1)[0]);
     return out;
   }
 }

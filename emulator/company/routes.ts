@@ -248,7 +248,7 @@ function foreignRoutes(): Route[] {
   for (const country of COUNTRIES) {
     for (const level of ['start', 'advanced'] as const) {
       const name = `${country}-${level}`;
-      const errors = FOREIGN_ERRORS[name]!;
+      const errors = FOREIGN_ERRORS[name];
       const handle = (id: string | undefined): EmuResponse => {
         const r = foreignLookup(country, id);
         if (r.kind === 'missing') return fail(400, errors.required[0], errors.required[1]);
@@ -302,7 +302,7 @@ function worldwideRoutes(): Route[] {
   const routes: Route[] = [];
   for (const level of ['start', 'advanced', 'top'] as const) {
     const name = `WW-${level}`;
-    const errors = FOREIGN_ERRORS[name]!;
+    const errors = FOREIGN_ERRORS[name];
     const handle = (country: string | undefined, id: string | undefined): EmuResponse => {
       if (!country) return fail(400, errors.required[0], errors.required[1]);
       const iso = country.toUpperCase();
@@ -344,13 +344,13 @@ function monitorRoutes(state: CompanyState): Route[] {
 export function companyRoutes(state: CompanyState): Route[] {
   // One-record endpoints: the record of the shared dataset table, in a one-element list.
   const listed = (['IT-start', 'IT-advanced', 'IT-address', 'IT-name', 'IT-pec', 'IT-sdicode'] as const).flatMap((name) =>
-    lookupRoutes(name, ERRORS[name], ANY, (p) => list(IT_DATASETS[name]!(p))),
+    lookupRoutes(name, ERRORS[name], ANY, (p) => list(IT_DATASETS[name](p))),
   );
   return [
     ...listed,
     ...lookupRoutes('IT-closed', ERRORS['IT-closed'], ANY, closedHandler),
     ...lookupRoutes('IT-vatgroup', ERRORS['IT-vatgroup'], { vat: true, id: true }, vatGroupHandler),
-    ...lookupRoutes('IT-shareholders', ERRORS['IT-shareholders'], ANY, (p) => ok(IT_DATASETS['IT-shareholders']!(p))),
+    ...lookupRoutes('IT-shareholders', ERRORS['IT-shareholders'], ANY, (p) => ok(IT_DATASETS['IT-shareholders'](p))),
     ...lookupRoutes('IT-ubo', ERRORS['IT-ubo'], ANY, uboHandler),
     ...lookupRoutes('IT-splitpayment', ERRORS['IT-splitpayment'], NO_ID, splitPaymentHandler),
     ...lookupRoutes('IT-pa', ERRORS['IT-pa'], NO_ID, paHandler),

@@ -260,7 +260,7 @@ function sectionAddress(a: StreetAddress): Json {
   };
 }
 
-function companyDetails(p: CompanyProfile, office = p.offices[0]!): Json {
+function companyDetails(p: CompanyProfile, office = p.offices[0]): Json {
   return {
     vatCode: p.vat,
     taxCode: p.taxCode,

@@ -147,8 +147,8 @@ export function configurationRoutes(state: InvoiceState, scheduler: Scheduler): 
     { method: 'PATCH', pattern: '/IT-configuration', handler: (req) => update(req, null) },
     { method: 'POST', pattern: '/IT-configurations', handler: (req) => create(req) },
     { method: 'GET', pattern: '/IT-configurations', handler: (req) => list(req) },
-    { method: 'GET', pattern: '/IT-configurations/:fiscal_id', handler: (req, p) => one(req, p.fiscal_id!) },
-    { method: 'PATCH', pattern: '/IT-configurations/:fiscal_id', handler: (req, p) => update(req, p.fiscal_id!) },
-    { method: 'DELETE', pattern: '/IT-configurations/:fiscal_id', handler: (req, p) => remove(req, p.fiscal_id!) },
+    { method: 'GET', pattern: '/IT-configurations/:fiscal_id', handler: (req, p) => one(req, p.fiscal_id) },
+    { method: 'PATCH', pattern: '/IT-configurations/:fiscal_id', handler: (req, p) => update(req, p.fiscal_id) },
+    { method: 'DELETE', pattern: '/IT-configurations/:fiscal_id', handler: (req, p) => remove(req, p.fiscal_id) },
   ];
 }

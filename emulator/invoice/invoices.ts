@@ -454,8 +454,8 @@ export class InvoiceEngine {
       { method: 'POST', pattern: '/certificates/qes-automatic', handler: (req) => this.activateSignature(req) },
       { method: 'GET', pattern: '/IT-invoices', handler: list },
       { method: 'GET', pattern: '/invoices', handler: list },
-      { method: 'GET', pattern: '/IT-invoices/:id', handler: (req, p) => this.one(req, p.id!) },
-      { method: 'GET', pattern: '/invoices_download/:id', handler: (req, p) => this.download(req, p.id!) },
+      { method: 'GET', pattern: '/IT-invoices/:id', handler: (req, p) => this.one(req, p.id) },
+      { method: 'GET', pattern: '/invoices_download/:id', handler: (req, p) => this.download(req, p.id) },
     ];
   }
 

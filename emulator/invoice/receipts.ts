@@ -53,7 +53,7 @@ function itemOf(raw: Obj, i: number): Obj | string {
   if (typeof raw.description !== 'string' || raw.description.trim() === '') return `items[${i}].description`;
   if (!Number.isFinite(gross) || gross < 0) return `items[${i}].unit_price`;
   if (!(code in RECEIPT_VAT_CODES)) return `items[${i}].vat_rate_code`;
-  const rate = RECEIPT_VAT_CODES[code]!;
+  const rate = RECEIPT_VAT_CODES[code];
   const discount = Number(raw.discount ?? 0) || 0;
   const total = r2(quantity * gross - discount);
   const taxable = r8(total / (1 + rate / 100));
@@ -322,9 +322,9 @@ export class ReceiptEngine {
     return [
       { method: 'POST', pattern: '/IT-receipts', handler: (req) => this.issue(req) },
       { method: 'GET', pattern: '/IT-receipts', handler: (req) => this.list(req) },
-      { method: 'GET', pattern: '/IT-receipts/:id', handler: (req, p) => this.one(req, p.id!) },
-      { method: 'PATCH', pattern: '/IT-receipts/:id', handler: (req, p) => this.returnItems(req, p.id!) },
-      { method: 'DELETE', pattern: '/IT-receipts/:id', handler: (req, p) => this.void(req, p.id!) },
+      { method: 'GET', pattern: '/IT-receipts/:id', handler: (req, p) => this.one(req, p.id) },
+      { method: 'PATCH', pattern: '/IT-receipts/:id', handler: (req, p) => this.returnItems(req, p.id) },
+      { method: 'DELETE', pattern: '/IT-receipts/:id', handler: (req, p) => this.void(req, p.id) },
     ];
   }
 }

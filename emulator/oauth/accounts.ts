@@ -127,7 +127,7 @@ export class Accounts {
   authenticate(authorization: string | undefined): EmuAccount | null {
     const m = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(authorization ?? '');
     if (!m) return null;
-    const decoded = Buffer.from(m[1]!, 'base64').toString('utf8');
+    const decoded = Buffer.from(m[1], 'base64').toString('utf8');
     const colon = decoded.indexOf(':');
     if (colon < 0) return null;
     const a = this.get(decoded.slice(0, colon));

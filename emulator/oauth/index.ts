@@ -200,7 +200,7 @@ const routes: Route[] = [
     auth: 'basic',
     handler: (req, p) => {
       if (!TOKEN_FORMAT.test(p.token ?? '')) return fail(422, 60, 'Invalid Token Format');
-      const d = detail(req, p.token!);
+      const d = detail(req, p.token);
       return d ? bare(d) : fail(404, 120, 'Not Found');
     },
   },

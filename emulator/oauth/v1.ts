@@ -114,10 +114,10 @@ export const v1Routes: Route[] = [
         if (body.scopes !== undefined) {
           const scopes = scopesOf(body.scopes, services.scopes(), 110);
           if (!Array.isArray(scopes)) return scopes;
-          services.tokens.get(p.token!)!.scopes = scopes;
+          services.tokens.get(p.token)!.scopes = scopes;
         }
-        setExpiry(req, p.token!, method === 'PUT' ? { expire: body.expire } : body);
-        return envelope(record(req, p.token!));
+        setExpiry(req, p.token, method === 'PUT' ? { expire: body.expire } : body);
+        return envelope(record(req, p.token));
       },
     }),
   ),
@@ -128,7 +128,7 @@ export const v1Routes: Route[] = [
     handler: (req, p) => {
       const { services } = need(req);
       if (!record(req, p.token ?? '')) return fail(404, 170, 'Missing Token');
-      services.tokens.delete(p.token!);
+      services.tokens.delete(p.token);
       return { status: 200, json: { message: '1 deleted token', success: true, error: null } };
     },
   },
@@ -142,7 +142,7 @@ export const v1Routes: Route[] = [
     handler: (req, p) => {
       const shape = { day: /^\d{4}-\d{2}-\d{2}$/, month: /^\d{4}-\d{2}$/, year: /^\d{4}$/ }[p.period as 'day' | 'month' | 'year'];
       if (!shape || !shape.test(p.date ?? '')) return fail(404, 610, 'invalid date');
-      return counters(req, p.date!);
+      return counters(req, p.date);
     },
   },
 ];

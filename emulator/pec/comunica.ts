@@ -158,7 +158,7 @@ export class Notices {
     for (const [field, error] of REQUIRED) if (str(body[field]) === undefined) return fail(428, error, `${field} required`);
     const address = str(body.casella_pec)!.toLowerCase();
     const m = ADDRESS.exec(address);
-    if (!m || !isCertifiedDomain(m[2]!)) return fail(406, 336, 'invalid casella_pec');
+    if (!m || !isCertifiedDomain(m[2])) return fail(406, 336, 'invalid casella_pec');
     const cf = str(body.cf)!.toUpperCase();
     if (!isValidFiscalCode(cf)) return fail(406, 347, 'cf not valid');
     const cfPiva = str(body.cf_piva)!.toUpperCase();

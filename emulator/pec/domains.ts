@@ -66,7 +66,7 @@ export function certifiedDomains(): ReadonlySet<string> {
       name += SYLLABLES[n % SYLLABLES.length];
       n = Math.floor(n / SYLLABLES.length);
     }
-    out.add(SHAPES[i % SHAPES.length]!(`${name}${(i % 97).toString(36)}`));
+    out.add(SHAPES[i % SHAPES.length](`${name}${(i % 97).toString(36)}`));
   }
   list = out;
   return list;

@@ -221,7 +221,7 @@ export class Mailboxes {
     const m = ADDRESS.exec(a);
     // Only the standard family's and the digital domicile's addresses can be checked.
     const checkable = [...PROVIDER_DOMAINS.standard, ...PROVIDER_DOMAINS.DOMICILIODIGITALE];
-    if (!m || !checkable.includes(m[2]!)) return fail(406, 208, 'invalid casella_pec');
+    if (!m || !checkable.includes(m[2])) return fail(406, 208, 'invalid casella_pec');
     return ok({ available: !this.isTaken(a) });
   }
 
@@ -233,7 +233,7 @@ export class Mailboxes {
     if (!type) return fail(406, 240, `tipo_casella not valid, accepted values: ${[...STANDARD_FAMILY, 'DOMICILIODIGITALE', 'PECMASSIVA'].join('|')}`);
     const m = ADDRESS.exec(address);
     if (!m) return fail(406, 239, 'invalid casella_pec');
-    if (!domainsOf(type).includes(m[2]!)) return fail(404, 326, `the domain ${m[2]} is non-existent in the system or belongs to someone else`);
+    if (!domainsOf(type).includes(m[2])) return fail(404, 326, `the domain ${m[2]} is non-existent in the system or belongs to someone else`);
     const clientType = str(body.tipo_cliente)!.toUpperCase();
     if (!CLIENT_TYPES.includes(clientType)) return fail(406, 241, `tipo_cliente not valid, accepted values: ${CLIENT_TYPES.join('|')}`);
     const birth = str(body.data_nascita_richiedente)!;

@@ -100,9 +100,9 @@ export function scoreOf(vat: string): ScoreProfile {
   if (grey) {
     return { severity, colour: 'GRIGIO', start: 'GRIGIO', rating: 'ND', description: 'analisi da estendere ai soggetti collegati', creditLimit: null };
   }
-  const band = BANDS.find((b) => severity <= b.upTo) ?? BANDS[BANDS.length - 1]!;
+  const band = BANDS.find((b) => severity <= b.upTo) ?? BANDS[BANDS.length - 1];
   const start: StartScore = band.colour.startsWith('VERDE') ? 'VERDE' : band.colour === 'GIALLO' ? 'GIALLO' : 'ROSSO';
-  const rating = RATINGS[Math.min(8, Math.floor((severity - 1) / 110))]!;
+  const rating = RATINGS[Math.min(8, Math.floor((severity - 1) / 110))];
   const creditLimit =
     vat === '12485671007' ? 110000 : Math.max(0, Math.round(((5_000 + size * 495_000) * (1 - severity / 1100)) / 1000) * 1000);
   return { severity, colour: band.colour, start, rating, description: band.description, creditLimit };

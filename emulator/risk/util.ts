@@ -81,7 +81,7 @@ export function rng(seed: string): () => number {
   };
 }
 
-export const pick = <T>(r: () => number, items: readonly T[]): T => items[Math.floor(r() * items.length)] as T;
+export const pick = <T>(r: () => number, items: readonly T[]): T => items[Math.floor(r() * items.length)];
 
 /** A PDF answer, named by `Content-Disposition`. */
 export const pdfResponse = (pdf: Buffer, filename: string): EmuResponse => ({

@@ -345,7 +345,7 @@ function createCompanyLoader(ctx: SubgraphContext, record: CompanyPurchases): Da
       await Promise.all(
         [...groups].map(async ([entry, indexes]) => {
           try {
-            const answers = await serveCompany(ctx, record, entry, indexes.map((i) => keys[i] as CompanyLoadKey));
+            const answers = await serveCompany(ctx, record, entry, indexes.map((i) => keys[i]));
             indexes.forEach((i, j) => (results[i] = answers[j] ?? new Error('company loader: no answer')));
           } catch (err) {
             for (const i of indexes) results[i] = asError(err);

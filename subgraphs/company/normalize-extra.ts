@@ -29,7 +29,7 @@ const records = (data: unknown): Record<string, unknown>[] =>
 function recordOf(data: unknown, identifier: string, source: SinglePurposeSource): Record<string, unknown> {
   const list = records(data);
   const wanted = identifier.toUpperCase();
-  const match = list.find((r) => ['vatCode', 'taxCode', 'id'].some((k) => typeof r[k] === 'string' && (r[k] as string).toUpperCase() === wanted));
+  const match = list.find((r) => ['vatCode', 'taxCode', 'id'].some((k) => typeof r[k] === 'string' && (r[k]).toUpperCase() === wanted));
   const found = match ?? list[0];
   if (!found) throw new UpstreamError('http', `no company matches ${identifier}`, 'company', source, 404);
   return found;
@@ -62,15 +62,15 @@ export function normalizeSinglePurpose(source: SinglePurposeSource, data: unknow
   const r = recordOf(data, identifier, source);
   switch (source) {
     case 'IT-name':
-      return nameRecord(r as VItStart, false);
+      return nameRecord(r, false);
     case 'IT-address':
-      return nameRecord(r as VItStart, true);
+      return nameRecord(r, true);
     case 'IT-pec':
-      return normalizePec(r as VItPec);
+      return normalizePec(r);
     case 'IT-sdicode':
       return { sdiCode: str((r as VItSdicode).sdiCode) };
     case 'IT-vatgroup':
-      return normalizeVatGroup(r as VVatGroup);
+      return normalizeVatGroup(r);
   }
 }
 

@@ -740,7 +740,7 @@ const isRanked = (v: object): v is { primary?: unknown; secondary?: unknown } =>
 function primaryOf(v: VClassification): CodedValueModel | null {
   if (!v || typeof v !== 'object') return null;
   if (isRanked(v)) return listOf<VClassificationItem>(v.primary).map(coded).find((c) => c !== null) ?? null;
-  return coded(v as VCode);
+  return coded(v);
 }
 
 function secondaryOf(v: VClassification): CodedValueModel[] | null {
@@ -758,7 +758,7 @@ function industryCodes(scheme: IndustryCodeScheme, v: VClassification): Industry
         [true, listOf<VClassificationLevels>(v.primary)],
         [false, listOf<VClassificationLevels>(v.secondary)],
       ]
-    : [[true, [v as VClassificationLevels]]];
+    : [[true, [v]]];
   return ranked.flatMap(([isPrimary, items]) =>
     items.flatMap((item): IndustryCodeModel[] => {
       const code = str(item.code);

@@ -3,8 +3,8 @@
  * returns one, the cheapest tiers that cover the facets selected on it (the same planner the loader
  * buys with, with nothing counted as cached); the other paid fields cost their endpoint.
  */
-import { endpointPrice, type Args, type EntityPosition, type PricingTable } from '../runtime/pricing.ts';
-import { planCost, planPurchase, TIER_COVERAGE, covers, type Facet, type IdentifierKind } from './facets.ts';
+import { endpointPrice, spends, type Args, type EntityPosition, type PricingTable } from '../runtime/pricing.ts';
+import { planCost, planPurchase, SOURCE_ENDPOINT, TIER_COVERAGE, covers, type Facet, type IdentifierKind } from './facets.ts';
 import type { ForeignLevel } from './model.ts';
 import { foreignEndpoint } from './resolvers/foreign.ts';
 import { MAX_ITEMS_WITH_PURCHASES } from './resolvers/search.ts';
@@ -53,6 +53,7 @@ function companyPrice(at: EntityPosition): number {
   // Search items come with the search's own enrichment (up to IT-advanced data) at no extra call.
   if (at.coordinate === 'CompanySearchResult.items' && covers(TIER_COVERAGE['IT-advanced'], facets)) return 0;
   const plan = planPurchase(facets, { known: knownKinds });
+  for (const source of plan) spends(SOURCE_ENDPOINT[source]);
   const price = planCost(plan).euro;
   if (at.coordinate !== 'CompanySearchResult.items') return price;
   // Purchases for search items are made for at most MAX_ITEMS_WITH_PURCHASES of them (more is

@@ -158,7 +158,7 @@ const envNum = (env: NodeJS.ProcessEnv, name: string, dflt: number): number => {
 const bare = (v: unknown): string => {
   const t = text(v) ?? '';
   const angle = /<([^<>]*)>\s*$/.exec(t);
-  return (angle ? angle[1]! : t).replace(/["<>]/g, '').trim().toLowerCase();
+  return (angle ? angle[1] : t).replace(/["<>]/g, '').trim().toLowerCase();
 };
 
 export class BulkService {
@@ -596,7 +596,7 @@ export class BulkService {
 
   /** Sends the job's next batch; a refusal for the pace (429) or the layer's own limiter puts it back. */
   private async sendBatch(upstream: Upstream, job: Job): Promise<void> {
-    const batch = job.batches[0]!;
+    const batch = job.batches[0];
     const r = job.request;
     // Cancelled (here or by another process): nothing more is sent.
     if (await this.store.isCancelled(job.sending.id)) {
@@ -604,10 +604,10 @@ export class BulkService {
       return;
     }
     // Claimed once, whatever restarts or runs twice: a batch is never sent twice.
-    if (!(await this.store.claimBatch(job.sending.id, batch[0]!))) {
+    if (!(await this.store.claimBatch(job.sending.id, batch[0]))) {
       job.batches.shift();
       for (const i of batch) {
-        const rec = job.sending.recipients[i]!;
+        const rec = job.sending.recipients[i];
         if (rec.state === 'QUEUED') Object.assign(rec, { state: 'UNKNOWN', reason: 'taken by an earlier process that stopped before the answer: it may have been sent' });
       }
       await this.changed(job);
@@ -615,7 +615,7 @@ export class BulkService {
     }
     const body = {
       sender: r.sender,
-      recipient: batch.map((i) => r.recipients[i]!),
+      recipient: batch.map((i) => r.recipients[i]),
       subject: r.subject,
       body: r.html,
       attachments: r.attachments,
@@ -628,20 +628,20 @@ export class BulkService {
     } catch (err) {
       if (err instanceof UpstreamError && (err.status === 429 || err.graphqlCode === 'RATE_LIMITED') && !mayHaveBeenCarriedOut(err)) {
         // Not sent: the next round tries again, under a new claim.
-        await this.store.releaseBatch?.(job.sending.id, batch[0]!);
+        await this.store.releaseBatch?.(job.sending.id, batch[0]);
         return;
       }
       job.batches.shift();
       // Sent without an answer: it may have gone out. Never sent again (no message twice).
       const state: RecipientState = err instanceof UpstreamError && mayHaveBeenCarriedOut(err) ? 'UNKNOWN' : 'FAILED';
       const reason = err instanceof UpstreamError ? `${err.graphqlCode}: ${err.message}` : String(err);
-      for (const i of batch) Object.assign(job.sending.recipients[i]!, { state, reason, failedAt: state === 'FAILED' ? new Date(this.now()).toISOString() : null });
+      for (const i of batch) Object.assign(job.sending.recipients[i], { state, reason, failedAt: state === 'FAILED' ? new Date(this.now()).toISOString() : null });
       await this.changed(job);
       return;
     }
     job.batches.shift();
     const code = isObj(answer) ? text(answer.message_id) : null;
-    for (const i of batch) Object.assign(job.sending.recipients[i]!, { state: 'SENT', code });
+    for (const i of batch) Object.assign(job.sending.recipients[i], { state: 'SENT', code });
     if (code) {
       job.codes.add(code);
       job.waits.set(code, { at: this.now() + this.pollMs, misses: 0 });

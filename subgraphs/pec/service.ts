@@ -75,7 +75,7 @@ export class PecService extends TrackingService<PecFamily, PecKind> {
     const listed = await this.listedNotice(ctx, id);
     if (contractState(typeof listed.stato === 'string' ? listed.stato : null) !== 'documenti_caricati') return super.fetchRecord(ctx, family, id);
     const known = await this.store.get(ctx.auth.tenant, id);
-    return { ...(known?.family === 'NOTIFICATION' ? (known.record as Obj) : {}), ...listed };
+    return { ...(known?.family === 'NOTIFICATION' ? (known.record) : {}), ...listed };
   }
 
   /** A notification's item in the account's free list; a 404 (`UPSTREAM_NOT_FOUND`) when it is not there. */
@@ -115,7 +115,7 @@ export class PecService extends TrackingService<PecFamily, PecKind> {
       return this.operate(ctx, family, ep, id, opts);
     }
     const { tenant } = ctx.auth;
-    const fingerprint = fingerprintOf(family, { operation: `${ep.method} ${ep.path}`, id, query: opts.query ?? null, body: (opts.body as Obj | undefined) ?? null });
+    const fingerprint = fingerprintOf(family, { operation: `${ep.method} ${ep.path}`, id, query: opts.query ?? null, body: (opts.body) ?? null });
     const held = await this.store.idempotencyRecord(tenant, key);
     if (held) return this.answerHeld(ctx, held.fingerprint, fingerprint, key, held.state, held.atRisk, family, id);
     await check();
@@ -153,6 +153,6 @@ export class PecService extends TrackingService<PecFamily, PecKind> {
     if (!isObj(data) || typeof data.id !== 'string' || data.id === '') {
       throw new UpstreamError('decode', 'the answer carries no record', 'pec', ep.path.replace(/^\/+/, '').split('/')[0] ?? ep.path, 200);
     }
-    return (await this.apply(ctx.auth, family, data as Obj, { source: 'mutation' })).entry;
+    return (await this.apply(ctx.auth, family, data, { source: 'mutation' })).entry;
   }
 }

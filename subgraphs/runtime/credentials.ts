@@ -34,11 +34,11 @@ const KNOWN_SCHEMES = /^(Basic|Digest|Token|ApiKey|Api-Key|JWT|Negotiate|NTLM|HO
 export function parseAuthorization(authorization: string | null | undefined): Credential {
   if (authorization === null || authorization === undefined) return { kind: 'absent' };
   const m = BEARER.exec(authorization);
-  if (m) return { kind: 'bearer', token: m[1]! };
+  if (m) return { kind: 'bearer', token: m[1] };
   const words = authorization.trim().split(/\s+/).filter(Boolean);
   if (words.length === 0) return { kind: 'malformed', what: 'it is empty' };
-  if (/^Bearer$/i.test(words[0]!)) return { kind: 'malformed', what: words.length === 1 ? 'the Bearer token is empty' : 'the Bearer token contains spaces' };
-  if (KNOWN_SCHEMES.test(words[0]!)) return { kind: 'malformed', what: `the ${words[0]} scheme is not accepted` };
+  if (/^Bearer$/i.test(words[0])) return { kind: 'malformed', what: words.length === 1 ? 'the Bearer token is empty' : 'the Bearer token contains spaces' };
+  if (KNOWN_SCHEMES.test(words[0])) return { kind: 'malformed', what: `the ${words[0]} scheme is not accepted` };
   return { kind: 'malformed', what: words.length === 1 ? 'there is no scheme (a bare token?)' : 'the scheme is not Bearer' };
 }
 

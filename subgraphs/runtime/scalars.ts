@@ -21,7 +21,7 @@ export function parseIsoDateTime(value: string): number | null {
   // A day past the end of its month (2023-02-30) rolls over: refuse it instead.
   if (new Date(local).getUTCDate() !== day) return null;
   let offset = 0;
-  if (m[8]!.toUpperCase() !== 'Z') {
+  if (m[8].toUpperCase() !== 'Z') {
     const [oh, om] = [Number(m[10]), Number(m[11])];
     if (oh > 23 || om > 59) return null;
     offset = (m[9] === '-' ? -1 : 1) * (oh * 60 + om) * 60_000;

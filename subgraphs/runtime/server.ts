@@ -246,7 +246,7 @@ export async function startSubgraphServer(opts: SubgraphServerOptions): Promise<
     void handle(req, res).catch((err: unknown) => {
       if (clientLeft) {
         // One short line, no trace; only the route's prefix (the rest may be a signed token).
-        log.warn(`[subgraph] client went away: ${req.method ?? ''} ${(req.url ?? '/').split('?')[0]!.split('/').slice(0, 3).join('/')}`);
+        log.warn(`[subgraph] client went away: ${req.method ?? ''} ${(req.url ?? '/').split('?')[0].split('/').slice(0, 3).join('/')}`);
         return;
       }
       log.error({ err }, '[subgraph] request failed');
@@ -261,9 +261,9 @@ export async function startSubgraphServer(opts: SubgraphServerOptions): Promise<
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = req.url ?? '/';
-    const [, name = '', ...rest] = url.split('?')[0]!.split('/');
+    const [, name = '', ...rest] = url.split('?')[0].split('/');
     const sg = opts.subgraphs.find((s) => s.name === name);
-    if (await life.answer(url.split('?')[0]!, res)) return;
+    if (await life.answer(url.split('?')[0], res)) return;
     if (url === METRICS_PATH) {
       const metrics = await metricsText();
       res.writeHead(200, { 'content-type': metrics.contentType }).end(metrics.body);
@@ -279,7 +279,7 @@ export async function startSubgraphServer(opts: SubgraphServerOptions): Promise<
   }
 
   server.on('upgrade', (req, socket, head) => {
-    const wss = sockets.get((req.url ?? '').split('?')[0]!);
+    const wss = sockets.get((req.url ?? '').split('?')[0]);
     if (!wss) {
       socket.destroy();
       return;

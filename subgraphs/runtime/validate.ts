@@ -220,7 +220,7 @@ export function isoDateTime(value: string | null | undefined, field: string): st
   const raw = present(value, field, 'an ISO 8601 date or date-time');
   const v = raw.trim();
   const m = DATE_TIME.exec(v);
-  const ok = m !== null && isCalendarDay(m[1]!) && (m[2] === undefined || (Number(m[2]) < 24 && Number(m[3]) < 60 && Number(m[4] ?? 0) < 60));
+  const ok = m !== null && isCalendarDay(m[1]) && (m[2] === undefined || (Number(m[2]) < 24 && Number(m[3]) < 60 && Number(m[4] ?? 0) < 60));
   const zone = m?.[5] === undefined ? 'Z' : m[5] === 'Z' ? 'Z' : `${m[5].slice(0, 3)}:${m[5].slice(-2)}`;
   const t = ok ? Date.parse(m[2] === undefined ? `${m[1]}T00:00:00Z` : `${v.slice(0, v.length - (m[5]?.length ?? 0))}${zone}`) : Number.NaN;
   if (Number.isNaN(t)) throw badUserInput(`${field} must be an ISO 8601 date or date-time such as 2024-05-01 or 2024-05-01T10:00:00Z${got(raw)}`, field);

@@ -135,7 +135,7 @@ export function upstreamPath(config: Pick<UpstreamConfig, 'pathAliases'>, area: 
   const aliases = config.pathAliases[area];
   if (!aliases) return path;
   const m = /^\/([^/?]+)(.*)$/s.exec(path);
-  const to = m ? aliases[m[1]!] : undefined;
+  const to = m ? aliases[m[1]] : undefined;
   return to === undefined ? path : `/${to}${m![2]}`;
 }
 

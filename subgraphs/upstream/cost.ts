@@ -91,6 +91,8 @@ export interface MeterLedger {
   limits: BudgetLimits;
   /** The operation's worst-case euro as the gateway estimated it, when known. */
   estimate?: number | null;
+  /** The scopes the whole operation may need (production form), as the gateway's estimate found them, when known. */
+  scopes?: readonly string[] | null;
 }
 
 export class CostMeter {
@@ -107,6 +109,11 @@ export class CostMeter {
   /** The operation's worst-case euro as the gateway estimated it; null when unknown. */
   get estimate(): number | null {
     return this.target?.estimate ?? null;
+  }
+
+  /** The scopes the whole operation may need (`runtime/operation.ts`, `SCOPES_HEADER`); null when unknown. */
+  get scopes(): readonly string[] | null {
+    return this.target?.scopes ?? null;
   }
 
   /**

@@ -191,7 +191,7 @@ export class MemoryCostLedger implements CostLedger {
       if (!c) this.freeCounts.set(key, (c = { n: 0 }));
       return ++c.n;
     });
-    return { free: tiers.every((t, i) => counts[i]! <= t.calls), use: freeUseOf(tiers, counts), at: now };
+    return { free: tiers.every((t, i) => counts[i] <= t.calls), use: freeUseOf(tiers, counts), at: now };
   }
 
   async unclaimFree(tenant: string, endpoint: string, tiers: readonly FreeTier[], at: number): Promise<void> {

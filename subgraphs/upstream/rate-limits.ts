@@ -77,7 +77,7 @@ function parseKey(key: string): Pick<RateLimitRule, 'area' | 'method' | 'endpoin
   if (!AREAS.includes(area)) throw new Error(`OPENAPI_RATE_LIMITS: "${key}" does not start with an area (${AREAS.join(', ')})`);
   if (parts.length === 1) return { area };
   if (parts.length !== 3) throw new Error(`OPENAPI_RATE_LIMITS: "${key}" must be "<area>" or "<area> <METHOD> <endpoint>"`);
-  return { area, method: parts[1]!.toUpperCase(), endpoint: parts[2]!.replace(/^\/+/, '') };
+  return { area, method: parts[1].toUpperCase(), endpoint: parts[2].replace(/^\/+/, '') };
 }
 
 function parseRule(key: string, value: unknown): RateLimitRule {
@@ -124,7 +124,7 @@ export function rateLimitsFor(env: 'emulator' | 'sandbox' | 'production', overri
 
 const normalKey = (key: string): string => {
   const p = key.trim().split(/\s+/);
-  return p.length === 3 ? `${p[0]} ${p[1]!.toUpperCase()} ${p[2]!.replace(/^\/+/, '')}` : p.join(' ');
+  return p.length === 3 ? `${p[0]} ${p[1].toUpperCase()} ${p[2].replace(/^\/+/, '')}` : p.join(' ');
 };
 
 /** Whether `rule` counts a request. */
@@ -154,8 +154,8 @@ export interface RateLimitStore {
 export function earliestSlot(times: readonly number[], now: number, limit: number, windowMs: number): number {
   let at = now;
   const n = times.length;
-  if (n > 0) at = Math.max(at, times[n - 1]!);
-  if (n >= limit) at = Math.max(at, times[n - limit]! + windowMs);
+  if (n > 0) at = Math.max(at, times[n - 1]);
+  if (n >= limit) at = Math.max(at, times[n - limit] + windowMs);
   return at;
 }
 
@@ -175,7 +175,7 @@ export class MemoryRateLimitStore implements RateLimitStore {
     let times = this.keys.get(key);
     if (!times) this.keys.set(key, (times = []));
     let old = 0;
-    while (old < times.length && times[old]! <= now - windowMs) old++;
+    while (old < times.length && times[old] <= now - windowMs) old++;
     if (old > 0) times.splice(0, old);
     const at = earliestSlot(times, now, limit, windowMs);
     if (at - now > maxWaitMs) return { ok: false, retryAfterMs: at - now };

@@ -122,7 +122,7 @@ export class RedisCostLedger implements CostLedger {
     if (tiers.length === 0) return { free: false, use: [] };
     const at = this.now();
     const counts = ((await CLAIM_FREE.run(this.redis, this.freeKeys(tenant, endpoint, tiers, at), tiers.map((t) => FREE_TTL_MS[t.period]))) as number[]).map(Number);
-    return { free: tiers.every((t, i) => counts[i]! <= t.calls), use: freeUseOf(tiers, counts), at };
+    return { free: tiers.every((t, i) => counts[i] <= t.calls), use: freeUseOf(tiers, counts), at };
   }
 
   async unclaimFree(tenant: string, endpoint: string, tiers: readonly FreeTier[], at: number): Promise<void> {

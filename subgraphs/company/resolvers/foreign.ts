@@ -9,7 +9,7 @@ import type { Endpoint } from '../../upstream/endpoint.ts';
 import { priceOf } from '../../../contract/prices.ts';
 import type { ForeignCompanyModel, ForeignLevel } from '../model.ts';
 import { normalizeEuStart, normalizeForeign } from '../normalize.ts';
-import { COMPANY_ENDPOINTS, countryEndpoint, DEDICATED_COUNTRIES, type DedicatedCountry, type VEuStart, type VForeign } from '../upstream.ts';
+import { COMPANY_ENDPOINTS, countryEndpoint, DEDICATED_COUNTRIES, type DedicatedCountry } from '../upstream.ts';
 import { countryArg, foreignIdArg } from '../validate.ts';
 
 /** Member states in the EU VAT registry (VIES), by ISO code; XI is Northern Ireland. */
@@ -45,12 +45,12 @@ export async function foreignCompany(
     const vat = compact.startsWith(prefix) ? compact : `${prefix}${compact}`;
     const data = await ctx.upstream.call<unknown>(ctx, COMPANY_ENDPOINTS.euStart, { params: { id: vat } });
     const rec = first(data);
-    return rec && typeof rec === 'object' ? normalizeEuStart(rec as VEuStart) : null;
+    return rec && typeof rec === 'object' ? normalizeEuStart(rec) : null;
   }
 
   const ep = foreignEndpoint(country, level);
   const params: Record<string, string> = ep.path.includes('{country}') ? { country, id } : { id };
   const data = await ctx.upstream.call<unknown>(ctx, ep, { params });
   const rec = first(data);
-  return rec && typeof rec === 'object' ? normalizeForeign(rec as VForeign, level, country) : null;
+  return rec && typeof rec === 'object' ? normalizeForeign(rec, level, country) : null;
 }

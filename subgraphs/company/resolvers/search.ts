@@ -99,7 +99,7 @@ export function frSearchQuery(f: FrenchCompanySearchFilter): Query {
 export function dryRunFigures(body: unknown): { total: number | null; cost: number | null } {
   const candidates: unknown[] = [body];
   if (body && typeof body === 'object' && 'data' in body) {
-    const data = (body as { data: unknown }).data;
+    const data = (body).data;
     candidates.push(...(Array.isArray(data) ? data : [data]));
   }
   for (const c of candidates) {

@@ -14,7 +14,6 @@ import { payloads } from '../../runtime/tracking/subscribe.ts';
 import { email, fiscalCode, isCalendarDay, italianCodeShape, requiredText, vatOrFiscalCode } from '../../runtime/validate.ts';
 import { UpstreamError } from '../../upstream/errors.ts';
 import type {
-  InvoiceDirection,
   InvoiceResolvers,
   InvoiceState,
   InvoicingConfigurationResolvers,
@@ -25,7 +24,7 @@ import type {
   SdiStatus,
 } from '../__generated__/resolvers-types.ts';
 import { companyOf, readFattura, type FatturaSummary } from '../../../contract/fatturapa.ts';
-import { branchVatId, buildFattura, checkFatturaXml, crossBorderBody, invoiceFromInput, type InvoiceIn } from '../fatturapa.ts';
+import { branchVatId, buildFattura, checkFatturaXml, crossBorderBody, invoiceFromInput } from '../fatturapa.ts';
 import type { InvoiceParent, Obj } from '../mappers.ts';
 import { receiptBody } from '../receipts.ts';
 import { INVOICING_POLICY, secondsOf } from '../policy.ts';
@@ -100,7 +99,7 @@ export function createResolvers(service: InvoicingService): Resolvers {
       return (s !== null && INVOICE_STATES.includes(s) ? s : 'RAW_UNKNOWN') as InvoiceState;
     },
     rawState: (p) => str(p.record.state),
-    direction: (p) => (p.record.direction === 'incoming' ? 'INCOMING' : 'OUTGOING') as InvoiceDirection,
+    direction: (p) => (p.record.direction === 'incoming' ? 'INCOMING' : 'OUTGOING'),
     fiscalId: (p) => str(p.record.fiscal_id),
     documentType: (p) => str(p.record.type),
     documentNumber: (p) => str(p.record.document_number),
@@ -253,7 +252,7 @@ export function createResolvers(service: InvoicingService): Resolvers {
       issueInvoice: (_r, { input, signature, idempotencyKey: key }, ctx) => {
         const idem = idempotencyKey(key);
         const sig = signatureOf(signature);
-        const summary = invoiceFromInput(input as InvoiceIn);
+        const summary = invoiceFromInput(input);
         const xml = buildFattura(summary, progressiveOf(summary.number));
         // The document built is read back and checked like any given XML.
         checkFatturaXml(xml);
@@ -349,7 +348,7 @@ export function createResolvers(service: InvoicingService): Resolvers {
           const source = service.bus.subscribe(tenantTopic(tenant), {
             replayLatest: false,
             initial: async () =>
-              after === null ? [] : (await service.store.list(tenant, 'INVOICE')).filter((e) => e.record.direction === 'incoming' && (e.createdAt ?? 0) > after!),
+              after === null ? [] : (await service.store.list(tenant, 'INVOICE')).filter((e) => e.record.direction === 'incoming' && (e.createdAt ?? 0) > after),
             filter: (e) => e.family === 'INVOICE' && e.record.direction === 'incoming',
             identity: (e) => e.id,
             version: (e) => e.seq,

@@ -6,7 +6,7 @@ import { bool, int, list } from '../../upstream/coerce.ts';
 import { boxTypeOf, contractState, isFinalState, isObj, isoDay, isoTime, mailboxStatus, stampOf, text, type Obj } from '../model.ts';
 import type { PecService, TrackedPec } from '../service.ts';
 
-const rec = (p: TrackedPec): Obj => p.record as Obj;
+const rec = (p: TrackedPec): Obj => p.record;
 const str = (name: string) => (p: TrackedPec): string | null => text(rec(p)[name]);
 const names = (v: unknown): string[] => list(v).map(text).filter((s): s is string => s !== null);
 

@@ -43,7 +43,7 @@ import type { TrackedRequest } from '../store.ts';
 import { FAMILIES, RISK } from '../upstream.ts';
 import { municipalityRef } from '../../runtime/municipality.ts';
 
-const rec = (p: TrackedRequest): Obj => p.record as Obj;
+const rec = (p: TrackedRequest): Obj => p.record;
 const str = (name: string) => (p: TrackedRequest): string | null => text(rec(p)[name]);
 
 /** The fields every request type shares (the `RiskRequest` interface). */

@@ -261,7 +261,7 @@ export class RedisTrackedStore<F extends string = string> implements TrackedStor
   async list(tenant: string, family?: F): Promise<TrackedRequest<F>[]> {
     const ids = await this.redis.zrange(`list:${tenant}`, 0, -1);
     const { found, missing } = await this.entries(ids.map((id) => `req:${tenant}:${id}`));
-    if (missing.length > 0) await this.redis.zrem(`list:${tenant}`, ...missing.map((i) => ids[i] as string));
+    if (missing.length > 0) await this.redis.zrem(`list:${tenant}`, ...missing.map((i) => ids[i]));
     return found.filter((e) => !family || e.family === family).sort((a, b) => a.changedAt - b.changedAt);
   }
 
@@ -269,7 +269,7 @@ export class RedisTrackedStore<F extends string = string> implements TrackedStor
     const members = await this.redis.smembers('unfinished');
     const { found, missing } = await this.entries(members.map((m) => `req:${m.replace('\u0000', ':')}`));
     // Entries expired (or removed) while unfinished: the poller has nothing left to read.
-    if (missing.length > 0) await this.redis.srem('unfinished', ...missing.map((i) => members[i] as string));
+    if (missing.length > 0) await this.redis.srem('unfinished', ...missing.map((i) => members[i]));
     return found.filter((e) => !this.policy.isFinal(e.rawState));
   }
 

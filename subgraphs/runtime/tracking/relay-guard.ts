@@ -112,7 +112,7 @@ export function guardedLookup(hostname: string, options: LookupOptions, callback
       return;
     }
     if (options.all) callback(null, addresses);
-    else callback(null, addresses[0]!.address, addresses[0]!.family);
+    else callback(null, addresses[0].address, addresses[0].family);
   });
 }
 
