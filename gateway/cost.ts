@@ -17,7 +17,7 @@
 import { randomUUID } from 'node:crypto';
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import { GraphQLError, type ExecutionResult } from 'graphql';
-import { ESTIMATE_HEADER, OPERATION_HEADER } from '../subgraphs/runtime/operation.ts';
+import { ESTIMATE_HEADER, OPERATION_HEADER, SCOPES_HEADER, scopesHeaderOf } from '../subgraphs/runtime/operation.ts';
 import type { PricingTable } from '../subgraphs/runtime/pricing.ts';
 import { mergeSummaries, summarize, type CostSummary } from '../subgraphs/upstream/cost.ts';
 import { countBudgetRefused, countReplayedAnswer } from '../subgraphs/runtime/metrics.ts';
@@ -142,7 +142,8 @@ export function useCost(opts: CostPluginOptions): GatewayPlugin {
       const state = operations.get(ctx);
       const extensions = executionRequest.extensions ?? {};
       const headers = (extensions.headers ?? {}) as Record<string, string>;
-      const estimate = state ? { [ESTIMATE_HEADER]: String(state.estimate.euro) } : {};
+      // The estimate and the scopes the operation needs, for the account guard's checks before any call.
+      const estimate = state ? { [ESTIMATE_HEADER]: String(state.estimate.euro), [SCOPES_HEADER]: scopesHeaderOf(state.estimate.endpoints) } : {};
       setExecutionRequest({ ...executionRequest, extensions: { ...extensions, headers: { ...headers, [OPERATION_HEADER]: state?.id ?? randomUUID(), ...estimate } } });
       return ({ result }) => {
         if (Symbol.asyncIterator in result) return;

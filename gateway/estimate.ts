@@ -30,7 +30,8 @@ import {
   type SelectionSetNode,
 } from 'graphql';
 import { getArgumentValues, getVariableValues } from 'graphql/execution/values.js';
-import type { Args, PricingTable } from '../subgraphs/runtime/pricing.ts';
+import { collectingEndpoints, type Args, type PricingTable } from '../subgraphs/runtime/pricing.ts';
+import type { Endpoint } from '../subgraphs/upstream/endpoint.ts';
 import { round4 } from '../subgraphs/upstream/cost.ts';
 
 /** Rounded up to 1/10000: an estimate never rounds below what it bounds. */
@@ -47,6 +48,11 @@ export interface Estimate {
   euro: number;
   /** The priced fields and what they contribute (coordinate → euro), largest first. */
   breakdown: Array<{ field: string; euro: number }>;
+  /**
+   * The endpoints the priced fields may call (the worst case the euro counts, at €0 too), learnt
+   * from the tables as they price: the scopes the whole operation needs (`cost.ts` sends them).
+   */
+  endpoints: Endpoint[];
 }
 
 function included(node: { directives?: readonly unknown[] | undefined }, variables: Args): boolean {
@@ -75,11 +81,17 @@ const MAX_FIELD_DEPTH = 64;
 const MAX_EXPANSIONS = 100_000;
 
 /**
- * Worst-case euro of an operation valid against `schema`. `rawVariables` are the request's
- * variables as sent: they are coerced here (defaults of variables applied), as execution will.
- * Variables that do not coerce price at 0: execution refuses them before any call.
+ * Worst-case euro of an operation valid against `schema`, and the endpoints it may call.
+ * `rawVariables` are the request's variables as sent: they are coerced here (defaults of variables
+ * applied), as execution will. Variables that do not coerce price at 0: execution refuses them
+ * before any call.
  */
 export function estimateOperation(schema: GraphQLSchema, document: DocumentNode, operationName: string | null | undefined, rawVariables: Args, opts: EstimateOptions): Estimate {
+  const { result, endpoints } = collectingEndpoints(() => walkOperation(schema, document, operationName, rawVariables, opts));
+  return { ...result, endpoints };
+}
+
+function walkOperation(schema: GraphQLSchema, document: DocumentNode, operationName: string | null | undefined, rawVariables: Args, opts: EstimateOptions): Omit<Estimate, 'endpoints'> {
   const op = selectOperation(document, operationName);
   if (!op) return { euro: 0, breakdown: [] };
   const coerced = getVariableValues(schema, op.variableDefinitions ?? [], rawVariables);

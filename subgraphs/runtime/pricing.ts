@@ -40,8 +40,39 @@ export interface PricingTable {
   entities: Record<string, (at: EntityPosition) => number>;
 }
 
-/** Euro of one successful call of an endpoint, from the shared price table. */
-export const endpointPrice = (ep: Endpoint): number => priceOf(ep.area, ep.method, ep.path);
+/** The endpoints the estimate's walk running now has priced (see `collectingEndpoints`). */
+let collecting: Set<Endpoint> | null = null;
+
+/**
+ * Runs `walk` (synchronous) and returns with it the endpoints the tables priced meanwhile: the calls
+ * the operation may make, for the account guard's scope pre-check of the whole operation
+ * (`upstream/account-guard.ts`). Tables report them as they price them (`endpointPrice`,
+ * `spends`), so they cannot drift from what is priced.
+ */
+export function collectingEndpoints<T>(walk: () => T): { result: T; endpoints: Endpoint[] } {
+  const outer = collecting;
+  const mine = new Set<Endpoint>();
+  collecting = mine;
+  try {
+    return { result: walk(), endpoints: [...mine] };
+  } finally {
+    collecting = outer;
+  }
+}
+
+/**
+ * Tells the walk running now that the operation may call `ep`, for a table that prices it another
+ * way than `endpointPrice` (the company planner weighs many sources, and buys only its plan's).
+ */
+export function spends(ep: Endpoint): void {
+  collecting?.add(ep);
+}
+
+/** Euro of one successful call of an endpoint, from the shared price table (the walk learns the endpoint). */
+export const endpointPrice = (ep: Endpoint): number => {
+  spends(ep);
+  return priceOf(ep.area, ep.method, ep.path);
+};
 
 /** Merges the areas' tables. */
 export function mergePricing(tables: PricingTable[]): PricingTable {

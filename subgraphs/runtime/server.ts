@@ -15,7 +15,7 @@ import { useServer } from 'graphql-ws/use/ws';
 import { randomUUID } from 'node:crypto';
 import { CostMeter } from '../upstream/cost.ts';
 import { MemoryCostLedger, type CostLedger } from '../upstream/ledger.ts';
-import { ESTIMATE_HEADER, OPERATION_HEADER, OPERATION_ID } from './operation.ts';
+import { ESTIMATE_HEADER, OPERATION_HEADER, OPERATION_ID, SCOPES_HEADER, scopesFromHeader } from './operation.ts';
 import type { Upstream } from '../upstream/upstream.ts';
 import { tenantOf } from '../upstream/tenant.ts';
 import { workTokensOf, type WorkTokens } from '../upstream/work-tokens.ts';
@@ -130,7 +130,7 @@ export function resolveAuth(authorization: string | null | undefined | (() => st
  * shared `ledger`, so one budget holds across the query plan. Without one (a direct call, a
  * subscription event) the request is its own operation.
  */
-export function createContext(auth: UpstreamAuth, upstream: Upstream, ledger: CostLedger, operationId: string | null = null, estimate: string | null = null): SubgraphContext {
+export function createContext(auth: UpstreamAuth, upstream: Upstream, ledger: CostLedger, operationId: string | null = null, estimate: string | null = null, scopes: string | null = null): SubgraphContext {
   const euro = estimate === null ? NaN : Number(estimate);
   const memo = new Map<string, unknown>();
   const { maxEuroPerOperation, maxEuroPerDay } = upstream.config;
@@ -141,6 +141,7 @@ export function createContext(auth: UpstreamAuth, upstream: Upstream, ledger: Co
       account: { operationId: operationId && OPERATION_ID.test(operationId) ? operationId : randomUUID(), tenant: auth.tenant },
       limits: { operation: maxEuroPerOperation, day: maxEuroPerDay },
       estimate: Number.isFinite(euro) && euro >= 0 ? euro : null,
+      scopes: scopesFromHeader(scopes),
     }),
     upstream,
     once<T>(key: string, make: () => T): T {
@@ -207,7 +208,7 @@ export async function startSubgraphServer(opts: SubgraphServerOptions): Promise<
         logging: false,
         maskedErrors: { maskError },
         context: ({ request }) => ({
-          ...createContext(resolveAuth(request.headers.get('authorization'), auth), upstream, ledger, request.headers.get(OPERATION_HEADER), request.headers.get(ESTIMATE_HEADER)),
+          ...createContext(resolveAuth(request.headers.get('authorization'), auth), upstream, ledger, request.headers.get(OPERATION_HEADER), request.headers.get(ESTIMATE_HEADER), request.headers.get(SCOPES_HEADER)),
           headers: request.headers,
         }),
         plugins: [useIncomingTrace<Record<string, unknown>>(sg.name), useRequestLogContext<Record<string, unknown>>(OPERATION_HEADER), useCostExtension()],

@@ -10,7 +10,7 @@
  * client's `extensions.cost`: `GET /tokens/{token}` names the token), under the account's tenant,
  * once per token and per wallet period, not per operation.
  */
-import { scopeGranted, scopeOf } from '../../contract/scopes.ts';
+import { sandboxScope, scopeGranted, scopeOf } from '../../contract/scopes.ts';
 import { endpointOf } from '../../contract/prices.ts';
 import type { OpenapiEnv } from './config.ts';
 import type { Endpoint } from './endpoint.ts';
@@ -102,21 +102,28 @@ export class AccountGuard {
 
   /** Operations (by their meter) whose estimate was held against the wallet. */
   private readonly estimated = new WeakSet<object>();
+  /** Operations (by their meter) whose scopes, every one the gateway found, the token was seen to hold. */
+  private readonly scoped = new WeakSet<object>();
 
   /**
-   * Throws before a call the token may not make (`FORBIDDEN`, naming the scope), and before the
-   * first call of an operation whose estimate the wallet cannot cover (`PAYMENT_REQUIRED`).
+   * Throws before the first call of an operation needing a scope the token lacks, any of those the
+   * gateway's estimate found for the whole operation (`CostMeter.scopes`), and before a call the
+   * token may not make (`FORBIDDEN`, naming the first scope missing); and before the first call of
+   * an operation whose estimate the wallet cannot cover (`PAYMENT_REQUIRED`).
    */
   async checkScope(ctx: CallContext, ep: Endpoint, path: string): Promise<void> {
     if (ep.auth === 'basic' || ep.area === 'oauth' || !ctx.auth.token) return;
     const scopes = await this.scopesOf(ctx);
     if (scopes === null) return;
-    const scope = scopeOf(this.env, ep.area, ep.method, path);
-    if (!scopeGranted(scopes, scope)) {
-      const err = new UpstreamError('http', `the token lacks the scope ${scope}: nothing was called`, ep.area, endpointOf(path), 403);
-      err.neverSent = true;
-      throw err;
+    const needed = ctx.meter.scopes;
+    if (needed !== null && !this.scoped.has(ctx.meter)) {
+      // The whole operation first: nothing of it is sent when a later area's scope is missing.
+      const missing = needed.map((s) => (this.env === 'production' ? s : sandboxScope(s))).find((s) => !scopeGranted(scopes, s));
+      if (missing !== undefined) throw this.forbidden(missing, ep, path, true);
+      this.scoped.add(ctx.meter);
     }
+    const scope = scopeOf(this.env, ep.area, ep.method, path);
+    if (!scopeGranted(scopes, scope)) throw this.forbidden(scope, ep, path);
     const estimate = ctx.meter.estimate;
     if (estimate !== null && estimate > 0 && !this.estimated.has(ctx.meter)) {
       this.estimated.add(ctx.meter);
@@ -127,6 +134,13 @@ export class AccountGuard {
         throw err;
       }
     }
+  }
+
+  /** The refusal of a call for a scope the token lacks: nothing was sent. */
+  private forbidden(scope: string, ep: Endpoint, path: string, forOperation = false): UpstreamError {
+    const err = new UpstreamError('http', `the token lacks the scope ${scope}${forOperation ? ', which this operation needs' : ''}: nothing was called`, ep.area, endpointOf(path), 403);
+    err.neverSent = true;
+    return err;
   }
 
   /**
