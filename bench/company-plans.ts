@@ -20,7 +20,7 @@
  */
 import { createRequire } from 'node:module';
 import type * as GraphQLModule from 'graphql';
-import { parse, type FieldNode, type OperationDefinitionNode } from 'graphql';
+import { Kind, parse, type FieldNode, type OperationDefinitionNode } from 'graphql';
 import { request } from 'undici';
 import { buildSubgraphSchema } from '@apollo/subgraph';
 import type { GraphQLResolverMap } from '@apollo/subgraph/dist/schema-helper/resolverMap.js';
@@ -79,8 +79,8 @@ const WALK_VATS = ['04123450159', '03456783053', '03456782055', '03456781057', '
 /** The facets the root `company` field of an operation needs (as the estimate reads them). */
 function rootNeed(query: string): Set<Facet> {
   const doc = parse(query);
-  const op = doc.definitions.find((d): d is OperationDefinitionNode => d.kind === 'OperationDefinition');
-  const root = op?.selectionSet.selections.find((s): s is FieldNode => s.kind === 'Field' && s.name.value === 'company');
+  const op = doc.definitions.find((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
+  const root = op?.selectionSet.selections.find((s): s is FieldNode => s.kind === Kind.FIELD && s.name.value === 'company');
   if (!root) throw new Error('no company field');
   return companyFacetsFromInfo({ fieldNodes: [root], fragments: {}, variableValues: {} });
 }

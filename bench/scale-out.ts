@@ -409,13 +409,13 @@ export async function runScaleOutBench(opts: ScaleOutOptions): Promise<void> {
 
   const redis = connectRedis(redisUrl, { prefix, name: 'bench' });
   const services: Service[] = [];
-  let companyRows: CompanyRow[] = [];
-  let removed = 0;
+  let companyRows: CompanyRow[];
+  let removed: number;
   try {
     try {
       await redis.ping();
     } catch (err) {
-      throw new Error(`Redis unreachable at ${new URL(redisUrl).host} (${(err as Error).message}): start it, set REDIS_URL, or skip this part with BENCH_SCALE_OUT=0`);
+      throw new Error(`Redis unreachable at ${new URL(redisUrl).host} (${(err as Error).message}): start it, set REDIS_URL, or skip this part with BENCH_SCALE_OUT=0`, { cause: err });
     }
     const replicas = await startReplicas(services, redisUrl, prefix, opts.latencyMs);
     fanoutRows.push(...(await redisFanout(replicas, taxCode)));

@@ -187,7 +187,7 @@ export function sdlFromSample(sample: unknown): string {
     if (present.length === 0) return 'String';
     if (Array.isArray(present[0])) return `[${typeOf(name, present.flatMap((v) => v as unknown[]))}]`;
     if (typeof present[0] === 'object') {
-      const keys = [...new Set(present.flatMap((v) => Object.keys(v as object)))];
+      const keys = [...new Set(present.flatMap((v) => Object.keys(v)))];
       const fields = keys.map((k) => `  ${k}: ${typeOf(`${name}_${k}`, present.map((v) => (v as Record<string, unknown>)[k]))}`);
       types.push(`type ${name} {\n${fields.length ? fields.join('\n') : '  _empty: String'}\n}`);
       return name;
@@ -232,7 +232,7 @@ export async function startBaselineSide(samples: { profile: unknown; walk: unkno
       },
     }),
   });
-  const subgraph: Server = createServer(yoga);
+  const subgraph: Server = createServer(yoga.requestListener);
   await new Promise<void>((r) => subgraph.listen(0, '127.0.0.1', r));
   const subgraphUrl = `http://127.0.0.1:${(subgraph.address() as AddressInfo).port}/graphql`;
   // The runtime's response cache keeps answers in its `cache` (a key-value store; an LRU here, as
@@ -245,7 +245,7 @@ export async function startBaselineSide(samples: { profile: unknown; walk: unkno
     getKeysByPrefix: (prefix: string) => [...lru.keys()].filter((k) => k.startsWith(prefix)),
   };
   const runtime = createGatewayRuntime({ proxy: { endpoint: subgraphUrl }, cache, responseCaching: { session: () => null }, logging: false, landingPage: false, graphqlEndpoint: '/graphql' });
-  const gateway: Server = createServer(runtime);
+  const gateway: Server = createServer(runtime.requestListener);
   await new Promise<void>((r) => gateway.listen(0, '127.0.0.1', r));
   const graphqlUrl = `http://127.0.0.1:${(gateway.address() as AddressInfo).port}/graphql`;
   let generation = 0;
@@ -291,14 +291,14 @@ const opsFmt = (n: number): string => `${n.toFixed(0)} ops/s`;
 /** Companies never asked before, filled by `runSpeedBench` (the emulator's registered VATs). */
 const coldVats: string[] = [];
 let coldNext = 0;
-const nextCold = (): string => coldVats[coldNext++ % coldVats.length]!;
+const nextCold = (): string => coldVats[coldNext++ % coldVats.length];
 
 async function warmRows(ctx: SpeedContext, label: string, layerQuery: string, baselineQuery: string, vat: string): Promise<SpeedRow[]> {
   const out: SpeedRow[] = [];
   await ctx.layer.send(layerQuery, { v: vat });
   await ctx.baseline.send(baselineQuery, { v: vat });
   const p50 = [await sequentialP50(ctx.layer, N, layerQuery, () => ({ v: vat })), await sequentialP50(ctx.baseline, N, baselineQuery, () => ({ v: vat }))];
-  out.push(row(`${label}, warm: p50`, p50[0]!, p50[1]!, msFmt));
+  out.push(row(`${label}, warm: p50`, p50[0], p50[1], msFmt));
   const l = await throughput(ctx.layer, layerQuery, () => ({ v: vat }));
   const b = await throughput(ctx.baseline, baselineQuery, () => ({ v: vat }));
   out.push(row(`${label}, warm: throughput`, l.rps, b.rps, opsFmt));

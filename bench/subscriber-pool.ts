@@ -185,7 +185,7 @@ export class LocalPool implements SubscriberPool {
     this.endRound();
     const clients = this.clients;
     this.clients = [];
-    await Promise.allSettled(clients.map((c) => c.dispose()));
+    await Promise.allSettled(clients.map(async (c) => c.dispose()));
   }
 
   private endRound(): void {

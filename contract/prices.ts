@@ -199,7 +199,7 @@ export function loadPrices(env: PriceSettings): PriceTable {
   try {
     parsed = JSON.parse(readFileSync(file, 'utf8'));
   } catch (err) {
-    throw new Error(`OPENAPI_PRICES: cannot read "${file}" as JSON: ${(err as Error).message}`);
+    throw new Error(`OPENAPI_PRICES: cannot read "${file}" as JSON: ${(err as Error).message}`, { cause: err });
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error(`OPENAPI_PRICES: "${file}" must hold a JSON object of prices`);
   const out: Record<string, number> = { ...base };

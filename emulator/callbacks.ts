@@ -116,8 +116,8 @@ function bracketed(body: Obj, name: string): unknown {
   for (const [key, v] of Object.entries(body)) {
     if (!key.startsWith(`${name}[`)) continue;
     const rest = key.slice(name.length);
-    if (!/^(\[[^\[\]]*\])+$/.test(rest)) continue;
-    const path = [...rest.matchAll(/\[([^\[\]]*)\]/g)].map((m) => m[1]);
+    if (!/^(\[[^[\]]*\])+$/.test(rest)) continue;
+    const path = [...rest.matchAll(/\[([^[\]]*)\]/g)].map((m) => m[1]);
     root ??= {};
     let node: Obj = root;
     path.forEach((segment, i) => {

@@ -94,7 +94,7 @@ export interface AreaModule {
   area: Area;
   routes: Route[];
   /** Control hooks for the emulator's `/_emulator/` API (time control, state moves). */
-  control?: Record<string, (body: unknown) => unknown | Promise<unknown>>;
+  control?: Record<string, (body: unknown) => unknown>;
   /**
    * The scheduler the module's asynchronous work runs on (the emulator's one, when the module was
    * given it): `POST /_emulator/clock` drives it.
@@ -127,6 +127,16 @@ export const fail = (status: number, error: number, message: string): EmuRespons
   status,
   json: { success: false, message, error, data: null },
 });
+
+/**
+ * A request or record field as text: a string as it is, a finite number as its digits, anything else
+ * (absent, null, an object) as `fallback`, never `[object Object]`.
+ */
+export function text(v: unknown, fallback = ''): string {
+  if (typeof v === 'string') return v;
+  if (typeof v === 'number' && Number.isFinite(v)) return String(v);
+  return fallback;
+}
 
 /** 24-hex Mongo-style id, deterministic when given a seed string. */
 export function hexId(seed?: string): string {

@@ -177,7 +177,8 @@ export class Scheduler {
    * yet). Manual mode: nothing (only moving the time runs jobs).
    */
   catchUp(): void {
-    if (this.clockMode === 'real') this.drain(undefined);
+    // Not waited for: the jobs' promises never reject (`invoke` hands errors to `onError`).
+    if (this.clockMode === 'real') void this.drain(undefined);
   }
 
   /** Drops every job and stops the timer; later `schedule` calls keep the jobs but arm no timer. */
@@ -251,7 +252,7 @@ export class Scheduler {
     const delay = Math.min(MAX_TIMER_MS, Math.max(0, next.at - this.now()));
     const handle = this.timers.setTimeout(() => {
       this.timer = null;
-      if (this.clockMode === 'real') this.drain(undefined);
+      if (this.clockMode === 'real') void this.drain(undefined); // as in `catchUp`: never rejects
       this.arm();
     }, delay);
     this.timer = { handle, deadline };

@@ -485,7 +485,7 @@ export function sampleCore(country: Country, seed: string): string {
   const def = DEFS[country];
   for (let attempt = 0; attempt < 1000; attempt++) {
     const n = String(hash32(`${seed}:${attempt}:a`)).padStart(10, '0') + String(hash32(`${seed}:${attempt}:b`)).padStart(10, '0');
-    let candidate: string | null = null;
+    let candidate: string | null;
     if (country === 'FR') candidate = luhnComplete(`${(Number(n[0]) % 9) + 1}${n.slice(1, 8)}`);
     else if (country === 'DE' || country === 'AT') candidate = `${(Number(n[0]) % 9) + 1}${n.slice(1, 8)}`;
     else if (country === 'PT') candidate = `5${n.slice(0, 7)}${ptCheck(`5${n.slice(0, 7)}`)}`;

@@ -452,7 +452,7 @@ function internationalClassification(p: CompanyProfile): Json {
   };
 }
 
-function fixedOr<T>(p: CompanyProfile, key: string, make: () => T): T | unknown {
+function fixedOr(p: CompanyProfile, key: string, make: () => unknown): unknown {
   const v = p.fixedSections?.[key];
   return v !== undefined ? v : make();
 }

@@ -20,7 +20,7 @@
 import { cents, companyOf, documentTotalOf, expectedSummaries, readFattura, summaryFor, type FatturaParty, type FatturaSummary } from '../../contract/fatturapa.ts';
 import { isValidItalianVat } from '../../contract/checksums.ts';
 import { priceOf, subscribedSurchargeOf, surchargeOf } from '../../contract/prices.ts';
-import { hexId, ok, type EmuRequest, type EmuResponse, type Route } from '../core.ts';
+import { hexId, ok, text, type EmuRequest, type EmuResponse, type Route } from '../core.ts';
 import { renderPdf } from '../pdf.ts';
 import type { Scheduler } from '../scheduler.ts';
 import { fiscalIdNotFound, invoiceFail, type Account, type Configuration, type Invoice, type InvoiceState, type Obj } from './accounts.ts';
@@ -300,12 +300,12 @@ export class InvoiceEngine {
     const sender = isRecord(b.sender) ? b.sender : null;
     const recipient = isRecord(b.recipient) ? b.recipient : null;
     if (!sender || !recipient) return invoiceFail(422, 422, 'Validation Error: Missing required field sender or recipient');
-    const from = String(sender.country ?? '').toUpperCase();
-    const to = String(recipient.country ?? '').toUpperCase();
+    const from = text(sender.country).toUpperCase();
+    const to = text(recipient.country).toUpperCase();
     if (from !== 'FR' && from !== 'DE') return invoiceFail(400, 400, 'sender.country must be FR or DE');
     if (!/^[A-Z]{2}$/.test(to)) return invoiceFail(422, 422, 'Validation Error: Missing required field recipient.country');
     if (to === from) return invoiceFail(400, 400, 'recipient.country equals sender.country: use the domestic invoicing endpoint');
-    const fiscalId = String(sender.fiscal_id ?? '').toUpperCase();
+    const fiscalId = text(sender.fiscal_id).toUpperCase();
     const account = this.state.account(req.token.owner);
     const config = account.configurations.get(fiscalId);
     if (!config || !fiscalId.startsWith(from)) return fiscalIdNotFound();
@@ -317,7 +317,7 @@ export class InvoiceEngine {
     const invoiceLines = lines.map((l, i) => {
       const quantity = Number(l.quantity ?? 1);
       const unit = Number(l.unit_price);
-      return { line_number: i + 1, description: String(l.description ?? ''), quantity, unit_price: unit, total_price: cents(quantity * unit), vat_rate: Number(l.vat_rate ?? 0), nature: null };
+      return { line_number: i + 1, description: text(l.description), quantity, unit_price: unit, total_price: cents(quantity * unit), vat_rate: Number(l.vat_rate ?? 0), nature: null };
     });
     const taxable = cents(invoiceLines.reduce((t, l) => t + l.total_price, 0));
     const tax = cents(invoiceLines.reduce((t, l) => t + (l.total_price * l.vat_rate) / 100, 0));
@@ -384,11 +384,11 @@ export class InvoiceEngine {
   importInvoice(req: EmuRequest): EmuResponse {
     const b = isRecord(req.body) ? req.body : {};
     if (typeof b.invoice !== 'string' || b.invoice.trim() === '') return invoiceFail(400, 400, 'Invalid input data');
-    const text = b.invoice.trim().startsWith('<') ? b.invoice : Buffer.from(b.invoice, 'base64').toString('utf8');
-    const read = readFattura(text);
+    const xml = b.invoice.trim().startsWith('<') ? b.invoice : Buffer.from(b.invoice, 'base64').toString('utf8');
+    const read = readFattura(xml);
     if (!read.ok) return invoiceFail(400, 400, 'Invalid input data');
     const details = isRecord(b.details) ? b.details : {};
-    const status = details.sdi_status === undefined ? 'DELIVERED' : String(details.sdi_status);
+    const status = details.sdi_status === undefined ? 'DELIVERED' : text(details.sdi_status);
     if (!['DELIVERED', 'ACCEPTED', 'REJECTED', 'TERMS_EXPIRED', 'NOT_DELIVERED'].includes(status)) return invoiceFail(400, 400, 'Invalid input data: sdi_status must be definitive');
     const s = read.summary;
     const account = this.state.account(req.token.owner);
@@ -398,7 +398,7 @@ export class InvoiceEngine {
     const config = asSender ?? asRecipient;
     if (!config) return fiscalIdNotFound();
     const direction = asSender ? 'outgoing' : 'incoming';
-    const sdiId = details.sdi_id === undefined ? null : String(details.sdi_id);
+    const sdiId = details.sdi_id === undefined ? null : text(details.sdi_id);
     for (const inv of account.invoices.values()) {
       const r = inv.record;
       const d = r.details as Obj;
@@ -419,7 +419,7 @@ export class InvoiceEngine {
       sdi_update_date: typeof details.sdi_update_date === 'string' ? details.sdi_update_date : this.nowIso(),
       invoice_date: typeof details.invoice_date === 'string' ? details.invoice_date : s.date,
     };
-    account.invoices.set(id, { record, owner: req.token.owner, xml: text, format: s.format, sdiError: null, noAddress: false, job: null });
+    account.invoices.set(id, { record, owner: req.token.owner, xml, format: s.format, sdiError: null, noAddress: false, job: null });
     return { status: 200, json: { data: record, success: true, message: 'Invoice imported', error: null } };
   }
 
@@ -478,8 +478,8 @@ export class InvoiceEngine {
       const r = inv.record;
       const lines = [
         `Invoice ${String(r.document_number)} of ${String(r.issue_date)} (${String(r.type)})`,
-        `From: ${String((r.sender as Obj).name)} ${String((r.sender as Obj).vat_id ?? '')}`,
-        `To: ${String((r.recipient as Obj).name)} ${String((r.recipient as Obj).vat_id ?? (r.recipient as Obj).tax_code ?? '')}`,
+        `From: ${String((r.sender as Obj).name)} ${text((r.sender as Obj).vat_id)}`,
+        `To: ${String((r.recipient as Obj).name)} ${text((r.recipient as Obj).vat_id ?? (r.recipient as Obj).tax_code)}`,
         ...((r.invoice_lines as Obj[]) ?? []).map((l) => `${String(l.description)}  x${String(l.quantity)}  ${String(l.total_price)}  VAT ${String(l.vat_rate)}%`),
         `Total: ${String(r.total_gross_amount)} ${String(r.currency)}`,
       ];

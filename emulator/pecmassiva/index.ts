@@ -31,7 +31,7 @@
  * - `GET /cron-start` runs the provider's dispatch job now: every receipt waiting is produced →
  *   `{success, message, data: {started: true, receipts: n}}`.
  */
-import type { AreaModule, EmuRequest, EmuResponse } from '../core.ts';
+import { text, type AreaModule, type EmuRequest, type EmuResponse } from '../core.ts';
 import { isCertifiedDomain } from '../pec/domains.ts';
 import { bodyOf, isObj, str, type Obj } from '../pec/shared.ts';
 import { Scheduler, type JobId } from '../scheduler.ts';
@@ -403,7 +403,7 @@ export function createPecMassivaModule(opts: PecMassivaOptions = {}): AreaModule
         const acc = accounts.get(str(b.username)?.toLowerCase() ?? '');
         if (!acc) throw new Error('receive: unknown username');
         const n = Number(b.count ?? 1);
-        for (let i = 0; i < n; i++) addMessage(acc, { sender: 'mittente@legalmail.it', recipient: String(b.username), date: rfc2822(now()), object: `POSTA CERTIFICATA: ${String(b.subject ?? 'Nuovo messaggio')} ${i}`, body: 'Nuovo messaggio' });
+        for (let i = 0; i < n; i++) addMessage(acc, { sender: 'mittente@legalmail.it', recipient: String(b.username), date: rfc2822(now()), object: `POSTA CERTIFICATA: ${text(b.subject, 'Nuovo messaggio')} ${i}`, body: 'Nuovo messaggio' });
         return { inbox: acc.inbox.length };
       },
       reset: () => {

@@ -147,7 +147,7 @@ function evidenceOf(entity: Record<string, unknown>, type: KycType): unknown[] {
   const r = rng(`evidence:${entityId}:${type}`);
   const dataset: Exclude<KycType, 'full'> = type === 'full' ? pick(r, ['pep', 'sanction_list', 'adverse_media'] as const) : type;
   const t = DATASET_TEXT[dataset];
-  const locations = Array.isArray(entity.locations) ? entity.locations[0] : null;
+  const locations: unknown = Array.isArray(entity.locations) ? entity.locations[0] : null;
   const date = `${10 + Math.floor(r() * 18)}.0${1 + Math.floor(r() * 9)}.${2015 + Math.floor(r() * 9)}`;
   return [
     {
