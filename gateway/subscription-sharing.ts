@@ -2,15 +2,15 @@
  * Shared subscriptions: clients asking the same subscription (same document, operation name and
  * variables) with the same credentials (`Authorization`, account key) share one execution at the
  * gateway, hence one subscription to the subgraph, and every event is multicast to all of them.
- * The last client leaving closes it. A client joining a running subscription first gets its latest
- * event (the subgraph sends the current state on subscribe; a late joiner would otherwise wait for
- * the next change).
+ * The last client leaving closes it. Only subscriptions following one item are shared
+ * (`singleState`): a client joining a running one first gets its latest event, which is what the
+ * subgraph would have sent it first.
  *
  * Why: an event reaching N clients used to run N gateway executions fed by N subgraph
  * subscriptions; now one execution per topic, and per client only the delivery.
  */
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
-import { print, type DocumentNode, type ExecutionResult } from 'graphql';
+import { getOperationAST, Kind, print, type DocumentNode, type ExecutionResult } from 'graphql';
 import { callerSessionOf, keyHash, stableJson } from './caller-session.ts';
 import { replayedCost } from './cost.ts';
 
@@ -106,6 +106,30 @@ export function topicKey(args: { document: DocumentNode; operationName?: string 
   return `${callerSessionOf(args.contextValue)}|${keyHash(printedOf(args.document), args.operationName ?? '', stableJson(args.variableValues ?? {}))}`;
 }
 
+/**
+ * Arguments that make a subscription follow ONE item (a request, an invoice, a mailbox, a monitor):
+ * what a new subscriber gets first is that item's latest state, which is exactly the topic's latest
+ * event, so a late joiner misses nothing. Subscriptions over many items (every active invoice, all
+ * monitors, a stream of arrivals) send one event per item on subscribe; a joiner given only the last
+ * one would miss the others, so those are never shared.
+ */
+const ITEM_ARGUMENTS = new Set(['id', 'monitorId']);
+
+/** Whether the operation is one root subscription field given an item argument (see `ITEM_ARGUMENTS`). */
+function singleState(args: { document: DocumentNode; operationName?: string | null; variableValues?: unknown }): boolean {
+  const op = getOperationAST(args.document, args.operationName ?? undefined);
+  if (op?.operation !== 'subscription' || op.selectionSet.selections.length !== 1) return false;
+  const field = op.selectionSet.selections[0];
+  if (field?.kind !== Kind.FIELD) return false;
+  const variables = (args.variableValues ?? {}) as Record<string, unknown>;
+  return (field.arguments ?? []).some((a) => {
+    if (!ITEM_ARGUMENTS.has(a.name.value)) return false;
+    const v = a.value;
+    if (v.kind === Kind.VARIABLE) return variables[v.name.value] !== undefined && variables[v.name.value] !== null;
+    return v.kind !== Kind.NULL;
+  });
+}
+
 /** An event as a client that did not pay for it sees it: its cost reported as shared (`replayedCost`). */
 function deduplicated(event: Result): Result {
   const cost = event.extensions?.cost;
@@ -166,6 +190,7 @@ export function useSubscriptionSharing(opts: SubscriptionSharingOptions = {}): G
 
   return {
     onSubscribe({ args, subscribeFn, setSubscribeFn }) {
+      if (!singleState(args)) return;
       const key = topicKey(args);
       setSubscribeFn(async (subscribeArgs) => {
         const running = topics.get(key);

@@ -1,7 +1,8 @@
 /**
  * Shared subscriptions at the gateway: clients asking the same subscription with the same
  * credentials share one subscription to the subgraph, every one of them gets every event, a late
- * joiner gets the latest state first, and another tenant gets a subscription of its own. Subgraph
+ * joiner gets the latest state first, and another tenant gets a subscription of its own; subscriptions
+ * over many items are not shared. Subgraph
  * subscriptions are counted on the wire: the graphql-ws `subscribe` messages the gateway sends to the
  * subgraphs' server.
  */
@@ -49,6 +50,8 @@ beforeEach(() => {
 });
 
 const subscribes = (): number => toSubgraphs.filter((m) => m.type === 'subscribe').length;
+/** Subscriptions to the subgraph of the family feed (`FEED`) alone. */
+const feedSubscribes = (): number => toSubgraphs.filter((m) => m.type === 'subscribe' && JSON.stringify(m).includes('riskRequestsUpdated')).length;
 const completes = (): number => toSubgraphs.filter((m) => m.type === 'complete').length;
 
 function subscribe(query: string, variables: Obj, token?: string): AsyncIterableIterator<Result> {
@@ -108,10 +111,24 @@ describe('one subgraph subscription per topic', () => {
     expect(subscribes()).toBe(1);
   });
 
-  it('another tenant asking the same subscription gets its own', async () => {
+  it('another tenant asking for the same request gets its own subscription, and none of its states', async () => {
+    const id = await order(); // tenant A's (the emulator's built-in account)
+    const a = Array.from({ length: 3 }, () => subscribe(UPDATED, { id }));
+    for (const it of a) expect(await next(it)).toEqual({ riskRequestUpdated: { id, state: 'PROCESSING', done: false } });
+    const b = subscribe(UPDATED, { id }, TENANT_B);
+    const first = await withSafety(b.next(), 'tenant B answer', 20_000);
+    // Tenant B is answered on a subscription of its own, never with tenant A's request.
+    expect(JSON.stringify(first.value?.data ?? null)).not.toContain('PROCESSING');
+    expect(first.done || (first.value?.errors?.length ?? 0) > 0).toBe(true);
+    expect(subscribes()).toBe(2);
+    for (const it of a) await it.return!();
+    await b.return?.();
+  });
+
+  it('subscriptions over many items (every request of a family) are not shared: a joiner would get only the last item', async () => {
     const a = Array.from({ length: 3 }, () => subscribe(FEED, {}));
     const b = Array.from({ length: 2 }, () => subscribe(FEED, {}, TENANT_B));
-    await until('two subgraph subscriptions', () => subscribes() >= 2);
+    await until('five subgraph subscriptions', () => feedSubscribes() >= 5);
     const id = await order(); // tenant A's (the emulator's built-in account)
     // Every client of tenant A sees its new request (after whatever the feed sent before it).
     for (const it of a) {
@@ -129,8 +146,7 @@ describe('one subgraph subscription per topic', () => {
       expect(seen).not.toContain(id);
     }
     for (const it of [...a, ...b]) await it.return!();
-    await until('both closed', () => completes() >= 2);
-    expect(subscribes()).toBe(2);
-    expect(completes()).toBe(2);
+    await until('all closed', () => completes() >= 5);
+    expect(feedSubscribes()).toBe(5);
   });
 });
