@@ -73,7 +73,7 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
-  await Promise.all(clients.map((c) => c.dispose()));
+  await Promise.all(clients.map(async (c) => c.dispose()));
   await second?.close();
   for (const s of services) await s.kill('SIGKILL');
   rmSync(join(ROOT, DIST), { recursive: true, force: true });

@@ -44,16 +44,16 @@ describe.each([20, 200] as const)('a burst of %i identical queries', (n) => {
     const upstream = await t.calls();
     expect(upstream).toHaveLength(1);
     const costs = answers.map((a) => a.extensions!.cost! as NonNullable<GraphQLResponse['extensions']>['cost'] & { answeredFrom?: string });
-    const payers = costs.filter((c) => c!.upstreamCalls > 0);
+    const payers = costs.filter((c) => c.upstreamCalls > 0);
     expect(payers).toHaveLength(1);
-    expect(payers[0]!.upstreamCalls).toBe(1);
-    expect(payers[0]!.euro).toBeCloseTo(upstream[0]!.price, 6);
-    const shared = costs.filter((c) => c!.upstreamCalls === 0);
+    expect(payers[0].upstreamCalls).toBe(1);
+    expect(payers[0].euro).toBeCloseTo(upstream[0].price, 6);
+    const shared = costs.filter((c) => c.upstreamCalls === 0);
     expect(shared).toHaveLength(n - 1);
     for (const c of shared) {
-      expect(c!.euro).toBe(0);
-      expect(c!.dedupHits + c!.cacheHits).toBe(1);
-      expect(['in-flight', 'response-cache']).toContain(c!.answeredFrom);
+      expect(c.euro).toBe(0);
+      expect(c.dedupHits + c.cacheHits).toBe(1);
+      expect(['in-flight', 'response-cache']).toContain(c.answeredFrom);
     }
   });
 });

@@ -23,8 +23,8 @@ describe('MemoryEventBus', () => {
     const a = bus.subscribe('a', { replayLatest: false });
     const b = bus.subscribe('b', { replayLatest: false });
     const first = a.next();
-    bus.publish('b', { id: 'x', v: 1 });
-    bus.publish('a', { id: 'x', v: 2 });
+    await bus.publish('b', { id: 'x', v: 1 });
+    await bus.publish('a', { id: 'x', v: 2 });
     expect((await first).value).toEqual({ id: 'x', v: 2 });
     expect((await b.next()).value).toEqual({ id: 'x', v: 1 });
     await a.return?.();
@@ -33,11 +33,11 @@ describe('MemoryEventBus', () => {
 
   it('yields the latest known event first (late subscriber misses nothing)', async () => {
     const bus = new MemoryEventBus<Ev>();
-    bus.publish('t', { id: 'r', v: 1 });
-    bus.publish('t', { id: 'r', v: 2 });
+    await bus.publish('t', { id: 'r', v: 1 });
+    await bus.publish('t', { id: 'r', v: 2 });
     const it = bus.subscribe('t');
     expect((await it.next()).value).toEqual({ id: 'r', v: 2 });
-    bus.publish('t', { id: 'r', v: 3 });
+    await bus.publish('t', { id: 'r', v: 3 });
     expect((await it.next()).value).toEqual({ id: 'r', v: 3 });
     await it.return?.();
   });
@@ -51,9 +51,9 @@ describe('MemoryEventBus', () => {
       version: (e) => e.v,
     });
     // Published after subscribing, before the first next(): kept, then ordered after the initial state.
-    bus.publish('t', { id: 'r', v: 1 });
-    bus.publish('t', { id: 'r', v: 2 });
-    bus.publish('t', { id: 'r', v: 3 });
+    await bus.publish('t', { id: 'r', v: 1 });
+    await bus.publish('t', { id: 'r', v: 2 });
+    await bus.publish('t', { id: 'r', v: 3 });
     expect(await take(it, 2)).toEqual([
       { id: 'r', v: 2 },
       { id: 'r', v: 3 },
@@ -64,10 +64,10 @@ describe('MemoryEventBus', () => {
   it('keeps versions per identity', async () => {
     const bus = new MemoryEventBus<Ev>();
     const it = bus.subscribe('t', { replayLatest: false, identity: (e) => e.id, version: (e) => e.v });
-    bus.publish('t', { id: 'a', v: 5 });
-    bus.publish('t', { id: 'b', v: 1 });
-    bus.publish('t', { id: 'a', v: 4 });
-    bus.publish('t', { id: 'b', v: 2 });
+    await bus.publish('t', { id: 'a', v: 5 });
+    await bus.publish('t', { id: 'b', v: 1 });
+    await bus.publish('t', { id: 'a', v: 4 });
+    await bus.publish('t', { id: 'b', v: 2 });
     expect(await take(it, 3)).toEqual([
       { id: 'a', v: 5 },
       { id: 'b', v: 1 },
@@ -79,8 +79,8 @@ describe('MemoryEventBus', () => {
   it('filters events', async () => {
     const bus = new MemoryEventBus<Ev>();
     const it = bus.subscribe('t', { replayLatest: false, filter: (e) => e.id === 'keep' });
-    bus.publish('t', { id: 'drop', v: 1 });
-    bus.publish('t', { id: 'keep', v: 2 });
+    await bus.publish('t', { id: 'drop', v: 1 });
+    await bus.publish('t', { id: 'keep', v: 2 });
     expect((await it.next()).value).toEqual({ id: 'keep', v: 2 });
     await it.return?.();
   });
@@ -88,9 +88,9 @@ describe('MemoryEventBus', () => {
   it('ends after a final event and detaches', async () => {
     const bus = new MemoryEventBus<Ev>();
     const it = bus.subscribe('t', { replayLatest: false, until: (e) => e.done === true });
-    bus.publish('t', { id: 'r', v: 1 });
-    bus.publish('t', { id: 'r', v: 2, done: true });
-    bus.publish('t', { id: 'r', v: 3 });
+    await bus.publish('t', { id: 'r', v: 1 });
+    await bus.publish('t', { id: 'r', v: 2, done: true });
+    await bus.publish('t', { id: 'r', v: 3 });
     expect(await take(it, 5)).toEqual([
       { id: 'r', v: 1 },
       { id: 'r', v: 2, done: true },
@@ -120,7 +120,7 @@ describe('MemoryEventBus', () => {
   it('drops the oldest events beyond the buffer', async () => {
     const bus = new MemoryEventBus<Ev>();
     const it = bus.subscribe('t', { replayLatest: false, bufferSize: 2 });
-    for (let v = 1; v <= 4; v++) bus.publish('t', { id: 'r', v });
+    for (let v = 1; v <= 4; v++) await bus.publish('t', { id: 'r', v });
     expect(await take(it, 2)).toEqual([
       { id: 'r', v: 3 },
       { id: 'r', v: 4 },
@@ -138,10 +138,10 @@ describe('MemoryEventBus', () => {
 
   it('forgets the least recently published topics beyond its bound', async () => {
     const bus = new MemoryEventBus<Ev>({ maxLatest: 2 });
-    bus.publish('a', { id: 'a', v: 1 });
-    bus.publish('b', { id: 'b', v: 1 });
-    bus.publish('a', { id: 'a', v: 2 });
-    bus.publish('c', { id: 'c', v: 1 });
+    await bus.publish('a', { id: 'a', v: 1 });
+    await bus.publish('b', { id: 'b', v: 1 });
+    await bus.publish('a', { id: 'a', v: 2 });
+    await bus.publish('c', { id: 'c', v: 1 });
     expect(await bus.latest('b')).toBeUndefined();
     expect(await bus.latest('a')).toEqual({ id: 'a', v: 2 });
     expect(await bus.latest('c')).toEqual({ id: 'c', v: 1 });

@@ -121,7 +121,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await Promise.allSettled(clients.map((c) => c.dispose()));
+  await Promise.allSettled(clients.map(async (c) => c.dispose()));
   await t?.close();
   await receiver?.close();
 });

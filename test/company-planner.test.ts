@@ -24,7 +24,7 @@ const maskOf = (facets: Iterable<Facet>): Mask => {
   const m: Mask = [0, 0];
   for (const f of facets) {
     const i = FACETS.indexOf(f);
-    m[i >> 5] = ((m[i >> 5] as number) | (1 << (i & 31))) >>> 0;
+    m[i >> 5] = (m[i >> 5] | (1 << (i & 31))) >>> 0;
   }
   return m;
 };
@@ -37,7 +37,7 @@ const COMBINATIONS = Array.from({ length: (1 << SOURCES.length) - 1 }, (_, i) =>
 });
 
 const lexLess = (a: readonly number[], b: readonly number[]): boolean => {
-  for (let i = 0; i < Math.min(a.length, b.length); i++) if (a[i] !== b[i]) return (a[i] as number) < (b[i] as number);
+  for (let i = 0; i < Math.min(a.length, b.length); i++) if (a[i] !== b[i]) return a[i] < b[i];
   return a.length < b.length;
 };
 
@@ -89,10 +89,10 @@ describe('planPurchase is the least-euro set of sources', () => {
   it('for every need of one, two and three facets (nothing cached)', () => {
     const F = FACETS;
     for (let i = 0; i < F.length; i++) {
-      check([F[i]!], NONE, ALL_KINDS);
+      check([F[i]], NONE, ALL_KINDS);
       for (let j = i + 1; j < F.length; j++) {
-        check([F[i]!, F[j]!], NONE, ALL_KINDS);
-        for (let k = j + 1; k < F.length; k++) check([F[i]!, F[j]!, F[k]!], NONE, ALL_KINDS);
+        check([F[i], F[j]], NONE, ALL_KINDS);
+        for (let k = j + 1; k < F.length; k++) check([F[i], F[j], F[k]], NONE, ALL_KINDS);
       }
     }
   }, 120_000);
@@ -102,9 +102,9 @@ describe('planPurchase is the least-euro set of sources', () => {
     const kindsChoices: IdentifierKind[][] = [['vatCode', 'taxCode', 'id'], ['vatCode'], ['taxCode'], ['id']];
     for (let n = 0; n < 500; n++) {
       const size = 1 + Math.floor(r() * 12);
-      const need = [...new Set(Array.from({ length: size }, () => FACETS[Math.floor(r() * FACETS.length)]!))];
+      const need = [...new Set(Array.from({ length: size }, () => FACETS[Math.floor(r() * FACETS.length)]))];
       const cached = new Set(SOURCES.filter(() => r() < 0.2));
-      const known = new Set(kindsChoices[Math.floor(r() * kindsChoices.length)]!);
+      const known = new Set(kindsChoices[Math.floor(r() * kindsChoices.length)]);
       check(need, n % 2 === 0 ? NONE : cached, known);
     }
   }, 120_000);

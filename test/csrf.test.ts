@@ -23,7 +23,7 @@ interface Answer {
 async function send(url: string, method: string, headers: Record<string, string>, body?: string | FormData): Promise<Answer> {
   const res = await request(url, { method: method as 'POST', headers, body });
   const text = await res.body.text();
-  let parsed: Answer['body'] = null;
+  let parsed: Answer['body'];
   try {
     parsed = text ? (JSON.parse(text) as Answer['body']) : null;
   } catch {

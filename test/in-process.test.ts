@@ -122,9 +122,9 @@ describe('in process and over HTTP, a subgraph reads the same headers', () => {
       const b = await post(overHttp.graphqlUrl, WALLET, {}, headers);
       expect(a.data).toEqual(b.data);
       expect(subgraphHttp).toEqual(['/account/graphql']);
-      const http = Object.fromEntries(FORWARDED.map((n) => [n, (subgraphHttpHeaders[0]![n] as string | undefined) ?? null]));
+      const http = Object.fromEntries(FORWARDED.map((n) => [n, (subgraphHttpHeaders[0][n] as string | undefined) ?? null]));
       expect(inProcessHeaders).toHaveLength(1);
-      const inProc = inProcessHeaders[0]!;
+      const inProc = inProcessHeaders[0];
       expect(inProc.authorization).toBe(headers.authorization);
       expect(inProc['x-openapi-account-key']).toBe(headers['x-openapi-account-key']);
       expect(inProc[OPERATION_HEADER]).toMatch(/^[0-9a-f-]{36}$/);

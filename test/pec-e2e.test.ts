@@ -66,7 +66,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await Promise.allSettled(clients.map((c) => c.dispose()));
+  await Promise.allSettled(clients.map(async (c) => c.dispose()));
   await t?.close();
 });
 

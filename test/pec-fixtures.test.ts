@@ -14,6 +14,7 @@ import { json, startStub, type Stub } from './support/stub.ts';
 import { startTestStack, type GraphQLResponse, type TestStack } from './support/stack.ts';
 import { PDF_B64, PEC_CF } from './support/pec.ts';
 import { withSafety } from './support/safety.ts';
+import { textOf } from './support/values.ts';
 
 type Obj = Record<string, unknown>;
 const examples = JSON.parse(readFileSync(new URL('../subgraphs/pec/fixtures/vendor-examples.json', import.meta.url), 'utf8')) as Record<string, Obj>;
@@ -60,7 +61,7 @@ async function run<T = Obj>(serving: Array<[string, { status: number; body: unkn
 
 const iso = (s: unknown): string | null => (typeof s === 'number' ? new Date(s * 1000).toISOString() : null);
 const day = (v: unknown): string | null => {
-  const m = /^(\d{2})\/(\d{2})\/(\d{4})$/.exec(String(v ?? ''));
+  const m = /^(\d{2})\/(\d{2})\/(\d{4})$/.exec(textOf(v));
   return m ? `${m[3]}-${m[2]}-${m[1]}` : null;
 };
 const BOX_TYPES: Obj = { DOMICILIODIGITALE: 'DIGITALDOMICILE', PECMASSIVA: 'PECBULK' };
@@ -185,7 +186,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await Promise.allSettled(clients.map((c) => c.dispose()));
+  await Promise.allSettled(clients.map(async (c) => c.dispose()));
   await t?.close();
   await pecStub?.close();
   await bulkStub?.close();

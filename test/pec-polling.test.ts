@@ -26,7 +26,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await client?.dispose();
-  await Promise.allSettled(clients.map((c) => c.dispose()));
+  await Promise.allSettled(clients.map(async (c) => c.dispose()));
   await t?.control('callbacks', { enabled: true }).catch(() => undefined);
   await t?.close();
 });

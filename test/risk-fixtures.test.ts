@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeFiscalCode } from '../contract/checksums.ts';
 import { json, startStub, type Stub } from './support/stub.ts';
 import { startTestStack, type GraphQLResponse, type TestStack } from './support/stack.ts';
+import { textOf } from './support/values.ts';
 
 type Obj = Record<string, unknown>;
 const examples = JSON.parse(readFileSync(new URL('../subgraphs/risk/fixtures/vendor-examples.json', import.meta.url), 'utf8')) as Record<string, Obj>;
@@ -278,7 +279,7 @@ describe('vendor examples through the gateway: company reports', () => {
       expect(data.orderCompanyReport).toMatchObject({
         companyName: String(rec.companyName ?? rec.name),
         taxCode: String(rec.taxCode),
-        vatCode: rec.vatCode === undefined ? null : String(rec.vatCode),
+        vatCode: rec.vatCode === undefined ? null : textOf(rec.vatCode),
       });
     });
   }

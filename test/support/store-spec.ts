@@ -75,7 +75,7 @@ export function describeStores<S>(name: string, impls: StoreImplementations<S>, 
       try {
         await redis.ping();
       } catch (err) {
-        throw new Error(`Redis at ${TEST_REDIS_URL} is unreachable: the Redis runs of the store spec need it (${(err as Error).message})`);
+        throw new Error(`Redis at ${TEST_REDIS_URL} is unreachable: the Redis runs of the store spec need it (${(err as Error).message})`, { cause: err });
       }
       return redis;
     };
