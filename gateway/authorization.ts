@@ -14,7 +14,7 @@
  *   asked first over HTTP with a free `{ __typename }` and its error is returned instead.
  */
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
-import { GraphQLError, getOperationAST, type ExecutionResult } from 'graphql';
+import { GraphQLError, getOperationAST, OperationTypeNode, type ExecutionResult } from 'graphql';
 import { request } from 'undici';
 import { credentialOfParams, malformedCredentialError, parseAuthorization } from '../subgraphs/runtime/credentials.ts';
 
@@ -93,7 +93,7 @@ export function useForwardAuthorization(): GatewayPlugin {
       setExecutionRequest({ ...executionRequest, extensions: { ...extensions, headers: { ...headers, authorization } } });
       const location = transportEntry?.location;
       const operation = getOperationAST(executionRequest.document, executionRequest.operationName)?.operation;
-      if (operation !== 'subscription' || !location || parseAuthorization(authorization).kind !== 'malformed') return;
+      if (operation !== OperationTypeNode.SUBSCRIPTION || !location || parseAuthorization(authorization).kind !== 'malformed') return;
       setExecutor(async (req) => {
         const errors = await refusalOf(location, authorization);
         return errors ? { errors } : executor(req);

@@ -22,7 +22,7 @@ function tenantOfAuthorization(authorization: string | null | undefined): string
   const raw = authorization?.trim() ?? '';
   if (raw === '') return ANONYMOUS;
   const bearer = /^bearer\s+(\S+)$/i.exec(raw);
-  return bearer ? tenantOf(bearer[1]!) : `x${tenantOf(raw)}`;
+  return bearer ? tenantOf(bearer[1]) : `x${tenantOf(raw)}`;
 }
 
 /**

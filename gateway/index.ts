@@ -174,7 +174,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     void dispatch(req, res).catch((err: unknown) => {
       if (clientLeft) {
         // One short line, no trace; only the route's prefix (the rest may be a signed token).
-        log.warn(`[gateway] client went away: ${req.method ?? ''} ${(req.url ?? '/').split('?')[0]!.split('/').slice(0, 3).join('/')}`);
+        log.warn(`[gateway] client went away: ${req.method ?? ''} ${(req.url ?? '/').split('?')[0].split('/').slice(0, 3).join('/')}`);
         return;
       }
       log.error({ err }, '[gateway] request failed');
@@ -188,14 +188,15 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
   });
 
   async function dispatch(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const path = (req.url ?? '/').split('?')[0]!;
+    const path = (req.url ?? '/').split('?')[0];
     if (await life.answer(path, res)) return;
     if (path === '/') {
       res.writeHead(302, { location: '/graphql' }).end();
       return;
     }
     for (const route of routes) if (await route(req, res, path)) return;
-    await runtime.requestListener(req, res);
+    // Typed `void` (Node's listener type); the adapter sends the answer and catches its own errors.
+    runtime.requestListener(req, res);
   }
 
   // Browsers apply no CORS to WebSockets: a page on another site could open one and run mutations
@@ -240,7 +241,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     await runtime.dispose();
     await persisted.close();
     await responseCache?.close();
-    await Promise.all(readinessChecks.map((c) => c.close?.()));
+    await Promise.all(readinessChecks.map(async (c) => c.close?.()));
   }
   return {
     url,

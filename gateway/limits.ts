@@ -57,7 +57,7 @@ export function useDocumentLimits(limits: DocumentLimits = {}): GatewayPlugin {
   const maxDepth = limits.maxDepth ?? 25;
   return {
     onParse({ parseFn, setParseFn }) {
-      setParseFn((source, options) => parseFn(source, { ...options, maxTokens }));
+      setParseFn((source, options) => parseFn(source, { ...options, maxTokens }) as DocumentNode);
     },
     onValidate({ addValidationRule }) {
       addValidationRule(maxDepthRule(maxDepth));

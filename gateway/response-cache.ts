@@ -21,7 +21,7 @@
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import { useResponseCache, type Cache } from '@graphql-yoga/plugin-response-cache';
 import { createRedisCache } from '@envelop/response-cache-redis';
-import { getOperationAST, parse, Kind, type ExecutionResult, type ObjectTypeDefinitionNode, type ConstDirectiveNode } from 'graphql';
+import { getOperationAST, parse, Kind, OperationTypeNode, type DocumentNode, type ExecutionResult, type ObjectTypeDefinitionNode, type ConstDirectiveNode } from 'graphql';
 import { parseBounded } from './limits.ts';
 import type { Redis } from 'ioredis';
 import { LRUCache } from 'lru-cache';
@@ -191,7 +191,7 @@ export function createResponseCache(opts: ResponseCacheOptions): LayerResponseCa
   const prefix = opts.redisPrefix ?? DEFAULT_REDIS_PREFIX;
   const redis = opts.redisUrl ? connectRedis(opts.redisUrl, { prefix: `${prefix}rc:`, name: 'response-cache' }) : null;
   const ttls = { ...ttlPerSchemaCoordinate(opts.supergraph, opts.ttlBySubgraph), ...Object.fromEntries(NEVER_CACHED_FIELDS.map((f) => [f, 0])) };
-  const inner: Cache = redis ? expiringIndex(createRedisCache({ redis: redis as never }) as unknown as Cache, redis, Math.max(1, ...Object.values(ttls))) : boundedInMemory(opts.maxEntries ?? 10_000, opts.maxChars ?? 32 * 1024 * 1024);
+  const inner: Cache = redis ? expiringIndex(createRedisCache({ redis: redis as never }), redis, Math.max(1, ...Object.values(ttls))) : boundedInMemory(opts.maxEntries ?? 10_000, opts.maxChars ?? 32 * 1024 * 1024);
   const cache = tenantTagged(inner, opts.clock ?? Date.now, opts.maxEntries ?? 10_000);
   const invalidateTenant = (tenant: string) => cache.invalidate([{ typename: TENANT_ENTITY, id: tenant }]);
   const clear = async (): Promise<void> => {
@@ -322,7 +322,7 @@ export function createResponseCache(opts: ResponseCacheOptions): LayerResponseCa
     },
     onExecute({ args }) {
       const ctx = args.contextValue as YogaContext;
-      if (getOperationAST(args.document, args.operationName)?.operation === 'mutation') {
+      if (getOperationAST(args.document as DocumentNode, args.operationName as string | null | undefined)?.operation === OperationTypeNode.MUTATION) {
         // A mutation (over HTTP or graphql-ws) drops its caller's answers, awaited: the caller's
         // next read sees its change.
         const tenant = tenantOfSession(callerSessionOf(ctx));
@@ -437,7 +437,8 @@ function boundedInMemory(maxEntries: number, maxChars: number): Cache {
  */
 function withoutTraceId(result: ExecutionResult): ExecutionResult {
   if (!result.extensions || !('traceId' in result.extensions)) return result;
-  const { traceId: _own, ...extensions } = result.extensions;
+  const extensions = { ...result.extensions };
+  delete extensions.traceId;
   return { ...result, extensions };
 }
 
@@ -451,7 +452,8 @@ function withoutTraceId(result: ExecutionResult): ExecutionResult {
  *   Answers carry neither `ETag` nor `Last-Modified`, and `If-None-Match` is ignored.
  */
 function httpOnly(plugin: GatewayPlugin): GatewayPlugin {
-  const { onParams, onRequest: _etag304, ...rest } = plugin;
+  const { onParams, ...rest } = plugin;
+  delete rest.onRequest;
   return {
     ...rest,
     ...(onParams ? { onParams: (payload: Parameters<typeof onParams>[0]) => (isFetchRequest(payload.request) ? onParams(payload) : undefined) } : {}),

@@ -10,7 +10,7 @@
  * subscriptions; now one execution per topic, and per client only the delivery.
  */
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
-import { getOperationAST, Kind, print, type DocumentNode, type ExecutionResult } from 'graphql';
+import { getOperationAST, Kind, OperationTypeNode, print, type DocumentNode, type ExecutionResult } from 'graphql';
 import { callerSessionOf, keyHash, stableJson } from './caller-session.ts';
 import { replayedCost } from './cost.ts';
 
@@ -118,7 +118,7 @@ const ITEM_ARGUMENTS = new Set(['id', 'monitorId']);
 /** Whether the operation is one root subscription field given an item argument (see `ITEM_ARGUMENTS`). */
 function singleState(args: { document: DocumentNode; operationName?: string | null; variableValues?: unknown }): boolean {
   const op = getOperationAST(args.document, args.operationName ?? undefined);
-  if (op?.operation !== 'subscription' || op.selectionSet.selections.length !== 1) return false;
+  if (op?.operation !== OperationTypeNode.SUBSCRIPTION || op.selectionSet.selections.length !== 1) return false;
   const field = op.selectionSet.selections[0];
   if (field?.kind !== Kind.FIELD) return false;
   const variables = (args.variableValues ?? {}) as Record<string, unknown>;

@@ -7,6 +7,7 @@ import { optionalText, requiredText } from '../runtime/validate.ts';
 import type { CallOptions } from '../upstream/upstream.ts';
 import type { Endpoint } from '../upstream/endpoint.ts';
 import { orNull, UpstreamError } from '../upstream/errors.ts';
+import { asText } from '../upstream/coerce.ts';
 import { OAUTH, type TokenDetail } from './upstream.ts';
 import { registerSecrets } from '../runtime/redact.ts';
 import { AREA_HOSTS } from '../../contract/areas.ts';
@@ -68,7 +69,7 @@ function token(d: TokenDetail | Obj) {
   const limits = isObj(o.limits) ? o.limits : {};
   const stats = isObj(o.stats) ? o.stats : {};
   return {
-    hint: hintOf(String(o.token ?? '')),
+    hint: hintOf(asText(o.token)),
     name: str(o.name),
     scopes: Array.isArray(o.scopes) ? o.scopes.filter((s): s is string => typeof s === 'string') : [],
     createdAt: str(o.createdAt),
@@ -101,11 +102,11 @@ const usage = (o: Obj) => ({
   totalApis: int(o.totalApis),
 });
 
-const scope = (o: Obj) => ({ id: String(o.id ?? ''), scope: String(o.scope ?? ''), method: str(o.method), endpoint: str(o.endpoint), domain: str(o.domain), enabled: typeof o.enabled === 'boolean' ? o.enabled : null });
+const scope = (o: Obj) => ({ id: asText(o.id), scope: asText(o.scope), method: str(o.method), endpoint: str(o.endpoint), domain: str(o.domain), enabled: typeof o.enabled === 'boolean' ? o.enabled : null });
 
 const subscription = (o: Obj) => ({
-  id: String(o.id ?? ''),
-  scope: String(o.scope ?? ''),
+  id: asText(o.id),
+  scope: asText(o.scope),
   active: typeof o.active === 'boolean' ? o.active : null,
   availableRequests: int(o.availableRequests),
   totalRequests: int(o.totalRequests),
@@ -117,7 +118,7 @@ const subscription = (o: Obj) => ({
 });
 
 const callback = (c: Obj) => ({
-  id: String(c.id ?? ''),
+  id: asText(c.id),
   scope: str(c.scope),
   url: str(c.url),
   httpResponseCode: int(c.httpResponseCode),
@@ -207,7 +208,7 @@ export function createResolvers(opts: AccountOptions): Resolvers {
       },
       transactions: async (_, args, ctx) => {
         const p = paging(args, 50);
-        return list(await call(ctx, OAUTH.transactions, { query: p })).map((t) => ({ id: String(t.id ?? ''), amount: num(t.amount) ?? 0, createdAt: str(t.createdAt), description: str(t.description) }));
+        return list(await call(ctx, OAUTH.transactions, { query: p })).map((t) => ({ id: asText(t.id), amount: num(t.amount) ?? 0, createdAt: str(t.createdAt), description: str(t.description) }));
       },
       tokens: async (_, args, ctx) => list(await call(ctx, OAUTH.tokens, { query: paging(args, 100) })).map(token),
       token: async (_, args, ctx) => {
@@ -262,7 +263,7 @@ export function createResolvers(opts: AccountOptions): Resolvers {
       errors: async (_, args, ctx) => {
         const p = paging(args, 50);
         return list(await call(ctx, OAUTH.errors, { query: { ...p, scopes: args.scopes?.join(',') } })).map((e) => ({
-          id: String(e.id ?? ''),
+          id: asText(e.id),
           scope: str(e.scope),
           domain: str(e.domain),
           errorAt: str(e.errorAt),

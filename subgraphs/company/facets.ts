@@ -441,7 +441,7 @@ export function sourcePrice(source: Source): number {
   // price table, not parsed from the endpoint's path each time (that made the search slow).
   const table = priceTable();
   let prices = SOURCE_PRICES.get(table);
-  if (!prices) SOURCE_PRICES.set(table, (prices = new Map()));
+  if (!prices) SOURCE_PRICES.set(table, (prices = new Map<Source, number>()));
   let price = prices.get(source);
   if (price === undefined) {
     const ep = SOURCE_ENDPOINT[source];
@@ -525,7 +525,7 @@ function better(a: PlanCost, aIdx: readonly number[], b: PlanCost, bIdx: readonl
   if (Math.abs(a.euro - b.euro) > 1e-9) return a.euro < b.euro;
   if (a.paidCalls !== b.paidCalls) return a.paidCalls < b.paidCalls;
   if (a.calls !== b.calls) return a.calls < b.calls;
-  for (let i = 0; i < Math.min(aIdx.length, bIdx.length); i++) if (aIdx[i] !== bIdx[i]) return (aIdx[i] as number) < (bIdx[i] as number);
+  for (let i = 0; i < Math.min(aIdx.length, bIdx.length); i++) if (aIdx[i] !== bIdx[i]) return aIdx[i] < bIdx[i];
   return false;
 }
 
@@ -543,7 +543,7 @@ export function planPurchase(facets: Iterable<Facet>, options: PurchasePlanOptio
   const key = `${[...need].sort().join(',')}|${[...known].sort().join(',')}|${[...(options.cached ?? [])].sort().join(',')}|${options.allowed ? options.allowed.join(',') : '*'}`;
   const table = priceTable();
   let plans = PLANS.get(table);
-  if (!plans) PLANS.set(table, (plans = new Map()));
+  if (!plans) PLANS.set(table, (plans = new Map<string, readonly Source[]>()));
   let plan = plans.get(key);
   if (!plan) {
     plan = searchPurchase(need, { ...options, known });
@@ -580,13 +580,13 @@ function searchPurchase(facets: Iterable<Facet>, options: PurchasePlanOptions): 
   for (let m = 1; m < 1 << n; m++) {
     const low = m & -m;
     const i = 31 - Math.clz32(low);
-    union[m] = (union[m ^ low] as bigint) | (masks[i] as bigint);
+    union[m] = union[m ^ low] | masks[i];
     if (union[m] !== full) continue;
     const picked: number[] = [];
     for (let j = 0; j < n; j++) if (m & (1 << j)) picked.push(j);
-    const plan = picked.map((j) => candidates[j] as Source);
+    const plan = picked.map((j) => candidates[j]);
     const cost = planCost(plan, cached);
-    const idx = picked.map((j) => index[j] as number);
+    const idx = picked.map((j) => index[j]);
     if (best && !better(cost, idx, best.cost, best.idx)) continue;
     if (!planIsCallable(plan, known)) continue;
     best = { plan, cost, idx };

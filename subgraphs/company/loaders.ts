@@ -341,7 +341,7 @@ function createCompanyLoader(ctx: SubgraphContext, record: CompanyPurchases): Da
         if (g) g.push(i);
         else groups.set(entry, [i]);
       });
-      const results: (CompanyLoadResult | Error)[] = new Array(keys.length);
+      const results = new Array<CompanyLoadResult | Error>(keys.length);
       await Promise.all(
         [...groups].map(async ([entry, indexes]) => {
           try {

@@ -111,9 +111,10 @@ const oneOf = <T extends string>(v: unknown, allowed: readonly T[]): T | null =>
 
 /**
  * The items of a list section: an array's objects, or a single object (the vendor sometimes sends
- * one item unwrapped) as a list of one; nothing else.
+ * one item unwrapped) as a list of one; nothing else. `T` is the item type the caller expects (given
+ * explicitly: the vendor's value is read as `unknown`).
  */
-export function listOf<T extends object>(v: T | readonly (T | null | undefined)[] | null | undefined | unknown): T[] {
+export function listOf<T extends object>(v: unknown): T[] {
   if (Array.isArray(v)) return (v as unknown[]).filter((x): x is T => !!x && typeof x === 'object' && !Array.isArray(x));
   return v && typeof v === 'object' ? [v as T] : [];
 }

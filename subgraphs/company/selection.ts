@@ -21,7 +21,7 @@ function memo(info: Pick<GraphQLResolveInfo, 'fieldNodes' | 'variableValues'>, k
   if (!perNodes) walkCache.set(info.fieldNodes, (perNodes = new WeakMap()));
   const vars: object = info.variableValues ?? NO_VARIABLES;
   let perVars = perNodes.get(vars);
-  if (!perVars) perNodes.set(vars, (perVars = new Map()));
+  if (!perVars) perNodes.set(vars, (perVars = new Map<string, Set<string>>()));
   let hit = perVars.get(key);
   if (!hit) perVars.set(key, (hit = compute()));
   return hit;

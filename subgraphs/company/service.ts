@@ -56,8 +56,9 @@ export class CompanyService extends TrackingService<CompanyFamilyName, CompanyRe
 
   /** Starts monitoring (paid) under an idempotency key; the layer's callback is set by the kit. */
   createMonitor(ctx: SubgraphContext, body: VMonitorCreateBody, relayTo: RelayTarget | null, key: string | null): Promise<TrackedMonitor> {
-    const { callback: _none, ...upstreamBody } = body;
-    return this.create(ctx, 'COMPANY_MONITOR', { ...upstreamBody }, relayTo, key);
+    const upstreamBody = { ...body };
+    delete upstreamBody.callback;
+    return this.create(ctx, 'COMPANY_MONITOR', upstreamBody, relayTo, key);
   }
 
   /** One monitor, read upstream (free) and recorded; null when the upstream does not know it for this caller. */

@@ -82,7 +82,7 @@ export const MAX_LINES = 1000;
 const RECIPIENT_CODE_LENGTH = { FPR12: 7, FPA12: 6 } as const;
 
 /** FatturaPA strings are Basic Latin and Latin-1 only (the XSD's `String…LatinType`): `€`, emoji and other scripts are refused. */
-const NOT_LATIN1 = /[^\u0000-\u00ff]/u;
+const NOT_LATIN1 = /[\u0100-\u{10ffff}]/u;
 
 /** `requiredText` of a string the XML carries, refused when it holds a character FatturaPA cannot. */
 function latinText(value: string | null | undefined, field: string, max: number): string {
@@ -188,7 +188,7 @@ export function invoiceFromInput(input: InvoiceIn, field = 'input'): FatturaSumm
   const number = latinText(input.number, `${field}.number`, 20);
   if (!/\d/.test(number)) throw badUserInput(`${field}.number must contain at least one digit`, `${field}.number`);
   // Numero is Basic Latin only (the XSD's String20Type), stricter than the other strings.
-  if (/[^\u0000-\u007f]/.test(number)) throw badUserInput(`${field}.number must be letters, digits and ASCII signs only`, `${field}.number`);
+  if (/[\u0080-\uffff]/.test(number)) throw badUserInput(`${field}.number must be letters, digits and ASCII signs only`, `${field}.number`);
   const date = (input.date ?? '').trim();
   if (!isCalendarDay(date)) throw badUserInput(`${field}.date must be a day YYYY-MM-DD`, `${field}.date`);
   if (date > today()) throw badUserInput(`${field}.date must not be in the future`, `${field}.date`);

@@ -22,6 +22,7 @@ import type { RelayTarget, TrackedRequest } from '../runtime/tracking/store.ts';
 import { layerSecret } from '../runtime/signing.ts';
 import { CostMeter } from '../upstream/cost.ts';
 import { UpstreamError } from '../upstream/errors.ts';
+import { asText } from '../upstream/coerce.ts';
 import { INVOICING_AREA, secondsOf } from './policy.ts';
 import { INVOICING, type InvoicingFamily, type InvoicingKind } from './upstream.ts';
 import { log } from '../runtime/log.ts';
@@ -67,7 +68,9 @@ const CREDENTIALS_CONFIG = '#credentials';
  * registered callbacks (the layer's signed URLs and other tokens' targets).
  */
 export function shownConfiguration(c: Obj): Obj {
-  const { api_configurations: _callbacks, receipts_authentication: auth, ...rest } = c;
+  const rest = { ...c };
+  delete rest.api_configurations;
+  const auth = c.receipts_authentication;
   return { ...rest, receipts_authentication: isObj(auth) && typeof auth.taxCode === 'string' ? { taxCode: auth.taxCode } : null };
 }
 
@@ -173,16 +176,16 @@ function sameSale(r: Obj, body: Obj): boolean {
   const items = (v: unknown, listed: boolean): string =>
     JSON.stringify(
       (Array.isArray(v) ? v.filter(isObj) : []).map((i) => [
-        String(i.description ?? ''),
+        asText(i.description),
         Number(i.quantity ?? 1),
         num(listed ? (i.gross_price ?? i.unit_price) : i.unit_price),
         num(listed ? i.gross_discount : i.discount),
-        String((listed ? i.vat_rate : i.vat_rate_code) ?? '').toUpperCase(),
+        asText(listed ? i.vat_rate : i.vat_rate_code).toUpperCase(),
       ]),
     );
   const tags = (v: unknown): string => JSON.stringify(Array.isArray(v) ? v.map(String) : []);
   return (
-    String(r.fiscal_id ?? '').toUpperCase() === String(body.fiscal_id ?? '').toUpperCase() &&
+    asText(r.fiscal_id).toUpperCase() === asText(body.fiscal_id).toUpperCase() &&
     (r.type === undefined || r.type === 'sale') &&
     items(r.items, true) === items(body.items, false) &&
     num(r.cash_payment_amount) === num(body.cash_payment_amount) &&
@@ -211,7 +214,7 @@ export function placeOf(list: readonly Obj[], fiscalId: string): number | null {
   const ordered = list
     .map((c, i) => ({ c, i, at: secondsOf(c.create_timestamp) ?? Number.MAX_SAFE_INTEGER }))
     .sort((a, b) => a.at - b.at || a.i - b.i)
-    .map((x) => String(x.c.fiscal_id ?? '').toUpperCase());
+    .map((x) => asText(x.c.fiscal_id).toUpperCase());
   const i = ordered.indexOf(fiscalId.toUpperCase());
   return i < 0 ? null : i;
 }
@@ -617,7 +620,7 @@ export class InvoicingService extends TrackingService<InvoicingFamily, Invoicing
     }
     const outer = isObj(posted) && isObj(posted.data) ? posted.data : null;
     const named = outer && isObj(outer.data) ? outer.data : outer;
-    if (!named || String(named.fiscal_id ?? '').toUpperCase() !== fiscalId.toUpperCase()) {
+    if (!named || asText(named.fiscal_id).toUpperCase() !== fiscalId.toUpperCase()) {
       refuse(res, 'payload');
       return true;
     }

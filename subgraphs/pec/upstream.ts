@@ -74,7 +74,7 @@ export function pecEndpoints(env: NodeJS.ProcessEnv): PecEndpoints {
   try {
     parsed = JSON.parse(raw);
   } catch (err) {
-    throw new Error(`PEC_PATHS must be a JSON object: ${(err as Error).message}`);
+    throw new Error(`PEC_PATHS must be a JSON object: ${(err as Error).message}`, { cause: err });
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('PEC_PATHS must be a JSON object of endpoint name → path');
   for (const [name, value] of Object.entries(parsed)) {
@@ -115,7 +115,7 @@ export function providerDomains(env: NodeJS.ProcessEnv): PecProviderDomains {
   try {
     parsed = JSON.parse(raw);
   } catch (err) {
-    throw new Error(`PEC_PROVIDER_DOMAINS must be a JSON object: ${(err as Error).message}`);
+    throw new Error(`PEC_PROVIDER_DOMAINS must be a JSON object: ${(err as Error).message}`, { cause: err });
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('PEC_PROVIDER_DOMAINS must be a JSON object of box family → domains');
   const out: Record<PecBoxFamily, readonly string[]> = { ...base };

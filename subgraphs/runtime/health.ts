@@ -62,7 +62,7 @@ export function redisCheck(url: string): ReadinessCheck {
   return {
     name: 'redis',
     async check() {
-      const pong = await redis.ping();
+      const pong: string = await redis.ping();
       if (pong !== 'PONG') throw new Error(`answered ${pong}`);
     },
     close: () => closeRedis(redis),

@@ -31,8 +31,14 @@ export function parseIsoDateTime(value: string): number | null {
 }
 
 const clip = (s: string): string => (s.length > 60 ? `${s.slice(0, 57)}…` : s);
-const show = (value: unknown): string =>
-  clip(typeof value === 'string' ? JSON.stringify(value) : value === null ? 'null' : typeof value === 'object' ? (Array.isArray(value) ? 'a list' : 'an object') : String(value));
+/** A refused input as its error shows it: a string quoted and cut, a list or an object by its kind. */
+function show(value: unknown): string {
+  if (typeof value === 'string') return clip(JSON.stringify(value));
+  if (Array.isArray(value)) return 'a list';
+  if (typeof value === 'object' && value !== null) return 'an object';
+  if (typeof value === 'number' || typeof value === 'boolean' || value === null || value === undefined) return String(value);
+  return typeof value; // bigint, symbol, function: never parsed from a GraphQL input
+}
 
 /** `got` is the offending input, already rendered. */
 function badDateTime(got: string): GraphQLError {

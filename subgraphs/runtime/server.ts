@@ -305,7 +305,7 @@ export async function startSubgraphServer(opts: SubgraphServerOptions): Promise<
     }
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
-    await Promise.all((opts.readiness ?? []).map((c) => c.close?.()));
+    await Promise.all((opts.readiness ?? []).map(async (c) => c.close?.()));
   }
 
   return {

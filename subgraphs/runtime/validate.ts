@@ -29,6 +29,7 @@ const got = (value: string): string => ` (got "${echo(value)}")`;
 // Text
 
 /** Control characters other than tab, line feed and carriage return. */
+// eslint-disable-next-line no-control-regex -- matching control characters is this pattern's purpose (they are refused).
 const CONTROL_CHARS = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
 
 /** Longest free text accepted when the caller names no limit. */

@@ -26,6 +26,14 @@ export function str(v: unknown): string | null {
   return t === '' || t === 'NULL' ? null : t;
 }
 
+/**
+ * Text as the upstream sent it, for identifiers and codes compared or shown verbatim: a string
+ * untouched, a number as text, '' for anything else (nothing, objects, lists).
+ */
+export function asText(v: unknown): string {
+  return typeof v === 'string' ? v : typeof v === 'number' ? String(v) : '';
+}
+
 /** A finite number, from a number or a numeric string (`"12.5"`, `" 3 "`); null otherwise. */
 export function float(v: unknown): number | null {
   if (typeof v === 'number') return Number.isFinite(v) ? v : null;

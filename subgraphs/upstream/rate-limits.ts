@@ -107,7 +107,7 @@ export function rateLimitsFor(env: 'emulator' | 'sandbox' | 'production', overri
   try {
     parsed = JSON.parse(raw.startsWith('{') ? raw : readFileSync(raw, 'utf8'));
   } catch (err) {
-    throw new Error(`OPENAPI_RATE_LIMITS must be a JSON object or the path of one: ${(err as Error).message}`);
+    throw new Error(`OPENAPI_RATE_LIMITS must be a JSON object or the path of one: ${(err as Error).message}`, { cause: err });
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('OPENAPI_RATE_LIMITS must be a JSON object of rules');
   for (const [key, value] of Object.entries(parsed)) {

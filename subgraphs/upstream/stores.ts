@@ -74,7 +74,7 @@ export async function upstreamStores(config: UpstreamConfig, redisUrl?: string |
     await redis.ping();
   } catch (err) {
     if (owned) await closeRedis(redis);
-    throw new Error(`REDIS_URL: Redis is unreachable (${(err as Error).message})`);
+    throw new Error(`REDIS_URL: Redis is unreachable (${(err as Error).message})`, { cause: err });
   }
   return {
     kind: 'redis',

@@ -40,7 +40,7 @@ export async function foreignCompany(
   if (level === 'VAT_REGISTRY') {
     if (!VIES_COUNTRIES.has(country)) throw badUserInput(`VAT_REGISTRY covers EU member states only, not ${country}`, 'country');
     const prefix = country === 'GR' ? 'EL' : country;
-    const compact = id.replace(/[\s.\-]/g, '').toUpperCase();
+    const compact = id.replace(/[\s.-]/g, '').toUpperCase();
     if (!/^[A-Z0-9]{2,14}$/.test(compact)) throw badUserInput('id must be a VAT number (2 to 14 letters and digits, with or without country prefix)', 'id');
     const vat = compact.startsWith(prefix) ? compact : `${prefix}${compact}`;
     const data = await ctx.upstream.call<unknown>(ctx, COMPANY_ENDPOINTS.euStart, { params: { id: vat } });

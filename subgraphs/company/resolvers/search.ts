@@ -99,8 +99,8 @@ export function frSearchQuery(f: FrenchCompanySearchFilter): Query {
 export function dryRunFigures(body: unknown): { total: number | null; cost: number | null } {
   const candidates: unknown[] = [body];
   if (body && typeof body === 'object' && 'data' in body) {
-    const data = (body).data;
-    candidates.push(...(Array.isArray(data) ? data : [data]));
+    const data = body.data;
+    candidates.push(...(Array.isArray(data) ? (data as unknown[]) : [data]));
   }
   for (const c of candidates) {
     if (!c || typeof c !== 'object') continue;

@@ -75,7 +75,7 @@ export function validateSourceArguments(ctx: SubgraphContext, info: Pick<GraphQL
       walk(info.operation.selectionSet);
       return null;
     } catch (err) {
-      return err;
+      return err instanceof Error ? err : new Error(String(err));
     }
   });
   if (failure) throw failure;
@@ -131,7 +131,7 @@ export const splitPayment: Field<'splitPayment'> = async (parent: CompanyParent,
   return r ? normalizeSplitPayment(r) : null;
 };
 
-export const isCeased: Field<'isCeased'> = async (parent: CompanyParent, args: { onDate?: string | null }, ctx: SubgraphContext, _info: GraphQLResolveInfo) => {
+export const isCeased: Field<'isCeased'> = async (parent: CompanyParent, args: { onDate?: string | null }, ctx: SubgraphContext) => {
   const date = args.onDate === null || args.onDate === undefined ? null : isoDate(args.onDate, 'onDate');
   const id = await identifierOf(ctx, parent, SOURCE_FIELD_ACCEPTS.isCeased);
   const r = oneRecord(await callOnce(ctx, COMPANY_ENDPOINTS.itClosed, id, date ? { date } : {}));

@@ -13,6 +13,7 @@ import { isObj } from '../../runtime/tracking/policy.ts';
 import { payloads } from '../../runtime/tracking/subscribe.ts';
 import { email, fiscalCode, isCalendarDay, italianCodeShape, requiredText, vatOrFiscalCode } from '../../runtime/validate.ts';
 import { UpstreamError } from '../../upstream/errors.ts';
+import { asText } from '../../upstream/coerce.ts';
 import type {
   InvoiceResolvers,
   InvoiceState,
@@ -124,10 +125,10 @@ export function createResolvers(service: InvoicingService): Resolvers {
   };
 
   const InvoicingConfiguration: InvoicingConfigurationResolvers = {
-    id: (c) => String(c.id ?? ''),
-    fiscalId: (c) => String(c.fiscal_id ?? ''),
-    name: (c) => String(c.name ?? ''),
-    email: (c) => String(c.email ?? ''),
+    id: (c) => asText(c.id),
+    fiscalId: (c) => asText(c.fiscal_id),
+    name: (c) => asText(c.name),
+    email: (c) => asText(c.email),
     customerInvoices: (c) => c.customer_invoice !== false,
     supplierInvoices: (c) => c.supplier_invoice === true,
     receipts: (c) => c.receipts === true,
@@ -399,7 +400,7 @@ export function createResolvers(service: InvoicingService): Resolvers {
           all = service.configurations(ctx);
           configurationsByRequest.set(ctx, all);
         }
-        return (await all).find((c) => String(c.fiscal_id ?? '').toUpperCase() === company.lookupCode.toUpperCase()) ?? null;
+        return (await all).find((c) => asText(c.fiscal_id).toUpperCase() === company.lookupCode.toUpperCase()) ?? null;
       },
     },
     Invoice,
@@ -437,7 +438,7 @@ export function createResolvers(service: InvoicingService): Resolvers {
       pdf: (p, _a, ctx) => service.files.issue(service.publicUrl(), ctx.auth, INVOICING.receiptPdf, { id: p.id }, `receipt-${p.id}.pdf`, 'application/pdf'),
     },
     CustomSignature: {
-      id: (c) => String(c.id ?? ''),
+      id: (c) => asText(c.id),
       fiscalId: (c) => str(c.fiscal_id),
       type: (c) => str(c.type),
       user: (c) => str(c.username),

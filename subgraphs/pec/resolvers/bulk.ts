@@ -11,6 +11,7 @@ import { idempotencyKey } from '../../runtime/tracking/args.ts';
 import { payloads } from '../../runtime/tracking/subscribe.ts';
 import { email, requiredText } from '../../runtime/validate.ts';
 import { UpstreamError } from '../../upstream/errors.ts';
+import { asText } from '../../upstream/coerce.ts';
 import type { CallContext, Upstream } from '../../upstream/upstream.ts';
 import type { BulkCredentialsInput, BulkInboxMessage, BulkThread, BulkSendingResolvers, BulkSendInput, MutationResolvers, QueryResolvers, SubscriptionResolvers } from '../__generated__/resolvers-types.ts';
 import { BULK, countsOf, type BulkCredentials, type BulkService, type SendRequest } from '../bulk.ts';
@@ -63,7 +64,7 @@ function thread(t: unknown): BulkThread | null {
     participants: Array.isArray(t.participants) ? t.participants.map(String) : [],
     messageCount: typeof t.messages === 'number' ? t.messages : msgs.length,
     messages: msgs.map((m) => ({
-      id: String(m.id ?? ''),
+      id: asText(m.id),
       sender: raw(m.sender),
       recipients: Array.isArray(m.recipients) ? m.recipients.map(String) : [],
       date: raw(m.date),
@@ -89,7 +90,7 @@ const offsetOf = (after: string | null | undefined): number => cursorOffset('inb
 const raw = (v: unknown): string | null => (typeof v === 'string' ? v : typeof v === 'number' ? String(v) : null);
 
 const message = (m: unknown): BulkInboxMessage | null =>
-  isObj(m) ? { id: String(m.id ?? ''), sender: raw(m.sender), recipient: raw(m.recipient), date: raw(m.date), subject: raw(m.object), body: raw(m.body) } : null;
+  isObj(m) ? { id: asText(m.id), sender: raw(m.sender), recipient: raw(m.recipient), date: raw(m.date), subject: raw(m.object), body: raw(m.body) } : null;
 
 export function bulkResolvers(bulk: BulkService, maxBytes: number) {
   /** A thread as it stands (GET /threads/{id}), for an order replayed under its idempotency key. */
@@ -108,7 +109,7 @@ export function bulkResolvers(bulk: BulkService, maxBytes: number) {
       if (q.length > 200) throw badUserInput('search: at most 200 characters', 'search');
       const offset = offsetOf(after);
       const nodes: BulkInboxMessage[] = [];
-      let total = 0;
+      let total: number;
       // The service's pages of 25 that cover [offset, offset + first).
       for (let page = Math.floor(offset / PAGE) + 1; ; page++) {
         let body: unknown;

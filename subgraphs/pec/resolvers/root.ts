@@ -11,6 +11,7 @@ import { idempotencyKey } from '../../runtime/tracking/args.ts';
 import { email, requiredText } from '../../runtime/validate.ts';
 import { payloads } from '../../runtime/tracking/subscribe.ts';
 import { UpstreamError } from '../../upstream/errors.ts';
+import { asText } from '../../upstream/coerce.ts';
 import type { CompanyCertifiedMailResolvers, CompanyResolvers, MutationResolvers, QueryResolvers, SubscriptionResolvers } from '../__generated__/resolvers-types.ts';
 import { BOX_RANK, boxTypeOf, contractState, isFinalState, isObj, isStandardFamily, text } from '../model.ts';
 import { namedPriceOf, PEC_FINALIZE_PRICE_KEY, priceOf } from '../../../contract/prices.ts';
@@ -227,7 +228,7 @@ export function rootResolvers(service: PecService) {
   const CompanyCertifiedMail: CompanyCertifiedMailResolvers = {
     mailbox: async (parent, _args, ctx) => {
       const all = await ctx.once('pec:mailboxes', () => service.list(ctx, 'MAILBOX'));
-      return all.find((m) => String((m.record as Record<string, unknown>).casella_pec ?? '').toLowerCase() === parent.address) ?? null;
+      return all.find((m) => asText((m.record as Record<string, unknown>).casella_pec).toLowerCase() === parent.address) ?? null;
     },
   };
 

@@ -62,6 +62,7 @@ export function relayTarget(input: CallbackInputShape | null | undefined, field:
     const at = `${field}.headers[${i}]`;
     if (!HEADER_NAME.test(h.name)) throw badUserInput(`${at}.name is not a valid header name`, `${at}.name`);
     if (RESERVED_HEADERS.has(h.name.toLowerCase())) throw badUserInput(`${at}.name: ${h.name} cannot be set`, `${at}.name`);
+    // eslint-disable-next-line no-control-regex -- CR, LF and NUL are what a header value must not carry.
     if (/[\r\n\u0000]/.test(h.value) || h.value.length > 4096) throw badUserInput(`${at}.value is not a valid header value`, `${at}.value`);
     headers[h.name] = h.value;
   }

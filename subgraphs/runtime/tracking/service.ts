@@ -21,6 +21,7 @@ import type { CallContext, CallOptions, Upstream } from '../../upstream/upstream
 import { CostMeter } from '../../upstream/cost.ts';
 import { PASS_THROUGH_TOKENS, type WorkTokens } from '../../upstream/work-tokens.ts';
 import { mayHaveBeenCarriedOut, UpstreamError } from '../../upstream/errors.ts';
+import { asText } from '../../upstream/coerce.ts';
 import type { Endpoint } from '../../upstream/endpoint.ts';
 import { priceOf } from '../../../contract/prices.ts';
 import { FileGrants, type FileGrantStore } from './files.ts';
@@ -87,7 +88,7 @@ const MONITOR_MIN_TTL_S = YEAR_S + 24 * 3600;
  */
 function isOfFamily(want: string | undefined, record: Obj): boolean {
   if (want === undefined || record.type === undefined || record.type === null) return true;
-  return String(record.type).toLowerCase() === want;
+  return asText(record.type).toLowerCase() === want;
 }
 
 /** The not-found of a record of another family (as if the id were wrong). */
@@ -108,7 +109,8 @@ function atRiskOf(err: unknown, area: Area, method: string, path: string): numbe
 
 /** Stable hash of what an order asks the upstream for (family and validated body, no callback). */
 export function fingerprintOf(family: string, body: Obj): string {
-  const { callback: _dropped, ...rest } = body;
+  const rest = { ...body };
+  delete rest.callback;
   return createHash('sha256').update(canonicalJson({ family, body: rest })).digest('base64url');
 }
 
@@ -460,13 +462,13 @@ export class TrackingService<F extends string, K extends string> {
       .filter((c) => c.createdAt === null || c.createdAt >= since)
       .sort((a, b) => (b.createdAt ?? Infinity) - (a.createdAt ?? Infinity))
       .slice(0, RECOVER_MAX_READS);
-    let failed: unknown = null;
+    let failed: Error | null = null;
     for (const c of candidates) {
       let rec: Obj;
       try {
         rec = await this.fetchRecord(ctx, held.family, c.id);
       } catch (err) {
-        if (!isDefiniteRefusal(err)) failed = err;
+        if (!isDefiniteRefusal(err)) failed = err instanceof Error ? err : new Error(String(err));
         continue;
       }
       const cb = rec.callback;
@@ -573,7 +575,7 @@ export class TrackingService<F extends string, K extends string> {
     if (obs.changed) {
       // The area's own consequences first (e.g. dropping cached data a change made stale), so a
       // subscriber or a relayed caller that reacts at once sees them.
-      await this.changed(entry, opts.source).catch((err: unknown) => log.error({ area: this.area.name, id: entry.id, err }, 'change not fully handled'));
+      await this.changed?.(entry, opts.source).catch((err: unknown) => log.error({ area: this.area.name, id: entry.id, err }, 'change not fully handled'));
       await this.publish(entry);
     }
     else {
@@ -604,12 +606,10 @@ export class TrackingService<F extends string, K extends string> {
 
   /**
    * Called once per stored change of a piece of work (before it is published and relayed), with
-   * where it was seen. Nothing by default; an area overrides it for its own consequences. A failure
+   * where it was seen. Absent by default; an area defines it for its own consequences. A failure
    * is logged, never stops the publication.
    */
-  protected async changed(_entry: TrackedRequest<F>, _source: 'mutation' | 'read' | 'callback' | 'poll'): Promise<void> {
-    // Nothing by default.
-  }
+  protected changed?(entry: TrackedRequest<F>, source: 'mutation' | 'read' | 'callback' | 'poll'): Promise<void>;
 
   /** The token accessor of background work (`SubgraphDeps.tokens`; pass-through before `start`). */
   protected get workTokens(): WorkTokens {
