@@ -16,7 +16,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
-import { GraphQLError, type ExecutionResult } from 'graphql';
+import { GraphQLError, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql';
 import { ESTIMATE_HEADER, OPERATION_HEADER, SCOPES_HEADER, scopesHeaderOf } from '../subgraphs/runtime/operation.ts';
 import type { PricingTable } from '../subgraphs/runtime/pricing.ts';
 import { mergeSummaries, summarize, type CostSummary } from '../subgraphs/upstream/cost.ts';
@@ -64,6 +64,9 @@ export function wantsEstimateOnly(ctx: YogaLikeContext): boolean {
  * (`cache`) or shared in flight (`dedup`). Each of its calls is reported as answered that way, at
  * €0; `saved` says what asking again would have cost; the estimate is the original's.
  */
+/** The `extensions.cost` an answer carries, if any. */
+const costOf = (result: ExecutionResult): unknown => (result.extensions as { cost?: unknown } | undefined)?.cost;
+
 export function replayedCost(original: unknown, source: 'cache' | 'dedup'): Record<string, unknown> {
   const o = isSummary(original) ? original : summarize([]);
   const calls = o.calls.map((c) => ({ ...c, source, euro: 0, ms: 0, atRisk: undefined }));
@@ -99,7 +102,7 @@ export function useCost(opts: CostPluginOptions): GatewayPlugin {
       const ctx = args.contextValue as object;
       let estimate: Estimate;
       try {
-        estimate = estimateOperation(args.schema, args.document, args.operationName, (args.variableValues ?? {}) as Record<string, unknown>, {
+        estimate = estimateOperation(args.schema as GraphQLSchema, args.document as DocumentNode, args.operationName as string | null | undefined, (args.variableValues ?? {}) as Record<string, unknown>, {
           pricing: opts.pricing,
           defaultListSize: opts.defaultListSize,
         });
@@ -107,15 +110,15 @@ export function useCost(opts: CostPluginOptions): GatewayPlugin {
         // What cannot be priced is not run (fail closed).
         const message = err instanceof EstimateError ? `This operation cannot be priced before it runs: ${err.message}` : 'This operation cannot be priced before it runs';
         if (!(err instanceof EstimateError)) log.error({ err }, '[gateway] estimate failed');
-        setResultAndStopExecution({ errors: [new GraphQLError(message, { extensions: { code: 'COST_LIMIT_EXCEEDED', scope: 'operation' } })], extensions: { cost: { ...summarize([]), estimate: { euro: 0, breakdown: [] } } } });
         countBudgetRefused('unpriced', 'estimate');
+        setResultAndStopExecution({ errors: [new GraphQLError(message, { extensions: { code: 'COST_LIMIT_EXCEEDED', scope: 'operation' } })], extensions: { cost: { ...summarize([]), estimate: { euro: 0, breakdown: [] } } } });
         return;
       }
       const state: OperationState = { id: randomUUID(), estimate, parts: [] };
       operations.set(ctx, state);
       setLogContext({ operationId: state.id });
       const zero = { ...summarize([]), estimate: estimateOf(estimate) };
-      if (wantsEstimateOnly(ctx as YogaLikeContext)) {
+      if (wantsEstimateOnly(ctx)) {
         setResultAndStopExecution({ data: null, extensions: { cost: { ...zero, executed: false } } });
         return;
       }
@@ -156,17 +159,17 @@ export function useCost(opts: CostPluginOptions): GatewayPlugin {
       if (Array.isArray(result) || Symbol.asyncIterator in result) return;
       // Served whole from the response cache: no call made, the stored cost says what was saved.
       if (SERVED_FROM_RESPONSE_CACHE in result) {
-        setResult({ ...result, extensions: { ...(result.extensions ?? {}), cost: replayedCost(result.extensions?.cost, 'cache') } });
         countReplayedAnswer('cache');
+        setResult({ ...result, extensions: { ...(result.extensions ?? {}), cost: replayedCost(costOf(result), 'cache') } });
         return;
       }
       // Another caller's answer, shared in flight: it reported the calls, this one the de-duplication.
       if (SHARED_IN_FLIGHT in result) {
-        setResult({ ...result, extensions: { ...(result.extensions ?? {}), cost: replayedCost(result.extensions?.cost, 'dedup') } });
         countReplayedAnswer('dedup');
+        setResult({ ...result, extensions: { ...(result.extensions ?? {}), cost: replayedCost(costOf(result), 'dedup') } });
         return;
       }
-      if (result.extensions?.cost === undefined) setResult({ ...result, extensions: { ...(result.extensions ?? {}), cost: { ...summarize([]), estimate: { euro: 0, breakdown: [] } } } });
+      if (costOf(result) === undefined) setResult({ ...result, extensions: { ...(result.extensions ?? {}), cost: { ...summarize([]), estimate: { euro: 0, breakdown: [] } } } });
     },
   };
 }

@@ -19,6 +19,7 @@ import {
   isObjectType,
   isInterfaceType,
   Kind,
+  OperationTypeNode,
   getDirectiveValues,
   GraphQLIncludeDirective,
   GraphQLSkipDirective,
@@ -67,7 +68,7 @@ function included(node: { directives?: readonly unknown[] | undefined }, variabl
 export function selectOperation(document: DocumentNode, operationName?: string | null): OperationDefinitionNode | null {
   const ops = document.definitions.filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
   if (operationName) return ops.find((o) => o.name?.value === operationName) ?? null;
-  return ops.length === 1 ? ops[0]! : null;
+  return ops.length === 1 ? ops[0] : null;
 }
 
 /** An operation the estimate cannot price (too deep); refused rather than priced at nothing. */
@@ -98,7 +99,7 @@ function walkOperation(schema: GraphQLSchema, document: DocumentNode, operationN
   if (coerced.errors) return { euro: 0, breakdown: [] };
   const variables: Args = coerced.coerced;
   let expansions = 0;
-  const root = op.operation === 'query' ? schema.getQueryType() : op.operation === 'mutation' ? schema.getMutationType() : schema.getSubscriptionType();
+  const root = op.operation === OperationTypeNode.QUERY ? schema.getQueryType() : op.operation === OperationTypeNode.MUTATION ? schema.getMutationType() : schema.getSubscriptionType();
   if (!root) return { euro: 0, breakdown: [] };
   const fragments: Record<string, FragmentDefinitionNode> = {};
   for (const d of document.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments[d.name.value] = d;
