@@ -108,7 +108,7 @@ function identityModule(supergraph: string): string {
     '/** The identity of every object type of the supergraph (root types aside). */',
     `export const identity: Record<string, Identity> = ${JSON.stringify(identity, null, 2)};`,
     '',
-    '/** The `@key`s of every federation entity, in the supergraph\'s order (first preferred). */',
+    "/** The `@key`s of every federation entity, in the supergraph's order (first preferred). */",
     'export const entityKeys: Record<string, readonly (readonly string[])[]> = {',
     ...Object.entries(entityKeys).map(([name, keys]) => `  ${JSON.stringify(name)}: ${JSON.stringify(keys)},`),
     '};',

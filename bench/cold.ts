@@ -61,7 +61,11 @@ export async function runColdBench(opts: { operations?: number; latencies?: numb
       const stack = await startStack({ env: { ...baseEnv(), OPENAPI_ENV: 'emulator' }, port: 0, emulatorUrl: emulator.url, inProcess });
       try {
         const gql = async (v: string): Promise<number> => {
-          const res = await request(stack.gateway.graphqlUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: PROFILE, variables: { v } }) });
+          const res = await request(stack.gateway.graphqlUrl, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ query: PROFILE, variables: { v } }),
+          });
           const body = (await res.body.json()) as { errors?: unknown[]; extensions?: { cost?: { upstreamCalls: number } } };
           if (body.errors) throw new Error(JSON.stringify(body.errors));
           return body.extensions?.cost?.upstreamCalls ?? 0;
@@ -97,7 +101,11 @@ export async function runColdBench(opts: { operations?: number; latencies?: numb
             const t1 = performance.now();
             await Promise.all(
               made.map(async (m) => {
-                const res = await request(`${emulator.url}/${m.area}${m.path}`, { method: m.method === 'POST' ? 'POST' : 'GET', headers: { authorization: `Bearer ${DEFAULT_TOKEN}`, ...(m.method === 'POST' ? { 'content-type': 'application/json' } : {}) }, body: m.method === 'POST' ? '{}' : undefined });
+                const res = await request(`${emulator.url}/${m.area}${m.path}`, {
+                  method: m.method === 'POST' ? 'POST' : 'GET',
+                  headers: { authorization: `Bearer ${DEFAULT_TOKEN}`, ...(m.method === 'POST' ? { 'content-type': 'application/json' } : {}) },
+                  body: m.method === 'POST' ? '{}' : undefined,
+                });
                 await res.body.dump();
               }),
             );
@@ -108,7 +116,16 @@ export async function runColdBench(opts: { operations?: number; latencies?: numb
             writeFileSync(process.env.BENCH_COLD_CPUPROFILE!, JSON.stringify(profile));
             profiler.disconnect();
           }
-          rows.push({ mode: inProcess ? 'in process' : 'loopback HTTP', latencyMs, operations, p50: pct(lat, 50), p99: pct(lat, 99), cpuMs: cpu / operations, criticalP50: pct(critical, 50), upstreamCalls: calls / operations });
+          rows.push({
+            mode: inProcess ? 'in process' : 'loopback HTTP',
+            latencyMs,
+            operations,
+            p50: pct(lat, 50),
+            p99: pct(lat, 99),
+            cpuMs: cpu / operations,
+            criticalP50: pct(critical, 50),
+            upstreamCalls: calls / operations,
+          });
         }
       } finally {
         await stack.close();
@@ -125,7 +142,9 @@ export function printColdRows(rows: ColdRow[]): void {
   console.log('| subgraphs | upstream latency | upstream calls/op | p50 | p99 | upstream critical path p50 | p50 − critical path | CPU/op |');
   console.log('|---|---|---|---|---|---|---|---|');
   for (const r of rows) {
-    console.log(`| ${r.mode} | ${r.latencyMs} ms | ${r.upstreamCalls.toFixed(1)} | ${r.p50.toFixed(1)} ms | ${r.p99.toFixed(1)} ms | ${r.criticalP50.toFixed(1)} ms | ${(r.p50 - r.criticalP50).toFixed(1)} ms | ${r.cpuMs.toFixed(2)} ms |`);
+    console.log(
+      `| ${r.mode} | ${r.latencyMs} ms | ${r.upstreamCalls.toFixed(1)} | ${r.p50.toFixed(1)} ms | ${r.p99.toFixed(1)} ms | ${r.criticalP50.toFixed(1)} ms | ${(r.p50 - r.criticalP50).toFixed(1)} ms | ${r.cpuMs.toFixed(2)} ms |`,
+    );
   }
 }
 
@@ -161,11 +180,14 @@ export function summariseProfile(file: string, top = 25): string {
   const pkg = new Map<string, number>();
   for (const [id, t] of self) {
     const url = byId.get(id)!.callFrame.url;
-    const key = /node_modules\/((@[^/]+\/)?[^/]+)/.exec(url)?.[1] ?? (url.includes('/main/') ? url.replace(/^.*\/main\/([^/]+).*$/, 'project: $1/') : url ? 'node internals' : byId.get(id)!.callFrame.functionName);
+    const key =
+      /node_modules\/((@[^/]+\/)?[^/]+)/.exec(url)?.[1] ??
+      (url.includes('/main/') ? url.replace(/^.*\/main\/([^/]+).*$/, 'project: $1/') : url ? 'node internals' : byId.get(id)!.callFrame.functionName);
     pkg.set(key, (pkg.get(key) ?? 0) + t);
   }
   const lines = [`total sampled ${total.toFixed(0)} ms`, '', 'self time by package:'];
-  for (const [k, t] of [...pkg].sort((a, b) => b[1] - a[1]).slice(0, 15)) lines.push(`  ${((100 * t) / total).toFixed(1).padStart(5)}%  ${'#'.repeat(Math.round((60 * t) / total))} ${k}`);
+  for (const [k, t] of [...pkg].sort((a, b) => b[1] - a[1]).slice(0, 15))
+    lines.push(`  ${((100 * t) / total).toFixed(1).padStart(5)}%  ${'#'.repeat(Math.round((60 * t) / total))} ${k}`);
   lines.push('', 'self time by function:');
   for (const [k, t] of [...fn].sort((a, b) => b[1] - a[1]).slice(0, top)) lines.push(`  ${((100 * t) / total).toFixed(1).padStart(5)}%  ${k}`);
   lines.push('', 'heaviest stacks (leaf first, 6 frames):');

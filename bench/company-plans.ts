@@ -128,7 +128,11 @@ export async function runCompanyPlansBench(latencyMs: number, companies = 8): Pr
     await res.body.dump();
   };
   const gql = async (query: string, variables: Record<string, unknown>, headers: Record<string, string> = {}) => {
-    const res = await request(stack.gateway.graphqlUrl, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ query, variables }) });
+    const res = await request(stack.gateway.graphqlUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify({ query, variables }),
+    });
     const body = (await res.body.json()) as { errors?: unknown[]; data?: unknown; extensions?: { cost?: { upstreamCalls: number; euro: number; estimate?: { euro: number } } } };
     if (body.errors) throw new Error(JSON.stringify(body.errors));
     return body;
@@ -168,7 +172,10 @@ export async function runCompanyPlansBench(latencyMs: number, companies = 8): Pr
       for (const v of op.vats) {
         await stack.upstream.clearCache();
         estimates.push((await gql(op.query, { v }, { 'x-openapi-estimate-only': 'true' })).extensions!.cost!.estimate!.euro);
-        for (const [mode, into] of [['cold', cold], ['warm', warm]] as const) {
+        for (const [mode, into] of [
+          ['cold', cold],
+          ['warm', warm],
+        ] as const) {
           await clearCalls();
           const res = await gql(op.query, { v });
           const calls = await emuCalls();
@@ -200,7 +207,15 @@ export async function runCompanyPlansBench(latencyMs: number, companies = 8): Pr
       const oldCalls = cold.map((m) => oldRoot.length + m.owners * oldNested.length + m.ownEndpointCalls);
       const oldEuro = cold.map((m) => planCost(oldRoot).euro + m.owners * planCost(oldNested).euro + m.ownEndpointEuro);
       const planText = (root: Source[], nested: Source[]): string => `${root.join(' + ') || '—'}${nested.length ? `; per owner ${nested.join(' + ')}` : ''}`;
-      rows.push({ operation: op.name, rule: 'old (cheapest covering tier)', mode: 'cold', calls: avg(oldCalls), euro: avg(oldEuro), estimate: Number.NaN, endpoints: planText(oldRoot, oldNested) });
+      rows.push({
+        operation: op.name,
+        rule: 'old (cheapest covering tier)',
+        mode: 'cold',
+        calls: avg(oldCalls),
+        euro: avg(oldEuro),
+        estimate: Number.NaN,
+        endpoints: planText(oldRoot, oldNested),
+      });
       rows.push({ operation: op.name, rule: 'old (cheapest covering tier)', mode: 'warm', calls: 0, euro: 0, estimate: Number.NaN, endpoints: 'cache' });
       const newNested = nestedNeed ? newPlan(nestedNeed) : [];
       rows.push({
@@ -212,18 +227,33 @@ export async function runCompanyPlansBench(latencyMs: number, companies = 8): Pr
         estimate: avg(estimates),
         endpoints: `${planText(newPlan(need), newNested)} (first company: ${cold[0]?.endpoints.join(', ')})`,
       });
-      rows.push({ operation: op.name, rule: 'new (least euro), measured', mode: 'warm', calls: avg(warm.map((m) => m.calls)), euro: avg(warm.map((m) => m.euro)), estimate: avg(estimates), endpoints: warm[0]?.endpoints.join(', ') || 'cache' });
+      rows.push({
+        operation: op.name,
+        rule: 'new (least euro), measured',
+        mode: 'warm',
+        calls: avg(warm.map((m) => m.calls)),
+        euro: avg(warm.map((m) => m.euro)),
+        estimate: avg(estimates),
+        endpoints: warm[0]?.endpoints.join(', ') || 'cache',
+      });
     }
   } finally {
     await stack.close();
   }
 
-  console.log(`\nCompany plans (issue 8): old rule computed from the same tables, new planner measured through the gateway; ${companies} companies per operation (the walk: ${WALK_VATS.length}), upstream latency ${latencyMs} ms.\n`);
+  console.log(
+    `\nCompany plans (issue 8): old rule computed from the same tables, new planner measured through the gateway; ${companies} companies per operation (the walk: ${WALK_VATS.length}), upstream latency ${latencyMs} ms.\n`,
+  );
   console.log('| operation | rule | mode | upstream calls/op | euro/op | estimate €/op | plan |');
   console.log('|---|---|---|---|---|---|---|');
-  for (const r of rows) console.log(`| ${r.operation} | ${r.rule} | ${r.mode} | ${r.calls.toFixed(2)} | ${r.euro.toFixed(4)} | ${Number.isNaN(r.estimate) ? '—' : r.estimate.toFixed(4)} | ${r.endpoints} |`);
+  for (const r of rows)
+    console.log(
+      `| ${r.operation} | ${r.rule} | ${r.mode} | ${r.calls.toFixed(2)} | ${r.euro.toFixed(4)} | ${Number.isNaN(r.estimate) ? '—' : r.estimate.toFixed(4)} | ${r.endpoints} |`,
+    );
   const unreachable = [...rootNeed(ops[3].query)].filter((f) => !TIERS.some((t) => TIER_COVERAGE[t].has(f)));
-  console.log(`\nThe full report's old baseline lacks ${unreachable.join(', ')} (no tier holds it: the old rule could not buy it); the new plan buys it from its single-purpose endpoint. Warm rows repeat the same operation: both rules are answered by the cache.`);
+  console.log(
+    `\nThe full report's old baseline lacks ${unreachable.join(', ')} (no tier holds it: the old rule could not buy it); the new plan buys it from its single-purpose endpoint. Warm rows repeat the same operation: both rules are answered by the cache.`,
+  );
   return rows;
 }
 

@@ -50,7 +50,8 @@ export interface FanoutRow {
 // ---------------------------------------------------------------------------------------------
 // The clients' process
 
-type ClientCall = { seq: number; op: 'open'; url: string; token: string; n: number } | { seq: number; op: 'subscribe'; id: string } | { seq: number; op: 'collect' } | { seq: number; op: 'close' };
+type ClientCall =
+  { seq: number; op: 'open'; url: string; token: string; n: number } | { seq: number; op: 'subscribe'; id: string } | { seq: number; op: 'collect' } | { seq: number; op: 'close' };
 
 function serveClients(): void {
   let pool: LocalPool | null = null;
@@ -119,18 +120,29 @@ const idleMemory = async (): Promise<{ rss: number; heap: number }> => {
 };
 
 export async function runFanoutBench(): Promise<FanoutRow[]> {
-  const counts = (process.env.BENCH_FANOUT ?? '1000,10000').split(',').map(Number).filter((n) => n > 0);
+  const counts = (process.env.BENCH_FANOUT ?? '1000,10000')
+    .split(',')
+    .map(Number)
+    .filter((n) => n > 0);
   const rounds = Number(process.env.BENCH_FANOUT_ROUNDS ?? 5);
   // The deployed configuration (response cache on).
   const stack = await startStack({ env: { OPENAPI_ENV: 'emulator' }, port: 0 });
   const emu = async (method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<unknown> => {
-    const res = await request(`${stack.emulatorUrl!}/_emulator/${path}`, { method, headers: body === undefined ? {} : { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const res = await request(`${stack.emulatorUrl!}/_emulator/${path}`, {
+      method,
+      headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     const text = await res.body.text();
     return text ? (JSON.parse(text) as unknown) : null;
   };
   const taxCode = makeFiscalCode({ surname: 'Rossi', name: 'Mario', birthDate: '1990-04-28', gender: 'M', cadastralCode: 'L117' });
   const order = async (): Promise<string> => {
-    const res = await request(stack.gateway.graphqlUrl, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${DEFAULT_TOKEN}` }, body: JSON.stringify({ query: ORDER, variables: { input: { name: 'Mario', surname: 'Rossi', taxCode } } }) });
+    const res = await request(stack.gateway.graphqlUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${DEFAULT_TOKEN}` },
+      body: JSON.stringify({ query: ORDER, variables: { input: { name: 'Mario', surname: 'Rossi', taxCode } } }),
+    });
     const body = (await res.body.json()) as { data?: { orderPatrimonialReport: { id: string } }; errors?: unknown };
     if (!body.data) throw new Error(`order failed: ${JSON.stringify(body.errors)}`);
     return body.data.orderPatrimonialReport.id;
@@ -181,7 +193,18 @@ export async function runFanoutBench(): Promise<FanoutRow[]> {
           if (got.length > 0) acc.last.push(Math.max(...got) - callbackAt);
         }
         await clients.call({ op: 'close' });
-        rows.push({ subscribers: n, rounds, eachP50: pct(acc.each, 50), eachP99: pct(acc.each, 99), lastP50: pct(acc.last, 50), lastP99: pct(acc.last, 99), lost: acc.lost, rssPerSubscriber: acc.rss, heapPerSubscriber: acc.heap, problems: [...acc.problems] });
+        rows.push({
+          subscribers: n,
+          rounds,
+          eachP50: pct(acc.each, 50),
+          eachP99: pct(acc.each, 99),
+          lastP50: pct(acc.last, 50),
+          lastP99: pct(acc.last, 99),
+          lost: acc.lost,
+          rssPerSubscriber: acc.rss,
+          heapPerSubscriber: acc.heap,
+          problems: [...acc.problems],
+        });
       } finally {
         clients.kill();
       }
@@ -198,7 +221,9 @@ export function printFanoutRows(rows: FanoutRow[]): void {
   console.log('| subscribers | rounds | callback → each delivery p50 | p99 | callback → last delivery p50 | p99 | lost | idle RSS per subscriber | idle heap per subscriber |');
   console.log('|---|---|---|---|---|---|---|---|---|');
   for (const r of rows) {
-    console.log(`| ${r.subscribers} | ${r.rounds} | ${r.eachP50.toFixed(1)} ms | ${r.eachP99.toFixed(1)} ms | ${r.lastP50.toFixed(1)} ms | ${r.lastP99.toFixed(1)} ms | ${r.lost} | ${(r.rssPerSubscriber / 1024).toFixed(1)} KB | ${(r.heapPerSubscriber / 1024).toFixed(1)} KB |`);
+    console.log(
+      `| ${r.subscribers} | ${r.rounds} | ${r.eachP50.toFixed(1)} ms | ${r.eachP99.toFixed(1)} ms | ${r.lastP50.toFixed(1)} ms | ${r.lastP99.toFixed(1)} ms | ${r.lost} | ${(r.rssPerSubscriber / 1024).toFixed(1)} KB | ${(r.heapPerSubscriber / 1024).toFixed(1)} KB |`,
+    );
   }
   for (const r of rows) for (const p of r.problems) console.log(`- ${r.subscribers}: ${p}`);
 }

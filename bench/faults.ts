@@ -18,14 +18,7 @@ import { startStack } from '../stack.ts';
 const TIMEOUT_MS = 800;
 const WALLET = 100_000;
 
-
-const FAULTS = [
-  { status: 503 },
-  { status: 429, retryAfter: 1 },
-  { reset: true },
-  { hangMs: TIMEOUT_MS + 400 },
-  { delayAfterMs: TIMEOUT_MS + 400 },
-];
+const FAULTS = [{ status: 503 }, { status: 429, retryAfter: 1 }, { reset: true }, { hangMs: TIMEOUT_MS + 400 }, { delayAfterMs: TIMEOUT_MS + 400 }];
 
 interface GqlBody {
   data?: Record<string, { id?: string } | null> | null;
@@ -61,7 +54,11 @@ async function run(withKeys: boolean, latencyMs: number): Promise<FaultRow> {
   await control('risk/timing', 'POST', { completeAfterMs: 0 });
   const { token } = (await control('tokens', 'POST', { credit: WALLET })) as { token: string };
   const gql = async (query: string, variables?: Record<string, unknown>): Promise<GqlBody> => {
-    const res = await fetch(stack.gateway.graphqlUrl, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify({ query, variables }) });
+    const res = await fetch(stack.gateway.graphqlUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      body: JSON.stringify({ query, variables }),
+    });
     return (await res.json()) as GqlBody;
   };
   const quiescent = async (): Promise<void> => {
@@ -102,7 +99,17 @@ async function run(withKeys: boolean, latencyMs: number): Promise<FaultRow> {
     } else {
       const i = orders++;
       if (faulty) await control('faults', 'POST', { area: 'risk', pathPrefix: '/IT-report-persona', ...fault, count: 1 });
-      const input = { name: `LUCA${String.fromCharCode(65 + i)}`, surname: 'VERDI', taxCode: makeFiscalCode({ surname: 'Verdi', name: `Luca${String.fromCharCode(65 + i)}`, birthDate: `1980-01-${String(i + 1).padStart(2, '0')}`, gender: 'M', cadastralCode: 'F205' }) };
+      const input = {
+        name: `LUCA${String.fromCharCode(65 + i)}`,
+        surname: 'VERDI',
+        taxCode: makeFiscalCode({
+          surname: 'Verdi',
+          name: `Luca${String.fromCharCode(65 + i)}`,
+          birthDate: `1980-01-${String(i + 1).padStart(2, '0')}`,
+          gender: 'M',
+          cadastralCode: 'F205',
+        }),
+      };
       let key: string | undefined = withKeys ? `bench:${step}` : undefined;
       for (let attempt = 0; attempt < 8; attempt++) {
         const b = await gql(`mutation($input: PersonSubjectInput!, $key: String) { orderPersonReport(input: $input, idempotencyKey: $key) { id } }`, { input, key });
@@ -121,13 +128,26 @@ async function run(withKeys: boolean, latencyMs: number): Promise<FaultRow> {
   const charged = calls.filter((c) => c.method === 'POST' && c.price > 0).length;
   const wallet = WALLET - ((await control(`tokens/${token}`, 'GET')) as { credit: number }).credit - spentBefore;
   await stack.close();
-  return { client: withKeys ? 'retries with the idempotency key' : 'naive: orders again without a key', readsOk: readsOk / 200, readsStale: readsStale / 200, orders, postsTwice: charged - orders, wallet, reported, atRisk };
+  return {
+    client: withKeys ? 'retries with the idempotency key' : 'naive: orders again without a key',
+    readsOk: readsOk / 200,
+    readsStale: readsStale / 200,
+    orders,
+    postsTwice: charged - orders,
+    wallet,
+    reported,
+    atRisk,
+  };
 }
 
 export async function runFaultBench(latencyMs: number): Promise<void> {
   const rows = [await run(true, latencyMs), await run(false, latencyMs)];
-  console.log(`\nFault mix: 200 reads + 20 orders, ~20% of operations meet a fault (503, 429, reset after charge, hang, answer lost after charge), upstream latency ${latencyMs} ms, timeout ${TIMEOUT_MS} ms.\n`);
-  console.log('| client | reads answered | of all reads, from stale data | orders | paid POSTs sent twice | wallet charged | euro reported | + at risk | wallet − (reported + at risk) |');
+  console.log(
+    `\nFault mix: 200 reads + 20 orders, ~20% of operations meet a fault (503, 429, reset after charge, hang, answer lost after charge), upstream latency ${latencyMs} ms, timeout ${TIMEOUT_MS} ms.\n`,
+  );
+  console.log(
+    '| client | reads answered | of all reads, from stale data | orders | paid POSTs sent twice | wallet charged | euro reported | + at risk | wallet − (reported + at risk) |',
+  );
   console.log('|---|---|---|---|---|---|---|---|---|');
   for (const r of rows) {
     console.log(

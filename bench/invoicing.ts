@@ -27,9 +27,14 @@ const ISSUE = `mutation($n: String!) { issueInvoice(input: {
 const RECEIPT = `mutation($sale: String!) { issueReceipt(input: { fiscalId: "${SENDER}", items: [{ description: "Caffè", quantity: 2, unitPrice: 1.2, vatRateCode: "10" }], cashPaymentAmount: 2.4, tags: [$sale] }) { id status } }`;
 
 export async function runInvoicingBench(latencyMs: number, n = 20): Promise<void> {
-  const stack = await startStack({ env: { ...process.env, OPENAPI_ENV: 'emulator', INVOICING_POLL_INTERVAL_MS: '600000' }, port: 0, emulator: { latencyMs: { invoice: latencyMs } } });
+  const stack = await startStack({
+    env: { ...process.env, OPENAPI_ENV: 'emulator', INVOICING_POLL_INTERVAL_MS: '600000' },
+    port: 0,
+    emulator: { latencyMs: { invoice: latencyMs } },
+  });
   const emu = stack.emulatorUrl!;
-  const control = async (path: string, body: unknown): Promise<unknown> => (await request(`${emu}/_emulator/${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })).body.json();
+  const control = async (path: string, body: unknown): Promise<unknown> =>
+    (await request(`${emu}/_emulator/${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })).body.json();
   const token = ((await control('tokens', { credit: 1000 })) as { token: string }).token;
   const headers = { 'content-type': 'application/json', authorization: `Bearer ${token}` };
   const gql = async (query: string, variables: Record<string, unknown> = {}) => {
@@ -42,7 +47,9 @@ export async function runInvoicingBench(latencyMs: number, n = 20): Promise<void
   const rows: string[] = [];
   try {
     await control('invoice/timing', { sentAfterMs: 0, outcomeAfterMs: 0, paTermsAfterMs: 0, submitAfterMs: 0, readyAfterMs: 0 });
-    await gql(`mutation { configureInvoicing(input: { fiscalId: "${SENDER}", name: "Openapi SpA", email: "f@example.com", receipts: true, receiptsCredentials: { taxCode: "${CF}", password: "pw", pin: "1" } }) { id } }`);
+    await gql(
+      `mutation { configureInvoicing(input: { fiscalId: "${SENDER}", name: "Openapi SpA", email: "f@example.com", receipts: true, receiptsCredentials: { taxCode: "${CF}", password: "pw", pin: "1" } }) { id } }`,
+    );
 
     // Issue and track invoices: NEW (mutation) → SENT → DONE (notifications through the gateway's ingress).
     const issueLat: number[] = [];

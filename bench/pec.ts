@@ -37,7 +37,8 @@ export async function runPecBench(latencyMs: number, mailboxes = 10): Promise<vo
     const res = await request(`${emu}/_emulator/${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
     await res.body.dump();
   };
-  const calls = async (): Promise<Array<{ area: string; price: number }>> => (await (await request(`${emu}/_emulator/calls`)).body.json()) as Array<{ area: string; price: number }>;
+  const calls = async (): Promise<Array<{ area: string; price: number }>> =>
+    (await (await request(`${emu}/_emulator/calls`)).body.json()) as Array<{ area: string; price: number }>;
   const clearCalls = async (): Promise<void> => void (await (await request(`${emu}/_emulator/calls`, { method: 'DELETE' })).body.dump());
   const gql = async (query: string, variables: Obj): Promise<Obj> => {
     const res = await request(stack.gateway.graphqlUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query, variables }) });
@@ -58,7 +59,11 @@ export async function runPecBench(latencyMs: number, mailboxes = 10): Promise<vo
     for (let i = 0; i < mailboxes; i++) {
       const t0 = performance.now();
       const address = `bench.box${i}.${Date.now().toString(36)}@legalmail.it`;
-      const reg = (await gql(`mutation($input: RegisterMailboxInput!) { registerMailbox(input: $input) { id } }`, { input: { address, boxType: 'BRONZE', customerType: 'PV', applicant, holder } })).registerMailbox as Obj;
+      const reg = (
+        await gql(`mutation($input: RegisterMailboxInput!) { registerMailbox(input: $input) { id } }`, {
+          input: { address, boxType: 'BRONZE', customerType: 'PV', applicant, holder },
+        })
+      ).registerMailbox as Obj;
       const id = String(reg.id);
       const it = client.iterate<Obj>({ query: `subscription($id: ID!) { mailboxUpdated(id: $id) { status } }`, variables: { id } });
       await it.next();
@@ -90,8 +95,17 @@ export async function runPecBench(latencyMs: number, mailboxes = 10): Promise<vo
     for (let i = 0; i < mailboxes; i++) {
       const t0 = performance.now();
       const input = {
-        address: `azienda${i}@legalmail.it`, taxCodeOrVat: '12485671007', companyName: 'Azienda Bench', city: 'Roma', province: 'RM',
-        firstName: 'Mario', lastName: 'Rossi', taxCode: CF, role: 'LEGALE_RAPPRESENTANTE', email: 'mario@example.com', mobile: '3331234567',
+        address: `azienda${i}@legalmail.it`,
+        taxCodeOrVat: '12485671007',
+        companyName: 'Azienda Bench',
+        city: 'Roma',
+        province: 'RM',
+        firstName: 'Mario',
+        lastName: 'Rossi',
+        taxCode: CF,
+        role: 'LEGALE_RAPPRESENTANTE',
+        email: 'mario@example.com',
+        mobile: '3331234567',
       };
       const id = String(((await gql(`mutation($input: NotifyCompanyRegisterInput!) { notifyCompanyRegister(input: $input) { id } }`, { input })).notifyCompanyRegister as Obj).id);
       const it = client.iterate<Obj>({ query: `subscription($id: ID!) { pecNotificationUpdated(id: $id) { status } }`, variables: { id } });
@@ -118,10 +132,12 @@ export async function runPecBench(latencyMs: number, mailboxes = 10): Promise<vo
     await clearCalls();
     const recipients = Array.from({ length: 50 }, (_, i) => (i % 10 === 9 ? `bounce${i}@legalmail.it` : `cliente${i}@legalmail.it`));
     const t0 = performance.now();
-    const sent = (await gql(`mutation($input: BulkSendInput!, $c: BulkCredentialsInput!) { sendCertifiedMail(input: $input, credentials: $c) { id } }`, {
-      input: { sender: DEFAULT_BULK_USERNAME, recipients, subject: 'Bench', html: '<p>bench</p>' },
-      c: { username: DEFAULT_BULK_USERNAME, password: DEFAULT_BULK_PASSWORD },
-    })).sendCertifiedMail as Obj;
+    const sent = (
+      await gql(`mutation($input: BulkSendInput!, $c: BulkCredentialsInput!) { sendCertifiedMail(input: $input, credentials: $c) { id } }`, {
+        input: { sender: DEFAULT_BULK_USERNAME, recipients, subject: 'Bench', html: '<p>bench</p>' },
+        c: { username: DEFAULT_BULK_USERNAME, password: DEFAULT_BULK_PASSWORD },
+      })
+    ).sendCertifiedMail as Obj;
     const it = client.iterate<Obj>({ query: `subscription($id: ID!) { sendingUpdated(id: $id) { done counts { sent delivered failed } } }`, variables: { id: sent.id } });
     for (;;) if ((((await it.next()).value?.data?.sendingUpdated as Obj | undefined)?.counts as Obj | undefined)?.sent === 50) break;
     const c0 = performance.now();
@@ -145,10 +161,12 @@ export async function runPecBench(latencyMs: number, mailboxes = 10): Promise<vo
     await clearCalls();
     const many = Array.from({ length: 1000 }, (_, i) => `destinatario${i}@legalmail.it`);
     const m0 = performance.now();
-    const big = (await gql(`mutation($input: BulkSendInput!, $c: BulkCredentialsInput!) { sendCertifiedMail(input: $input, credentials: $c) { id } }`, {
-      input: { sender: DEFAULT_BULK_USERNAME, recipients: many, subject: 'Bench 1000', html: '<p>bench</p>' },
-      c: { username: DEFAULT_BULK_USERNAME, password: DEFAULT_BULK_PASSWORD },
-    })).sendCertifiedMail as Obj;
+    const big = (
+      await gql(`mutation($input: BulkSendInput!, $c: BulkCredentialsInput!) { sendCertifiedMail(input: $input, credentials: $c) { id } }`, {
+        input: { sender: DEFAULT_BULK_USERNAME, recipients: many, subject: 'Bench 1000', html: '<p>bench</p>' },
+        c: { username: DEFAULT_BULK_USERNAME, password: DEFAULT_BULK_PASSWORD },
+      })
+    ).sendCertifiedMail as Obj;
     const queuedMs = performance.now() - m0;
     const progress = client.iterate<Obj>({ query: `subscription($id: ID!) { sendingUpdated(id: $id) { counts { sent } } }`, variables: { id: big.id } });
     let events = 0;
@@ -161,7 +179,9 @@ export async function runPecBench(latencyMs: number, mailboxes = 10): Promise<vo
     await progress.return?.();
     const allSentMs = performance.now() - m0;
     const sends = (await calls()).filter((c) => c.area === 'pecmassiva' && (c as { method?: string }).method === 'POST');
-    rows.push(`| bulk send, 1,000 recipients (answered in ${ms(queuedMs)}; ${events} progress events) | ${sends.length} sends | ${sends.reduce((s, c) => s + c.price, 0).toFixed(3)} | — | — | ${ms(allSentMs)} to all sent |`);
+    rows.push(
+      `| bulk send, 1,000 recipients (answered in ${ms(queuedMs)}; ${events} progress events) | ${sends.length} sends | ${sends.reduce((s, c) => s + c.price, 0).toFixed(3)} | — | — | ${ms(allSentMs)} to all sent |`,
+    );
   } finally {
     await client.dispose();
     await stack.close();

@@ -53,7 +53,9 @@ export async function runPostalBench(latencyMs: number, companies = 20): Promise
       }
     }
     const list = priceOf('cap', 'GET', '/cerca_comuni');
-    rows.push(`| typing 10 prefixes (layer, cold per word) | ${(calls / WORDS.length).toFixed(2)} | ${(euro / WORDS.length).toFixed(4)} (list price ${((calls / WORDS.length) * list).toFixed(4)}; inside the daily free tier) | ${ms(pct(lat, 0.5))} per key |`);
+    rows.push(
+      `| typing 10 prefixes (layer, cold per word) | ${(calls / WORDS.length).toFixed(2)} | ${(euro / WORDS.length).toFixed(4)} (list price ${((calls / WORDS.length) * list).toFixed(4)}; inside the daily free tier) | ${ms(pct(lat, 0.5))} per key |`,
+    );
     // Without the layer: one cerca_comuni per key stroke.
     const direct: number[] = [];
     for (const w of WORDS) {
@@ -64,12 +66,17 @@ export async function runPostalBench(latencyMs: number, companies = 20): Promise
         direct.push(performance.now() - t0);
       }
     }
-    rows.push(`| typing 10 prefixes (direct REST, one search per key) | ${PREFIXES.toFixed(2)} | list price ${(PREFIXES * list).toFixed(4)}; uses 10× the free tier | ${ms(pct(direct, 0.5))} per key |`);
+    rows.push(
+      `| typing 10 prefixes (direct REST, one search per key) | ${PREFIXES.toFixed(2)} | list price ${(PREFIXES * list).toFixed(4)}; uses 10× the free tier | ${ms(pct(direct, 0.5))} per key |`,
+    );
 
     // Companies with their municipality: company data cold per company, postal data shared.
     await stack.upstream.clearCache();
     const vats = registeredVats(4_000_000, companies);
-    for (const [label, warmPostal] of [['cold postal cache', false], ['postal cache warm', true]] as const) {
+    for (const [label, warmPostal] of [
+      ['cold postal cache', false],
+      ['postal cache warm', true],
+    ] as const) {
       let c = 0;
       let e = 0;
       let pc = 0;
@@ -85,7 +92,9 @@ export async function runPostalBench(latencyMs: number, companies = 20): Promise
         c += cost.upstreamCalls;
         e += cost.euro;
       }
-      rows.push(`| company + address.municipality (${label}) | ${(c / vats.length).toFixed(2)} (postal ${(pc / vats.length).toFixed(2)}) | ${(e / vats.length).toFixed(4)} | ${ms(pct(l, 0.5))} |`);
+      rows.push(
+        `| company + address.municipality (${label}) | ${(c / vats.length).toFixed(2)} (postal ${(pc / vats.length).toFixed(2)}) | ${(e / vats.length).toFixed(4)} | ${ms(pct(l, 0.5))} |`,
+      );
     }
   } finally {
     await stack.close();

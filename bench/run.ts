@@ -134,7 +134,16 @@ async function main(): Promise<void> {
       if (i % sc.vats.length === 0) await stack.upstream.clearCache();
       return gql(sc.query, { v: sc.vats[i % sc.vats.length] });
     });
-    rows.push({ scenario: sc.name, mode: 'layer, cold', calls: cold.calls / sc.vats.length, euro: cold.euro / sc.vats.length, p50: pct(cold.lat, 50), p99: pct(cold.lat, 99), rps: coldRps, estimate: cold.estimate });
+    rows.push({
+      scenario: sc.name,
+      mode: 'layer, cold',
+      calls: cold.calls / sc.vats.length,
+      euro: cold.euro / sc.vats.length,
+      p50: pct(cold.lat, 50),
+      p99: pct(cold.lat, 99),
+      rps: coldRps,
+      estimate: cold.estimate,
+    });
 
     // Warm: the same company again and again.
     const v0 = sc.vats[0];
@@ -147,7 +156,16 @@ async function main(): Promise<void> {
       warm.euro += cost.euro;
     }
     const warmRps = await throughput(() => gql(sc.query, { v: v0 }));
-    rows.push({ scenario: sc.name, mode: 'layer, warm', calls: warm.calls / N, euro: warm.euro / N, p50: pct(warm.lat, 50), p99: pct(warm.lat, 99), rps: warmRps, estimate: cold.estimate });
+    rows.push({
+      scenario: sc.name,
+      mode: 'layer, warm',
+      calls: warm.calls / N,
+      euro: warm.euro / N,
+      p50: pct(warm.lat, 50),
+      p99: pct(warm.lat, 99),
+      rps: warmRps,
+      estimate: cold.estimate,
+    });
 
     // Direct REST: the client calls the endpoints itself, in parallel, every time.
     const direct = { lat: [] as number[] };
@@ -156,14 +174,26 @@ async function main(): Promise<void> {
     const restCalls = restPaths.reduce((a, p) => a + p.length, 0) / sc.vats.length;
     const restEuro = restPaths.reduce((a, p) => a + p.reduce((s, x) => s + priceOf('company', 'GET', x), 0), 0) / sc.vats.length;
     const directRps = await throughput((i) => restPhases(sc.rest(sc.vats[i % sc.vats.length])));
-    rows.push({ scenario: sc.name, mode: 'direct REST', calls: restCalls, euro: restEuro, p50: pct(direct.lat, 50), p99: pct(direct.lat, 99), rps: directRps, estimate: Number.NaN });
+    rows.push({
+      scenario: sc.name,
+      mode: 'direct REST',
+      calls: restCalls,
+      euro: restEuro,
+      p50: pct(direct.lat, 50),
+      p99: pct(direct.lat, 99),
+      rps: directRps,
+      estimate: Number.NaN,
+    });
   }
   await stack.close();
 
   console.log(`\nUpstream latency ${LATENCY_MS} ms per call (emulator), ${N} sequential operations per row, ${CONCURRENCY} clients for ${THROUGHPUT_MS} ms for throughput.\n`);
   console.log('| scenario | mode | upstream calls/op | euro/op | estimate €/op (worst case) | p50 | p99 | ops/s |');
   console.log('|---|---|---|---|---|---|---|---|');
-  for (const r of rows) console.log(`| ${r.scenario} | ${r.mode} | ${r.calls.toFixed(2)} | ${r.euro.toFixed(4)} | ${Number.isNaN(r.estimate) ? '—' : r.estimate.toFixed(4)} | ${ms(r.p50)} | ${ms(r.p99)} | ${r.rps.toFixed(0)} |`);
+  for (const r of rows)
+    console.log(
+      `| ${r.scenario} | ${r.mode} | ${r.calls.toFixed(2)} | ${r.euro.toFixed(4)} | ${Number.isNaN(r.estimate) ? '—' : r.estimate.toFixed(4)} | ${ms(r.p50)} | ${ms(r.p99)} | ${r.rps.toFixed(0)} |`,
+    );
 
   await runCompanyPlansBench(LATENCY_MS);
 

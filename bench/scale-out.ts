@@ -131,7 +131,18 @@ async function fanout(target: FanoutTarget, n: number, taxCode: string): Promise
   const emu = (method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown) => emulatorControl(target.emulatorUrl, method, path, body);
   const authorization = `Bearer ${DEFAULT_TOKEN}`;
   const rounds = roundsFor(n);
-  const acc = { subscribe: [] as number[], each: [] as number[], last: [] as number[], same: [] as number[], other: [] as number[], advanceLast: [] as number[], answered: [] as number[], emulatorCalls: 0, lost: 0, problems: new Set<string>() };
+  const acc = {
+    subscribe: [] as number[],
+    each: [] as number[],
+    last: [] as number[],
+    same: [] as number[],
+    other: [] as number[],
+    advanceLast: [] as number[],
+    answered: [] as number[],
+    emulatorCalls: 0,
+    lost: 0,
+    problems: new Set<string>(),
+  };
   const pool: SubscriberPool = new WorkerPool(target.wsUrls, DEFAULT_TOKEN);
   try {
     await pool.open(n);
@@ -141,7 +152,12 @@ async function fanout(target: FanoutTarget, n: number, taxCode: string): Promise
       await emu('DELETE', 'callbacks');
       await target.takeCallbacks();
       calibrate();
-      const ordered = await gqlAt<{ orderPatrimonialReport: { id: string } }>(target.orderVia(round), ORDER, { input: { name: 'Mario', surname: 'Rossi', taxCode } }, { authorization });
+      const ordered = await gqlAt<{ orderPatrimonialReport: { id: string } }>(
+        target.orderVia(round),
+        ORDER,
+        { input: { name: 'Mario', surname: 'Rossi', taxCode } },
+        { authorization },
+      );
       if (ordered.errors || !ordered.data) throw new Error(`order failed: ${JSON.stringify(ordered.errors)}`);
       const id = ordered.data.orderPatrimonialReport.id;
 
@@ -268,7 +284,9 @@ async function startReplicas(services: Service[], redisUrl: string, prefix: stri
   );
   // The subgraphs the bench does not exercise, in one process both gateways share.
   const rest = otherSubgraphs(['company', 'risk']);
-  const [others] = await started([spawnService('others', 'subgraph', rest, { ...env, OPENAPI_EMULATOR_URL: emulatorUrl, PUBLIC_URL: `http://127.0.0.1:${ports[0]}`, SUBGRAPH_PORT: '0' })]);
+  const [others] = await started([
+    spawnService('others', 'subgraph', rest, { ...env, OPENAPI_EMULATOR_URL: emulatorUrl, PUBLIC_URL: `http://127.0.0.1:${ports[0]}`, SUBGRAPH_PORT: '0' }),
+  ]);
   const probe = ['--import', new URL('./callback-probe.ts', import.meta.url).href];
   const gatewayServices = await started(
     ports.map((port, i) =>
@@ -415,7 +433,9 @@ export async function runScaleOutBench(opts: ScaleOutOptions): Promise<void> {
     try {
       await redis.ping();
     } catch (err) {
-      throw new Error(`Redis unreachable at ${new URL(redisUrl).host} (${(err as Error).message}): start it, set REDIS_URL, or skip this part with BENCH_SCALE_OUT=0`, { cause: err });
+      throw new Error(`Redis unreachable at ${new URL(redisUrl).host} (${(err as Error).message}): start it, set REDIS_URL, or skip this part with BENCH_SCALE_OUT=0`, {
+        cause: err,
+      });
     }
     const replicas = await startReplicas(services, redisUrl, prefix, opts.latencyMs);
     fanoutRows.push(...(await redisFanout(replicas, taxCode)));
@@ -438,7 +458,7 @@ export async function runScaleOutBench(opts: ScaleOutOptions): Promise<void> {
       `Upstream latency ${opts.latencyMs} ms per call; the first round of each N is not counted; "last delivery" p99 is over rounds (few: close to the maximum).\n`,
   );
   console.log(
-    '| stack | subscribers | rounds | subscribe all (initial state) p50 | callback in → each delivery p50 | p99 | callback in → last delivery p50 | p99 | each delivery p50, callback\'s gateway | other gateway | advance → last delivery p50 | callback answered p50 | emulator risk calls/round | lost |',
+    "| stack | subscribers | rounds | subscribe all (initial state) p50 | callback in → each delivery p50 | p99 | callback in → last delivery p50 | p99 | each delivery p50, callback's gateway | other gateway | advance → last delivery p50 | callback answered p50 | emulator risk calls/round | lost |",
   );
   console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
   for (const r of [...fanoutRows].sort(byN)) {
@@ -461,10 +481,15 @@ export async function runScaleOutBench(opts: ScaleOutOptions): Promise<void> {
     for (const mode of ['cold', 'warm']) {
       const mem = opts.memoryRows.find((r) => r.scenario === sc.name && r.mode === `layer, ${mode}`);
       const rep = companyRows.find((r) => r.scenario === sc.name && r.mode === mode);
-      for (const [stack, r] of [[MEMORY, mem], ['2 replicas on Redis, A/B alternately', rep]] as const) {
+      for (const [stack, r] of [
+        [MEMORY, mem],
+        ['2 replicas on Redis, A/B alternately', rep],
+      ] as const) {
         if (r) console.log(`| ${sc.name} | ${stack} | ${mode} | ${r.calls.toFixed(2)} | ${r.euro.toFixed(4)} | ${ms(r.p50)} | ${ms(r.p99)} | ${r.rps.toFixed(0)} |`);
       }
     }
   }
-  console.log(`\nScale-out part: ${((Date.now() - started) / 1000).toFixed(0)} s; ${services.length} processes stopped; ${Number.isNaN(removed) ? 'Redis keys of the run NOT removed' : `${removed} Redis keys of prefix ${prefix} removed`}.`);
+  console.log(
+    `\nScale-out part: ${((Date.now() - started) / 1000).toFixed(0)} s; ${services.length} processes stopped; ${Number.isNaN(removed) ? 'Redis keys of the run NOT removed' : `${removed} Redis keys of prefix ${prefix} removed`}.`,
+  );
 }

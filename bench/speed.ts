@@ -109,7 +109,13 @@ export async function sequentialP50(side: Side, n: number, query: string, vars: 
 }
 
 /** Operations per second with `concurrency` clients for `ms`, and this process's CPU ms per operation. */
-export async function throughput(side: Side, query: string, vars: (i: number) => Record<string, unknown>, concurrency = CONCURRENCY, ms = THROUGHPUT_MS): Promise<{ rps: number; cpuMs: number }> {
+export async function throughput(
+  side: Side,
+  query: string,
+  vars: (i: number) => Record<string, unknown>,
+  concurrency = CONCURRENCY,
+  ms = THROUGHPUT_MS,
+): Promise<{ rps: number; cpuMs: number }> {
   let done = 0;
   let next = 0;
   const cpu0 = process.cpuUsage();
@@ -185,10 +191,20 @@ export function sdlFromSample(sample: unknown): string {
   const typeOf = (name: string, values: unknown[]): string => {
     const present = values.filter((v) => v !== null && v !== undefined);
     if (present.length === 0) return 'String';
-    if (Array.isArray(present[0])) return `[${typeOf(name, present.flatMap((v) => v as unknown[]))}]`;
+    if (Array.isArray(present[0]))
+      return `[${typeOf(
+        name,
+        present.flatMap((v) => v as unknown[]),
+      )}]`;
     if (typeof present[0] === 'object') {
       const keys = [...new Set(present.flatMap((v) => Object.keys(v)))];
-      const fields = keys.map((k) => `  ${k}: ${typeOf(`${name}_${k}`, present.map((v) => (v as Record<string, unknown>)[k]))}`);
+      const fields = keys.map(
+        (k) =>
+          `  ${k}: ${typeOf(
+            `${name}_${k}`,
+            present.map((v) => (v as Record<string, unknown>)[k]),
+          )}`,
+      );
       types.push(`type ${name} {\n${fields.length ? fields.join('\n') : '  _empty: String'}\n}`);
       return name;
     }
@@ -244,7 +260,14 @@ export async function startBaselineSide(samples: { profile: unknown; walk: unkno
     delete: (key: string) => lru.delete(key),
     getKeysByPrefix: (prefix: string) => [...lru.keys()].filter((k) => k.startsWith(prefix)),
   };
-  const runtime = createGatewayRuntime({ proxy: { endpoint: subgraphUrl }, cache, responseCaching: { session: () => null }, logging: false, landingPage: false, graphqlEndpoint: '/graphql' });
+  const runtime = createGatewayRuntime({
+    proxy: { endpoint: subgraphUrl },
+    cache,
+    responseCaching: { session: () => null },
+    logging: false,
+    landingPage: false,
+    graphqlEndpoint: '/graphql',
+  });
   const gateway: Server = createServer(runtime.requestListener);
   await new Promise<void>((r) => gateway.listen(0, '127.0.0.1', r));
   const graphqlUrl = `http://127.0.0.1:${(gateway.address() as AddressInfo).port}/graphql`;
@@ -342,7 +365,12 @@ async function burstRows(ctx: SpeedContext, n: number): Promise<SpeedRow[]> {
   const l = await burst(ctx.layer, n, PROFILE, { v: nextCold() });
   const b = await burst(ctx.baseline, n, PROFILE, { v: nextCold() });
   return [
-    { what: `burst of ${n} identical profiles: upstream calls (one operation alone)`, layer: `${l.calls} (${l1})`, baseline: `${b.calls} (${b1})`, ratio: l.calls / l1 / (b.calls / b1) },
+    {
+      what: `burst of ${n} identical profiles: upstream calls (one operation alone)`,
+      layer: `${l.calls} (${l1})`,
+      baseline: `${b.calls} (${b1})`,
+      ratio: l.calls / l1 / (b.calls / b1),
+    },
     row(`burst of ${n}: answer after the call's return, p50`, l.p50, b.p50, msFmt),
     row(`burst of ${n}: answer after the call's return, max`, l.max, b.max, msFmt),
     row(`burst of ${n}: last answer after the first`, l.spread, b.spread, msFmt),
@@ -426,7 +454,9 @@ export async function runSpeedBench(): Promise<SpeedRow[]> {
 }
 
 export function printSpeedRows(rows: SpeedRow[]): void {
-  console.log(`\nSpeed: the layer beside a bare Hive gateway with its response cache over a yoga subgraph answering the same JSON after the same delay (upstream ${LATENCY_MS} ms unless said; ${N} sequential operations, ${CONCURRENCY} clients for ${THROUGHPUT_MS} ms).\n`);
+  console.log(
+    `\nSpeed: the layer beside a bare Hive gateway with its response cache over a yoga subgraph answering the same JSON after the same delay (upstream ${LATENCY_MS} ms unless said; ${N} sequential operations, ${CONCURRENCY} clients for ${THROUGHPUT_MS} ms).\n`,
+  );
   console.log('| what | layer | baseline | layer ÷ baseline |');
   console.log('|---|---|---|---|');
   for (const r of rows) console.log(`| ${r.what} | ${r.layer} | ${r.baseline} | ${Number.isFinite(r.ratio) ? r.ratio.toFixed(2) : '—'} |`);

@@ -221,7 +221,11 @@ export class LocalPool implements SubscriberPool {
 }
 
 // Worker protocol: the main thread calls pool methods by message; the worker answers each call.
-type Call = { seq: number; op: 'open'; n: number } | { seq: number; op: 'subscribe'; id: string; family?: string } | { seq: number; op: 'collect'; timeoutMs: number } | { seq: number; op: 'close' };
+type Call =
+  | { seq: number; op: 'open'; n: number }
+  | { seq: number; op: 'subscribe'; id: string; family?: string }
+  | { seq: number; op: 'collect'; timeoutMs: number }
+  | { seq: number; op: 'close' };
 type Answer = { seq: number; ok: true; value: RoundResult | null } | { seq: number; ok: false; error: string };
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 interface WorkerInit {
@@ -231,7 +235,11 @@ interface WorkerInit {
 }
 
 const isWorkerInit = (v: unknown): v is WorkerInit =>
-  typeof v === 'object' && v !== null && (v as { role?: unknown }).role === WORKER_ROLE && Array.isArray((v as { urls?: unknown }).urls) && typeof (v as { token?: unknown }).token === 'string';
+  typeof v === 'object' &&
+  v !== null &&
+  (v as { role?: unknown }).role === WORKER_ROLE &&
+  Array.isArray((v as { urls?: unknown }).urls) &&
+  typeof (v as { token?: unknown }).token === 'string';
 
 function serveInWorker(port: MessagePort, init: WorkerInit): void {
   const pool = new LocalPool(init.urls, init.token);

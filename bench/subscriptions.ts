@@ -133,7 +133,20 @@ export async function runSubscriptionBench(): Promise<void> {
       const rounds = roundsFor(n);
       pool = inProcess ? new LocalPool([stack.gateway.wsUrl], DEFAULT_TOKEN) : new WorkerPool([stack.gateway.wsUrl], DEFAULT_TOKEN);
       await pool.open(n);
-      const acc = { subscribe: [] as number[], each: [] as number[], last: [] as number[], cbEach: [] as number[], cbLast: [] as number[], cbIn: [] as number[], cbAnswered: [] as number[], calls: 0, euro: 0, emulatorCalls: 0, lost: 0, problems: new Set<string>() };
+      const acc = {
+        subscribe: [] as number[],
+        each: [] as number[],
+        last: [] as number[],
+        cbEach: [] as number[],
+        cbLast: [] as number[],
+        cbIn: [] as number[],
+        cbAnswered: [] as number[],
+        calls: 0,
+        euro: 0,
+        emulatorCalls: 0,
+        lost: 0,
+        problems: new Set<string>(),
+      };
       for (let round = 0; round <= rounds; round++) {
         const counted = round > 0; // round 0 warms up
         await emu('DELETE', 'calls');
@@ -227,4 +240,3 @@ export async function runSubscriptionBench(): Promise<void> {
   const problems = rows.flatMap((r) => r.problems.map((p) => `- ${r.subscribers} subscribers: ${p}`));
   if (problems.length > 0) console.log(`\nProblems seen:\n${problems.join('\n')}`);
 }
-

@@ -48,7 +48,14 @@ export async function deliverCallbackPayload(target: CallbackTarget, payload: un
   let last: number | null = null;
   for (let attempt = 1; attempt <= attempts; attempt++) {
     try {
-      const res = await request(target.url, { method: 'POST', headers, body, headersTimeout: timeout, bodyTimeout: timeout, ...(opts.dispatcher ? { dispatcher: opts.dispatcher } : {}) });
+      const res = await request(target.url, {
+        method: 'POST',
+        headers,
+        body,
+        headersTimeout: timeout,
+        bodyTimeout: timeout,
+        ...(opts.dispatcher ? { dispatcher: opts.dispatcher } : {}),
+      });
       await res.body.dump();
       last = res.statusCode;
       opts.onAttempt?.(attempt, last);

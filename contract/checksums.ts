@@ -43,9 +43,42 @@ export function makeItalianVat(firstTen: string): string {
 
 /** Values of characters in odd positions (1st, 3rd, …) for the fiscal-code check letter. */
 const ODD_VALUES: Record<string, number> = {
-  '0': 1, '1': 0, '2': 5, '3': 7, '4': 9, '5': 13, '6': 15, '7': 17, '8': 19, '9': 21,
-  A: 1, B: 0, C: 5, D: 7, E: 9, F: 13, G: 15, H: 17, I: 19, J: 21, K: 2, L: 4, M: 18,
-  N: 20, O: 11, P: 3, Q: 6, R: 8, S: 12, T: 14, U: 16, V: 10, W: 22, X: 25, Y: 24, Z: 23,
+  '0': 1,
+  '1': 0,
+  '2': 5,
+  '3': 7,
+  '4': 9,
+  '5': 13,
+  '6': 15,
+  '7': 17,
+  '8': 19,
+  '9': 21,
+  A: 1,
+  B: 0,
+  C: 5,
+  D: 7,
+  E: 9,
+  F: 13,
+  G: 15,
+  H: 17,
+  I: 19,
+  J: 21,
+  K: 2,
+  L: 4,
+  M: 18,
+  N: 20,
+  O: 11,
+  P: 3,
+  Q: 6,
+  R: 8,
+  S: 12,
+  T: 14,
+  U: 16,
+  V: 10,
+  W: 22,
+  X: 25,
+  Y: 24,
+  Z: 23,
 };
 
 /** Value of a character in an even position (2nd, 4th, …): digits as they are, A=0 … Z=25. */
@@ -61,7 +94,7 @@ export function fiscalCodeCheckChar(firstFifteen: string): string {
   let sum = 0;
   for (let i = 0; i < 15; i++) {
     const ch = s[i];
-    sum += i % 2 === 0 ? (ODD_VALUES[ch]) : evenValue(ch);
+    sum += i % 2 === 0 ? ODD_VALUES[ch] : evenValue(ch);
   }
   return String.fromCharCode(65 + (sum % 26));
 }
@@ -157,12 +190,6 @@ export function makeFiscalCode(p: FiscalCodePerson): string {
   const day = Number(m[3]) + (p.gender === 'F' ? 40 : 0);
   if (month < 1 || month > 12) throw new Error(`bad month in ${p.birthDate}`);
   if (!/^[A-Z]\d{3}$/.test(p.cadastralCode)) throw new Error(`bad cadastral code ${p.cadastralCode}`);
-  const first15 =
-    surnameCode(p.surname) +
-    nameCode(p.name) +
-    m[1].slice(2) +
-    FISCAL_MONTH_LETTERS[month - 1] +
-    String(day).padStart(2, '0') +
-    p.cadastralCode;
+  const first15 = surnameCode(p.surname) + nameCode(p.name) + m[1].slice(2) + FISCAL_MONTH_LETTERS[month - 1] + String(day).padStart(2, '0') + p.cadastralCode;
   return first15 + fiscalCodeCheckChar(first15);
 }

@@ -17,16 +17,79 @@ export const FATTURAPA_NS = 'http://ivaservizi.agenziaentrate.gov.it/docs/xsd/fa
 
 /** The document types (`TipoDocumento`) of FatturaPA 1.2 (TD01 invoice … TD28). */
 export const DOCUMENT_TYPES = [
-  'TD01', 'TD02', 'TD03', 'TD04', 'TD05', 'TD06', 'TD07', 'TD08', 'TD09', 'TD10', 'TD11', 'TD12',
-  'TD16', 'TD17', 'TD18', 'TD19', 'TD20', 'TD21', 'TD22', 'TD23', 'TD24', 'TD25', 'TD26', 'TD27', 'TD28',
+  'TD01',
+  'TD02',
+  'TD03',
+  'TD04',
+  'TD05',
+  'TD06',
+  'TD07',
+  'TD08',
+  'TD09',
+  'TD10',
+  'TD11',
+  'TD12',
+  'TD16',
+  'TD17',
+  'TD18',
+  'TD19',
+  'TD20',
+  'TD21',
+  'TD22',
+  'TD23',
+  'TD24',
+  'TD25',
+  'TD26',
+  'TD27',
+  'TD28',
 ] as const;
 
 /** VAT exemption natures (`Natura`) of a line or summary at 0 %. */
-export const VAT_NATURES = ['N1', 'N2.1', 'N2.2', 'N3.1', 'N3.2', 'N3.3', 'N3.4', 'N3.5', 'N3.6', 'N4', 'N5', 'N6.1', 'N6.2', 'N6.3', 'N6.4', 'N6.5', 'N6.6', 'N6.7', 'N6.8', 'N6.9', 'N7'] as const;
+export const VAT_NATURES = [
+  'N1',
+  'N2.1',
+  'N2.2',
+  'N3.1',
+  'N3.2',
+  'N3.3',
+  'N3.4',
+  'N3.5',
+  'N3.6',
+  'N4',
+  'N5',
+  'N6.1',
+  'N6.2',
+  'N6.3',
+  'N6.4',
+  'N6.5',
+  'N6.6',
+  'N6.7',
+  'N6.8',
+  'N6.9',
+  'N7',
+] as const;
 
 /** Tax regimes of the seller (`RegimeFiscale`): RF01 ordinary … RF20 (RF03 was withdrawn). */
 export const TAX_REGIMES = [
-  'RF01', 'RF02', 'RF04', 'RF05', 'RF06', 'RF07', 'RF08', 'RF09', 'RF10', 'RF11', 'RF12', 'RF13', 'RF14', 'RF15', 'RF16', 'RF17', 'RF18', 'RF19', 'RF20',
+  'RF01',
+  'RF02',
+  'RF04',
+  'RF05',
+  'RF06',
+  'RF07',
+  'RF08',
+  'RF09',
+  'RF10',
+  'RF11',
+  'RF12',
+  'RF13',
+  'RF14',
+  'RF15',
+  'RF16',
+  'RF17',
+  'RF18',
+  'RF19',
+  'RF20',
 ] as const;
 
 /** When the VAT of a summary is due (`EsigibilitaIVA`): I immediate, D deferred, S split payment. */
@@ -42,7 +105,36 @@ export const isBuyerIssued = (documentType: string): boolean => (BUYER_ISSUED_TY
  * Where goods come from within the EU other than Italy (TD18's supplier is there), as VAT ids write
  * them (Greece EL): the member states and Northern Ireland (XI), inside the EU's rules for goods.
  */
-export const EU_OTHER_COUNTRIES = ['AT', 'BE', 'BG', 'CY', 'CZ', 'DE', 'DK', 'EE', 'EL', 'GR', 'ES', 'FI', 'FR', 'HR', 'HU', 'IE', 'LT', 'LU', 'LV', 'MT', 'NL', 'PL', 'PT', 'RO', 'SE', 'SI', 'SK', 'XI'] as const;
+export const EU_OTHER_COUNTRIES = [
+  'AT',
+  'BE',
+  'BG',
+  'CY',
+  'CZ',
+  'DE',
+  'DK',
+  'EE',
+  'EL',
+  'GR',
+  'ES',
+  'FI',
+  'FR',
+  'HR',
+  'HU',
+  'IE',
+  'LT',
+  'LU',
+  'LV',
+  'MT',
+  'NL',
+  'PL',
+  'PT',
+  'RO',
+  'SE',
+  'SI',
+  'SK',
+  'XI',
+] as const;
 
 /** The party the document is the company's own: the buyer of a self-invoice (TD16–TD20), else the seller. */
 export const companyOf = (s: Pick<FatturaSummary, 'documentType' | 'sender' | 'recipient'>): FatturaParty => (isBuyerIssued(s.documentType) ? s.recipient : s.sender);

@@ -12,7 +12,13 @@ export const SCOPE_FORMAT = /^(\*|GET|POST|PUT|PATCH|DELETE):[A-Za-z0-9.*-]+\/[A
 
 /** A glob with `*` wildcards as a whole-string, case-insensitive pattern. */
 export function globPattern(glob: string): RegExp {
-  return new RegExp(`^${glob.split('*').map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`, 'i');
+  return new RegExp(
+    `^${glob
+      .split('*')
+      .map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+      .join('.*')}$`,
+    'i',
+  );
 }
 
 const stripSlash = (p: string): string => (p.length > 1 ? p.replace(/\/+$/, '') : p);

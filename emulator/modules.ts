@@ -13,5 +13,13 @@ import { Scheduler } from './scheduler.ts';
 
 /** Company and risk, with their default options, on one scheduler (a new one unless given). */
 export function defaultModules(scheduler: Scheduler = new Scheduler()): AreaModule[] {
-  return [createCompanyModule({ scheduler }), createRiskModule({ scheduler }), createPecModule({ scheduler }), createPecMassivaModule({ scheduler }), createCapModule(), createOauthModule(), createInvoiceModule({ scheduler })];
+  return [
+    createCompanyModule({ scheduler }),
+    createRiskModule({ scheduler }),
+    createPecModule({ scheduler }),
+    createPecMassivaModule({ scheduler }),
+    createCapModule(),
+    createOauthModule(),
+    createInvoiceModule({ scheduler }),
+  ];
 }

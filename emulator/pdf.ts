@@ -25,7 +25,8 @@ function pdfString(text: string): string {
     else if (code === 0x09) out += ' ';
     else if (code >= 0x20 && code <= 0x7e) out += ch;
     else if (code >= 0xa0 && code <= 0xff) out += `\\${code.toString(8).padStart(3, '0')}`;
-    else if (code === 0x20ac) out += '\\200'; // euro sign in WinAnsi
+    else if (code === 0x20ac)
+      out += '\\200'; // euro sign in WinAnsi
     else if (code === 0x2019 || code === 0x2018) out += "'";
     else if (code === 0x2013 || code === 0x2014) out += '-';
     else if (code < 0x20) continue;
@@ -82,9 +83,7 @@ export function renderPdf(title: string, lines: string[]): Buffer {
     }
     ops.push('ET');
     const stream = `${ops.join('\n')}\n`;
-    objects[pageObj(i)] =
-      `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 ${PAGE_WIDTH} ${PAGE_HEIGHT}] ` +
-      `/Resources << /Font << /F1 3 0 R >> >> /Contents ${contentObj(i)} 0 R >>`;
+    objects[pageObj(i)] = `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 ${PAGE_WIDTH} ${PAGE_HEIGHT}] ` + `/Resources << /Font << /F1 3 0 R >> >> /Contents ${contentObj(i)} 0 R >>`;
     objects[contentObj(i)] = `<< /Length ${Buffer.byteLength(stream, 'latin1')} >>\nstream\n${stream}endstream`;
   });
 
@@ -104,9 +103,7 @@ export function renderPdf(title: string, lines: string[]): Buffer {
 
 /** True when the bytes start with the PDF magic `%PDF-`. */
 export function isPdf(buf: Uint8Array): boolean {
-  return (
-    buf.length >= 5 && buf[0] === 0x25 && buf[1] === 0x50 && buf[2] === 0x44 && buf[3] === 0x46 && buf[4] === 0x2d
-  );
+  return buf.length >= 5 && buf[0] === 0x25 && buf[1] === 0x50 && buf[2] === 0x44 && buf[3] === 0x46 && buf[4] === 0x2d;
 }
 
 /**

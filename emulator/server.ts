@@ -623,12 +623,13 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
       }
       if (method === 'POST') {
         if (!isArea(obj.area)) return json(400, { error: `area must be one of ${AREAS.join(', ')}` });
-        const num = (k: string): number | undefined => (typeof obj[k] === 'number' && Number.isFinite(obj[k]) ? (obj[k]) : undefined);
+        const num = (k: string): number | undefined => (typeof obj[k] === 'number' && Number.isFinite(obj[k]) ? obj[k] : undefined);
         const status = num('status');
         const hangMs = num('hangMs');
         const delayAfterMs = num('delayAfterMs');
         const reset = obj.reset === true;
-        if (status === undefined && hangMs === undefined && delayAfterMs === undefined && !reset) return json(400, { error: 'a fault needs a status, hangMs, delayAfterMs or reset' });
+        if (status === undefined && hangMs === undefined && delayAfterMs === undefined && !reset)
+          return json(400, { error: 'a fault needs a status, hangMs, delayAfterMs or reset' });
         if (status !== undefined && (status < 100 || status > 599)) return json(400, { error: 'status must be an HTTP status' });
         const fault: Fault = { id: hexId(), area: obj.area, remaining: Math.max(1, Math.floor(num('count') ?? 1)) };
         if (typeof obj.pathPrefix === 'string' && obj.pathPrefix !== '') fault.pathPrefix = obj.pathPrefix.startsWith('/') ? obj.pathPrefix : `/${obj.pathPrefix}`;
@@ -718,7 +719,17 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
       if (!isArea(area)) {
         send(res, fail(404, 404, `no such area: ${area ?? '/'}`));
         const bearer = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '')?.[1]?.trim();
-        log({ method: (req.method ?? 'GET').toUpperCase(), path: url.pathname, query: url.search, area: null, status: 404, price: 0, at: new Date().toISOString(), ms: 0, token: bearer ? tail(bearer) : null });
+        log({
+          method: (req.method ?? 'GET').toUpperCase(),
+          path: url.pathname,
+          query: url.search,
+          area: null,
+          status: 404,
+          price: 0,
+          at: new Date().toISOString(),
+          ms: 0,
+          token: bearer ? tail(bearer) : null,
+        });
         return;
       }
       const rest = url.pathname.split('/').slice(2).join('/');

@@ -26,8 +26,7 @@ import { EstimateError, estimateOperation, type Estimate } from './estimate.ts';
 import { SERVED_FROM_RESPONSE_CACHE, SHARED_IN_FLIGHT } from './response-cache.ts';
 import { log } from '../subgraphs/runtime/log.ts';
 
-const isSummary = (v: unknown): v is CostSummary =>
-  typeof v === 'object' && v !== null && Array.isArray((v as { calls?: unknown }).calls);
+const isSummary = (v: unknown): v is CostSummary => typeof v === 'object' && v !== null && Array.isArray((v as { calls?: unknown }).calls);
 
 export interface CostPluginOptions {
   pricing: PricingTable;
@@ -102,16 +101,25 @@ export function useCost(opts: CostPluginOptions): GatewayPlugin {
       const ctx = args.contextValue as object;
       let estimate: Estimate;
       try {
-        estimate = estimateOperation(args.schema as GraphQLSchema, args.document as DocumentNode, args.operationName as string | null | undefined, (args.variableValues ?? {}) as Record<string, unknown>, {
-          pricing: opts.pricing,
-          defaultListSize: opts.defaultListSize,
-        });
+        estimate = estimateOperation(
+          args.schema as GraphQLSchema,
+          args.document as DocumentNode,
+          args.operationName as string | null | undefined,
+          (args.variableValues ?? {}) as Record<string, unknown>,
+          {
+            pricing: opts.pricing,
+            defaultListSize: opts.defaultListSize,
+          },
+        );
       } catch (err) {
         // What cannot be priced is not run (fail closed).
         const message = err instanceof EstimateError ? `This operation cannot be priced before it runs: ${err.message}` : 'This operation cannot be priced before it runs';
         if (!(err instanceof EstimateError)) log.error({ err }, '[gateway] estimate failed');
         countBudgetRefused('unpriced', 'estimate');
-        setResultAndStopExecution({ errors: [new GraphQLError(message, { extensions: { code: 'COST_LIMIT_EXCEEDED', scope: 'operation' } })], extensions: { cost: { ...summarize([]), estimate: { euro: 0, breakdown: [] } } } });
+        setResultAndStopExecution({
+          errors: [new GraphQLError(message, { extensions: { code: 'COST_LIMIT_EXCEEDED', scope: 'operation' } })],
+          extensions: { cost: { ...summarize([]), estimate: { euro: 0, breakdown: [] } } },
+        });
         return;
       }
       const state: OperationState = { id: randomUUID(), estimate, parts: [] };

@@ -92,14 +92,21 @@ export function estimateOperation(schema: GraphQLSchema, document: DocumentNode,
   return { ...result, endpoints };
 }
 
-function walkOperation(schema: GraphQLSchema, document: DocumentNode, operationName: string | null | undefined, rawVariables: Args, opts: EstimateOptions): Omit<Estimate, 'endpoints'> {
+function walkOperation(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operationName: string | null | undefined,
+  rawVariables: Args,
+  opts: EstimateOptions,
+): Omit<Estimate, 'endpoints'> {
   const op = selectOperation(document, operationName);
   if (!op) return { euro: 0, breakdown: [] };
   const coerced = getVariableValues(schema, op.variableDefinitions ?? [], rawVariables);
   if (coerced.errors) return { euro: 0, breakdown: [] };
   const variables: Args = coerced.coerced;
   let expansions = 0;
-  const root = op.operation === OperationTypeNode.QUERY ? schema.getQueryType() : op.operation === OperationTypeNode.MUTATION ? schema.getMutationType() : schema.getSubscriptionType();
+  const root =
+    op.operation === OperationTypeNode.QUERY ? schema.getQueryType() : op.operation === OperationTypeNode.MUTATION ? schema.getMutationType() : schema.getSubscriptionType();
   if (!root) return { euro: 0, breakdown: [] };
   const fragments: Record<string, FragmentDefinitionNode> = {};
   for (const d of document.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments[d.name.value] = d;

@@ -126,7 +126,9 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
 
   const responseCache = opts.responseCache === false ? null : createResponseCache({ ...opts.responseCache, supergraph });
   // In-process subgraphs are found by the URL the transport fetches (its GraphQL URL).
-  const inProcessHandlers = new Map(Object.entries(opts.inProcess ?? {}).flatMap(([name, handler]) => (opts.subgraphUrls[name] ? [[opts.subgraphUrls[name], handler] as const] : [])));
+  const inProcessHandlers = new Map(
+    Object.entries(opts.inProcess ?? {}).flatMap(([name, handler]) => (opts.subgraphUrls[name] ? [[opts.subgraphUrls[name], handler] as const] : [])),
+  );
 
   const persisted = persistedOperations(opts.persisted);
   const runtime = createGatewayRuntime({
@@ -142,21 +144,40 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     // CORS only for the listed origins; any other origin gets no CORS header at all (never credentials).
     cors: (request) => {
       const origin = request.headers.get('origin');
-      return origin !== null && origin !== 'null' && (opts.corsOrigins ?? []).includes(origin)
-        ? { origin: [origin], credentials: true, maxAge: 600 }
-        : false;
+      return origin !== null && origin !== 'null' && (opts.corsOrigins ?? []).includes(origin) ? { origin: [origin], credentials: true, maxAge: 600 } : false;
     },
     logging: createGatewayLogger({ level: opts.logLevel, secrets: opts.logSecrets }),
     // GraphiQL is served by graphiqlRoute below (rendered and compressed once, not per visit).
     graphiql: false,
     persistedDocuments: persisted.persistedDocuments,
-    plugins: (ctx) => [useLogContext(), ...tracingPlugins(ctx), ...metricsPlugins(ctx.log), useDocumentLimits(), useForwardAuthorization(), useForwardAccountKey(), useCost(opts.cost), ...(responseCache?.plugins ?? []), useInputErrorCodes(), useInProcessSubgraphs({ handlers: inProcessHandlers }), useSubscriptionSharing(), ...persisted.plugins, ...(opts.compression === false ? [] : [useCompression(opts.compression)])],
+    plugins: (ctx) => [
+      useLogContext(),
+      ...tracingPlugins(ctx),
+      ...metricsPlugins(ctx.log),
+      useDocumentLimits(),
+      useForwardAuthorization(),
+      useForwardAccountKey(),
+      useCost(opts.cost),
+      ...(responseCache?.plugins ?? []),
+      useInputErrorCodes(),
+      useInProcessSubgraphs({ handlers: inProcessHandlers }),
+      useSubscriptionSharing(),
+      ...persisted.plugins,
+      ...(opts.compression === false ? [] : [useCompression(opts.compression)]),
+    ],
   });
 
   // The runtime loads the supergraph lazily; graphql-ws subscriptions need it loaded first.
   await runtime.getSchema();
 
-  const routes = [graphiqlRoute({ examples: EXAMPLES, compress: opts.compression !== false, disabled: opts.persisted?.mode === 'trusted' ? 'GraphiQL is not served here: this gateway runs registered operations only (PERSISTED_OPERATIONS=trusted).\n' : undefined }), ...(opts.routes ?? [])];
+  const routes = [
+    graphiqlRoute({
+      examples: EXAMPLES,
+      compress: opts.compression !== false,
+      disabled: opts.persisted?.mode === 'trusted' ? 'GraphiQL is not served here: this gateway runs registered operations only (PERSISTED_OPERATIONS=trusted).\n' : undefined,
+    }),
+    ...(opts.routes ?? []),
+  ];
   // Liveness, readiness (each subgraph's server reachable, plus the given checks) and graceful drain.
   const readinessChecks = [...Object.entries(opts.subgraphUrls).map(([name, url]) => httpCheck(`subgraph ${name}`, new URL('/healthz', url).href)), ...(opts.readiness ?? [])];
   const life = new ServerLife(readinessChecks, 'gateway');

@@ -33,7 +33,14 @@ function recode(result: ExecutionResult): ExecutionResult | null {
     ...result,
     errors: result.errors.map((e) =>
       isInputValueError(e)
-        ? new GraphQLError(e.message, { nodes: e.nodes, source: e.source, positions: e.positions, path: e.path, originalError: e.originalError, extensions: { ...e.extensions, code: 'BAD_USER_INPUT' } })
+        ? new GraphQLError(e.message, {
+            nodes: e.nodes,
+            source: e.source,
+            positions: e.positions,
+            path: e.path,
+            originalError: e.originalError,
+            extensions: { ...e.extensions, code: 'BAD_USER_INPUT' },
+          })
         : e,
     ),
   };

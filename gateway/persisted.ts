@@ -132,7 +132,7 @@ export function readManifest(path: string): Map<string, string> {
   }
   const entries: Array<[string, unknown]> =
     raw !== null && typeof raw === 'object' && !Array.isArray(raw) && (raw as { format?: unknown }).format === 'apollo-persisted-query-manifest'
-      ? ((raw as { operations?: unknown }).operations as Array<{ id?: unknown; body?: unknown }> | undefined ?? []).map((op) => [String(op.id), op.body])
+      ? (((raw as { operations?: unknown }).operations as Array<{ id?: unknown; body?: unknown }> | undefined) ?? []).map((op) => [String(op.id), op.body])
       : raw !== null && typeof raw === 'object' && !Array.isArray(raw)
         ? Object.entries(raw)
         : [];
@@ -146,7 +146,8 @@ export function readManifest(path: string): Map<string, string> {
     }
     documents.set(hash, document);
   }
-  if (documents.size === 0) throw new Error(`PERSISTED_OPERATIONS_MANIFEST: "${path}" holds no operation (expected { "<hash>": "<document>" } or an Apollo persisted query manifest)`);
+  if (documents.size === 0)
+    throw new Error(`PERSISTED_OPERATIONS_MANIFEST: "${path}" holds no operation (expected { "<hash>": "<document>" } or an Apollo persisted query manifest)`);
   return documents;
 }
 
@@ -182,13 +183,19 @@ function persistedQueryHash(params: RequestDocument): string | null {
 export function persistedOperations(opts: PersistedOperationsOptions = {}): PersistedOperations {
   const mode = opts.mode ?? 'apq';
   if (mode === 'off') return { persistedDocuments: undefined, plugins: [], refused: () => Promise.resolve(null), close: () => Promise.resolve() };
-  const keyNotFound = { message: 'Send a query, or a persisted query hash (extensions.persistedQuery.sha256Hash)', extensions: { code: 'PERSISTED_QUERY_ID_REQUIRED', http: { status: 400 } } };
+  const keyNotFound = {
+    message: 'Send a query, or a persisted query hash (extensions.persistedQuery.sha256Hash)',
+    extensions: { code: 'PERSISTED_QUERY_ID_REQUIRED', http: { status: 400 } },
+  };
 
   if (mode === 'trusted') {
     if (!opts.manifest) throw new Error('PERSISTED_OPERATIONS=trusted needs PERSISTED_OPERATIONS_MANIFEST: the path of the manifest of allowed operations (hash → document)');
     const documents = readManifest(opts.manifest);
     const notFound = { message: 'PersistedQueryNotFound', extensions: { code: 'PERSISTED_QUERY_NOT_IN_LIST', http: { status: 400 } } };
-    const persistedQueryOnly = { message: 'Only registered operations run on this gateway: send the hash of one (extensions.persistedQuery.sha256Hash)', extensions: { code: 'PERSISTED_QUERY_ONLY', http: { status: 400 } } };
+    const persistedQueryOnly = {
+      message: 'Only registered operations run on this gateway: send the hash of one (extensions.persistedQuery.sha256Hash)',
+      extensions: { code: 'PERSISTED_QUERY_ONLY', http: { status: 400 } },
+    };
     return {
       persistedDocuments: {
         getPersistedOperation: (hash) => documents.get(hash) ?? null,
@@ -206,7 +213,9 @@ export function persistedOperations(opts: PersistedOperationsOptions = {}): Pers
     };
   }
 
-  const store = opts.redisUrl ? redisDocumentStore(opts.redisUrl, { prefix: opts.redisPrefix, ttlSeconds: opts.ttlSeconds, maxEntries: opts.maxEntries }) : memoryDocumentStore(opts);
+  const store = opts.redisUrl
+    ? redisDocumentStore(opts.redisUrl, { prefix: opts.redisPrefix, ttlSeconds: opts.ttlSeconds, maxEntries: opts.maxEntries })
+    : memoryDocumentStore(opts);
   // A store that cannot answer (Redis down) answers "not found": clients then send the query, which
   // runs. Logged once per outage.
   let failing = false;
@@ -226,7 +235,11 @@ export function persistedOperations(opts: PersistedOperationsOptions = {}): Pers
   // A request whose client sent a query and its hash (checked in onParams): kept once, when its
   // document validated, or when it was answered without validating here (response cache, shared
   // in-flight answer: the same document validated before). Invalid ones are dropped.
-  interface Pending { hash: string; query: string; state: 'pending' | 'invalid' | 'kept' }
+  interface Pending {
+    hash: string;
+    query: string;
+    state: 'pending' | 'invalid' | 'kept';
+  }
   const byContext = new WeakMap<object, Pending>();
   const byRequest = new WeakMap<object, Pending>();
   // Requests the store answered (hash only): nothing to register.

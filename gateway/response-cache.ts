@@ -127,10 +127,12 @@ export function ttlPerSchemaCoordinate(supergraph: string, ttlBySubgraph: Readon
     }
   }
   const graphsOf = (directives: readonly ConstDirectiveNode[] | undefined, directive: string): string[] =>
-    (directives ?? []).filter((d) => d.name.value === directive).flatMap((d) => {
-      const g = d.arguments?.find((a) => a.name.value === 'graph')?.value;
-      return g?.kind === Kind.ENUM ? [names.get(g.value) ?? g.value.toLowerCase()] : [];
-    });
+    (directives ?? [])
+      .filter((d) => d.name.value === directive)
+      .flatMap((d) => {
+        const g = d.arguments?.find((a) => a.name.value === 'graph')?.value;
+        return g?.kind === Kind.ENUM ? [names.get(g.value) ?? g.value.toLowerCase()] : [];
+      });
   const ttlOf = (graphs: string[]): number => Math.min(...graphs.map((g) => (ttlBySubgraph[g] ?? 0) * 1000));
   const out: Record<string, number> = {};
   for (const def of doc.definitions) {
@@ -191,7 +193,9 @@ export function createResponseCache(opts: ResponseCacheOptions): LayerResponseCa
   const prefix = opts.redisPrefix ?? DEFAULT_REDIS_PREFIX;
   const redis = opts.redisUrl ? connectRedis(opts.redisUrl, { prefix: `${prefix}rc:`, name: 'response-cache' }) : null;
   const ttls = { ...ttlPerSchemaCoordinate(opts.supergraph, opts.ttlBySubgraph), ...Object.fromEntries(NEVER_CACHED_FIELDS.map((f) => [f, 0])) };
-  const inner: Cache = redis ? expiringIndex(createRedisCache({ redis: redis as never }), redis, Math.max(1, ...Object.values(ttls))) : boundedInMemory(opts.maxEntries ?? 10_000, opts.maxChars ?? 32 * 1024 * 1024);
+  const inner: Cache = redis
+    ? expiringIndex(createRedisCache({ redis: redis as never }), redis, Math.max(1, ...Object.values(ttls)))
+    : boundedInMemory(opts.maxEntries ?? 10_000, opts.maxChars ?? 32 * 1024 * 1024);
   const cache = tenantTagged(inner, opts.clock ?? Date.now, opts.maxEntries ?? 10_000);
   const invalidateTenant = (tenant: string) => cache.invalidate([{ typename: TENANT_ENTITY, id: tenant }]);
   const clear = async (): Promise<void> => {

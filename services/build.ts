@@ -137,7 +137,6 @@ export interface RunningSubgraphsFromEnv extends SubgraphsSettings {
   shutdown(timeoutMs?: number): Promise<DrainResult>;
 }
 
-
 /** Reads and checks the subgraphs' settings; throws `ServiceConfigError` with what to set. */
 export function subgraphsSettingsFromEnv(opts: SubgraphsFromEnvOptions): SubgraphsSettings {
   const { env } = opts;
@@ -155,12 +154,17 @@ export function subgraphsSettingsFromEnv(opts: SubgraphsFromEnvOptions): Subgrap
         'LAYER_SECRET is required when a subgraph runs as its own service: callback and download URLs signed by one process must verify in every other (set the same value of at least 16 characters in every subgraph process)',
       );
     }
-    if (!publicUrl) throw new ServiceConfigError("PUBLIC_URL is required when a subgraph runs as its own service: the gateway's public URL, used in callback and download URLs (e.g. http://127.0.0.1:4000)");
+    if (!publicUrl)
+      throw new ServiceConfigError(
+        "PUBLIC_URL is required when a subgraph runs as its own service: the gateway's public URL, used in callback and download URLs (e.g. http://127.0.0.1:4000)",
+      );
   }
   if (env.REDIS_URL?.trim() && !env.LAYER_SECRET) {
     // Shared state is signed and sealed with the secret: a random one per process would make it
     // unreadable after a restart and on every other replica.
-    throw new ServiceConfigError('LAYER_SECRET is required with REDIS_URL: callback URLs, download grants and the tokens kept on Redis are signed and sealed with it, and must verify after a restart and on every replica (set the same value of at least 16 characters everywhere)');
+    throw new ServiceConfigError(
+      'LAYER_SECRET is required with REDIS_URL: callback URLs, download grants and the tokens kept on Redis are signed and sealed with it, and must verify after a restart and on every replica (set the same value of at least 16 characters everywhere)',
+    );
   }
   if (env.LAYER_SECRET) {
     try {
@@ -203,7 +207,10 @@ export async function startSubgraphsFromEnv(opts: SubgraphsFromEnvOptions): Prom
   // in-flight markers, pending slow datasets, rate limits and the cost ledger), else in memory.
   const stores = await upstreamStores(config, redisUrl, opts.clock, { prefix: redisPrefixFromEnv(env) });
   // With the emulator and no account configured, the account area reads the emulator's built-in account.
-  const upstream = new UpstreamClient(config.env === 'emulator' && !config.accountCredentials ? { ...config, accountCredentials: { email: DEFAULT_EMAIL, apikey: DEFAULT_APIKEY } } : config, stores);
+  const upstream = new UpstreamClient(
+    config.env === 'emulator' && !config.accountCredentials ? { ...config, accountCredentials: { email: DEFAULT_EMAIL, apikey: DEFAULT_APIKEY } } : config,
+    stores,
+  );
   // With the account's credentials and no service token, the layer mints its own and renews it.
   const managed = managedTokenFor(env, config, names, upstream, opts.clock);
   try {
@@ -354,7 +361,10 @@ export function gatewayOptionsFromEnv(env: NodeJS.ProcessEnv, subgraphUrls: Reco
     compression: env.GATEWAY_COMPRESSION?.trim().toLowerCase() === 'off' ? false : {},
     // Whole answers per tenant (`gateway/response-cache.ts`): on Redis with REDIS_URL; GATEWAY_RESPONSE_CACHE=off turns it off.
     // With a service token (OPENAPI_TOKEN, or the managed one) every change drops every caller's answers.
-    responseCache: env.GATEWAY_RESPONSE_CACHE?.trim().toLowerCase() === 'off' ? false : { redisUrl: env.REDIS_URL?.trim() || null, redisPrefix: redisPrefixFromEnv(env), clock: opts.clock, serviceToken: usesServiceToken(env, config) },
+    responseCache:
+      env.GATEWAY_RESPONSE_CACHE?.trim().toLowerCase() === 'off'
+        ? false
+        : { redisUrl: env.REDIS_URL?.trim() || null, redisPrefix: redisPrefixFromEnv(env), clock: opts.clock, serviceToken: usesServiceToken(env, config) },
     // `/readyz`: with REDIS_URL, Redis must answer too.
     readiness: env.REDIS_URL?.trim() ? [redisCheck(env.REDIS_URL.trim())] : [],
   };
@@ -369,7 +379,9 @@ export function persistedFromEnv(env: NodeJS.ProcessEnv): PersistedOperationsOpt
   if (raw !== 'apq' && raw !== 'trusted' && raw !== 'off') throw new ServiceConfigError(`PERSISTED_OPERATIONS must be apq, trusted or off, got "${raw}"`);
   const manifest = env.PERSISTED_OPERATIONS_MANIFEST?.trim() || undefined;
   if (raw === 'trusted' && !manifest) {
-    throw new ServiceConfigError('PERSISTED_OPERATIONS=trusted needs PERSISTED_OPERATIONS_MANIFEST: the path of the manifest of allowed operations (JSON, hash → document, as a client build emits it)');
+    throw new ServiceConfigError(
+      'PERSISTED_OPERATIONS=trusted needs PERSISTED_OPERATIONS_MANIFEST: the path of the manifest of allowed operations (JSON, hash → document, as a client build emits it)',
+    );
   }
   return { mode: raw, manifest, redisUrl: env.REDIS_URL?.trim() || null, redisPrefix: redisPrefixFromEnv(env) };
 }

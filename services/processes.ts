@@ -26,7 +26,8 @@ export interface Service {
 /** The environment every service gets: none of the caller's layer settings leak in. */
 export function baseEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const k of Object.keys(env)) if (/^(OPENAPI_|SUBGRAPH_|EMULATOR_|RISK_|PUBLIC_URL$|LAYER_SECRET$|PORT$|HOST$|REDIS_URL$|REDIS_PREFIX$|CORS_ORIGINS$|GATEWAY_LOG_LEVEL$)/.test(k)) delete env[k];
+  for (const k of Object.keys(env))
+    if (/^(OPENAPI_|SUBGRAPH_|EMULATOR_|RISK_|PUBLIC_URL$|LAYER_SECRET$|PORT$|HOST$|REDIS_URL$|REDIS_PREFIX$|CORS_ORIGINS$|GATEWAY_LOG_LEVEL$)/.test(k)) delete env[k];
   return { ...env, OPENAPI_ENV: 'emulator', ...extra };
 }
 
@@ -104,7 +105,12 @@ export interface GraphQLResponse<T = Record<string, unknown>> {
 }
 
 /** POSTs a GraphQL operation to `<gatewayUrl>/graphql`. */
-export async function gqlAt<T = Record<string, unknown>>(gatewayUrl: string, query: string, variables?: Record<string, unknown>, headers: Record<string, string> = {}): Promise<GraphQLResponse<T>> {
+export async function gqlAt<T = Record<string, unknown>>(
+  gatewayUrl: string,
+  query: string,
+  variables?: Record<string, unknown>,
+  headers: Record<string, string> = {},
+): Promise<GraphQLResponse<T>> {
   const res = await request(`${gatewayUrl}/graphql`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json, application/json', ...headers },

@@ -31,10 +31,13 @@ export function stopOnSignals(running: Running): void {
       stopping = true;
       console.log(`\n${signal}: shutting down`);
       // A backstop past the drain's own bound (SHUTDOWN_TIMEOUT_MS): a stuck close never keeps the process.
-      setTimeout(() => {
-        log.error(`${signal}: not stopped in time, exiting`);
-        process.exit(1);
-      }, shutdownTimeoutFromEnv(process.env) + 5_000).unref();
+      setTimeout(
+        () => {
+          log.error(`${signal}: not stopped in time, exiting`);
+          process.exit(1);
+        },
+        shutdownTimeoutFromEnv(process.env) + 5_000,
+      ).unref();
       running.close().then(
         (result) => process.exit(result && !result.clean ? 1 : 0),
         (err: unknown) => {

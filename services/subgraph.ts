@@ -13,7 +13,11 @@ import { setupTracing } from '../subgraphs/runtime/tracing.ts';
 import { shutdownTimeoutFromEnv } from '../subgraphs/runtime/health.ts';
 
 // `npm run subgraph -- company risk` or `-- company,risk`.
-const names = process.argv.slice(2).flatMap((a) => a.split(',')).map((a) => a.trim()).filter(Boolean);
+const names = process.argv
+  .slice(2)
+  .flatMap((a) => a.split(','))
+  .map((a) => a.trim())
+  .filter(Boolean);
 
 await runService('subgraph', async () => {
   // First: traces on (OTEL_EXPORTER_OTLP_ENDPOINT) before the subgraphs' plugins are built.

@@ -37,7 +37,9 @@ const ok = async <T = Obj>(query: string, variables?: Obj, headers?: Record<stri
 
 describe('account through the gateway', () => {
   it('tokens made here spend from the account wallet; the error log shows another area error; rotation; deletion', async () => {
-    const before = await ok<{ account: { email: string; wallet: { credit: number }; scopes: Array<{ scope: string }> } }>('{ account { email wallet { credit } scopes { scope } } }');
+    const before = await ok<{ account: { email: string; wallet: { credit: number }; scopes: Array<{ scope: string }> } }>(
+      '{ account { email wallet { credit } scopes { scope } } }',
+    );
     expect(before.account.email).toBe(EMAIL);
     expect(before.account.wallet.credit).toBe(20);
     expect(before.account.scopes.map((s) => s.scope)).toContain('GET:test.cap.openapi.it/comuni_base');
@@ -46,7 +48,11 @@ describe('account through the gateway', () => {
       'mutation { createToken(input: { scopes: ["GET:cap.openapi.it/cerca_comuni", "GET:cap.openapi.it/comuni_base"], name: "frontend", ttl: 86400 }) { value token { hint name scopes } } }',
     );
     const value = created.createToken.value;
-    expect(created.createToken.token).toEqual({ hint: `…${value.slice(-4)}`, name: 'frontend', scopes: ['GET:test.cap.openapi.it/cerca_comuni', 'GET:test.cap.openapi.it/comuni_base'] });
+    expect(created.createToken.token).toEqual({
+      hint: `…${value.slice(-4)}`,
+      name: 'frontend',
+      scopes: ['GET:test.cap.openapi.it/cerca_comuni', 'GET:test.cap.openapi.it/comuni_base'],
+    });
 
     // The new token, passed through by a caller, is charged to the account's wallet.
     const bearer = { authorization: `Bearer ${value}` };
@@ -55,7 +61,15 @@ describe('account through the gateway', () => {
     const refused = await t.gql('{ postalCode(code: "00136") { code } }', {}, bearer);
     expect(refused.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
 
-    const after = await ok<{ account: { wallet: { credit: number }; transactions: Array<{ amount: number; description: string }>; errors: Array<Obj>; tokens: Array<{ hint: string; stats: Obj }>; stats: Obj } }>(
+    const after = await ok<{
+      account: {
+        wallet: { credit: number };
+        transactions: Array<{ amount: number; description: string }>;
+        errors: Array<Obj>;
+        tokens: Array<{ hint: string; stats: Obj }>;
+        stats: Obj;
+      };
+    }>(
       '{ account { wallet { credit } transactions(limit: 2) { amount description } errors(limit: 1) { scope domain httpResponseCode errorCode message } tokens { hint stats { totalRequests errorRequests walletAmount } } stats { errorRequests walletAmount } } }',
     );
     expect(after.account.wallet.credit).toBe(19.96);
@@ -64,11 +78,17 @@ describe('account through the gateway', () => {
     expect(after.account.tokens.find((x) => x.hint === `…${value.slice(-4)}`)!.stats).toEqual({ totalRequests: 3, errorRequests: 1, walletAmount: 0.04 });
     expect(after.account.stats).toMatchObject({ walletAmount: 0.04 });
 
-    const updated = await ok<{ updateToken: { scopes: string[]; name: string } }>('mutation ($t: String!) { updateToken(token: $t, input: { scopes: ["GET:cap.openapi.it/*"], name: "frontend-2" }) { scopes name } }', { t: value });
+    const updated = await ok<{ updateToken: { scopes: string[]; name: string } }>(
+      'mutation ($t: String!) { updateToken(token: $t, input: { scopes: ["GET:cap.openapi.it/*"], name: "frontend-2" }) { scopes name } }',
+      { t: value },
+    );
     expect(updated.updateToken).toEqual({ scopes: ['GET:test.cap.openapi.it/*'], name: 'frontend-2' });
     await ok('{ postalCode(code: "00136") { code } }', {}, bearer);
 
-    const rotated = await ok<{ rotateToken: { value: string; token: { name: string; scopes: string[] } } }>('mutation ($t: String!) { rotateToken(token: $t) { value token { name scopes } } }', { t: value });
+    const rotated = await ok<{ rotateToken: { value: string; token: { name: string; scopes: string[] } } }>(
+      'mutation ($t: String!) { rotateToken(token: $t) { value token { name scopes } } }',
+      { t: value },
+    );
     expect(rotated.rotateToken.value).not.toBe(value);
     expect(rotated.rotateToken.token).toEqual({ name: 'frontend-2', scopes: ['GET:test.cap.openapi.it/*'] });
     await t.stack.upstream.clearCache();
@@ -85,11 +105,19 @@ describe('account through the gateway', () => {
 
   it('subscriptions, scope detail with price and free tier, stats by domain, IPs, callbacks', async () => {
     await t.control('oauth/subscribe', { email: EMAIL, scope: 'GET:test.cap.openapi.it/comuni_advance', totalRequests: 1000, pricePerRequest: 0.0066 });
-    const d = await ok<{ account: { subscriptions: Array<Obj & { id: string }>; scopes: Array<{ id: string; scope: string }>; statsByDomain: Array<{ domain: string }>; ips: string[]; callbacks: unknown[] } }>(
-      '{ account { subscriptions { id scope availableRequests active } scopes { id scope } statsByDomain { domain } ips callbacks { id } } }',
-    );
+    const d = await ok<{
+      account: {
+        subscriptions: Array<Obj & { id: string }>;
+        scopes: Array<{ id: string; scope: string }>;
+        statsByDomain: Array<{ domain: string }>;
+        ips: string[];
+        callbacks: unknown[];
+      };
+    }>('{ account { subscriptions { id scope availableRequests active } scopes { id scope } statsByDomain { domain } ips callbacks { id } } }');
     expect(d.account.subscriptions).toEqual([{ id: expect.any(String), scope: 'GET:test.cap.openapi.it/comuni_advance', availableRequests: 1000, active: true }]);
-    const sub = await ok<{ account: { subscription: Obj } }>('query ($id: ID!) { account { subscription(id: $id) { totalRequests pricePerRequest type autorenew } } }', { id: d.account.subscriptions[0].id });
+    const sub = await ok<{ account: { subscription: Obj } }>('query ($id: ID!) { account { subscription(id: $id) { totalRequests pricePerRequest type autorenew } } }', {
+      id: d.account.subscriptions[0].id,
+    });
     expect(sub.account.subscription).toEqual({ totalRequests: 1000, pricePerRequest: 0.0066, type: 'monthly', autorenew: true });
     const cerca = d.account.scopes.find((s) => s.scope === 'GET:test.cap.openapi.it/cerca_comuni')!;
     const scope = await ok<{ account: { scope: Obj } }>('query ($id: ID!) { account { scope(id: $id) { freeDayLimit prices { name euro } } } }', { id: cerca.id });
@@ -98,13 +126,20 @@ describe('account through the gateway', () => {
     expect(d.account.ips.length).toBeGreaterThan(0);
     expect(Array.isArray(d.account.callbacks)).toBe(true);
     expect((await ok<{ account: { callback: unknown } }>('{ account { callback(id: "000000000000000000000000") { id } } }')).account.callback).toBeNull();
-    const dom = await ok<{ account: { domainStats: { scopes: Array<{ scope: string }> } } }>('{ account { domainStats(domain: "test.cap.openapi.it") { totalRequests scopes { scope totalRequests } } } }');
+    const dom = await ok<{ account: { domainStats: { scopes: Array<{ scope: string }> } } }>(
+      '{ account { domainStats(domain: "test.cap.openapi.it") { totalRequests scopes { scope totalRequests } } } }',
+    );
     expect(dom.account.domainStats.scopes.map((s) => s.scope)).toContain('GET:test.cap.openapi.it/comuni_base');
   });
 
   it('bad input is refused before any call', async () => {
     await t.clearCalls();
-    for (const q of ['{ account { stats(date: "2026/01") { totalRequests } } }', '{ account { tokens(limit: 500) { hint } } }', 'mutation { createToken(input: { scopes: ["company.openapi.com"] }) { value } }', 'mutation { updateToken(token: "abcdefgh1234", input: {}) { name } }']) {
+    for (const q of [
+      '{ account { stats(date: "2026/01") { totalRequests } } }',
+      '{ account { tokens(limit: 500) { hint } } }',
+      'mutation { createToken(input: { scopes: ["company.openapi.com"] }) { value } }',
+      'mutation { updateToken(token: "abcdefgh1234", input: {}) { name } }',
+    ]) {
       expect((await t.gql(q, {}, OPERATOR)).errors?.[0]?.extensions?.code, q).toBe('BAD_USER_INPUT');
     }
     expect(await t.calls('oauth')).toEqual([]);
@@ -132,18 +167,27 @@ describe('the operator key', () => {
     expect(await t.calls()).toEqual([]);
   });
 
-  it('with it, the account answers; createToken gives scopes of the layer\'s areas only', async () => {
+  it("with it, the account answers; createToken gives scopes of the layer's areas only", async () => {
     const res = await ok<{ account: { email: string } }>('{ account { email } }');
     expect(res.account.email).toBe(EMAIL);
     await t.clearCalls();
-    for (const scopes of ['"*:*/*"', '"GET:*/*"', '"*:oauth.openapi.com/*"', '"*:test.oauth.openapi.com/tokens"', '"GET:*.openapi.it/*"', '"GET:cap.openapi.it/cap", "POST:example.com/x"']) {
+    for (const scopes of [
+      '"*:*/*"',
+      '"GET:*/*"',
+      '"*:oauth.openapi.com/*"',
+      '"*:test.oauth.openapi.com/tokens"',
+      '"GET:*.openapi.it/*"',
+      '"GET:cap.openapi.it/cap", "POST:example.com/x"',
+    ]) {
       const refused = await t.gql(`mutation { createToken(input: { scopes: [${scopes}] }) { value } }`, {}, OPERATOR);
       expect(refused.errors?.[0]?.extensions?.code, scopes).toBe('BAD_USER_INPUT');
     }
     const updated = await t.gql('mutation { updateToken(token: "abcdefgh12345678", input: { scopes: ["*:*/*"] }) { name } }', {}, OPERATOR);
     expect(updated.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
     expect(await t.calls('oauth')).toEqual([]);
-    const made = await ok<{ createToken: { token: { scopes: string[] } } }>('mutation { createToken(input: { scopes: ["*:cap.openapi.it/*", "GET:test.company.openapi.com/IT-start"] }) { token { scopes } } }');
+    const made = await ok<{ createToken: { token: { scopes: string[] } } }>(
+      'mutation { createToken(input: { scopes: ["*:cap.openapi.it/*", "GET:test.company.openapi.com/IT-start"] }) { token { scopes } } }',
+    );
     expect(made.createToken.token.scopes).toEqual(['*:test.cap.openapi.it/*', 'GET:test.company.openapi.com/IT-start']);
   });
 });
@@ -157,7 +201,7 @@ describe('configuration', () => {
       q.account({}, {}, c);
       return null;
     } catch (err) {
-      return (err as { extensions?: { code?: string }; message: string });
+      return err as { extensions?: { code?: string }; message: string };
     }
   };
   const KEY = { OPENAPI_ACCOUNT_API_KEY: OPERATOR_KEY };
@@ -168,14 +212,17 @@ describe('configuration', () => {
     expect(account(KEY, ctx({ email: 'a@b.c', apikey: 'k' }, OPERATOR_KEY))).toBeNull();
   });
 
-  it('without a key configured: open only with the emulator\'s built-in account, else FORBIDDEN naming the variable', () => {
+  it("without a key configured: open only with the emulator's built-in account, else FORBIDDEN naming the variable", () => {
     expect(accountAccess({})).toEqual({ mode: 'open' });
     expect(accountAccess({ OPENAPI_ENV: 'emulator', OPENAPI_ACCOUNT_API: 'on' })).toEqual({ mode: 'open' });
     expect(accountAccess({ OPENAPI_ENV: 'emulator', OPENAPI_EMAIL: 'a@b.c', OPENAPI_APIKEY: 'k' })).toEqual({ mode: 'unconfigured' });
     expect(accountAccess({ OPENAPI_ENV: 'production' })).toEqual({ mode: 'unconfigured' });
     expect(accountAccess({ OPENAPI_ENV: 'production', OPENAPI_ACCOUNT_API: 'on' })).toEqual({ mode: 'unconfigured' });
     expect(accountAccess({ OPENAPI_ACCOUNT_API: 'off' })).toEqual({ mode: 'off' });
-    expect(account({ OPENAPI_ENV: 'production' }, ctx({ email: 'a@b.c', apikey: 'k' }))).toMatchObject({ extensions: { code: 'FORBIDDEN' }, message: expect.stringContaining('OPENAPI_ACCOUNT_API_KEY') });
+    expect(account({ OPENAPI_ENV: 'production' }, ctx({ email: 'a@b.c', apikey: 'k' }))).toMatchObject({
+      extensions: { code: 'FORBIDDEN' },
+      message: expect.stringContaining('OPENAPI_ACCOUNT_API_KEY'),
+    });
     // A key configured is required even with the emulator's built-in account.
     expect(() => checkAccess(accountAccess(KEY), null)).toThrow(/x-openapi-account-key/);
     expect(() => accountAccess({ OPENAPI_ACCOUNT_API_KEY: 'short' })).toThrow(/16 characters/);

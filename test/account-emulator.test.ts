@@ -14,7 +14,11 @@ let APIKEY = '';
 
 beforeAll(async () => {
   emu = await startEmulator();
-  const res = await request(`${emu.url}/_emulator/oauth/account`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: EMAIL, credit: 50 }) });
+  const res = await request(`${emu.url}/_emulator/oauth/account`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: EMAIL, credit: 50 }),
+  });
   APIKEY = ((await res.body.json()) as { apikey: string }).apikey;
 });
 afterAll(async () => {
@@ -102,7 +106,11 @@ describe('authorization area (emulator)', () => {
     expect(d).toMatchObject({ freeLimits: { dayLimit: 1440 }, prices: { cerca_comuni: 0.001 } });
     expect((await call('GET', '/oauth/scopes/000000000000000000000000', basic())).json).toMatchObject({ error: 10 });
 
-    await request(`${emu.url}/_emulator/oauth/subscribe`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: EMAIL, scope: 'GET:test.cap.openapi.it/comuni_advance', totalRequests: 1000, pricePerRequest: 0.0066 }) });
+    await request(`${emu.url}/_emulator/oauth/subscribe`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: EMAIL, scope: 'GET:test.cap.openapi.it/comuni_advance', totalRequests: 1000, pricePerRequest: 0.0066 }),
+    });
     const subs = (await call('GET', '/oauth/subscriptions', basic())).json.data as Array<{ id: string; availableRequests: string }>;
     expect(subs).toHaveLength(1);
     expect(subs[0].availableRequests).toBe('1000');
@@ -136,7 +144,9 @@ describe('OAuth v1 paths (what the vendor SDKs call), on the same accounts', () 
 
     const credit = (await call('GET', '/oauth/credit', basic())).json.data as { credit: number };
     expect(credit.credit).toBe(((await call('GET', '/oauth/wallet', basic())).json.data as { credit: number }).credit);
-    const today = async () => ((await call('GET', `/oauth/counters/day/${new Date().toISOString().slice(0, 10)}`, basic())).json.data as Record<string, { counter: number }>)['GET:cap.openapi.it/regioni'].counter;
+    const today = async () =>
+      ((await call('GET', `/oauth/counters/day/${new Date().toISOString().slice(0, 10)}`, basic())).json.data as Record<string, { counter: number }>)['GET:cap.openapi.it/regioni']
+        .counter;
     const before = await today();
     await call('GET', '/cap/regioni', `Bearer ${token}`);
     expect(await today()).toBe(before + 1);

@@ -17,7 +17,11 @@ let token = '';
 beforeAll(async () => {
   t = await startTestStack({ OPENAPI_EMAIL: EMAIL, OPENAPI_APIKEY: APIKEY, OPENAPI_PRECHECK: 'on', OPENAPI_MANAGED_TOKEN: 'off', OPENAPI_ACCOUNT_API_KEY: OPERATOR_KEY });
   await t.control('oauth/account', { email: EMAIL, apikey: APIKEY, credit: 0.05 });
-  const res = await t.gql<{ createToken: { value: string } }>('mutation { createToken(input: { scopes: ["GET:cap.openapi.it/cerca_comuni", "GET:cap.openapi.it/comuni_base"] }) { value } }', {}, { 'x-openapi-account-key': OPERATOR_KEY });
+  const res = await t.gql<{ createToken: { value: string } }>(
+    'mutation { createToken(input: { scopes: ["GET:cap.openapi.it/cerca_comuni", "GET:cap.openapi.it/comuni_base"] }) { value } }',
+    {},
+    { 'x-openapi-account-key': OPERATOR_KEY },
+  );
   token = res.data!.createToken.value;
 }, 60_000);
 afterAll(async () => {
@@ -73,7 +77,11 @@ it('a scope given to the token through the account API is seen at once (its cach
   const CODE = '{ postalCode(code: "00141") { code } }';
   const bearer = { authorization: `Bearer ${token}` };
   expect((await t.gql(CODE, {}, bearer)).errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
-  const upd = await t.gql('mutation ($t: String!) { updateToken(token: $t, input: { scopes: ["GET:cap.openapi.it/cerca_comuni", "GET:cap.openapi.it/comuni_base", "GET:cap.openapi.it/cap"] }) { scopes } }', { t: token }, { 'x-openapi-account-key': OPERATOR_KEY });
+  const upd = await t.gql(
+    'mutation ($t: String!) { updateToken(token: $t, input: { scopes: ["GET:cap.openapi.it/cerca_comuni", "GET:cap.openapi.it/comuni_base", "GET:cap.openapi.it/cap"] }) { scopes } }',
+    { t: token },
+    { 'x-openapi-account-key': OPERATOR_KEY },
+  );
   expect(upd.errors).toBeUndefined();
   await t.clearCalls();
   // Past the scope check now (the wallet's €0.01 then refuses the €0.04 call).

@@ -22,7 +22,11 @@ beforeAll(async () => {
   t = await startTestStack({ OPENAPI_EMAIL: EMAIL, OPENAPI_APIKEY: APIKEY, OPENAPI_PRECHECK: 'on', OPENAPI_MANAGED_TOKEN: 'off', OPENAPI_ACCOUNT_API_KEY: OPERATOR_KEY });
   await t.control('oauth/account', { email: EMAIL, apikey: APIKEY, credit: 5 });
   // Every postal endpoint, no company one.
-  const res = await t.gql<{ createToken: { value: string } }>('mutation { createToken(input: { scopes: ["*:cap.openapi.it/*"] }) { value } }', {}, { 'x-openapi-account-key': OPERATOR_KEY });
+  const res = await t.gql<{ createToken: { value: string } }>(
+    'mutation { createToken(input: { scopes: ["*:cap.openapi.it/*"] }) { value } }',
+    {},
+    { 'x-openapi-account-key': OPERATOR_KEY },
+  );
   expect(res.errors).toBeUndefined();
   token = res.data!.createToken.value;
 }, 120_000);

@@ -13,7 +13,10 @@ let now = Date.now();
 
 beforeAll(async () => {
   // The emulator's built-in account (its default e-mail and API key) is the layer's account here.
-  t = await startTestStack({ OPENAPI_EMAIL: 'emulator@example.com', OPENAPI_APIKEY: 'emulator-apikey', OPENAPI_MANAGED_TOKEN_TTL_S: '3600', OPENAPI_ACCOUNT_API_KEY: OPERATOR_KEY }, { clock: () => now });
+  t = await startTestStack(
+    { OPENAPI_EMAIL: 'emulator@example.com', OPENAPI_APIKEY: 'emulator-apikey', OPENAPI_MANAGED_TOKEN_TTL_S: '3600', OPENAPI_ACCOUNT_API_KEY: OPERATOR_KEY },
+    { clock: () => now },
+  );
   const clock = (await t.control('clock', { mode: 'manual' })) as { nowMs: number };
   now = clock.nowMs;
 }, 60_000);

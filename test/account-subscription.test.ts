@@ -19,7 +19,11 @@ beforeAll(async () => {
   await t.control('oauth/account', { email: EMAIL, apikey: APIKEY, credit: 1 });
   await t.control('oauth/subscribe', { email: EMAIL, scope: 'GET:test.cap.openapi.it/comuni_base', totalRequests: 2, pricePerRequest: 0.006 });
   await t.control('oauth/subscribe', { email: EMAIL, scope: 'GET:test.cap.openapi.it/cap', totalRequests: 1, pricePerRequest: 0.005 });
-  const res = await t.gql<{ createToken: { value: string } }>('mutation { createToken(input: { scopes: ["GET:cap.openapi.it/*"] }) { value } }', {}, { 'x-openapi-account-key': OPERATOR_KEY });
+  const res = await t.gql<{ createToken: { value: string } }>(
+    'mutation { createToken(input: { scopes: ["GET:cap.openapi.it/*"] }) { value } }',
+    {},
+    { 'x-openapi-account-key': OPERATOR_KEY },
+  );
   token = res.data!.createToken.value;
 }, 60_000);
 afterAll(async () => {
@@ -33,7 +37,10 @@ it('two calls inside the subscription at its price, the third from the wallet at
   const code = async (c: string) => (await t.gql('query ($c: String!) { postalCode(code: $c) { code } }', { c }, { authorization: `Bearer ${token}` })).extensions!.cost!.euro;
   expect(await code('99999')).toBe(0);
   expect(await code('00136')).toBe(0.005);
-  expect((await t.calls('cap')).map((c) => [c.path, c.status, c.price])).toEqual([['/cap/99999', 404, 0], ['/cap/00136', 200, 0]]);
+  expect((await t.calls('cap')).map((c) => [c.path, c.status, c.price])).toEqual([
+    ['/cap/99999', 404, 0],
+    ['/cap/00136', 200, 0],
+  ]);
   await t.clearCalls();
   const costs: number[] = [];
   for (const istat of ['070006', '001272', '015146']) {
@@ -45,6 +52,10 @@ it('two calls inside the subscription at its price, the third from the wallet at
   // the emulator: the subscription paid the first two, the wallet the third
   expect((await t.calls('cap')).filter((c) => c.path.startsWith('/comuni_base')).map((c) => c.price)).toEqual([0, 0, 0.04]);
   expect(await t.credit(token)).toBe(0.96);
-  const subs = await t.gql<{ account: { subscriptions: Array<{ availableRequests: number }> } }>('{ account { subscriptions { availableRequests } } }', {}, { 'x-openapi-account-key': OPERATOR_KEY });
+  const subs = await t.gql<{ account: { subscriptions: Array<{ availableRequests: number }> } }>(
+    '{ account { subscriptions { availableRequests } } }',
+    {},
+    { 'x-openapi-account-key': OPERATOR_KEY },
+  );
   expect(subs.data!.account.subscriptions).toEqual([{ availableRequests: 0 }, { availableRequests: 0 }]);
 });

@@ -31,7 +31,19 @@ async function start(env: NodeJS.ProcessEnv): Promise<Running> {
   let out = '';
   const proc = spawn(process.execPath, ['--import', 'tsx', 'main.ts'], {
     cwd: new URL('..', import.meta.url),
-    env: { ...process.env, PORT: '0', OPENAPI_ENV: 'emulator', OPENAPI_TOKEN: '', OPENAPI_EMAIL: EMAIL, OPENAPI_APIKEY: APIKEY, OPENAPI_PRECHECK: 'on', OPENAPI_ACCOUNT_API_KEY: OPERATOR_KEY, GATEWAY_LOG_LEVEL: 'debug', NO_COLOR: '1', ...env },
+    env: {
+      ...process.env,
+      PORT: '0',
+      OPENAPI_ENV: 'emulator',
+      OPENAPI_TOKEN: '',
+      OPENAPI_EMAIL: EMAIL,
+      OPENAPI_APIKEY: APIKEY,
+      OPENAPI_PRECHECK: 'on',
+      OPENAPI_ACCOUNT_API_KEY: OPERATOR_KEY,
+      GATEWAY_LOG_LEVEL: 'debug',
+      NO_COLOR: '1',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   proc.stderr.on('data', (chunk: Buffer) => {
@@ -62,7 +74,11 @@ afterEach(async () => {
 });
 
 async function gql(r: Running, query: string): Promise<string> {
-  const res = await request(r.graphqlUrl, { method: 'POST', headers: { 'content-type': 'application/json', 'x-openapi-account-key': OPERATOR_KEY }, body: JSON.stringify({ query }) });
+  const res = await request(r.graphqlUrl, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-openapi-account-key': OPERATOR_KEY },
+    body: JSON.stringify({ query }),
+  });
   return res.body.text();
 }
 

@@ -26,7 +26,13 @@ interface Call {
 
 beforeAll(async () => {
   t = await startTestStack(
-    { OPENAPI_EMAIL: 'emulator@example.com', OPENAPI_APIKEY: 'emulator-apikey', OPENAPI_MANAGED_TOKEN_TTL_S: '3600', RISK_POLL_INTERVAL_MS: '3600000', PECMASSIVA_INBOX_POLL_MS: '50' },
+    {
+      OPENAPI_EMAIL: 'emulator@example.com',
+      OPENAPI_APIKEY: 'emulator-apikey',
+      OPENAPI_MANAGED_TOKEN_TTL_S: '3600',
+      RISK_POLL_INTERVAL_MS: '3600000',
+      PECMASSIVA_INBOX_POLL_MS: '50',
+    },
     { clock: () => now },
   );
   now = ((await t.control('clock', { mode: 'manual' })) as { nowMs: number }).nowMs;
@@ -91,9 +97,11 @@ it('a callback re-read after a rotation uses the new token and succeeds', async 
   await t.control('risk/advance', { id });
   // The callback arrives (the emulator's delivery log), and the layer's re-read of it (free) follows.
   const readsOf = async (): Promise<Call[]> => ((await t.calls('risk')) as unknown as Call[]).filter((c) => c.method === 'GET' && c.path.endsWith(id));
-  const deliveries = async (): Promise<Array<{ url: string; status: number }>> => (await (await fetch(`${t.stack.emulatorUrl}/_emulator/callbacks`)).json()) as Array<{ url: string; status: number }>;
+  const deliveries = async (): Promise<Array<{ url: string; status: number }>> =>
+    (await (await fetch(`${t.stack.emulatorUrl}/_emulator/callbacks`)).json()) as Array<{ url: string; status: number }>;
   const deadline = Date.now() + 20_000;
-  while (Date.now() < deadline && !((await deliveries()).some((d) => d.url.includes('/callbacks/') && d.status === 200) && (await readsOf()).length > 0)) await new Promise((r) => setTimeout(r, 20));
+  while (Date.now() < deadline && !((await deliveries()).some((d) => d.url.includes('/callbacks/') && d.status === 200) && (await readsOf()).length > 0))
+    await new Promise((r) => setTimeout(r, 20));
   const reads = await readsOf();
   expect(reads.length).toBe(1);
   expect((await t.gql<{ riskRequest: { state: string } }>(STATE, { id })).data?.riskRequest.state).toBe('COMPLETE');
@@ -104,7 +112,11 @@ it('a callback re-read after a rotation uses the new token and succeeds', async 
   // The download URL issued before the rotation still works: its grant kept the marker, not the value.
   const form = await fetch(formUrl);
   expect(form.status).toBe(200);
-  expect(Buffer.from(await form.arrayBuffer()).subarray(0, 4).toString('latin1')).toBe('%PDF');
+  expect(
+    Buffer.from(await form.arrayBuffer())
+      .subarray(0, 4)
+      .toString('latin1'),
+  ).toBe('%PDF');
   const fetched = ((await t.calls('risk')) as unknown as Call[]).filter((c) => c.path.endsWith('/delega'));
   expect(fetched.map((c) => [c.token, c.status])).toEqual([[tail(second), 200]]);
 }, 60_000);
@@ -162,7 +174,9 @@ it('the managed token is minted with exactly the scopes of the served subgraphs,
   expect(held.filter((s) => s.includes('*') || s.includes('oauth.openapi.com'))).toEqual([]);
   // Every scope held is one the account has enabled (the emulator's GET /scopes, Basic).
   const basic = `Basic ${Buffer.from('emulator@example.com:emulator-apikey').toString('base64')}`;
-  const enabled = ((await (await fetch(`${t.stack.emulatorUrl}/oauth/scopes`, { headers: { authorization: basic } })).json()) as { data: Array<{ scope: string }> }).data.map((s) => s.scope);
+  const enabled = ((await (await fetch(`${t.stack.emulatorUrl}/oauth/scopes`, { headers: { authorization: basic } })).json()) as { data: Array<{ scope: string }> }).data.map(
+    (s) => s.scope,
+  );
   expect(held.filter((s) => !enabled.includes(s))).toEqual([]);
   expect(new Set(held).size).toBe(held.length);
   expect(scopesFor('production', ['postal'])).toContain('GET:cap.openapi.it/cap');

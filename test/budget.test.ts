@@ -80,7 +80,10 @@ describe('the estimate', () => {
     const res = await fetch(t.stack.gateway.graphqlUrl, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ query: `mutation { orderPatrimonialReport(level: TOP, input: { name: "MARIO", surname: "ROSSI", taxCode: "RSSMRA80A01H501U" }) { id } }`, extensions: { cost: { estimateOnly: true } } }),
+      body: JSON.stringify({
+        query: `mutation { orderPatrimonialReport(level: TOP, input: { name: "MARIO", surname: "ROSSI", taxCode: "RSSMRA80A01H501U" }) { id } }`,
+        extensions: { cost: { estimateOnly: true } },
+      }),
     });
     const body = (await res.json()) as { extensions: { cost: { estimate: { euro: number }; executed: boolean } } };
     expect(body.extensions.cost).toMatchObject({ executed: false, estimate: { euro: 25 } });
@@ -103,7 +106,9 @@ describe('the estimate', () => {
   });
 
   it('counts paid fields on every search item, and company purchases on at most 25 of them', async () => {
-    const res = await t.gql(`{ searchCompanies(filter: { province: "MI" }, limit: 50) { items { companyName creditScore(level: START) { score } } } }`, undefined, { 'x-openapi-estimate-only': '1' });
+    const res = await t.gql(`{ searchCompanies(filter: { province: "MI" }, limit: 50) { items { companyName creditScore(level: START) { score } } } }`, undefined, {
+      'x-openapi-estimate-only': '1',
+    });
     // IT-search €0.01 + 50 × €0.50 (search items carry the name: no company purchase)
     expect(res.extensions?.cost?.estimate?.euro).toBe(25.01);
     const actual = await t.gql(`{ searchCompanies(filter: { province: "MI" }, limit: 10) { items { companyName creditScore(level: START) { score } } } }`);

@@ -65,7 +65,13 @@ beforeAll(async () => {
   emulatorUrl = emulator.url;
   // Risk orders stay PROCESSING until the test says otherwise.
   await emulatorControl(emulatorUrl, 'POST', 'risk/timing', { completeAfterMs: 0 });
-  subgraphs = await spawnService('subgraphs', 'subgraph', [...SUBGRAPH_NAMES], { ...env, OPENAPI_EMULATOR_URL: emulatorUrl, PUBLIC_URL: 'http://127.0.0.1:1', SUBGRAPH_PORT: '0' }, { dist: DIST });
+  subgraphs = await spawnService(
+    'subgraphs',
+    'subgraph',
+    [...SUBGRAPH_NAMES],
+    { ...env, OPENAPI_EMULATOR_URL: emulatorUrl, PUBLIC_URL: 'http://127.0.0.1:1', SUBGRAPH_PORT: '0' },
+    { dist: DIST },
+  );
   services.push(subgraphs);
   gateway = await spawnService('gateway', 'gateway', [], { ...env, PORT: '0', ...subgraphUrlsEnv(subgraphs.url, SUBGRAPH_NAMES) }, { dist: DIST });
   services.push(gateway);
@@ -91,7 +97,9 @@ function filesUnder(dir: string): string[] {
 
 /** The module specifiers a built file imports (static `import … from`, bare `import '…'`, `import('…')`). */
 function importsOf(js: string): string[] {
-  return [...js.matchAll(/(?:^|[\s;])(?:import|export)\s[^'"]*?from\s*['"]([^'"]+)['"]|(?:^|[\s;])import\s*['"]([^'"]+)['"]|\bimport\(\s*['"]([^'"]+)['"]\s*\)/gm)].map((m) => (m[1] ?? m[2] ?? m[3]));
+  return [...js.matchAll(/(?:^|[\s;])(?:import|export)\s[^'"]*?from\s*['"]([^'"]+)['"]|(?:^|[\s;])import\s*['"]([^'"]+)['"]|\bimport\(\s*['"]([^'"]+)['"]\s*\)/gm)].map(
+    (m) => m[1] ?? m[2] ?? m[3],
+  );
 }
 
 /** The package a bare specifier names (`@scope/name/sub` → `@scope/name`); null for relative paths and Node's own modules. */
@@ -106,12 +114,24 @@ describe('npm run build: JavaScript that node runs as the image does', () => {
   it('emits JavaScript and the files read at run time; relative imports name the emitted .js files', () => {
     const files = filesUnder(DIST);
     expect(files.filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'))).toEqual([]);
-    for (const f of ['main.js', 'services/gateway.js', 'services/subgraph.js', 'services/emulator.js', 'supergraph.graphql', 'data/comuni.json', ...SUBGRAPH_NAMES.map((n) => `subgraphs/${n}/schema.graphql`)]) {
+    for (const f of [
+      'main.js',
+      'services/gateway.js',
+      'services/subgraph.js',
+      'services/emulator.js',
+      'supergraph.graphql',
+      'data/comuni.json',
+      ...SUBGRAPH_NAMES.map((n) => `subgraphs/${n}/schema.graphql`),
+    ]) {
       expect(files, f).toContain(join(DIST, f));
     }
     const unresolved = files
       .filter((f) => f.endsWith('.js'))
-      .flatMap((f) => importsOf(readFileSync(join(ROOT, f), 'utf8')).filter((s) => s.startsWith('.') && !existsSync(join(ROOT, f, '..', s))).map((s) => `${f}: ${s}`));
+      .flatMap((f) =>
+        importsOf(readFileSync(join(ROOT, f), 'utf8'))
+          .filter((s) => s.startsWith('.') && !existsSync(join(ROOT, f, '..', s)))
+          .map((s) => `${f}: ${s}`),
+      );
     expect(unresolved).toEqual([]);
   });
 
@@ -164,7 +184,10 @@ describe('npm run build: JavaScript that node runs as the image does', () => {
   });
 
   it('SIGTERM: the query in flight is answered, the subscription is closed with 1001 (no complete) and resumes on another gateway, the gateway exits 0', async () => {
-    const order = await gqlAt<{ orderPatrimonialReport: { id: string } }>(gateway.url, `mutation { orderPatrimonialReport(input: { name: "MARIO", surname: "ROSSI", taxCode: "${CF}" }) { id } }`);
+    const order = await gqlAt<{ orderPatrimonialReport: { id: string } }>(
+      gateway.url,
+      `mutation { orderPatrimonialReport(input: { name: "MARIO", surname: "ROSSI", taxCode: "${CF}" }) { id } }`,
+    );
     expect(order.errors).toBeUndefined();
     // A client as deployed behind a load balancer: it reconnects on a close, here to the second gateway.
     const targets = [gateway.url, second!.url];
@@ -183,7 +206,10 @@ describe('npm run build: JavaScript that node runs as the image does', () => {
       on: { closed: (event) => void closeCodes.push((event as { code: number }).code) },
     });
     clients.push(client);
-    const updates = client.iterate<{ riskRequestUpdated: { state: string } }>({ query: 'subscription($id: ID!) { riskRequestUpdated(id: $id) { state } }', variables: { id: order.data!.orderPatrimonialReport.id } });
+    const updates = client.iterate<{ riskRequestUpdated: { state: string } }>({
+      query: 'subscription($id: ID!) { riskRequestUpdated(id: $id) { state } }',
+      variables: { id: order.data!.orderPatrimonialReport.id },
+    });
     // The latest state first: the subscription is open end to end.
     expect((await withSafety(updates.next(), 'first state')).value?.data?.riskRequestUpdated.state).toBe('PROCESSING');
 
@@ -210,21 +236,41 @@ describe('npm run build: JavaScript that node runs as the image does', () => {
     expect(gateway.output()).not.toMatch(/not stopped in time|failed|cut short/);
   });
 
-  it('the image\'s default command (node main.js, one process) drains on SIGTERM too: the subscription is closed with 1001, the process exits 0', async () => {
-    const proc = spawn(process.execPath, [`${DIST}/main.js`], { cwd: ROOT, env: baseEnv({ LAYER_SECRET: SECRET, PORT: '0', RISK_POLL_MAX_CALLS_PER_MIN: '0', SHUTDOWN_TIMEOUT_MS: '20000' }), stdio: ['ignore', 'pipe', 'pipe'] });
+  it("the image's default command (node main.js, one process) drains on SIGTERM too: the subscription is closed with 1001, the process exits 0", async () => {
+    const proc = spawn(process.execPath, [`${DIST}/main.js`], {
+      cwd: ROOT,
+      env: baseEnv({ LAYER_SECRET: SECRET, PORT: '0', RISK_POLL_MAX_CALLS_PER_MIN: '0', SHUTDOWN_TIMEOUT_MS: '20000' }),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     proc.stdout.on('data', (c: Buffer) => (out += c.toString()));
     proc.stderr.on('data', (c: Buffer) => (out += c.toString()));
     const exited = once(proc, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
     try {
-      const [, url, emu] = await until('the one-process stack ready', async () => /GraphiQL and GraphQL: +(http:\/\/127\.0\.0\.1:\d+)\/graphql\n[^]*embedded emulator at (http:\/\/127\.0\.0\.1:\d+)/.exec(out) ?? undefined, 60_000);
+      const [, url, emu] = await until(
+        'the one-process stack ready',
+        async () => /GraphiQL and GraphQL: +(http:\/\/127\.0\.0\.1:\d+)\/graphql\n[^]*embedded emulator at (http:\/\/127\.0\.0\.1:\d+)/.exec(out) ?? undefined,
+        60_000,
+      );
       await emulatorControl(emu, 'POST', 'risk/timing', { completeAfterMs: 0 });
-      const order = await gqlAt<{ orderPatrimonialReport: { id: string } }>(url, `mutation { orderPatrimonialReport(input: { name: "MARIO", surname: "ROSSI", taxCode: "${CF}" }) { id } }`);
+      const order = await gqlAt<{ orderPatrimonialReport: { id: string } }>(
+        url,
+        `mutation { orderPatrimonialReport(input: { name: "MARIO", surname: "ROSSI", taxCode: "${CF}" }) { id } }`,
+      );
       expect(order.errors).toBeUndefined();
       const closeCodes: number[] = [];
-      const client = createClient({ url: url.replace(/^http/, 'ws') + '/graphql', webSocketImpl: WebSocket, retryAttempts: 0, lazy: true, on: { closed: (e) => void closeCodes.push((e as { code: number }).code) } });
+      const client = createClient({
+        url: url.replace(/^http/, 'ws') + '/graphql',
+        webSocketImpl: WebSocket,
+        retryAttempts: 0,
+        lazy: true,
+        on: { closed: (e) => void closeCodes.push((e as { code: number }).code) },
+      });
       clients.push(client);
-      const updates = client.iterate<{ riskRequestUpdated: { state: string } }>({ query: 'subscription($id: ID!) { riskRequestUpdated(id: $id) { state } }', variables: { id: order.data!.orderPatrimonialReport.id } });
+      const updates = client.iterate<{ riskRequestUpdated: { state: string } }>({
+        query: 'subscription($id: ID!) { riskRequestUpdated(id: $id) { state } }',
+        variables: { id: order.data!.orderPatrimonialReport.id },
+      });
       expect((await withSafety(updates.next(), 'first state')).value?.data?.riskRequestUpdated.state).toBe('PROCESSING');
       proc.kill('SIGTERM');
       // Closed, not completed: without retries the client reports the close as an error.
@@ -377,7 +423,9 @@ describe('image and compose definitions', () => {
       const env = g.environment as Record<string, string>;
       expect(env.REDIS_URL).toBe('redis://redis:6379');
       // Only what a gateway uses: no upstream environment or credentials.
-      expect(Object.keys(env).sort()).toEqual(['HOST', 'LAYER_SECRET', 'NODE_OPTIONS', 'PORT', 'REDIS_URL', 'SHUTDOWN_TIMEOUT_MS', ...SUBGRAPH_NAMES.map((n) => `SUBGRAPH_${n.toUpperCase()}_URL`)].sort());
+      expect(Object.keys(env).sort()).toEqual(
+        ['HOST', 'LAYER_SECRET', 'NODE_OPTIONS', 'PORT', 'REDIS_URL', 'SHUTDOWN_TIMEOUT_MS', ...SUBGRAPH_NAMES.map((n) => `SUBGRAPH_${n.toUpperCase()}_URL`)].sort(),
+      );
       // Every subgraph of the supergraph at its service.
       for (const n of SUBGRAPH_NAMES) expect(env[`SUBGRAPH_${n.toUpperCase()}_URL`]).toBe(`http://subgraph-${n}:4001/${n}/graphql`);
       expect(Object.keys(g.depends_on as Obj).sort()).toEqual(['redis', ...SUBGRAPH_NAMES.map((n) => `subgraph-${n}`)].sort());

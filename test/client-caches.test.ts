@@ -71,33 +71,94 @@ const PEOPLE = /* GraphQL */ `
     company(vatCode: $vatCode) {
       vatCode
       companyName
-      managers { ...ManagerFields }
-      shareholders { percentShare owners { ...OwnerFields } }
+      managers {
+        ...ManagerFields
+      }
+      shareholders {
+        percentShare
+        owners {
+          ...OwnerFields
+        }
+      }
     }
   }
   fragment ManagerFields on Manager {
     taxCode
     isLegalRepresentative
-    roles { role { code } }
-    ... on ManagerPerson { name surname }
-    ... on ManagerCompany { companyName company { vatCode companyName } }
+    roles {
+      role {
+        code
+      }
+    }
+    ... on ManagerPerson {
+      name
+      surname
+    }
+    ... on ManagerCompany {
+      companyName
+      company {
+        vatCode
+        companyName
+      }
+    }
   }
   fragment OwnerFields on Shareholder {
     taxCode
     sinceDate
-    ... on ShareholderPerson { name surname }
-    ... on ShareholderCompany { companyName }
+    ... on ShareholderPerson {
+      name
+      surname
+    }
+    ... on ShareholderCompany {
+      companyName
+    }
   }
 `;
 
 // Two queries for the same company without its `id`, each with other fields, then their union.
-const NAME = /* GraphQL */ `query Name($vatCode: String!) { company(vatCode: $vatCode) { vatCode companyName } }`;
-const PLACE = /* GraphQL */ `query Place($vatCode: String!) { company(vatCode: $vatCode) { vatCode address { town zipCode } } }`;
-const NAME_AND_PLACE = /* GraphQL */ `query NameAndPlace($vatCode: String!) { company(vatCode: $vatCode) { vatCode companyName address { town zipCode } } }`;
+const NAME = /* GraphQL */ `
+  query Name($vatCode: String!) {
+    company(vatCode: $vatCode) {
+      vatCode
+      companyName
+    }
+  }
+`;
+const PLACE = /* GraphQL */ `
+  query Place($vatCode: String!) {
+    company(vatCode: $vatCode) {
+      vatCode
+      address {
+        town
+        zipCode
+      }
+    }
+  }
+`;
+const NAME_AND_PLACE = /* GraphQL */ `
+  query NameAndPlace($vatCode: String!) {
+    company(vatCode: $vatCode) {
+      vatCode
+      companyName
+      address {
+        town
+        zipCode
+      }
+    }
+  }
+`;
 
-interface Person { __typename: string; taxCode: string | null; company?: { vatCode: string; companyName: string } | null }
-interface People { company: { vatCode: string; managers: Person[]; shareholders: Array<{ owners: Person[] }> } }
-interface NameAndPlace { company: { vatCode: string; companyName?: string; address?: { town: string | null; zipCode: string | null } } }
+interface Person {
+  __typename: string;
+  taxCode: string | null;
+  company?: { vatCode: string; companyName: string } | null;
+}
+interface People {
+  company: { vatCode: string; managers: Person[]; shareholders: Array<{ owners: Person[] }> };
+}
+interface NameAndPlace {
+  company: { vatCode: string; companyName?: string; address?: { town: string | null; zipCode: string | null } };
+}
 
 describe('Apollo Client InMemoryCache', () => {
   const apollo = (cache: InMemoryCache, fetch: typeof globalThis.fetch) =>
@@ -204,7 +265,11 @@ describe('urql Graphcache', () => {
     Array.isArray(value)
       ? value.map(withoutTypenames)
       : value && typeof value === 'object'
-        ? Object.fromEntries(Object.entries(value).filter(([k]) => k !== '__typename').map(([k, v]) => [k, withoutTypenames(v)]))
+        ? Object.fromEntries(
+            Object.entries(value)
+              .filter(([k]) => k !== '__typename')
+              .map(([k, v]) => [k, withoutTypenames(v)]),
+          )
         : value;
   /** Graphcache's logger: warnings and errors (its debug level reports ordinary cache misses). */
   const log = (level: string, message: string) => {
@@ -260,7 +325,16 @@ describe('urql Graphcache', () => {
         company: (_parent, args, cache: Cache) => {
           const key = cache.keyOfEntity({ __typename: 'Company', vatCode: OPENAPI_SPA });
           const link = cache.resolve('Query', 'company', args);
-          seen.push({ key, link, fields: key ? cache.inspectFields(key).map((f: FieldInfo) => f.fieldKey).sort() : [] });
+          seen.push({
+            key,
+            link,
+            fields: key
+              ? cache
+                  .inspectFields(key)
+                  .map((f: FieldInfo) => f.fieldKey)
+                  .sort()
+              : [],
+          });
           return typeof link === 'string' ? link : undefined;
         },
       },

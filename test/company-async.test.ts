@@ -209,23 +209,28 @@ describe('a slow tier bought by POST + callback, never twice', () => {
     await t.control('callbacks', { enabled: false });
     let requestId = '';
     const data = await withSafety(
-      up.buySlow<Record<string, unknown>>(ctx, ep, { params: { id: VAT } }, {
-        // The vendor's Request answer when the dataset is ready at once: `{state: "DONE", id}`.
-        order: async () => {
-          const answer = await up.call<{ id: string; state: string }>(ctx, post, {
-            params: { id: VAT },
-            body: { callback: { url: `${t.url}/callbacks/company/datasets/none`, method: 'JSON', field: 'data', headers: {}, retry: 5 } },
-          });
-          requestId = answer.id;
-          await t.control('company/complete', { id: answer.id });
-          return { ...answer, state: 'DONE' };
+      up.buySlow<Record<string, unknown>>(
+        ctx,
+        ep,
+        { params: { id: VAT } },
+        {
+          // The vendor's Request answer when the dataset is ready at once: `{state: "DONE", id}`.
+          order: async () => {
+            const answer = await up.call<{ id: string; state: string }>(ctx, post, {
+              params: { id: VAT },
+              body: { callback: { url: `${t.url}/callbacks/company/datasets/none`, method: 'JSON', field: 'data', headers: {}, retry: 5 } },
+            });
+            requestId = answer.id;
+            await t.control('company/complete', { id: answer.id });
+            return { ...answer, state: 'DONE' };
+          },
+          isDataset: (d) => typeof d === 'object' && d !== null && !('state' in d) && JSON.stringify(d).includes(VAT),
+          tag: 'done-test-order',
+          delivered: new Promise<unknown>(() => undefined),
+          waitMs: 600_000,
+          markMs: 3_600_000,
         },
-        isDataset: (d) => typeof d === 'object' && d !== null && !('state' in d) && JSON.stringify(d).includes(VAT),
-        tag: 'done-test-order',
-        delivered: new Promise<unknown>(() => undefined),
-        waitMs: 600_000,
-        markMs: 3_600_000,
-      }),
+      ),
       'DONE answer',
       20_000,
     );
@@ -239,7 +244,12 @@ describe('a slow tier bought by POST + callback, never twice', () => {
 
 describe('a slow tier bought by POST + callback on two replicas sharing Redis', () => {
   const PATH = `/IT-stakeholders/${VAT}`;
-  const shared = { LAYER_SECRET, REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', REDIS_PREFIX: `test:company-async:${randomBytes(4).toString('hex')}:`, COMPANY_SLOW_CALLBACK_WAIT_MS: '600000' };
+  const shared = {
+    LAYER_SECRET,
+    REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+    REDIS_PREFIX: `test:company-async:${randomBytes(4).toString('hex')}:`,
+    COMPANY_SLOW_CALLBACK_WAIT_MS: '600000',
+  };
   let a: TestStack;
   let b: TestStack;
 
@@ -291,7 +301,10 @@ describe('a Company reference by an 11-digit lookupCode', () => {
     const res = await request(t.stack.subgraphs.graphqlUrl('company'), {
       method: 'POST',
       headers: { 'content-type': 'application/json', ...auth(token) },
-      body: JSON.stringify({ query: `query($r: [_Any!]!) { _entities(representations: $r) { ... on Company { ${selection} } } }`, variables: { r: [{ __typename: 'Company', lookupCode: VAT }] } }),
+      body: JSON.stringify({
+        query: `query($r: [_Any!]!) { _entities(representations: $r) { ... on Company { ${selection} } } }`,
+        variables: { r: [{ __typename: 'Company', lookupCode: VAT }] },
+      }),
     });
     return (await res.body.json()) as { data?: { _entities: Array<Record<string, unknown>> }; errors?: unknown };
   }

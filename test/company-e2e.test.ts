@@ -39,10 +39,40 @@ const OVERVIEW = /* GraphQL */ `
       vatCode
       taxCode
       companyName
-      address { streetName zipCode town province { code } }
-      managers { __typename roles { role { code description } } ... on ManagerPerson { name surname taxCode } }
-      shareholders { percentShare owners { __typename taxCode } }
-      ecofin { turnover netWorth shareCapital }
+      address {
+        streetName
+        zipCode
+        town
+        province {
+          code
+        }
+      }
+      managers {
+        __typename
+        roles {
+          role {
+            code
+            description
+          }
+        }
+        ... on ManagerPerson {
+          name
+          surname
+          taxCode
+        }
+      }
+      shareholders {
+        percentShare
+        owners {
+          __typename
+          taxCode
+        }
+      }
+      ecofin {
+        turnover
+        netWorth
+        shareCapital
+      }
     }
   }
 `;
@@ -79,15 +109,24 @@ describe('walking the ownership graph', () => {
         companyName
         shareholders {
           percentShare
-          owners { ... on ShareholderCompany { company { vatCode companyName address { town } } } }
+          owners {
+            ... on ShareholderCompany {
+              company {
+                vatCode
+                companyName
+                address {
+                  town
+                }
+              }
+            }
+          }
         }
       }
     }
   `;
   type Walk = { company: { shareholders: Array<{ owners: Array<{ company?: { vatCode: string; companyName: string } }> }> } };
 
-  const ownerVats = (data: Walk | null | undefined): string[] =>
-    (data?.company.shareholders ?? []).flatMap((s) => s.owners.flatMap((o) => (o.company ? [o.company.vatCode] : [])));
+  const ownerVats = (data: Walk | null | undefined): string[] => (data?.company.shareholders ?? []).flatMap((s) => s.owners.flatMap((o) => (o.company ? [o.company.vatCode] : [])));
 
   it('makes one call per distinct company', async () => {
     const res = await t.gql<Walk>(WALK, { vatCode: BETA_SERVIZI });

@@ -73,7 +73,9 @@ describe('the least total euro that covers the need', () => {
     expect(res.extensions?.cost).toMatchObject({ upstreamCalls: 2, euro: 0.65 });
     expect(res.estimate).toBe(0.65);
     // The single tier the old rule bought.
-    expect(cheapestEndpoint(facetsForPaths(['companyName', 'vatCode', 'taxCode', 'address.streetName', 'managers.roles', 'shareholders.percentShare', 'ecofin.turnover']))).toBe('IT-aml');
+    expect(cheapestEndpoint(facetsForPaths(['companyName', 'vatCode', 'taxCode', 'address.streetName', 'managers.roles', 'shareholders.percentShare', 'ecofin.turnover']))).toBe(
+      'IT-aml',
+    );
     expect(res.data?.company.managers.length).toBeGreaterThan(0);
     expect(res.data?.company.shareholders.length).toBeGreaterThan(0);
     expect(typeof res.data?.company.ecofin.turnover).toBe('number');
@@ -231,7 +233,10 @@ describe('single-purpose endpoints, bought only when asked', () => {
       `mutation { createCompanyMonitor(input: { code: "${OPENAPI_SPA}", dataset: IT_START }) { id company { isCeased(onDate: "1.1.2020") } } }`,
     ]) {
       const res = await t.gql(q);
-      expect(res.errors?.map((e) => e.extensions?.code), q).toEqual(['BAD_USER_INPUT']);
+      expect(
+        res.errors?.map((e) => e.extensions?.code),
+        q,
+      ).toEqual(['BAD_USER_INPUT']);
       expect(res.errors?.[0]?.message, q).toMatch(/^(onDate|taxCode) /);
       expect(await t.calls(), q).toEqual([]);
     }

@@ -15,7 +15,20 @@ import { CostMeter } from '../subgraphs/upstream/cost.ts';
 import { fillPath, type Endpoint } from '../subgraphs/upstream/endpoint.ts';
 import { UpstreamError } from '../subgraphs/upstream/errors.ts';
 import { endpointOf, priceOf } from '../contract/prices.ts';
-import { cheapestEndpoint, FACETS, facetOfPath, facetsForPaths, FIELD_FACETS, planPurchase, SOURCE_COVERAGE, SOURCES, TIER_COVERAGE, TIERS, tierPrice, type Facet } from '../subgraphs/company/facets.ts';
+import {
+  cheapestEndpoint,
+  FACETS,
+  facetOfPath,
+  facetsForPaths,
+  FIELD_FACETS,
+  planPurchase,
+  SOURCE_COVERAGE,
+  SOURCES,
+  TIER_COVERAGE,
+  TIERS,
+  tierPrice,
+  type Facet,
+} from '../subgraphs/company/facets.ts';
 import { vendorData, vendorExampleKeys } from '../subgraphs/company/fixtures/examples.ts';
 import { companySubgraph } from '../subgraphs/company/index.ts';
 import { searchEnrichment } from '../subgraphs/company/resolvers/search.ts';
@@ -175,12 +188,29 @@ describe('company facet tables', () => {
   });
 
   it('cover every facet by at least one source, IT-full by all but the start/advanced-only and single-purpose ones', () => {
-    for (const f of FACETS) expect(SOURCES.some((s) => SOURCE_COVERAGE[s].has(f)), f).toBe(true);
+    for (const f of FACETS)
+      expect(
+        SOURCES.some((s) => SOURCE_COVERAGE[s].has(f)),
+        f,
+      ).toBe(true);
     // Only IT-pec holds the PEC history.
     expect(FACETS.filter((f) => !TIERS.some((t) => TIER_COVERAGE[t].has(f)))).toEqual(['pecHistory']);
     const notInFull = FACETS.filter((f) => !TIER_COVERAGE['IT-full'].has(f));
     expect(notInFull.sort()).toEqual(
-      ['addressDetail', 'ateco2025', 'balanceSheetHistory', 'ceased', 'openapiId', 'pecHistory', 'recordCreation', 'registryStatus', 'sdiCode', 'sdiCodeUpdate', 'taxCodeCeased', 'vatGroup'].sort(),
+      [
+        'addressDetail',
+        'ateco2025',
+        'balanceSheetHistory',
+        'ceased',
+        'openapiId',
+        'pecHistory',
+        'recordCreation',
+        'registryStatus',
+        'sdiCode',
+        'sdiCodeUpdate',
+        'taxCodeCeased',
+        'vatGroup',
+      ].sort(),
     );
   });
 
@@ -417,7 +447,11 @@ describe('company operations buy the least euro per company', () => {
   it('reports a company that does not exist, and buys no other tier for it in the same request', async () => {
     const fake = new FakeUpstream();
     fake.notFound.add(HOLDING);
-    const r = await run(`{ a: company(vatCode: "${HOLDING}") { companyName } company(vatCode: "${VAT}") { managers { ... on ManagerCompany { company { companyName pec } } } } }`, undefined, fake);
+    const r = await run(
+      `{ a: company(vatCode: "${HOLDING}") { companyName } company(vatCode: "${VAT}") { managers { ... on ManagerCompany { company { companyName pec } } } } }`,
+      undefined,
+      fake,
+    );
     expect(r.data?.a).toBeNull();
     expect(r.errors?.map((e) => e.message)).toEqual(['no company matches', 'no company matches']);
     // the nested company keeps what the parent payload says of it; its pec reports the failure
@@ -449,7 +483,12 @@ describe('search buys the enrichment it needs', () => {
     const r = await run(`{ searchCompanies(filter: { province: "RM" }, limit: 2) { items { vatCode ecofin { turnoverRange { code } } } } }`);
     expect(r.errors).toBeUndefined();
     expect(endpoints(r)).toEqual(['IT-search', 'IT-marketing', 'IT-marketing']);
-    expect(r.calls.slice(1).map((c) => c.path).sort()).toEqual(['/IT-marketing/12345678910', `/IT-marketing/${VAT}`]);
+    expect(
+      r.calls
+        .slice(1)
+        .map((c) => c.path)
+        .sort(),
+    ).toEqual(['/IT-marketing/12345678910', `/IT-marketing/${VAT}`]);
   });
 });
 
@@ -490,7 +529,9 @@ describe('other root fields', () => {
   });
 
   it('monitors: create, list, read with its company, delete', async () => {
-    const created = await run(`mutation { createCompanyMonitor(input: { code: "IT${VAT}", dataset: IT_ADVANCED, monitoredFields: ["pec"], callbackUrl: "https://example.com/hook" }) { id dataset monitoredFields nextOn company { vatCode companyName } } }`);
+    const created = await run(
+      `mutation { createCompanyMonitor(input: { code: "IT${VAT}", dataset: IT_ADVANCED, monitoredFields: ["pec"], callbackUrl: "https://example.com/hook" }) { id dataset monitoredFields nextOn company { vatCode companyName } } }`,
+    );
     expect(created.errors).toBeUndefined();
     expect(created.calls.map((c) => `${c.path} ${c.euro}`)).toEqual(['/monitor 0.1']);
     expect(created.data?.createCompanyMonitor).toEqual({

@@ -310,7 +310,13 @@ function itAdvanced(r: Obj): Obj {
     dates: { registrationDate: dt(r.registrationDate), startDate: dt(r.startDate), endDate: dt(r.endDate) },
     vatGroup: vat ? { participates: bool(vat.vatGroupParticipation), isLeader: bool(vat.isVatGroupLeader), registryOk: bool(vat.registryOk) } : null,
     ecofin: last
-      ? { balanceSheetDate: dt(last.balanceSheetDate), turnoverYear: num(last.year), turnover: num(last.turnover), shareCapital: num(last.shareCapital), netWorth: num(last.netWorth) }
+      ? {
+          balanceSheetDate: dt(last.balanceSheetDate),
+          turnoverYear: num(last.year),
+          turnover: num(last.turnover),
+          shareCapital: num(last.shareCapital),
+          netWorth: num(last.netWorth),
+        }
       : null,
     employees: last ? { count: num(last.employees) } : null,
     balanceSheets: records(sheets?.all)
@@ -381,7 +387,9 @@ function enumCode(kind: keyof typeof ENUM_DESCRIPTION, v: unknown): string | nul
 
 function compositeAddress(v: unknown): Obj | null {
   const a = obj(v);
-  return a ? { streetName: text(a.streetName), zipCode: text(a.zipCode), town: text(a.town), province: coded(a.province), region: coded(a.region), country: coded(a.country) } : null;
+  return a
+    ? { streetName: text(a.streetName), zipCode: text(a.zipCode), town: text(a.town), province: coded(a.province), region: coded(a.region), country: coded(a.country) }
+    : null;
 }
 
 function details(v: unknown): Obj {
@@ -453,13 +461,18 @@ function classification(d: Obj): Obj {
   const a = obj(d.atecoClassification);
   const i = obj(d.internationalClassification);
   return {
-    atecoClassification: a ? { ateco: coded(a.ateco), secondaryAteco: text(a.secondaryAteco), ateco2022: coded(a.ateco2022), secondaryAteco2022: text(a.secondaryAteco2022) } : null,
+    atecoClassification: a
+      ? { ateco: coded(a.ateco), secondaryAteco: text(a.secondaryAteco), ateco2022: coded(a.ateco2022), secondaryAteco2022: text(a.secondaryAteco2022) }
+      : null,
     internationalClassification: i ? { primarySic: coded(i.primarySic), secondarySic: text(i.secondarySic), nace: coded(i.nace) } : null,
   };
 }
 
 const INNOVATIVE = `isInnovativeStartUp isInnovativeSme`;
-const innovative = (d: Obj): Obj => ({ isInnovativeStartUp: bool(obj(d.innovativeSmeAndSu)?.isInnovativeStartUp), isInnovativeSme: bool(obj(d.innovativeSmeAndSu)?.isInnovativeSme) });
+const innovative = (d: Obj): Obj => ({
+  isInnovativeStartUp: bool(obj(d.innovativeSmeAndSu)?.isInnovativeStartUp),
+  isInnovativeSme: bool(obj(d.innovativeSmeAndSu)?.isInnovativeSme),
+});
 
 const GROUP = `corporateGroup { belongsToGroup groupName holdingCompanyName holdingCountry { code description } hasForeignParentCompany
   nationalParentCompany { companyName streetName town zipCode province { code description } country { code description } } }`;
@@ -521,7 +534,9 @@ function owner(h: Obj, full: boolean): Obj {
   return full ? { ...common, companyName: text(h.companyName), serviceNumber: text(h.openapiNumber) ?? text(h.serviceNumber) } : { ...common, companyName: text(h.companyName) };
 }
 const shareholders = (v: unknown): Obj[] | null =>
-  list(v) ? records(v).map((s) => ({ percentShare: num(s.percentShare), shareType: coded(s.shareType), owners: records(s.shareholdersInformation).map((h) => owner(h, true)) })) : null;
+  list(v)
+    ? records(v).map((s) => ({ percentShare: num(s.percentShare), shareType: coded(s.shareType), owners: records(s.shareholdersInformation).map((h) => owner(h, true)) }))
+    : null;
 
 const ECONOMICS = `publicTenders { year applied won value }
   foreignTrade { isImporter importPercentShare importCountries isExporter exportPercentShare exportCountries }
@@ -597,7 +612,6 @@ function ratios(d: Obj): Obj {
   );
 }
 
-
 // --- Companies outside Italy -----------------------------------------------------------------------
 
 const FOREIGN_ADDRESS = `{ streetName streetName2 streetName3 streetName4 toponym street streetNumber zipCode town country townCode region { code description }
@@ -605,7 +619,10 @@ const FOREIGN_ADDRESS = `{ streetName streetName2 streetName3 streetName4 topony
   locationAreas { type description } isBranchOffice }`;
 /** The address fields only some records have, as a VAT registry check gives them: none. */
 const NO_ADDRESS_DETAIL = Object.fromEntries(
-  ['streetName2', 'streetName3', 'streetName4', 'toponym', 'nativeTown', 'county', 'nuts1', 'nuts2', 'nuts3', 'usMetropolitanArea', 'usState', 'locationAreas'].map((k) => [k, null]),
+  ['streetName2', 'streetName3', 'streetName4', 'toponym', 'nativeTown', 'county', 'nuts1', 'nuts2', 'nuts3', 'usMetropolitanArea', 'usState', 'locationAreas'].map((k) => [
+    k,
+    null,
+  ]),
 );
 const FOREIGN_BASIC = `id level country companyName nativeCompanyName tradingName aliasName vatCode taxCode companyNumber leiCode siretCode sirenCode regonNumber
   establishmentNumber activityStatus registrationDate incorporationDate lastUpdateDate recordCreationDate companySize address ${FOREIGN_ADDRESS}
@@ -655,7 +672,13 @@ function foreignAddress(v: unknown): Obj | null {
 function industryCodes(scheme: string, v: unknown): Obj[] {
   const c = obj(v);
   if (!c) return [];
-  const ranked: Array<[boolean, Obj[]]> = 'primary' in c || 'secondary' in c ? [[true, records(c.primary)], [false, records(c.secondary)]] : [[true, [c]]];
+  const ranked: Array<[boolean, Obj[]]> =
+    'primary' in c || 'secondary' in c
+      ? [
+          [true, records(c.primary)],
+          [false, records(c.secondary)],
+        ]
+      : [[true, [c]]];
   return ranked.flatMap(([isPrimary, items]) =>
     items
       .filter((i) => text(i.code) !== null)
@@ -680,7 +703,11 @@ function primaryCode(v: unknown): Obj | null {
 }
 function secondaryCodes(v: unknown): Obj[] | null {
   const c = obj(v);
-  return c && 'secondary' in c ? records(c.secondary).map(coded).filter((x): x is Obj => x !== null) : null;
+  return c && 'secondary' in c
+    ? records(c.secondary)
+        .map(coded)
+        .filter((x): x is Obj => x !== null)
+    : null;
 }
 
 function foreign(r: Obj, level: string, country: string): Obj {
@@ -697,7 +724,7 @@ function foreign(r: Obj, level: string, country: string): Obj {
   return {
     id: text(r.id),
     level,
-    country: (address?.country) ?? country,
+    country: address?.country ?? country,
     companyName: text(r.companyName),
     nativeCompanyName: text(r.nativeCompanyName),
     tradingName: text(r.tradingName),
@@ -725,17 +752,17 @@ function foreign(r: Obj, level: string, country: string): Obj {
     classification:
       ic || nc
         ? {
-          nace: primaryCode(ic?.nace),
-          naics: primaryCode(ic?.naics),
-          sic: primaryCode(ic?.sic),
-          naf: coded(ic?.naf),
-          secondaryNace: secondaryCodes(ic?.nace),
-          secondaryNaics: secondaryCodes(ic?.naics),
-          secondarySic: secondaryCodes(ic?.sic),
-          codes: ic ? [...industryCodes('NACE', ic.nace), ...industryCodes('NAICS', ic.naics), ...industryCodes('SIC', ic.sic)] : null,
-          national: nc ? { types: (list(nc.type) ?? []).map(text), primary: (list(nc.primary) ?? []).map(text), secondary: (list(nc.secondary) ?? []).map(text) } : null,
-        }
-      : null,
+            nace: primaryCode(ic?.nace),
+            naics: primaryCode(ic?.naics),
+            sic: primaryCode(ic?.sic),
+            naf: coded(ic?.naf),
+            secondaryNace: secondaryCodes(ic?.nace),
+            secondaryNaics: secondaryCodes(ic?.naics),
+            secondarySic: secondaryCodes(ic?.sic),
+            codes: ic ? [...industryCodes('NACE', ic.nace), ...industryCodes('NAICS', ic.naics), ...industryCodes('SIC', ic.sic)] : null,
+            national: nc ? { types: (list(nc.type) ?? []).map(text), primary: (list(nc.primary) ?? []).map(text), secondary: (list(nc.secondary) ?? []).map(text) } : null,
+          }
+        : null,
     balanceSheets: sheets
       ? yearly
           .map((y) => ({
@@ -751,7 +778,12 @@ function foreign(r: Obj, level: string, country: string): Obj {
           .sort((a, b) => Number(b.year) - Number(a.year))
       : null,
     offices: officeList
-      ? records(officeList).map((o) => ({ siretCode: text(o.siretCode), companyName: text(o.companyName), activityStatus: text(o.activityStatus), address: foreignAddress(o.address) }))
+      ? records(officeList).map((o) => ({
+          siretCode: text(o.siretCode),
+          companyName: text(o.companyName),
+          activityStatus: text(o.activityStatus),
+          address: foreignAddress(o.address),
+        }))
       : null,
   };
 }
@@ -760,7 +792,6 @@ function foreign(r: Obj, level: string, country: string): Obj {
 const prefixed = (country: string | null, vat: string | null): string | null => (vat === null || country === null || vat.startsWith(country) ? vat : `${country}${vat}`);
 
 const omit = (o: Obj, keys: readonly string[]): Obj => Object.fromEntries(Object.entries(o).filter(([k]) => !keys.includes(k)));
-
 
 // --- Monitors -----------------------------------------------------------------------------------------
 
@@ -846,7 +877,10 @@ const NOT_REACHED: Readonly<Record<string, string>> = {
     ]),
   ),
   ...Object.fromEntries(
-    ['Address', 'Pec', 'Shareholders', 'Name'].map((e) => [`GET /IT-search #${e}`, `searchCompanies asks IT-search for the start or advanced enrichment only (their records hold every field of the ${e.toLowerCase()} enrichment)`]),
+    ['Address', 'Pec', 'Shareholders', 'Name'].map((e) => [
+      `GET /IT-search #${e}`,
+      `searchCompanies asks IT-search for the start or advanced enrichment only (their records hold every field of the ${e.toLowerCase()} enrichment)`,
+    ]),
   ),
   'GET /IT-shareholders/{vatCode_taxCode_or_id}': 'not bought: it lists only holders above 10 %, less than IT-advanced’s shareHolders, which the planner buys instead',
 };
@@ -883,7 +917,15 @@ function beneficialOwner(o: Obj): Obj {
     birthTown: text(o.birthTown),
     birthProvince: coded(o.birthProvince),
     address: a
-      ? { toponym: text(a.toponym), street: text(a.street), streetNumber: text(a.streetNumber), zipCode: text(a.zipCode), town: text(a.town), province: coded(a.province), region: coded(a.region) }
+      ? {
+          toponym: text(a.toponym),
+          street: text(a.street),
+          streetNumber: text(a.streetNumber),
+          zipCode: text(a.zipCode),
+          town: text(a.town),
+          province: coded(a.province),
+          region: coded(a.region),
+        }
       : null,
     roles: records(o.roles).map((r) => ({ code: text(r.code), description: text(r.description), type: text(r.type) })),
   };
@@ -1380,11 +1422,13 @@ const ROWS: Row[] = [
     }),
   ),
   // Worldwide endpoints, for a country without its own (the examples' companies are Polish and Lithuanian).
-  ...([
-    ['WW-start', 'START', 'NO'],
-    ['WW-advanced', 'ADVANCED', 'NO'],
-    ['WW-top', 'TOP', 'LT'],
-  ] as const).map(([name, level, cc]): Row => {
+  ...(
+    [
+      ['WW-start', 'START', 'NO'],
+      ['WW-advanced', 'ADVANCED', 'NO'],
+      ['WW-top', 'TOP', 'LT'],
+    ] as const
+  ).map(([name, level, cc]): Row => {
     const example = exampleKeys.find((k) => k.startsWith(`GET /${name}/`));
     if (!example) throw new Error(`no ${name} example`);
     const id = String(firstRecord(example).vatCode);

@@ -131,7 +131,12 @@ describe('cached tiers', () => {
     };
     upstream.cached.add('/IT-start/60b4a85585e34e615c569ef5');
     await loadCompany(contextOf(upstream), { id: '60b4a85585e34e615c569ef5' }, NAME);
-    expect(asked.sort()).toEqual(['/IT-address/60b4a85585e34e615c569ef5', '/IT-advanced/60b4a85585e34e615c569ef5', '/IT-name/60b4a85585e34e615c569ef5', '/IT-start/60b4a85585e34e615c569ef5']);
+    expect(asked.sort()).toEqual([
+      '/IT-address/60b4a85585e34e615c569ef5',
+      '/IT-advanced/60b4a85585e34e615c569ef5',
+      '/IT-name/60b4a85585e34e615c569ef5',
+      '/IT-start/60b4a85585e34e615c569ef5',
+    ]);
     expect(upstream.calls).toEqual(['/IT-start/60b4a85585e34e615c569ef5']);
   });
 });

@@ -148,7 +148,9 @@ describe('IT-advanced', () => {
       {
         percentShare: 100,
         shareType: null,
-        owners: [{ kind: 'company', taxCode: '16935371001', companyName: 'OPEN HOLDING S.R.L.', serviceNumber: null, sinceDate: null, streetName: null, zipCode: null, town: null }],
+        owners: [
+          { kind: 'company', taxCode: '16935371001', companyName: 'OPEN HOLDING S.R.L.', serviceNumber: null, sinceDate: null, streetName: null, zipCode: null, town: null },
+        ],
       },
     ]);
   });
@@ -205,7 +207,13 @@ describe('composite tiers', () => {
     });
     expect(m.employees).toEqual({ range: { code: 'ER4', description: '11 - 20' }, count: 15, trend: 7.14 });
     expect(m.employeeStatistics).toMatchObject({ permanentContract: 100, partialTimeContract: 20, fullTimeContract: 80, whiteCollar: 100, director: null });
-    expect(m.webAndSocial).toMatchObject({ hasSocial: true, website: 'www.altravia.com', facebook: 'https://www.facebook.com/openapisrl', linkedin: 'https://www.linkedin.com/company/openapi-srl/', youtube: null });
+    expect(m.webAndSocial).toMatchObject({
+      hasSocial: true,
+      website: 'www.altravia.com',
+      facebook: 'https://www.facebook.com/openapisrl',
+      linkedin: 'https://www.linkedin.com/company/openapi-srl/',
+      youtube: null,
+    });
     expect(m.corporateGroup).toEqual({
       belongsToGroup: true,
       groupName: 'DE LUCIA - SCURIATTI',
@@ -488,7 +496,12 @@ describe('shapes the vendor writes two ways', () => {
 
   it('list sections given as one object are lists of one (managers, roles, shareholders, owners, subsidiaries, tenders, offices)', () => {
     const m = normalizeComposite({
-      managers: { name: 'LUCA', surname: 'SCURIATTI', taxCode: 'SCRLCU73R02H501H', roles: { role: { code: 'AUN', description: 'Managing director' }, roleStartDate: '2020-09-10' } },
+      managers: {
+        name: 'LUCA',
+        surname: 'SCURIATTI',
+        taxCode: 'SCRLCU73R02H501H',
+        roles: { role: { code: 'AUN', description: 'Managing director' }, roleStartDate: '2020-09-10' },
+      },
       shareholders: { percentShare: 100, shareholdersInformation: { taxCode: '16935371001', companyName: 'OPEN HOLDING SRL' } },
       subsidiaries: { taxCode: '12345678910', companyName: 'CHILD SRL', province: { code: 'RM', description: 'ROMA' } },
       affiliateCompanies: { taxCode: '10987654321', companyName: 'SISTER SRL', percentShare: 20 },
@@ -517,14 +530,20 @@ describe('shapes the vendor writes two ways', () => {
         owners: [{ kind: 'company', taxCode: '16935371001', companyName: 'OPEN HOLDING SRL', serviceNumber: null, sinceDate: null, streetName: null, zipCode: null, town: null }],
       },
     ]);
-    expect(m.subsidiaries).toEqual([{ taxCode: '12345678910', companyName: 'CHILD SRL', streetName: null, zipCode: null, town: null, province: { code: 'RM', description: 'ROMA' } }]);
+    expect(m.subsidiaries).toEqual([
+      { taxCode: '12345678910', companyName: 'CHILD SRL', streetName: null, zipCode: null, town: null, province: { code: 'RM', description: 'ROMA' } },
+    ]);
     expect(m.affiliates).toEqual([{ taxCode: '10987654321', companyName: 'SISTER SRL', percentShare: 20 }]);
     expect(m.publicTenders).toEqual([{ year: '2021', applied: 41, won: 42, value: 13812.52 }]);
     expect(m.allOffices).toMatchObject([{ vatCode: '12485671007', officeType: 'UL', activityStatus: 'A' }]);
   });
 
   it('the lists stay lists, and what is no object is skipped', () => {
-    const m = normalizeComposite({ managers: [null, 'x', { companyName: 'OPEN HOLDING SRL', taxCode: '16935371001' }], subsidiaries: [], publicTenders: null } as unknown as VComposite);
+    const m = normalizeComposite({
+      managers: [null, 'x', { companyName: 'OPEN HOLDING SRL', taxCode: '16935371001' }],
+      subsidiaries: [],
+      publicTenders: null,
+    } as unknown as VComposite);
     expect(m.managers).toEqual([{ kind: 'company', taxCode: '16935371001', roles: [], isLegalRepresentative: null, companyName: 'OPEN HOLDING SRL' }]);
     expect(m.subsidiaries).toEqual([]);
     expect(m.publicTenders).toEqual([]);
@@ -652,10 +671,18 @@ describe('companies outside Italy', () => {
       classification: { naf: { code: '5610A', description: 'Restauration traditionnelle' }, nace: { code: '5610', description: 'Restaurants and mobile food service activities' } },
       offices: [],
     });
-    expect(m.address).toMatchObject({ streetName: '35 RUE LOUIS BARTHOU', department: { code: '54', description: 'Meurthe-et-Moselle' }, region: { code: '44', description: 'Grand Est' }, townCode: '54482', isBranchOffice: false });
+    expect(m.address).toMatchObject({
+      streetName: '35 RUE LOUIS BARTHOU',
+      department: { code: '54', description: 'Meurthe-et-Moselle' },
+      region: { code: '44', description: 'Grand Est' },
+      townCode: '54482',
+      isBranchOffice: false,
+    });
     // the extra address lines: "NULL" is the vendor's no value
     expect(m.address).toMatchObject({ streetName2: null, streetName3: null, streetName4: '54130 SAINT-MAX' });
-    expect(m.balanceSheets).toEqual([{ year: 2014, balanceSheetDate: '2014-12-31T00:00:00.000Z', employees: 1, turnover: 252900, netWorth: 13916, operatingRevenue: null, equity: null, totalAssets: null }]);
+    expect(m.balanceSheets).toEqual([
+      { year: 2014, balanceSheetDate: '2014-12-31T00:00:00.000Z', employees: 1, turnover: 252900, netWorth: 13916, operatingRevenue: null, equity: null, totalAssets: null },
+    ]);
   });
 
   it('FR-search: branch-office addresses and other offices', () => {

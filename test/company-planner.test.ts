@@ -28,7 +28,7 @@ const maskOf = (facets: Iterable<Facet>): Mask => {
   }
   return m;
 };
-const holds = (have: Mask, need: Mask): boolean => ((have[0] & need[0]) >>> 0) === need[0] && ((have[1] & need[1]) >>> 0) === need[1];
+const holds = (have: Mask, need: Mask): boolean => (have[0] & need[0]) >>> 0 === need[0] && (have[1] & need[1]) >>> 0 === need[1];
 
 /** Every combination of sources (computed once), with what it covers. */
 const COMBINATIONS = Array.from({ length: (1 << SOURCES.length) - 1 }, (_, i) => {
@@ -46,13 +46,28 @@ function ranked(cached: ReadonlySet<Source>): Array<(typeof COMBINATIONS)[number
   return COMBINATIONS.map((c) => {
     const paid = c.plan.filter((s) => !cached.has(s));
     return { ...c, euro: Math.round(paid.reduce((sum, s) => sum + sourcePrice(s), 0) * 1e6) / 1e6, paid: paid.length };
-  }).sort((a, b) => (Math.abs(a.euro - b.euro) > 1e-9 ? a.euro - b.euro : a.paid !== b.paid ? a.paid - b.paid : a.plan.length !== b.plan.length ? a.plan.length - b.plan.length : lexLess(a.idx, b.idx) ? -1 : 1));
+  }).sort((a, b) =>
+    Math.abs(a.euro - b.euro) > 1e-9
+      ? a.euro - b.euro
+      : a.paid !== b.paid
+        ? a.paid - b.paid
+        : a.plan.length !== b.plan.length
+          ? a.plan.length - b.plan.length
+          : lexLess(a.idx, b.idx)
+            ? -1
+            : 1,
+  );
 }
 
 const RANKED_FRESH = ranked(new Set());
 
 /** The brute-force minimum: the first combination, in that order, that covers the need and can be called. */
-function bruteForce(need: readonly Facet[], cached: ReadonlySet<Source>, known: ReadonlySet<IdentifierKind>, order = cached.size === 0 ? RANKED_FRESH : ranked(cached)): { plan: Source[]; euro: number } | null {
+function bruteForce(
+  need: readonly Facet[],
+  cached: ReadonlySet<Source>,
+  known: ReadonlySet<IdentifierKind>,
+  order = cached.size === 0 ? RANKED_FRESH : ranked(cached),
+): { plan: Source[]; euro: number } | null {
   const m = maskOf(need);
   const hit = order.find((c) => holds(c.mask, m) && planIsCallable(c.plan, known));
   return hit ? { plan: hit.plan, euro: hit.euro } : null;

@@ -43,7 +43,12 @@ async function post(body: unknown, acceptEncoding?: string): Promise<Raw> {
     headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json', ...(acceptEncoding === undefined ? {} : { 'accept-encoding': acceptEncoding }) },
     body: JSON.stringify(body),
   });
-  return { status: res.statusCode, encoding: res.headers['content-encoding'] as string | undefined, vary: String(res.headers.vary ?? ''), bytes: Buffer.from(await res.body.arrayBuffer()) };
+  return {
+    status: res.statusCode,
+    encoding: res.headers['content-encoding'] as string | undefined,
+    vary: String(res.headers.vary ?? ''),
+    bytes: Buffer.from(await res.body.arrayBuffer()),
+  };
 }
 
 function decode(raw: Raw): string {

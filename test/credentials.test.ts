@@ -214,7 +214,7 @@ describe('malformed credentials, with a service token', () => {
     await t?.close();
   });
 
-  it('ignores the caller\'s Authorization, whatever its form (it may be meant for the gateway)', async () => {
+  it("ignores the caller's Authorization, whatever its form (it may be meant for the gateway)", async () => {
     for (const [, authorization] of MALFORMED_HEADERS) {
       const res = await t.gql<{ company: { companyName: string } }>(COMPANY, undefined, { authorization });
       expect(res.errors, `${authorization}: ${JSON.stringify(res.errors)}`).toBeUndefined();
@@ -256,6 +256,13 @@ describe('reading credentials', () => {
     expect(() => resolveAuth('Basic abc', { serviceToken: null, fallbackToken: 'emu' })).toThrow(/Authorization: Bearer <token>/);
     expect(resolveAuth(null, { serviceToken: null, fallbackToken: 'emu' }).token).toBe('emu');
     expect(resolveAuth(() => 'Bearer caller', { serviceToken: null, fallbackToken: 'emu' }).token).toBe('caller');
-    expect(resolveAuth(() => { throw new Error('not read with a service token'); }, { serviceToken: 'service' }).token).toBe('service');
+    expect(
+      resolveAuth(
+        () => {
+          throw new Error('not read with a service token');
+        },
+        { serviceToken: 'service' },
+      ).token,
+    ).toBe('service');
   });
 });

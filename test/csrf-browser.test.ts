@@ -39,20 +39,23 @@ interface FetchOutcome {
 
 /** Runs `fetch` inside the page (so from the page's origin, with the browser's rules). */
 function pageFetch(page: Page, url: string, init: { mode?: 'cors' | 'no-cors'; credentials?: 'include' | 'omit'; contentType: string; body: string }): Promise<FetchOutcome> {
-  return page.evaluate(async ({ url, init }) => {
-    try {
-      const res = await fetch(url, {
-        method: 'POST',
-        mode: init.mode ?? 'cors',
-        credentials: init.credentials ?? 'include',
-        headers: { 'content-type': init.contentType },
-        body: init.body,
-      });
-      return { ok: true, status: res.status, type: res.type, body: res.type === 'opaque' ? '' : await res.text() };
-    } catch (err) {
-      return { ok: false, error: String(err) };
-    }
-  }, { url, init });
+  return page.evaluate(
+    async ({ url, init }) => {
+      try {
+        const res = await fetch(url, {
+          method: 'POST',
+          mode: init.mode ?? 'cors',
+          credentials: init.credentials ?? 'include',
+          headers: { 'content-type': init.contentType },
+          body: init.body,
+        });
+        return { ok: true, status: res.status, type: res.type, body: res.type === 'opaque' ? '' : await res.text() };
+      } catch (err) {
+        return { ok: false, error: String(err) };
+      }
+    },
+    { url, init },
+  );
 }
 
 let attacker: Server;
@@ -78,15 +81,7 @@ beforeAll(async () => {
   browser = await chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
   context = await browser.newContext();
 }, 120_000);
@@ -146,7 +141,14 @@ describe('a page on another site', () => {
       const c = await pageFetch(page, gateway, { credentials: 'include', contentType: 'application/json', body: JSON.stringify({ query: ORDER }) });
       expect.soft(c.ok).toBe(false);
       expect.soft(c.error).toMatch(/TypeError|Failed to fetch/);
-      expect.soft(seen.slice(before).filter((r) => r.request().method() === 'POST').map((r) => r.status())).toEqual([]);
+      expect
+        .soft(
+          seen
+            .slice(before)
+            .filter((r) => r.request().method() === 'POST')
+            .map((r) => r.status()),
+        )
+        .toEqual([]);
 
       // (d) a no-cors text/plain fetch (needs no preflight; the answer is opaque to the page).
       const noCorsAnswer = page.waitForResponse((r) => r.url() === gateway && r.request().method() === 'POST');

@@ -19,7 +19,7 @@ const STANDARD: CallbackRules = { form: 'standard', username: 'me@example.com', 
 const LEGACY: CallbackRules = { form: 'legacy', retry: 'clamp', missingUrl: () => fail(428, 704, 'callback url required') };
 
 /** The vendor error number of a refused read (or 'ok'). */
-const errorOf = (read: CallbackRead): number | 'ok' => ('error' in read ? (read.error.json as Json).error as number : 'ok');
+const errorOf = (read: CallbackRead): number | 'ok' => ('error' in read ? ((read.error.json as Json).error as number) : 'ok');
 const stored = (read: CallbackRead): Json => {
   if ('error' in read) throw new Error(`refused: ${JSON.stringify(read.error.json)}`);
   if (!read.callback) throw new Error('no callback');
@@ -51,12 +51,29 @@ describe('readCallback', () => {
       headers: { 'x-k': 'v' },
       data: {},
     });
-    expect(stored(readCallback({ callback: { url: 'http://me.example/h', method: 'json', retry: 8, custom: { a: 1 } } }, LEGACY))).toMatchObject({ method: 'JSON', retry: 5, custom: { a: 1 } });
+    expect(stored(readCallback({ callback: { url: 'http://me.example/h', method: 'json', retry: 8, custom: { a: 1 } } }, LEGACY))).toMatchObject({
+      method: 'JSON',
+      retry: 5,
+      custom: { a: 1 },
+    });
     expect(stored(readCallback({ callback: { url: 'http://me.example/h', retry: 1.5 } }, LEGACY)).retry).toBe(0);
   });
 
   it('takes headers as an object or as [{name, value}]', () => {
-    const list = stored(readCallback({ callback: { url: 'https://me.example/', headers: [{ name: 'X-Session', value: 'abc' }, { name: 'X-Other', value: '' }] } }, STANDARD));
+    const list = stored(
+      readCallback(
+        {
+          callback: {
+            url: 'https://me.example/',
+            headers: [
+              { name: 'X-Session', value: 'abc' },
+              { name: 'X-Other', value: '' },
+            ],
+          },
+        },
+        STANDARD,
+      ),
+    );
     expect(list.headers).toEqual({ 'X-Session': 'abc', 'X-Other': '' });
     expect(stored(readCallback({ callback: { url: 'https://me.example/', headers: { session_id: 's' } } }, STANDARD)).headers).toEqual({ session_id: 's' });
     expect(stored(readCallback({ callback: { url: 'https://me.example/', headers: null } }, STANDARD)).headers).toEqual({});
@@ -74,7 +91,13 @@ describe('readCallback', () => {
       'callback[custom][ref]': '7',
     };
     expect(stored(readCallback(fields, STANDARD))).toMatchObject({ url: 'https://me.example/b', method: 'POST', retry: 3, headers: { session_id: 's1' }, custom: { ref: '7' } });
-    const pairs = { 'callback[url]': 'https://me.example/c', 'callback[headers][0][name]': 'X-A', 'callback[headers][0][value]': 'a', 'callback[headers][1][name]': 'X-B', 'callback[headers][1][value]': 'b' };
+    const pairs = {
+      'callback[url]': 'https://me.example/c',
+      'callback[headers][0][name]': 'X-A',
+      'callback[headers][0][value]': 'a',
+      'callback[headers][1][name]': 'X-B',
+      'callback[headers][1][value]': 'b',
+    };
     expect(stored(readCallback(pairs, STANDARD)).headers).toEqual({ 'X-A': 'a', 'X-B': 'b' });
     expect(callbackValue({ other: 1 })).toBeUndefined();
     expect(callbackValue(undefined)).toBeUndefined();
@@ -85,7 +108,9 @@ describe('readCallback', () => {
     expect(readCallback({ callback: null }, STANDARD)).toEqual({ callback: null });
     expect(readCallback({}, { ...STANDARD, required: true })).toEqual({ error: fail(428, 704, "url not set in 'callback', required") });
     expect(readCallback({ callback: {} }, LEGACY)).toEqual({ error: fail(428, 704, 'callback url required') });
-    expect(readCallback({ callback: { url: '  ' } }, { ...LEGACY, missingUrl: () => fail(428, 411, 'callback url required') })).toEqual({ error: fail(428, 411, 'callback url required') });
+    expect(readCallback({ callback: { url: '  ' } }, { ...LEGACY, missingUrl: () => fail(428, 411, 'callback url required') })).toEqual({
+      error: fail(428, 411, 'callback url required'),
+    });
     expect(errorOf(readCallback({ callback: 'not json' }, STANDARD))).toBe(704);
   });
 
@@ -183,7 +208,9 @@ describe('the areas read callbacks with it', () => {
     expect(JSON.parse(new URLSearchParams(hook.got[0].text).get('payload') ?? '{}')).toHaveProperty('data.companyDetails.vatCode', '12485671007');
     // The company's rule: more than 5 retries is refused.
     expect((await post(emu, '/company/IT-full/12485671007', { callback: { url: hook.url, retry: 8 } })).json).toMatchObject({ error: 740 });
-    expect((await post(emu, '/company/monitor', { code: '12485671007', dataset: 'IT-name', callback: { url: hook.url, headers: [{ name: 'X-A', value: 'a' }] } })).json.data).toMatchObject({
+    expect(
+      (await post(emu, '/company/monitor', { code: '12485671007', dataset: 'IT-name', callback: { url: hook.url, headers: [{ name: 'X-A', value: 'a' }] } })).json.data,
+    ).toMatchObject({
       callback: { url: hook.url, headers: { 'X-A': 'a' }, username: 'emulator@example.com' },
     });
   });

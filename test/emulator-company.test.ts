@@ -193,7 +193,16 @@ describe('generated data', () => {
       sdiCode: 'USAL8PV',
       id: '60b4a85585e34e615c569ef5',
       registrationDate: '2013-07-19',
-      address: { registeredOffice: { streetName: 'VIALE F TOMMASO MARINETTI 221', town: 'ROMA', province: 'RM', zipCode: '00143', townCode: 'H501', region: { code: '12', description: 'LAZIO' } } },
+      address: {
+        registeredOffice: {
+          streetName: 'VIALE F TOMMASO MARINETTI 221',
+          town: 'ROMA',
+          province: 'RM',
+          zipCode: '00143',
+          townCode: 'H501',
+          region: { code: '12', description: 'LAZIO' },
+        },
+      },
     });
     const adv = first(await get(`/company/IT-advanced/${OPENAPI}`));
     expect(adv.shareHolders).toEqual([{ companyName: 'OPEN HOLDING S.R.L.', name: null, surname: null, taxCode: OPEN_HOLDING, percentShare: 100 }]);
@@ -287,11 +296,15 @@ describe('generated data', () => {
       expect(fullAddress.town).toBe(office.town);
       expect(fullAddress.zipCode).toBe(office.zipCode);
       expect(((full.atecoClassification as Json).ateco2022 as Json).code).toBe(((adv.atecoClassification as Json).ateco2022 as Json).code);
-      const holders = (full.shareholders as Json[]).map((h) => ((h.shareholdersInformation as Json[])[0]).taxCode);
+      const holders = (full.shareholders as Json[]).map((h) => (h.shareholdersInformation as Json[])[0].taxCode);
       expect(holders).toEqual((adv.shareHolders as Json[]).map((h) => h.taxCode));
       // the composite shapes hold the contract's sections
-      expect(Object.keys(obj(await get(`/company/IT-stakeholders/${vat}`)))).toEqual(expect.arrayContaining(['companyDetails', 'address', 'branches', 'managers', 'shareholders', 'corporateGroups', 'subsidiaries', 'employees', 'employeesStatistic']));
-      expect(Object.keys(full)).toEqual(expect.arrayContaining(['legalForm', 'companyDates', 'marketable', 'debts', 'productionValue', 'coverageRatios', 'financialStability', 'rae', 'sae', 'allOffices']));
+      expect(Object.keys(obj(await get(`/company/IT-stakeholders/${vat}`)))).toEqual(
+        expect.arrayContaining(['companyDetails', 'address', 'branches', 'managers', 'shareholders', 'corporateGroups', 'subsidiaries', 'employees', 'employeesStatistic']),
+      );
+      expect(Object.keys(full)).toEqual(
+        expect.arrayContaining(['legalForm', 'companyDates', 'marketable', 'debts', 'productionValue', 'coverageRatios', 'financialStability', 'rae', 'sae', 'allOffices']),
+      );
     }
   });
 
@@ -338,7 +351,7 @@ describe('ownership', () => {
     expect(industrie.affiliateCompanies).toMatchObject({ taxCode: BETA, percentShare: 50 });
     const beta = data(await get(`/company/IT-shareholders/${BETA}`));
     expect(beta.map((h) => h.taxCode).sort()).toEqual([ALFA_INDUSTRIE, DELTA].sort());
-    const group = (obj(await get(`/company/IT-stakeholders/${ALFA_TRASPORTI}`)).corporateGroups as Json);
+    const group = obj(await get(`/company/IT-stakeholders/${ALFA_TRASPORTI}`)).corporateGroups as Json;
     expect(group).toMatchObject({ belongsToGroup: true, holdingCompanyName: 'GRUPPO ALFA HOLDING S.P.A.' });
   });
 
@@ -396,7 +409,12 @@ describe('slow requests and callbacks', () => {
     const done = await get(location.slice(emu.url.length));
     expect(done.body.data).toEqual(direct);
     const calls = (await control('GET', 'calls')) as CallRecord[];
-    expect(calls.map((c) => [c.status, c.price])).toEqual([[302, 0.9], [200, 0], [404, 0], [200, 0]]);
+    expect(calls.map((c) => [c.status, c.price])).toEqual([
+      [302, 0.9],
+      [200, 0],
+      [404, 0],
+      [200, 0],
+    ]);
   });
 
   it('moves pending requests forward with the control API', async () => {
@@ -453,7 +471,9 @@ describe('IT-search', () => {
   };
 
   it('filters by whole words, wildcards, province, legal form, status and shareholder', async () => {
-    expect(await names('companyName=ALFA')).toEqual(expect.arrayContaining(['ALFA INDUSTRIE S.R.L.', 'ALFA LOGISTICA S.R.L.', 'ALFA TRASPORTI S.R.L.', 'GRUPPO ALFA HOLDING S.P.A.']));
+    expect(await names('companyName=ALFA')).toEqual(
+      expect.arrayContaining(['ALFA INDUSTRIE S.R.L.', 'ALFA LOGISTICA S.R.L.', 'ALFA TRASPORTI S.R.L.', 'GRUPPO ALFA HOLDING S.P.A.']),
+    );
     expect(await names('companyName=ALF')).not.toContain('ALFA INDUSTRIE S.R.L.');
     expect(await names('companyName=ALFA*')).not.toContain('GRUPPO ALFA HOLDING S.P.A.');
     expect(await names('companyName=*ALFA*')).toContain('GRUPPO ALFA HOLDING S.P.A.');
@@ -519,7 +539,16 @@ describe('monitor', () => {
       const created = await call('POST', '/company/monitor', { token, body: { code: OPENAPI, dataset: 'IT-advanced', monitoredFields: ['pec'], callback: { url: receiver.url } } });
       expect(created.status).toBe(200);
       const rec = obj(created);
-      expect(rec).toMatchObject({ code: OPENAPI, dataset: 'IT-advanced', monitoredFields: ['pec'], owner: 'monitor@example.com', companyName: 'OPENAPI S.P.A.', vatCode: OPENAPI, latestDataset: null, autorenew: true });
+      expect(rec).toMatchObject({
+        code: OPENAPI,
+        dataset: 'IT-advanced',
+        monitoredFields: ['pec'],
+        owner: 'monitor@example.com',
+        companyName: 'OPENAPI S.P.A.',
+        vatCode: OPENAPI,
+        latestDataset: null,
+        autorenew: true,
+      });
       expect(rec.callback).toMatchObject({ url: receiver.url, method: 'JSON', field: 'data' });
       const list = data(await get('/company/monitor', token));
       expect(list.map((m) => m.id)).toEqual([rec.id]);
@@ -574,7 +603,15 @@ describe('other countries', () => {
     expect(de).toMatchObject({ vatCode: 'DE811115368', activityStatus: 'ACTIVE' });
     expect(first(await get(`/company/DE-advanced/${String(de.id)}`))).toMatchObject({ companyName: de.companyName, contacts: expect.any(Object) });
     expect(first(await get(`/company/DE-start/${encodeURIComponent(String(de.companyNumber))}`)).vatCode).toBe('DE811115368');
-    for (const [country, id] of [['ES', 'A95929659'], ['PT', '500273170'], ['GB', '226312538'], ['BE', '0836159992'], ['AT', 'ATU22852606'], ['CH', 'CHE-108.167.035'], ['PL', '6462441581']] as const) {
+    for (const [country, id] of [
+      ['ES', 'A95929659'],
+      ['PT', '500273170'],
+      ['GB', '226312538'],
+      ['BE', '0836159992'],
+      ['AT', 'ATU22852606'],
+      ['CH', 'CHE-108.167.035'],
+      ['PL', '6462441581'],
+    ] as const) {
       const a = await get(`/company/${country}-start/${encodeURIComponent(id)}`);
       expect({ country, status: a.status }).toEqual({ country, status: 200 });
       expect(((first(a).address as Json).registeredOffice as Json).country).toBe(country);

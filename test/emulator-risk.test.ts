@@ -322,7 +322,12 @@ describe('credit scores', () => {
     expect(byCf.status).toBe(200);
     expect(data(byCf).tax).toBe(CF);
 
-    expect((await call(url, 'GET', '/IT-creditscore-start/12485671008')).json).toEqual({ success: false, message: 'id, fiscal_code or tax_code not valid', error: 421, data: null });
+    expect((await call(url, 'GET', '/IT-creditscore-start/12485671008')).json).toEqual({
+      success: false,
+      message: 'id, fiscal_code or tax_code not valid',
+      error: 421,
+      data: null,
+    });
     expect((await call(url, 'GET', '/IT-creditscore-advanced/RSSMRA80A01H501X')).json).toMatchObject({ error: 425 });
     expect((await call(url, 'GET', '/IT-creditscore-top/ffffffffffffffffffffffff')).status).toBe(406);
     const missing = await call(url, 'GET', '/IT-creditscore-start');
@@ -362,7 +367,12 @@ describe('person bureau request', () => {
     const notPdf = await call(url, 'POST', '/IT-bureau-persona', personBody(undefined, { document_file: Buffer.from('hello').toString('base64') }));
     expect(notPdf.status).toBe(406);
     expect(notPdf.json).toMatchObject({ message: 'document_file not valid', error: 222 });
-    expect((await call(url, 'GET', '/IT-bureau-persona')).json).toEqual({ success: false, message: 'no requests linked to this username: alice@example.com', error: 300, data: null });
+    expect((await call(url, 'GET', '/IT-bureau-persona')).json).toEqual({
+      success: false,
+      message: 'no requests linked to this username: alice@example.com',
+      error: 300,
+      data: null,
+    });
   });
 
   it('runs processing → in_progress → complete with the delegation PDF and callbacks', async () => {
@@ -382,7 +392,9 @@ describe('person bureau request', () => {
     // The vendor path serves the same records.
     expect(data(await call(url, 'GET', `/IT-crif-persona/${id}`)).id).toBe(id);
     const list = await call(url, 'GET', '/IT-bureau-persona');
-    expect(list.json.data).toEqual([{ state: 'processing', creation_timestamp: rec.creation_timestamp, last_update_timestamp: rec.last_update_timestamp, owner: 'alice@example.com', id }]);
+    expect(list.json.data).toEqual([
+      { state: 'processing', creation_timestamp: rec.creation_timestamp, last_update_timestamp: rec.last_update_timestamp, owner: 'alice@example.com', id },
+    ]);
 
     const delega = await call(url, 'GET', `/IT-bureau-persona/${id}/delega`);
     expect(delega.status).toBe(200);
@@ -466,7 +478,12 @@ describe('person bureau request', () => {
     // The company request has its own number for the same answer.
     const company = await call(h.url, 'POST', '/IT-crif-azienda', companyBody());
     expect(company.status).toBe(200);
-    expect((await call(h.url, 'GET', `/IT-crif-azienda/${String(data(company).id)}/delega`)).json).toEqual({ success: false, message: 'the delegation has not yet been created', error: 314, data: null });
+    expect((await call(h.url, 'GET', `/IT-crif-azienda/${String(data(company).id)}/delega`)).json).toEqual({
+      success: false,
+      message: 'the delegation has not yet been created',
+      error: 314,
+      data: null,
+    });
     // The control API sets the delay too; 0 makes the form exist with the request.
     expect(await h.module.control?.timing?.({ delegationAfterMs: 0 })).toEqual({ completeAfterMs: 1500, delegationAfterMs: 0 });
     const now = String(data(await call(h.url, 'POST', '/IT-bureau-persona', personBody())).id);
@@ -488,7 +505,10 @@ describe('person bureau request', () => {
     const company = companyBody();
     const noContact = { ...company, company_sdi: undefined };
     expect((await call(url, 'POST', '/IT-crif-azienda', noContact)).json).toMatchObject({ error: 201 });
-    expect((await call(url, 'POST', '/IT-crif-azienda', { ...company, company_tax_code: '12485671008' })).json).toMatchObject({ error: 212, message: 'company_tax_code not valid' });
+    expect((await call(url, 'POST', '/IT-crif-azienda', { ...company, company_tax_code: '12485671008' })).json).toMatchObject({
+      error: 212,
+      message: 'company_tax_code not valid',
+    });
     const rec = data(await call(url, 'POST', '/IT-crif-azienda', company));
     expect(rec).toMatchObject({ state: 'processing', company_name: 'Openapi' });
     expect(rec.company_registration_report_file).toMatch(/\.pdf$/);
@@ -502,7 +522,12 @@ describe('patrimonial and report families', () => {
   it('creates, refuses the download before completion, and simulates completion with ?callback', async () => {
     const { url } = await risk({ completeAfterMs: 0 });
     expect((await call(url, 'POST', '/IT-report-persona/', {})).json).toEqual({ success: false, message: 'taxCode required.', error: 321, data: null });
-    expect((await call(url, 'POST', '/IT-report-persona', { name: 'Mario', surname: 'Rossi', taxCode: 'RSSMRA80A01H501X' })).json).toEqual({ success: false, message: 'taxCode not valid', error: 322, data: null });
+    expect((await call(url, 'POST', '/IT-report-persona', { name: 'Mario', surname: 'Rossi', taxCode: 'RSSMRA80A01H501X' })).json).toEqual({
+      success: false,
+      message: 'taxCode not valid',
+      error: 322,
+      data: null,
+    });
     expect((await call(url, 'GET', '/IT-patrimoniale-persona-top-supervisionato')).json).toMatchObject({ error: 300 });
 
     const body = {
@@ -519,7 +544,11 @@ describe('patrimonial and report families', () => {
     const rec = data(created);
     const id = String(rec.id);
     expect(Object.keys(rec)).toEqual(['name', 'surname', 'taxCode', 'callback', 'data', 'state', 'creation_timestamp', 'last_update_timestamp', 'owner', 'id']);
-    expect(rec).toMatchObject({ state: 'processing', taxCode: CF, callback: { url: `${receiver.url}/report`, method: 'POST', field: 'payload', headers: { 'x-k': 'v' }, data: {} } });
+    expect(rec).toMatchObject({
+      state: 'processing',
+      taxCode: CF,
+      callback: { url: `${receiver.url}/report`, method: 'POST', field: 'payload', headers: { 'x-k': 'v' }, data: {} },
+    });
     expect(rec.creation_timestamp).toBe(rec.last_update_timestamp);
 
     const got = data(await call(url, 'GET', `/IT-patrimoniale-persona-top-supervisionato/${id}`));
@@ -549,7 +578,9 @@ describe('patrimonial and report families', () => {
     expect(pdf.bytes.toString('latin1')).toContain('Il mio titolo');
 
     const list = await call(url, 'GET', '/IT-patrimoniale-persona-top-supervisionato');
-    expect(list.json.data).toEqual([{ state: 'complete', creation_timestamp: got.creationTimestamp, last_update_timestamp: expect.any(Number) as number, owner: 'alice@example.com', id }]);
+    expect(list.json.data).toEqual([
+      { state: 'complete', creation_timestamp: got.creationTimestamp, last_update_timestamp: expect.any(Number) as number, owner: 'alice@example.com', id },
+    ]);
     expect((await call(url, 'GET', `/IT-patrimoniale-persona-top-supervisionato/${id}`, undefined, { token: 'bob' })).json).toMatchObject({ error: 302 });
   });
 
@@ -557,7 +588,9 @@ describe('patrimonial and report families', () => {
     const { url } = await risk({ completeAfterMs: 100 });
     expect((await call(url, 'POST', '/IT-report-azienda', { taxCode: VAT })).json).toMatchObject({ error: 321, message: 'companyName required.' });
     expect((await call(url, 'POST', '/IT-report-azienda', { companyName: 'X', taxCode: 11111111112 })).json).toMatchObject({ error: 322 });
-    const rec = data(await call(url, 'POST', '/IT-report-azienda-top', { companyName: 'Openapi', taxCode: Number(VAT), vatCode: VAT, callback: { url: `${receiver.url}/azienda` } }));
+    const rec = data(
+      await call(url, 'POST', '/IT-report-azienda-top', { companyName: 'Openapi', taxCode: Number(VAT), vatCode: VAT, callback: { url: `${receiver.url}/azienda` } }),
+    );
     expect(rec).toMatchObject({ companyName: 'Openapi', taxCode: VAT, vatCode: VAT, state: 'processing', callback: { method: 'POST', field: 'data' } });
     const cb = await receiver.waitFor((r) => r.path === '/azienda');
     expect(cb.payload).toMatchObject({ field: 'data', data: { id: rec.id, state: 'complete', companyName: 'Openapi' } });
@@ -582,7 +615,11 @@ describe('IT-negativita', () => {
     expect(cb.payload).toMatchObject({ data: { id, status: 'COMPLETED', esito: { codice: 200, info: 'OK' } } });
     const detail = data(await call(url, 'GET', `/IT-negativita/${id}/dettaglio`));
     expect(Object.keys(detail)).toEqual(['presenzaPregiudizievoli', 'pregiudizievoli', 'presenzaProcedure', 'procedure', 'presenzaProtesti', 'protesti']);
-    for (const [flag, list] of [['presenzaProtesti', 'protesti'], ['presenzaProcedure', 'procedure'], ['presenzaPregiudizievoli', 'pregiudizievoli']] as const) {
+    for (const [flag, list] of [
+      ['presenzaProtesti', 'protesti'],
+      ['presenzaProcedure', 'procedure'],
+      ['presenzaPregiudizievoli', 'pregiudizievoli'],
+    ] as const) {
       if (detail[flag] === false) expect(detail[list]).toBeNull();
       else expect(Array.isArray(detail[list])).toBe(true);
     }
@@ -598,7 +635,7 @@ describe('IT-negativita', () => {
 });
 
 describe('KYC', () => {
-  it('validates the query with each endpoint\'s numbers', async () => {
+  it("validates the query with each endpoint's numbers", async () => {
     const { url } = await risk();
     expect((await call(url, 'POST', '/WW-kyc-full', {})).json).toEqual({ success: false, message: 'query required', error: 611, data: null });
     expect((await call(url, 'POST', '/WW-kyc-full', { query: 'mario' })).json).toMatchObject({ error: 612 });
@@ -709,7 +746,9 @@ describe('KYC evidences per entity', () => {
       error: 607,
       data: null,
     });
-    expect((await call(url, 'GET', `/WW-kyc-evidences/${pep.id}/${String(pep.entity.id)}?photo=x.jpg`, undefined, { headers: { 'content-type': 'image/jpeg' } })).json).toMatchObject({ error: 608 });
+    expect(
+      (await call(url, 'GET', `/WW-kyc-evidences/${pep.id}/${String(pep.entity.id)}?photo=x.jpg`, undefined, { headers: { 'content-type': 'image/jpeg' } })).json,
+    ).toMatchObject({ error: 608 });
   });
 });
 

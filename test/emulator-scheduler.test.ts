@@ -194,9 +194,13 @@ describe('scheduler', () => {
     const errors: string[] = [];
     const s = new Scheduler({ mode: 'manual', now: () => T0, onError: (_err, label) => void errors.push(label) });
     const ran: string[] = [];
-    s.after(1, () => {
-      throw new Error('boom');
-    }, 'throws');
+    s.after(
+      1,
+      () => {
+        throw new Error('boom');
+      },
+      'throws',
+    );
     s.after(2, () => Promise.reject(new Error('late boom')), 'rejects');
     s.after(3, () => void ran.push('ok'));
     expect(await s.advance(3)).toBe(3);

@@ -17,7 +17,6 @@ const WALLET = 100_000;
 let t: TestStack;
 let token: string;
 
-
 const FAULTS = [
   { kind: '503', spec: { status: 503 } },
   { kind: '429', spec: { status: 429, retryAfter: 1 } },
@@ -84,7 +83,13 @@ it('spends nothing twice, loses no order, and reports every euro the wallet was 
     family: i % 2 === 0 ? 'PERSON_REPORT' : 'PATRIMONIAL',
     path: i % 2 === 0 ? '/IT-report-persona' : '/IT-patrimoniale-persona',
     mutation: i % 2 === 0 ? 'orderPersonReport' : 'orderPatrimonialReport',
-    taxCode: makeFiscalCode({ surname: 'Verdi', name: `Luca${String.fromCharCode(65 + i)}`, birthDate: `1980-01-${String(i + 1).padStart(2, '0')}`, gender: 'M', cadastralCode: 'F205' }),
+    taxCode: makeFiscalCode({
+      surname: 'Verdi',
+      name: `Luca${String.fromCharCode(65 + i)}`,
+      birthDate: `1980-01-${String(i + 1).padStart(2, '0')}`,
+      gender: 'M',
+      cadastralCode: 'F205',
+    }),
     name: `LUCA${String.fromCharCode(65 + i)}`,
   }));
 
@@ -134,7 +139,11 @@ it('spends nothing twice, loses no order, and reports every euro the wallet was 
   expect(new Set(ids.map((o) => o.id)).size).toBe(20);
   // Every order is findable by the client.
   for (const o of ids) {
-    const res = await t.gql<{ riskRequest: { id: string } | null }>(`query($f: RiskFamily!, $id: ID!) { riskRequest(family: $f, id: $id) { id } }`, { f: o.family, id: o.id }, auth);
+    const res = await t.gql<{ riskRequest: { id: string } | null }>(
+      `query($f: RiskFamily!, $id: ID!) { riskRequest(family: $f, id: $id) { id } }`,
+      { f: o.family, id: o.id },
+      auth,
+    );
     expect(res.data?.riskRequest?.id).toBe(o.id);
   }
   // The wallet: what was charged is what was reported, plus what was reported at risk.

@@ -75,7 +75,7 @@ it('the 1,441st cerca_comuni of a day is the first priced; the next day starts f
   expect(await t.credit(token)).toBe(9.999);
 }, 120_000);
 
-it("each tenant has its own free tier; endpoints without one are priced from the first call", async () => {
+it('each tenant has its own free tier; endpoints without one are priced from the first call', async () => {
   const other = await t.createToken(10);
   const cost = await searches(7001, 1, other);
   expect(cost).toMatchObject({ euro: 0, freeTier: [{ used: 1, remaining: 1439 }] });

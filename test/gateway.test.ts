@@ -36,12 +36,12 @@ describe('gateway', () => {
   const queries = EXAMPLES.filter((e) => /^\s*(#[^\n]*\n\s*)*query\b/.test(e.query));
 
   it('has only examples valid against the supergraph', async () => {
-    const schema = (await t.stack.gateway.runtime.getSchema());
+    const schema = await t.stack.gateway.runtime.getSchema();
     for (const e of EXAMPLES) expect(validate(schema, parse(e.query)).map((err) => `${e.title}: ${err.message}`)).toEqual([]);
   });
 
   it('documents only operations valid against the supergraph in the README', async () => {
-    const schema = (await t.stack.gateway.runtime.getSchema());
+    const schema = await t.stack.gateway.runtime.getSchema();
     const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
     const blocks = [...readme.matchAll(/```graphql\n([\s\S]*?)```/g)].map((m) => m[1]);
     expect(blocks.length).toBeGreaterThanOrEqual(3);
@@ -141,7 +141,7 @@ describe('graphql-ws credentials', () => {
     ['authorization', { authorization: 'Bearer not-a-real-token-ws' }],
     ['Authorization', { Authorization: 'Bearer not-a-real-token-ws' }],
     ['headers.authorization', { headers: { authorization: 'Bearer not-a-real-token-ws' } }],
-  ])('uses the caller\'s token sent as %s', async (_shape, connectionParams) => {
+  ])("uses the caller's token sent as %s", async (_shape, connectionParams) => {
     const client = createClient({ url: t.stack.gateway.wsUrl, webSocketImpl: WebSocket, connectionParams, retryAttempts: 0, lazy: true });
     try {
       const results = client.iterate({ query: '{ company(vatCode: "12485671007") { companyName } }' });
@@ -155,7 +155,8 @@ describe('graphql-ws credentials', () => {
 });
 
 describe('document limits', () => {
-  const nested = (levels: number): string => `{ company(vatCode: "12485671007") { ${'managers { ... on ManagerCompany { company { '.repeat(levels)}companyName${' } } }'.repeat(levels)} } }`;
+  const nested = (levels: number): string =>
+    `{ company(vatCode: "12485671007") { ${'managers { ... on ManagerCompany { company { '.repeat(levels)}companyName${' } } }'.repeat(levels)} } }`;
 
   it('refuses a document nested too deep, with no upstream call', async () => {
     await t.clearCalls();

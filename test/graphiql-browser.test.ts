@@ -70,7 +70,9 @@ async function openGraphiQL(opts: { raw?: boolean } = {}): Promise<Page> {
   const page = await context.newPage();
   if (opts.raw) {
     const html = renderGraphiQLPage({ examples: EXAMPLES, oneClickTabs: false });
-    await page.route(t.stack.gateway.graphqlUrl, (route) => (route.request().method() === 'GET' ? route.fulfill({ status: 200, contentType: 'text/html; charset=utf-8', body: html }) : route.fallback()));
+    await page.route(t.stack.gateway.graphqlUrl, (route) =>
+      route.request().method() === 'GET' ? route.fulfill({ status: 200, contentType: 'text/html; charset=utf-8', body: html }) : route.fallback(),
+    );
   }
   const answer = await page.goto(t.stack.gateway.graphqlUrl);
   expect(answer?.status()).toBe(200);
@@ -83,11 +85,14 @@ async function openGraphiQL(opts: { raw?: boolean } = {}): Promise<Page> {
 }
 
 describe('the examples say what is true', () => {
-  it("the tabs a comment names exist (a comment names another tab by its title)", () => {
+  it('the tabs a comment names exist (a comment names another tab by its title)', () => {
     const titles = new Set(EXAMPLES.map((e) => e.title));
     const named: string[] = [];
     for (const e of EXAMPLES) {
-      const comments = e.query.split('\n').filter((l) => l.trimStart().startsWith('#')).join(' ');
+      const comments = e.query
+        .split('\n')
+        .filter((l) => l.trimStart().startsWith('#'))
+        .join(' ');
       for (const [, title] of comments.matchAll(/\b([A-Z][A-Za-z]+) tab\b/g)) {
         expect(titles, `${e.title} names ${title}`).toContain(title);
         named.push(title);

@@ -82,7 +82,7 @@ function data<T = Obj>(res: GraphQLResponse, field: string): T {
 function onlyError(res: GraphQLResponse): { message: string; extensions: Obj } {
   expect(res.errors, JSON.stringify(res)).toHaveLength(1);
   const e = res.errors![0];
-  return { message: e.message, extensions: (e.extensions ?? {}) };
+  return { message: e.message, extensions: e.extensions ?? {} };
 }
 
 describe('idempotency keys of paid risk orders', () => {
@@ -139,7 +139,9 @@ describe('idempotency keys of paid risk orders', () => {
     expect(extensions.code).toBe('IDEMPOTENCY_KEY_REUSED');
     expect(message).toContain(key);
     // Another level is another order, too.
-    const other = onlyError(await t.gql(`mutation($input: PersonSubjectInput!, $key: String) { orderPatrimonialReport(level: TOP, input: $input, idempotencyKey: $key) { id } }`, { input: mario, key }));
+    const other = onlyError(
+      await t.gql(`mutation($input: PersonSubjectInput!, $key: String) { orderPatrimonialReport(level: TOP, input: $input, idempotencyKey: $key) { id } }`, { input: mario, key }),
+    );
     expect(other.extensions.code).toBe('IDEMPOTENCY_KEY_REUSED');
     expect((await t.calls('risk')).length).toBe(before);
   });
@@ -178,7 +180,7 @@ describe('idempotency keys of paid risk orders', () => {
     expect((await posts(path)).length - before).toBe(1);
   });
 
-  it('a lost answer without a key gives a generated key that works like a caller\'s', async () => {
+  it("a lost answer without a key gives a generated key that works like a caller's", async () => {
     const path = '/IT-patrimoniale-persona';
     const before = (await posts(path)).length;
     await t.control('faults', { area: 'risk', pathPrefix: path, delayAfterMs: LATE_MS, count: 1 });

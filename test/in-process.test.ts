@@ -47,7 +47,12 @@ beforeEach(async () => {
   subgraphHttpHeaders.length = 0;
 });
 
-async function post(url: string, query: string, variables: Record<string, unknown>, headers: Record<string, string> = {}): Promise<GraphQLResponse<{ company: { companyName: string; address: { town: string } } }>> {
+async function post(
+  url: string,
+  query: string,
+  variables: Record<string, unknown>,
+  headers: Record<string, string> = {},
+): Promise<GraphQLResponse<{ company: { companyName: string; address: { town: string } } }>> {
   const res = await request(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ query, variables }) });
   return (await res.body.json()) as GraphQLResponse<{ company: { companyName: string; address: { town: string } } }>;
 }

@@ -8,7 +8,10 @@ import { REDACTED, redactText, redactValue } from '../subgraphs/runtime/redact.t
 
 describe('invoicing credentials in logs', () => {
   it('redacts the signature password and the receipt password and PIN in values', () => {
-    const variables = { signature: { user: 'signer', password: 's1gn-pass' }, input: { receiptsCredentials: { taxCode: 'RSSMRA80D52H501T', password: 'portal-pw', pin: '987654' } } };
+    const variables = {
+      signature: { user: 'signer', password: 's1gn-pass' },
+      input: { receiptsCredentials: { taxCode: 'RSSMRA80D52H501T', password: 'portal-pw', pin: '987654' } },
+    };
     const out = JSON.stringify(redactValue(variables));
     for (const secret of ['s1gn-pass', 'portal-pw', '987654']) expect(out).not.toContain(secret);
     expect(out).toContain(REDACTED);

@@ -32,7 +32,11 @@ const clients: Client[] = [];
 
 const auth = (token: string): Record<string, string> => ({ authorization: `Bearer ${token}` });
 
-async function gql<T = Obj>(token: string, query: string, variables: Obj = {}): Promise<{ data: T; cost: NonNullable<NonNullable<Awaited<ReturnType<TestStack['gql']>>['extensions']>['cost']> }> {
+async function gql<T = Obj>(
+  token: string,
+  query: string,
+  variables: Obj = {},
+): Promise<{ data: T; cost: NonNullable<NonNullable<Awaited<ReturnType<TestStack['gql']>>['extensions']>['cost']> }> {
   const res = await t.gql<T>(query, variables, auth(token));
   expect(res.errors, JSON.stringify(res.errors)).toBeUndefined();
   return { data: res.data as T, cost: res.extensions!.cost! };
@@ -126,7 +130,10 @@ describe('configurations', () => {
       `query($a: String!, $b: String!) { a: company(vatCode: $a) { vatCode invoicingConfiguration { fiscalId email events } } b: company(vatCode: $b) { invoicingConfiguration { fiscalId } } }`,
       { a: SENDER_VAT, b: CUSTOMER_VAT },
     );
-    expect(joined.data).toEqual({ a: { vatCode: SENDER_VAT, invoicingConfiguration: { fiscalId: SENDER_VAT, email: 'fatture@example.com', events: ['CUSTOMER_INVOICE', 'SUPPLIER_INVOICE'] } }, b: { invoicingConfiguration: null } });
+    expect(joined.data).toEqual({
+      a: { vatCode: SENDER_VAT, invoicingConfiguration: { fiscalId: SENDER_VAT, email: 'fatture@example.com', events: ['CUSTOMER_INVOICE', 'SUPPLIER_INVOICE'] } },
+      b: { invoicingConfiguration: null },
+    });
     expect(joined.cost.euro).toBe(0);
     expect(await callsOf()).toEqual(['GET /IT-configurations 200']);
     expect(await t.calls('company')).toEqual([]);
@@ -138,7 +145,19 @@ describe('configurations', () => {
 
   it('the eleventh configuration costs one euro, the first ten nothing', async () => {
     const token = await t.createToken(5);
-    const vats = ['01234567897', '09876543217', '11111111115', '02222222222', '12485671007', '00000000000', '03333333333', '04444444444', '05555555555', '06666666666', '07777777777'];
+    const vats = [
+      '01234567897',
+      '09876543217',
+      '11111111115',
+      '02222222222',
+      '12485671007',
+      '00000000000',
+      '03333333333',
+      '04444444444',
+      '05555555555',
+      '06666666666',
+      '07777777777',
+    ];
     const { isValidItalianVat } = await import('../contract/checksums.ts');
     const valid = vats.filter(isValidItalianVat);
     const { makeItalianVat } = await import('../contract/checksums.ts');
@@ -159,7 +178,14 @@ describe('configurations', () => {
     const { data } = await gql<{ updateInvoicingConfiguration: Obj }>(
       token,
       `mutation($input: UpdateInvoicingConfigurationInput!) { updateInvoicingConfiguration(input: $input) { receipts receiptsCredentialsTaxCode events } }`,
-      { input: { fiscalId: SENDER_VAT, receipts: true, receiptsCredentials: { taxCode: PERSON_CF, password: 'secret', pin: '1234' }, events: ['CUSTOMER_INVOICE', 'SUPPLIER_INVOICE'] } },
+      {
+        input: {
+          fiscalId: SENDER_VAT,
+          receipts: true,
+          receiptsCredentials: { taxCode: PERSON_CF, password: 'secret', pin: '1234' },
+          events: ['CUSTOMER_INVOICE', 'SUPPLIER_INVOICE'],
+        },
+      },
     );
     expect(data.updateInvoicingConfiguration).toEqual({ receipts: true, receiptsCredentialsTaxCode: PERSON_CF, events: ['CUSTOMER_INVOICE', 'SUPPLIER_INVOICE'] });
     // The configuration is read first (free), to keep the other tokens' callbacks registered on it.
@@ -177,7 +203,16 @@ describe('issuing Italian invoices', () => {
     await t.clearCalls();
     const { data, cost } = await gql<{ issueInvoice: Obj }>(token, ISSUE, { input: invoiceInput() });
     const inv = data.issueInvoice;
-    expect(inv).toMatchObject({ state: 'NEW', direction: 'OUTGOING', documentNumber: 'FT-2025/001', totalAmount: 296, taxableAmount: 250, taxAmount: 46, toPublicAdministration: false, sdi: { status: 'BOOKED' } });
+    expect(inv).toMatchObject({
+      state: 'NEW',
+      direction: 'OUTGOING',
+      documentNumber: 'FT-2025/001',
+      totalAmount: 296,
+      taxableAmount: 250,
+      taxAmount: 46,
+      toPublicAdministration: false,
+      sdi: { status: 'BOOKED' },
+    });
     expect(inv.lines).toEqual([
       { number: 1, vatRate: 22, totalPrice: 200 },
       { number: 2, vatRate: 4, totalPrice: 50 },
@@ -256,10 +291,16 @@ describe('issuing Italian invoices', () => {
     // Without the automatic QES activated for this signer, the service refuses (nothing charged).
     const refused = await t.gql(ISSUE, { input: invoiceInput({ number: 'SIG-0' }), signature: { user: 'signer', password: 'p4ss-w0rd-secret' } }, auth(token));
     expect(refused.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
-    const act = await gql<{ activateCustomSignature: Obj }>(token, `mutation { activateCustomSignature(fiscalId: "${SENDER_VAT}", credentials: { user: "signer", password: "p4ss-w0rd-secret" }) { fiscalId type user active } }`);
+    const act = await gql<{ activateCustomSignature: Obj }>(
+      token,
+      `mutation { activateCustomSignature(fiscalId: "${SENDER_VAT}", credentials: { user: "signer", password: "p4ss-w0rd-secret" }) { fiscalId type user active } }`,
+    );
     expect(act.data.activateCustomSignature).toEqual({ fiscalId: SENDER_VAT, type: 'EU-QES_automatic', user: 'signer', active: true });
     expect(JSON.stringify(act)).not.toContain('p4ss-w0rd-secret');
-    const { data, cost } = await gql<{ issueInvoice: Obj }>(token, ISSUE, { input: invoiceInput({ number: 'SIG-1' }), signature: { user: 'signer', password: 'p4ss-w0rd-secret' } });
+    const { data, cost } = await gql<{ issueInvoice: Obj }>(token, ISSUE, {
+      input: invoiceInput({ number: 'SIG-1' }),
+      signature: { user: 'signer', password: 'p4ss-w0rd-secret' },
+    });
     expect(cost.euro).toBeCloseTo(0.199, 6);
     expect(cost.estimate?.euro).toBeCloseTo(0.199, 6);
     expect(await t.credit(token)).toBeCloseTo(5 - 0.199, 6);
@@ -324,21 +365,42 @@ describe('passive invoices, the list and documents', () => {
     await configure(token, { supplierInvoices: true });
     // `since` makes the stream start with what arrived since then: an arrival that beats the subscription is not missed.
     const since = new Date(Date.now() - 60_000).toISOString();
-    const received = subscribe(token, `subscription($since: DateTime) { invoiceReceived(since: $since) { id state direction fiscalId documentNumber sender { vatNumber } sdi { status } } }`, { since });
+    const received = subscribe(
+      token,
+      `subscription($since: DateTime) { invoiceReceived(since: $since) { id state direction fiscalId documentNumber sender { vatNumber } sdi { status } } }`,
+      { since },
+    );
     const first = received.next();
     const { buildFattura, invoiceFromInput } = await import('../subgraphs/invoicing/fatturapa.ts');
-    const xml = buildFattura(invoiceFromInput(invoiceInput({ number: 'SUP-77', sender: party('Fornitore Spa', SUPPLIER_VAT), recipient: party('Openapi SpA', SENDER_VAT) }) as never), '77');
+    const xml = buildFattura(
+      invoiceFromInput(invoiceInput({ number: 'SUP-77', sender: party('Fornitore Spa', SUPPLIER_VAT), recipient: party('Openapi SpA', SENDER_VAT) }) as never),
+      '77',
+    );
     await t.clearCalls();
     const arrival = (await t.control('invoice/passive', { xml, owner })) as { received: Obj };
     const got = await withSafety(first, 'invoiceReceived', SAFETY_MS);
     expect(got.value?.errors).toBeUndefined();
     expect(got.value?.data).toEqual({
-      invoiceReceived: { id: arrival.received.id, state: 'RECEIVED', direction: 'INCOMING', fiscalId: SENDER_VAT, documentNumber: 'SUP-77', sender: { vatNumber: SUPPLIER_VAT }, sdi: { status: 'RECEIVED' } },
+      invoiceReceived: {
+        id: arrival.received.id,
+        state: 'RECEIVED',
+        direction: 'INCOMING',
+        fiscalId: SENDER_VAT,
+        documentNumber: 'SUP-77',
+        sender: { vatNumber: SUPPLIER_VAT },
+        sdi: { status: 'RECEIVED' },
+      },
     });
     expect(await callsOf()).toEqual(['GET /IT-invoices/{id} 200']);
 
-    const list = await gql<{ invoices: { nodes: Obj[]; pageInfo: Obj } }>(token, `{ invoices(filter: { direction: INCOMING }) { nodes { id documentNumber direction } pageInfo { hasNextPage endCursor } } }`);
-    expect(list.data.invoices).toEqual({ nodes: [{ id: arrival.received.id, documentNumber: 'SUP-77', direction: 'INCOMING' }], pageInfo: { hasNextPage: false, endCursor: null } });
+    const list = await gql<{ invoices: { nodes: Obj[]; pageInfo: Obj } }>(
+      token,
+      `{ invoices(filter: { direction: INCOMING }) { nodes { id documentNumber direction } pageInfo { hasNextPage endCursor } } }`,
+    );
+    expect(list.data.invoices).toEqual({
+      nodes: [{ id: arrival.received.id, documentNumber: 'SUP-77', direction: 'INCOMING' }],
+      pageInfo: { hasNextPage: false, endCursor: null },
+    });
     expect(list.cost.euro).toBe(0);
   });
 
@@ -346,7 +408,7 @@ describe('passive invoices, the list and documents', () => {
     const token = await t.createToken(5);
     await configure(token);
     const ids: string[] = [];
-    for (const n of ['L-1', 'L-2', 'L-3']) ids.push(((await gql<{ issueInvoice: Obj }>(token, ISSUE, { input: invoiceInput({ number: n }) })).data.issueInvoice.id) as string);
+    for (const n of ['L-1', 'L-2', 'L-3']) ids.push((await gql<{ issueInvoice: Obj }>(token, ISSUE, { input: invoiceInput({ number: n }) })).data.issueInvoice.id as string);
     await t.control('invoice/advance', { id: ids[0] });
     await t.clearCalls();
     const q = `query($after: String, $filter: InvoiceFilter) { invoices(first: 2, after: $after, filter: $filter) { nodes { documentNumber state } pageInfo { hasNextPage endCursor } } }`;
@@ -357,7 +419,8 @@ describe('passive invoices, the list and documents', () => {
     expect(p2).toEqual({ nodes: [{ documentNumber: 'L-1', state: 'SENT' }], pageInfo: { hasNextPage: false, endCursor: null } });
     const sent = (await gql<{ invoices: { nodes: Obj[] } }>(token, q, { filter: { states: ['SENT'], direction: 'OUTGOING', fiscalId: SENDER_VAT } })).data.invoices;
     expect(sent.nodes).toEqual([{ documentNumber: 'L-1', state: 'SENT' }]);
-    const byNumber = (await gql<{ invoices: { nodes: Obj[] } }>(token, q, { filter: { documentNumber: 'L-2', issuedAfter: '2025-01-30', issuedBefore: '2025-02-01' } })).data.invoices;
+    const byNumber = (await gql<{ invoices: { nodes: Obj[] } }>(token, q, { filter: { documentNumber: 'L-2', issuedAfter: '2025-01-30', issuedBefore: '2025-02-01' } })).data
+      .invoices;
     expect(byNumber.nodes).toEqual([{ documentNumber: 'L-2', state: 'NEW' }]);
     expect(await callsOf()).toEqual(['GET /invoices 200', 'GET /invoices 200', 'GET /invoices 200', 'GET /invoices 200']);
     const bad = await t.gql(q, { after: 'bm90LWEtY3Vyc29y' }, auth(token));
@@ -383,7 +446,11 @@ describe('passive invoices, the list and documents', () => {
     expect(text).toContain('FatturaElettronica');
     const pdf = await fetch(String(doc.invoice.pdf.url));
     expect(pdf.status).toBe(200);
-    expect(Buffer.from(await pdf.arrayBuffer()).subarray(0, 4).toString()).toBe('%PDF');
+    expect(
+      Buffer.from(await pdf.arrayBuffer())
+        .subarray(0, 4)
+        .toString(),
+    ).toBe('%PDF');
     // A tampered URL is refused.
     expect((await fetch(String(doc.invoice.pdf.url).replace(/\/files\/invoicing\/./, '/files/invoicing/x'))).status).toBe(403);
   });
@@ -463,9 +530,14 @@ describe('two tokens of one account', () => {
 describe('updating a configuration', () => {
   const UPDATE = `mutation($input: UpdateInvoicingConfigurationInput!) { updateInvoicingConfiguration(input: $input) { events } }`;
   const emu = (token: string, method: string, path: string, body?: Obj): Promise<Response> =>
-    fetch(`${t.stack.emulatorUrl}/invoice${path}`, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}) });
+    fetch(`${t.stack.emulatorUrl}/invoice${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      ...(body ? { body: JSON.stringify(body) } : {}),
+    });
   const registered = async (token: string): Promise<Array<{ event: string; callback: { url: string } }>> =>
-    ((await (await emu(token, 'GET', `/IT-configurations/${SENDER_VAT}`)).json()) as { data: { api_configurations: Array<{ event: string; callback: { url: string } }> } }).data.api_configurations;
+    ((await (await emu(token, 'GET', `/IT-configurations/${SENDER_VAT}`)).json()) as { data: { api_configurations: Array<{ event: string; callback: { url: string } }> } }).data
+      .api_configurations;
 
   it("keeps the account's own targets registered outside the layer, and only replaces this token's callbacks", async () => {
     const token = await t.createToken(5);
@@ -478,7 +550,12 @@ describe('updating a configuration', () => {
     expect(upd.data.updateInvoicingConfiguration.events).toEqual(['CUSTOMER_INVOICE', 'RECEIPT', 'SUPPLIER_INVOICE']);
     const now = await registered(token);
     expect(now.filter((a) => a.callback.url === own.callback.url)).toHaveLength(1);
-    expect(now.filter((a) => a.callback.url.includes('/callbacks/invoicing/')).map((a) => a.event).sort()).toEqual(['customer-invoice', 'receipt']);
+    expect(
+      now
+        .filter((a) => a.callback.url.includes('/callbacks/invoicing/'))
+        .map((a) => a.event)
+        .sort(),
+    ).toEqual(['customer-invoice', 'receipt']);
   });
 
   it('two tokens updating their events at once: both choices stand (one update of a configuration at a time)', async () => {
@@ -538,7 +615,10 @@ describe('receipt credentials', () => {
       expect(JSON.stringify(upd)).not.toMatch(/n3w-s3cret-p4ss|55443322/);
       await withSafety(arrived, 'credentials relay', SAFETY_MS);
       expect(bodies).toHaveLength(1);
-      expect(JSON.parse(bodies[0])).toMatchObject({ event: 'receipt-credentials', data: { fiscal_id: SENDER_VAT, receipts: true, receipts_authentication: { taxCode: PERSON_CF } } });
+      expect(JSON.parse(bodies[0])).toMatchObject({
+        event: 'receipt-credentials',
+        data: { fiscal_id: SENDER_VAT, receipts: true, receipts_authentication: { taxCode: PERSON_CF } },
+      });
       expect(bodies[0]).not.toMatch(/n3w-s3cret-p4ss|55443322|first-p4ss|callbacks/);
       // The PATCH and the delivery's free re-read of the configuration (logged first: the service notifies before it answers); nothing paid.
       expect((await callsOf()).sort()).toEqual([`GET /IT-configurations/${SENDER_VAT} 200`, 'PATCH /IT-configuration 200']);
@@ -554,7 +634,10 @@ describe('receipt credentials', () => {
       expect(upd2.errors, JSON.stringify(upd2.errors)).toBeUndefined();
       await withSafety(second, 'second credentials relay', SAFETY_MS);
       expect(bodies).toHaveLength(2);
-      expect(JSON.parse(bodies[1])).toMatchObject({ event: 'receipt-credentials', data: { fiscal_id: SENDER_VAT, receipts: false, receipts_authentication: { taxCode: PERSON_CF } } });
+      expect(JSON.parse(bodies[1])).toMatchObject({
+        event: 'receipt-credentials',
+        data: { fiscal_id: SENDER_VAT, receipts: false, receipts_authentication: { taxCode: PERSON_CF } },
+      });
       expect(bodies[1]).not.toMatch(/th1rd-p4ss|99887766/);
 
       // A delivery repeated (the vendor's retry of it: the same body) is relayed once.
@@ -588,7 +671,10 @@ describe('cross-border invoices (contract rule 1)', () => {
 
   it('a French branch invoices a Spanish customer: NEW → SENT → DONE pushed, priced as a French invoice', async () => {
     const token = await t.createToken(5);
-    const conf = await gql<{ configureInvoicing: Obj }>(token, `mutation { configureInvoicing(input: { country: "FR", fiscalId: "${FR_VAT}", name: "Openapi France SAS", email: "fr@example.com" }) { fiscalId events } }`);
+    const conf = await gql<{ configureInvoicing: Obj }>(
+      token,
+      `mutation { configureInvoicing(input: { country: "FR", fiscalId: "${FR_VAT}", name: "Openapi France SAS", email: "fr@example.com" }) { fiscalId events } }`,
+    );
     expect(conf.data.configureInvoicing).toEqual({ fiscalId: FR_VAT, events: ['CUSTOMER_INVOICE'] });
     await t.clearCalls();
     const { data, cost } = await gql<{ issueCrossBorderInvoice: Obj }>(token, CROSS, { input: cross() });
@@ -607,7 +693,11 @@ describe('cross-border invoices (contract rule 1)', () => {
   it.each([
     ['a sender in Italy', { senderCountry: 'IT' }, 'input.senderCountry'],
     ['a sender in Spain', { senderCountry: 'ES' }, 'input.senderCountry'],
-    ['a recipient in the sender’s own country (domestic flow)', { recipient: { country: 'FR', vatNumber: 'FR12345678901', name: 'Client', street: 'Rue 1', zip: '75001', city: 'Paris' } }, 'input.recipient.country'],
+    [
+      'a recipient in the sender’s own country (domestic flow)',
+      { recipient: { country: 'FR', vatNumber: 'FR12345678901', name: 'Client', street: 'Rue 1', zip: '75001', city: 'Paris' } },
+      'input.recipient.country',
+    ],
     ['a malformed sender VAT id', { senderFiscalId: 'FR123' }, 'input.senderFiscalId'],
   ])('refuses %s before any upstream call', async (_what, over, field) => {
     const token = await t.createToken(5);
@@ -635,7 +725,10 @@ describe('importing invoice history', () => {
     await configure(token);
     const { buildFattura, invoiceFromInput } = await import('../subgraphs/invoicing/fatturapa.ts');
     const sent = buildFattura(invoiceFromInput(invoiceInput({ number: 'OLD-1' }) as never), '1');
-    const received = buildFattura(invoiceFromInput(invoiceInput({ number: 'SUP-OLD-9', sender: party('Fornitore', '09876543217'), recipient: party('Openapi SpA', SENDER_VAT) }) as never), '2');
+    const received = buildFattura(
+      invoiceFromInput(invoiceInput({ number: 'SUP-OLD-9', sender: party('Fornitore', '09876543217'), recipient: party('Openapi SpA', SENDER_VAT) }) as never),
+      '2',
+    );
     await t.clearCalls();
     const a = await gql<{ importInvoice: Obj }>(token, IMPORT, { xml: sent, sdiId: '1234567', status: 'ACCEPTED' });
     expect(a.data.importInvoice).toMatchObject({ state: 'DONE', direction: 'OUTGOING', documentNumber: 'OLD-1', sdi: { id: '1234567', status: 'ACCEPTED' } });

@@ -21,7 +21,15 @@ let hook: { url: string; bodies: Json[]; server: Server; waiters: Array<() => vo
 const party = (name: string, vatNumber: string): Json => ({ name, vatNumber, street: 'Via Roma 1', zip: '00100', city: 'Roma', province: 'RM' });
 const xmlOf = (over: Json = {}): string =>
   buildFattura(
-    invoiceFromInput({ number: 'E-1', date: '2025-01-31', sender: party('Openapi SpA', '12485671007'), recipient: party('Cliente', '01234567897'), recipientCode: 'ABC1234', lines: [{ description: 'x', unitPrice: 100, vatRate: 22 }], ...over } as never),
+    invoiceFromInput({
+      number: 'E-1',
+      date: '2025-01-31',
+      sender: party('Openapi SpA', '12485671007'),
+      recipient: party('Cliente', '01234567897'),
+      recipientCode: 'ABC1234',
+      lines: [{ description: 'x', unitPrice: 100, vatRate: 22 }],
+      ...over,
+    } as never),
     '1',
   );
 
@@ -75,17 +83,28 @@ describe('configurations', () => {
       ],
     });
     expect(created.status).toBe(200);
-    expect(created.json).toMatchObject({ success: true, error: null, data: { fiscal_id: '12485671007', email: 'fatture@example.com', customer_invoice: true, supplier_invoice: true, receipts: false, active: true } });
+    expect(created.json).toMatchObject({
+      success: true,
+      error: null,
+      data: { fiscal_id: '12485671007', email: 'fatture@example.com', customer_invoice: true, supplier_invoice: true, receipts: false, active: true },
+    });
     expect((await call('GET', '/IT-configurations/12485671007')).json.data).toMatchObject({ fiscal_id: '12485671007' });
     expect((await call('POST', '/IT-configurations', { fiscal_id: '12485671007', name: 'x', email: 'y@z.it' })).status).toBe(409);
-    expect(await call('GET', '/IT-configurations/01234567897')).toEqual({ status: 404, json: { data: 'null', success: true, message: 'Fiscal ID not found or not registered', error: 111 } });
+    expect(await call('GET', '/IT-configurations/01234567897')).toEqual({
+      status: 404,
+      json: { data: 'null', success: true, message: 'Fiscal ID not found or not registered', error: 111 },
+    });
     expect(await call('PATCH', '/IT-configurations/12485671007', { email: 'new@example.com' })).toEqual({
       status: 400,
       json: { data: 'null', success: true, message: 'Invalid field: email. Fields fiscal_id, name, email are not editable.', error: 670 },
     });
     const other = await call('PATCH', '/IT-configuration', { fiscal_id: '12485671007', customer_invoice: false });
     expect(other.json).toMatchObject({ error: 670, data: 'null' });
-    const ok = await call('PATCH', '/IT-configuration', { fiscal_id: '12485671007', receipts: true, receipts_authentication: { taxCode: 'RSSMRA80D52H501T', password: 'pw', pin: '1' } });
+    const ok = await call('PATCH', '/IT-configuration', {
+      fiscal_id: '12485671007',
+      receipts: true,
+      receipts_authentication: { taxCode: 'RSSMRA80D52H501T', password: 'pw', pin: '1' },
+    });
     expect(ok.json.data).toMatchObject({ receipts: true, receipts_authentication: { taxCode: 'RSSMRA80D52H501T' } });
     expect(JSON.stringify(ok.json)).not.toContain('"pw"');
   });
@@ -94,8 +113,16 @@ describe('configurations', () => {
 describe('invoices', () => {
   it('refuses bad XML, unknown senders and missing fields with the vendor envelopes', async () => {
     expect(await call('POST', '/IT-invoices', '<oops')).toEqual({ status: 400, json: { data: 'null', success: false, message: 'Invalid XML structure', error: 400 } });
-    expect((await call('POST', '/IT-invoices', xmlOf({ sender: party('Other', '01234567897'), recipient: party('C', '12485671007') }))).json).toMatchObject({ error: 111, success: true });
-    expect((await call('POST', '/IT-invoices', xmlOf().replace(/<Numero>.*<\/Numero>/, ''))).json).toEqual({ data: 'null', success: false, message: 'Validation Error: Missing required field Numero', error: 422 });
+    expect((await call('POST', '/IT-invoices', xmlOf({ sender: party('Other', '01234567897'), recipient: party('C', '12485671007') }))).json).toMatchObject({
+      error: 111,
+      success: true,
+    });
+    expect((await call('POST', '/IT-invoices', xmlOf().replace(/<Numero>.*<\/Numero>/, ''))).json).toEqual({
+      data: 'null',
+      success: false,
+      message: 'Validation Error: Missing required field Numero',
+      error: 422,
+    });
   });
 
   it('moves NEW → SENT → DONE, notifying customer_invoice (underscore spelling) with {data, custom}', async () => {
@@ -117,12 +144,16 @@ describe('invoices', () => {
     const id = ((await call('POST', '/IT-invoices', xml)).json.data as Json).id as string;
     await control('advance', { id });
     await control('advance', { id });
-    expect((await call('GET', `/IT-invoices/${id}`)).json.data).toMatchObject({ state: 'ERROR', details: { sdi_status: 'ERROR', sdi_message: '00305: IdFiscaleIVA of the recipient not valid' } });
+    expect((await call('GET', `/IT-invoices/${id}`)).json.data).toMatchObject({
+      state: 'ERROR',
+      details: { sdi_status: 'ERROR', sdi_message: '00305: IdFiscaleIVA of the recipient not valid' },
+    });
   });
 
   it('a passive invoice notifies supplier-invoice with the custom echo; the list filters and limits', async () => {
     hook.bodies.length = 0;
-    const received = (await control('passive', { xml: xmlOf({ number: 'P-1', sender: party('Fornitore', '01234567897'), recipient: party('Openapi', '12485671007') }) })).received as Json;
+    const received = (await control('passive', { xml: xmlOf({ number: 'P-1', sender: party('Fornitore', '01234567897'), recipient: party('Openapi', '12485671007') }) }))
+      .received as Json;
     expect(received).toMatchObject({ state: 'RECEIVED', direction: 'incoming', fiscal_id: '12485671007' });
     expect(hook.bodies).toEqual([{ data: received, custom: { tag: 'sup' } }]);
     const incoming = (await call('GET', '/invoices?direction=incoming')).json.data as Json[];

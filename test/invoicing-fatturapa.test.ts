@@ -12,7 +12,15 @@ import { buildFattura, checkFatturaXml, invoiceFromInput, type InvoiceIn } from 
 const COMPANY = '12485671007';
 const CUSTOMER = '01234567897';
 
-const party = (name: string, vatNumber: string, over: Partial<InvoiceIn['sender']> = {}): InvoiceIn['sender'] => ({ name, vatNumber, street: 'Via Roma 1', zip: '00100', city: 'Roma', province: 'RM', ...over });
+const party = (name: string, vatNumber: string, over: Partial<InvoiceIn['sender']> = {}): InvoiceIn['sender'] => ({
+  name,
+  vatNumber,
+  street: 'Via Roma 1',
+  zip: '00100',
+  city: 'Roma',
+  province: 'RM',
+  ...over,
+});
 const foreign = (name: string, country: string, vatNumber: string): InvoiceIn['sender'] => ({ name, country, vatNumber, street: 'Rue 1', zip: '75001', city: 'Paris' });
 
 function input(over: Partial<InvoiceIn> = {}): InvoiceIn {
@@ -63,10 +71,26 @@ const summary = (taxable: string, tax: string, rate = '22.00', extra = ''): stri
 
 describe('totals as FatturaPA computes them', () => {
   it('discounts and surcharges apply in turn to the unit price: 10 % off 100 then 5 off, times 2 = 170', () => {
-    expect(adjusted(100, [{ kind: 'SC', percent: 10, amount: null }, { kind: 'SC', percent: null, amount: 5 }])).toBe(85);
+    expect(
+      adjusted(100, [
+        { kind: 'SC', percent: 10, amount: null },
+        { kind: 'SC', percent: null, amount: 5 },
+      ]),
+    ).toBe(85);
     expect(adjusted(100, [{ kind: 'MG', percent: 10, amount: null }])).toBeCloseTo(110, 9);
-    expect(lineTotalOf({ quantity: 2, unitPrice: 100, adjustments: [{ kind: 'SC', percent: 10, amount: null }, { kind: 'SC', percent: null, amount: 5 }] })).toBe(170);
-    expect(documentTotalOf({ vatSummaries: [{ vatRate: 22, nature: null, taxable: 100, tax: 22 }], adjustments: [{ kind: 'SC', percent: null, amount: 2 }], rounding: -0.01 })).toBe(119.99);
+    expect(
+      lineTotalOf({
+        quantity: 2,
+        unitPrice: 100,
+        adjustments: [
+          { kind: 'SC', percent: 10, amount: null },
+          { kind: 'SC', percent: null, amount: 5 },
+        ],
+      }),
+    ).toBe(170);
+    expect(
+      documentTotalOf({ vatSummaries: [{ vatRate: 22, nature: null, taxable: 100, tax: 22 }], adjustments: [{ kind: 'SC', percent: null, amount: 2 }], rounding: -0.01 }),
+    ).toBe(119.99);
   });
 
   it('accepts a line discount (ScontoMaggiorazione), refuses a PrezzoTotale that ignores it', () => {
@@ -77,15 +101,16 @@ describe('totals as FatturaPA computes them', () => {
     expect(refusal(() => checkFatturaXml(bad))).toMatchObject({ code: 'BAD_USER_INPUT', field: 'xml:DettaglioLinee[0]/PrezzoTotale' });
   });
 
-  it('counts the pension contribution (DatiCassaPrevidenziale) in its rate\'s taxable amount and the total', () => {
-    const cassa = '<DatiCassaPrevidenziale><TipoCassa>TC22</TipoCassa><AlCassa>4.00</AlCassa><ImportoContributoCassa>8.00</ImportoContributoCassa><ImponibileCassa>200.00</ImponibileCassa><AliquotaIVA>22.00</AliquotaIVA></DatiCassaPrevidenziale>';
+  it("counts the pension contribution (DatiCassaPrevidenziale) in its rate's taxable amount and the total", () => {
+    const cassa =
+      '<DatiCassaPrevidenziale><TipoCassa>TC22</TipoCassa><AlCassa>4.00</AlCassa><ImportoContributoCassa>8.00</ImportoContributoCassa><ImponibileCassa>200.00</ImponibileCassa><AliquotaIVA>22.00</AliquotaIVA></DatiCassaPrevidenziale>';
     const ok = xmlOf({ lines: line(1, '100.00', '200.00'), summaries: summary('208.00', '45.76'), general: cassa, total: '253.76' });
     expect(checkFatturaXml(ok).cassa).toEqual([{ kind: 'TC22', amount: 8, vatRate: 22, nature: null }]);
     const lines = xmlOf({ lines: line(1, '100.00', '200.00'), summaries: summary('200.00', '44.00'), general: cassa, total: '244.00' });
     expect(refusal(() => checkFatturaXml(lines))).toMatchObject({ field: 'xml:DatiRiepilogo[0]/ImponibileImporto' });
   });
 
-  it('adds a summary\'s Arrotondamento to its taxable amount, and the document\'s discount and rounding to the total', () => {
+  it("adds a summary's Arrotondamento to its taxable amount, and the document's discount and rounding to the total", () => {
     const rounded = xmlOf({ lines: line(1, '100.00', '200.00'), summaries: summary('200.01', '44.00', '22.00', '<Arrotondamento>0.01</Arrotondamento>'), total: '244.01' });
     expect(checkFatturaXml(rounded).vatSummaries[0]).toMatchObject({ taxable: 200.01, rounding: 0.01 });
     const general = '<ScontoMaggiorazione><Tipo>SC</Tipo><Importo>4.00</Importo></ScontoMaggiorazione><Arrotondamento>-0.02</Arrotondamento>';
@@ -96,7 +121,9 @@ describe('totals as FatturaPA computes them', () => {
   });
 
   it('reads a malformed discount as the element missing', () => {
-    const r = readFattura(xmlOf({ lines: line(1, '100.00', '200.00', '22.00', '<ScontoMaggiorazione><Tipo>XX</Tipo></ScontoMaggiorazione>'), summaries: summary('200.00', '44.00'), total: '244.00' }));
+    const r = readFattura(
+      xmlOf({ lines: line(1, '100.00', '200.00', '22.00', '<ScontoMaggiorazione><Tipo>XX</Tipo></ScontoMaggiorazione>'), summaries: summary('200.00', '44.00'), total: '244.00' }),
+    );
     expect(r).toEqual({ ok: false, error: 'missing', field: 'ScontoMaggiorazione/Tipo' });
   });
 });
@@ -118,13 +145,23 @@ describe('regime and VAT chargeability', () => {
 describe('document-type rules', () => {
   it('TD04 and TD05 refer to the original invoice, dated no later than the note', () => {
     for (const t of ['TD04', 'TD05']) {
-      expect(refusal(() => invoiceFromInput(input({ documentType: t })))).toMatchObject({ code: 'BAD_USER_INPUT', field: 'input.relatedInvoices', rule: `${t}_REFERENCE_REQUIRED` });
-      expect(refusal(() => invoiceFromInput(input({ documentType: t, relatedInvoices: [{ number: 'FT-0', date: '2025-04-01' }] })))).toMatchObject({ field: 'input.relatedInvoices[0].date', rule: `${t}_REFERENCE_AFTER_NOTE` });
+      expect(refusal(() => invoiceFromInput(input({ documentType: t })))).toMatchObject({
+        code: 'BAD_USER_INPUT',
+        field: 'input.relatedInvoices',
+        rule: `${t}_REFERENCE_REQUIRED`,
+      });
+      expect(refusal(() => invoiceFromInput(input({ documentType: t, relatedInvoices: [{ number: 'FT-0', date: '2025-04-01' }] })))).toMatchObject({
+        field: 'input.relatedInvoices[0].date',
+        rule: `${t}_REFERENCE_AFTER_NOTE`,
+      });
     }
     const xml = buildFattura(invoiceFromInput(input({ documentType: 'TD04', relatedInvoices: [{ number: 'FT-0', date: '2025-02-01' }] })), '1');
     expect(xml).toMatch(/<DatiFattureCollegate>\s*<IdDocumento>FT-0<\/IdDocumento>\s*<Data>2025-02-01<\/Data>/);
     expect(checkFatturaXml(xml).relatedInvoices).toEqual([{ number: 'FT-0', date: '2025-02-01' }]);
-    expect(refusal(() => checkFatturaXml(xml.replace(/<DatiFattureCollegate>[\s\S]*<\/DatiFattureCollegate>/, '')))).toMatchObject({ field: 'xml:DatiFattureCollegate', rule: 'TD04_REFERENCE_REQUIRED' });
+    expect(refusal(() => checkFatturaXml(xml.replace(/<DatiFattureCollegate>[\s\S]*<\/DatiFattureCollegate>/, '')))).toMatchObject({
+      field: 'xml:DatiFattureCollegate',
+      rule: 'TD04_REFERENCE_REQUIRED',
+    });
   });
 
   it('TD17–TD19: the company is the buyer, the supplier foreign (TD18: EU), no N6.x nature; the company transmits', () => {
@@ -138,19 +175,28 @@ describe('document-type rules', () => {
     expect(refusal(() => invoiceFromInput(self('TD18', party('Fornitore Srl', CUSTOMER))))).toMatchObject({ field: 'input.sender.country', rule: 'TD18_FOREIGN_SUPPLIER' });
     expect(refusal(() => invoiceFromInput(self('TD18', foreign('Acme Inc', 'US', '123456789'))))).toMatchObject({ field: 'input.sender.country', rule: 'TD18_EU_SUPPLIER' });
     expect(invoiceFromInput(self('TD18', foreign('Acme SARL', 'FR', 'FR12345678901'))).sender.country).toBe('FR');
-    expect(refusal(() => invoiceFromInput(self('TD19', foreign('Acme Inc', 'US', '123456789'), { lines: [{ description: 'Merce', unitPrice: 10, vatRate: 0, nature: 'N6.1' }] })))).toMatchObject({
+    expect(
+      refusal(() => invoiceFromInput(self('TD19', foreign('Acme Inc', 'US', '123456789'), { lines: [{ description: 'Merce', unitPrice: 10, vatRate: 0, nature: 'N6.1' }] }))),
+    ).toMatchObject({
       field: 'input.lines[0].nature',
       rule: 'TD19_NO_REVERSE_CHARGE_NATURE',
     });
     // The buyer is the company: Italian, with its VAT number.
-    expect(refusal(() => invoiceFromInput(input({ documentType: 'TD17', sender: foreign('Acme Inc', 'US', '123456789'), recipient: foreign('Other', 'DE', 'DE123456789') })))).toMatchObject({ field: 'input.recipient.country' });
+    expect(
+      refusal(() => invoiceFromInput(input({ documentType: 'TD17', sender: foreign('Acme Inc', 'US', '123456789'), recipient: foreign('Other', 'DE', 'DE123456789') }))),
+    ).toMatchObject({ field: 'input.recipient.country' });
   });
 
   it('TD16: the supplier is another Italian party; the same subject on both sides is refused', () => {
     const ok = invoiceFromInput(input({ documentType: 'TD16', sender: party('Fornitore Srl', CUSTOMER), recipient: party('Openapi SpA', COMPANY), recipientCode: '0000000' }));
     expect(ok.recipient.vatNumber).toBe(COMPANY);
-    expect(refusal(() => invoiceFromInput(input({ documentType: 'TD16', sender: party('Openapi SpA', COMPANY), recipient: party('Openapi SpA', COMPANY) })))).toMatchObject({ field: 'input.sender.vatNumber', rule: 'TD16_SUPPLIER_IS_ANOTHER_PARTY' });
-    expect(refusal(() => invoiceFromInput(input({ documentType: 'TD16', sender: foreign('Acme SARL', 'FR', 'FR12345678901'), recipient: party('Openapi SpA', COMPANY) })))).toMatchObject({ rule: 'TD16_ITALIAN_SUPPLIER' });
+    expect(refusal(() => invoiceFromInput(input({ documentType: 'TD16', sender: party('Openapi SpA', COMPANY), recipient: party('Openapi SpA', COMPANY) })))).toMatchObject({
+      field: 'input.sender.vatNumber',
+      rule: 'TD16_SUPPLIER_IS_ANOTHER_PARTY',
+    });
+    expect(
+      refusal(() => invoiceFromInput(input({ documentType: 'TD16', sender: foreign('Acme SARL', 'FR', 'FR12345678901'), recipient: party('Openapi SpA', COMPANY) }))),
+    ).toMatchObject({ rule: 'TD16_ITALIAN_SUPPLIER' });
   });
 
   it('TD21 and TD27 have the company on both sides; TD01 two different parties', () => {
@@ -159,8 +205,16 @@ describe('document-type rules', () => {
       const s = invoiceFromInput(input({ documentType: t, recipient: party('Openapi SpA', COMPANY), recipientCode: '0000000' }));
       expect(checkFatturaXml(buildFattura(s, '1')).documentType).toBe(t);
     }
-    expect(refusal(() => invoiceFromInput(input({ recipient: party('Openapi SpA', COMPANY) })))).toMatchObject({ field: 'input.recipient.vatNumber', rule: 'TD01_DIFFERENT_PARTIES' });
-    const same = xmlOf({ lines: line(1, '100.00', '200.00'), summaries: summary('200.00', '44.00'), total: '244.00', buyer: `<IdFiscaleIVA><IdPaese>IT</IdPaese><IdCodice>${COMPANY}</IdCodice></IdFiscaleIVA>` });
+    expect(refusal(() => invoiceFromInput(input({ recipient: party('Openapi SpA', COMPANY) })))).toMatchObject({
+      field: 'input.recipient.vatNumber',
+      rule: 'TD01_DIFFERENT_PARTIES',
+    });
+    const same = xmlOf({
+      lines: line(1, '100.00', '200.00'),
+      summaries: summary('200.00', '44.00'),
+      total: '244.00',
+      buyer: `<IdFiscaleIVA><IdPaese>IT</IdPaese><IdCodice>${COMPANY}</IdCodice></IdFiscaleIVA>`,
+    });
     expect(refusal(() => checkFatturaXml(same))).toMatchObject({ field: 'xml:CessionarioCommittente/DatiAnagrafici/IdFiscaleIVA', rule: 'TD01_DIFFERENT_PARTIES' });
     expect(checkFatturaXml(same.replace('<TipoDocumento>TD01', '<TipoDocumento>TD27')).documentType).toBe('TD27');
   });
@@ -168,14 +222,18 @@ describe('document-type rules', () => {
   it('one subject on both sides is refused only for the types SDI check 00471 covers: TD26 (internal transfer) and a TD04 correcting a TD21 pass', () => {
     const me = party('Openapi SpA', COMPANY);
     expect(invoiceFromInput(input({ documentType: 'TD26', recipient: me, recipientCode: '0000000' })).documentType).toBe('TD26');
-    expect(invoiceFromInput(input({ documentType: 'TD04', recipient: me, recipientCode: '0000000', relatedInvoices: [{ number: 'AF-1', date: '2025-03-01' }] })).documentType).toBe('TD04');
+    expect(invoiceFromInput(input({ documentType: 'TD04', recipient: me, recipientCode: '0000000', relatedInvoices: [{ number: 'AF-1', date: '2025-03-01' }] })).documentType).toBe(
+      'TD04',
+    );
     for (const t of ['TD02', 'TD06', 'TD24', 'TD25']) {
       expect(refusal(() => invoiceFromInput(input({ documentType: t, recipient: me })))).toMatchObject({ rule: `${t}_DIFFERENT_PARTIES` });
     }
   });
 
   it('TD18: goods from Northern Ireland (XI) are intra-EU goods', () => {
-    const s = invoiceFromInput(input({ documentType: 'TD18', sender: foreign('Belfast Ltd', 'XI', 'XI123456789'), recipient: party('Openapi SpA', COMPANY), recipientCode: '0000000' }));
+    const s = invoiceFromInput(
+      input({ documentType: 'TD18', sender: foreign('Belfast Ltd', 'XI', 'XI123456789'), recipient: party('Openapi SpA', COMPANY), recipientCode: '0000000' }),
+    );
     expect(s.sender.country).toBe('XI');
   });
 

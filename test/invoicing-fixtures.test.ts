@@ -31,7 +31,8 @@ const EVENTS: Record<string, string> = {
   'customer-invoice': 'CUSTOMER_INVOICE',
   'supplier-invoice': 'SUPPLIER_INVOICE',
 };
-const iso = (seconds: unknown): string | null => (typeof seconds === 'number' ? new Date(seconds * 1000).toISOString() : typeof seconds === 'string' ? new Date(Date.parse(seconds)).toISOString() : null);
+const iso = (seconds: unknown): string | null =>
+  typeof seconds === 'number' ? new Date(seconds * 1000).toISOString() : typeof seconds === 'string' ? new Date(Date.parse(seconds)).toISOString() : null;
 
 const CONFIG_FIELDS = `id fiscalId name email customerInvoices supplierInvoices receipts receiptsCredentialsTaxCode events active createdAt`;
 /** Configuration keys the schema does not show, and why. */
@@ -60,8 +61,28 @@ const CONFIG_MAPPED = ['id', 'fiscal_id', 'name', 'email', 'customer_invoice', '
 const RECEIPT_FIELDS = `id fiscalId status rawStatus type documentNumber documentDate totalAmount totalTaxableAmount totalVatAmount cashPaymentAmount electronicPaymentAmount ticketRestaurantPaymentAmount ticketRestaurantQuantity lotteryCode transactionId tags parentReceiptId errorCode errorMessage createdAt updatedAt
   items { id description quantity grossPrice vatRate totalAmount returnedQuantity unitPrice taxableAmount vatAmount discount complimentary sku }`;
 const RECEIPT_MAPPED = [
-  'id', 'fiscal_id', 'status', 'type', 'document_number', 'document_date', 'total_amount', 'total_taxable_amount', 'total_vat_amount', 'cash_payment_amount', 'electronic_payment_amount',
-  'ticket_restaurant_payment_amount', 'ticket_restaurant_quantity', 'lottery_code', 'transaction_id', 'tags', 'parent_receipt_id', 'error_code', 'error_message', 'created_at', 'update_timestamp', 'items',
+  'id',
+  'fiscal_id',
+  'status',
+  'type',
+  'document_number',
+  'document_date',
+  'total_amount',
+  'total_taxable_amount',
+  'total_vat_amount',
+  'cash_payment_amount',
+  'electronic_payment_amount',
+  'ticket_restaurant_payment_amount',
+  'ticket_restaurant_quantity',
+  'lottery_code',
+  'transaction_id',
+  'tags',
+  'parent_receipt_id',
+  'error_code',
+  'error_message',
+  'created_at',
+  'update_timestamp',
+  'items',
 ];
 const RECEIPT_NOT_EXPOSED: Record<string, string> = {
   invoice_issuing: 'whether an invoice will follow: an input of the till, not shown back',
@@ -75,7 +96,21 @@ const RECEIPT_NOT_EXPOSED: Record<string, string> = {
   linked_receipt: 'not issued by the layer',
   create_timestamp: 'the same instant as created_at (createdAt)',
 };
-const ITEM_MAPPED = ['id', 'description', 'quantity', 'gross_price', 'vat_rate', 'total_amount', 'return', 'unit_price', 'taxable_amount', 'vat_amount', 'gross_discount', 'complimentary', 'sku'];
+const ITEM_MAPPED = [
+  'id',
+  'description',
+  'quantity',
+  'gross_price',
+  'vat_rate',
+  'total_amount',
+  'return',
+  'unit_price',
+  'taxable_amount',
+  'vat_amount',
+  'gross_discount',
+  'complimentary',
+  'sku',
+];
 const ITEM_NOT_EXPOSED: Record<string, string> = { net_taxable_amount: 'equals taxable_amount without a receipt-level discount', unit_discount: 'line discounts are `discount`' };
 
 const num = (v: unknown): number | null => (typeof v === 'number' ? v : null);
@@ -146,7 +181,8 @@ beforeAll(async () => {
     if (req.method === 'GET' && path.startsWith('/IT-configurations/')) return route('invoice GET /IT-configurations/{fiscal_id}');
     if (req.method === 'PATCH' && path === '/IT-configuration') return route('invoice PATCH /IT-configurations/{fiscal_id}');
     if (req.method === 'GET' && path === '/IT-receipts') return route('invoice GET /IT-receipts');
-    if (req.method === 'GET' && path.startsWith('/IT-invoices/')) return json(res, 200, { data: { id: path.split('/')[2], state: 'DONE', direction: 'outgoing' }, success: true, message: '', error: null });
+    if (req.method === 'GET' && path.startsWith('/IT-invoices/'))
+      return json(res, 200, { data: { id: path.split('/')[2], state: 'DONE', direction: 'outgoing' }, success: true, message: '', error: null });
     if (req.method === 'GET' && path.startsWith('/invoices_download/')) return route('sdi GET /invoices_download/{uuid} application/octet-stream');
     json(res, 404, { data: 'null', success: false, message: 'not in the fixtures', error: 404 });
   });
@@ -173,7 +209,9 @@ const ROWS: Record<string, () => Promise<void>> = {
   },
   'invoice POST /IT-configurations': async () => {
     const ex = example('invoice POST /IT-configurations');
-    const out = await data<{ configureInvoicing: Obj }>(`mutation { configureInvoicing(input: { fiscalId: "12485671007", name: "nameCompany", email: "youremail@mail.com" }) { ${CONFIG_FIELDS} } }`);
+    const out = await data<{ configureInvoicing: Obj }>(
+      `mutation { configureInvoicing(input: { fiscalId: "12485671007", name: "nameCompany", email: "youremail@mail.com" }) { ${CONFIG_FIELDS} } }`,
+    );
     expect(out.configureInvoicing).toEqual(configOut(ex.data as Obj));
     covered(ex.data as Obj, CONFIG_MAPPED, CONFIG_NOT_EXPOSED, 'configuration');
   },
@@ -184,7 +222,9 @@ const ROWS: Record<string, () => Promise<void>> = {
   },
   'invoice PATCH /IT-configurations/{fiscal_id}': async () => {
     const ex = example('invoice PATCH /IT-configurations/{fiscal_id}');
-    const out = await data<{ updateInvoicingConfiguration: Obj }>(`mutation { updateInvoicingConfiguration(input: { fiscalId: "12485671007", receipts: true }) { ${CONFIG_FIELDS} } }`);
+    const out = await data<{ updateInvoicingConfiguration: Obj }>(
+      `mutation { updateInvoicingConfiguration(input: { fiscalId: "12485671007", receipts: true }) { ${CONFIG_FIELDS} } }`,
+    );
     expect(out.updateInvoicingConfiguration).toEqual(configOut(ex.data as Obj));
   },
   'invoice GET /IT-receipts': async () => {

@@ -55,7 +55,11 @@ async function refused(input: Obj): Promise<Obj> {
 beforeAll(async () => {
   t = await startTestStack(ENV);
   token = await t.createToken(20);
-  const res = await t.gql(`mutation($input: ConfigureInvoicingInput!) { configureInvoicing(input: $input) { id } }`, { input: { fiscalId: SENDER_VAT, name: 'Openapi SpA', email: 'fatture@example.com' } }, auth());
+  const res = await t.gql(
+    `mutation($input: ConfigureInvoicingInput!) { configureInvoicing(input: $input) { id } }`,
+    { input: { fiscalId: SENDER_VAT, name: 'Openapi SpA', email: 'fatture@example.com' } },
+    auth(),
+  );
   expect(res.errors).toBeUndefined();
 }, 60_000);
 
@@ -73,7 +77,14 @@ afterEach(() => {
 
 describe('what the schema allows is sent as given', () => {
   it('quantities and unit prices with up to 8 decimals are written with their decimals, the line total from them', async () => {
-    const { inv, xml } = await issued(invoiceInput({ lines: [{ description: 'Viti', quantity: 10, unitPrice: 1.234, vatRate: 22 }, { description: 'Energia', quantity: 1.5, unitPrice: 0.12345678, vatRate: 22 }] }));
+    const { inv, xml } = await issued(
+      invoiceInput({
+        lines: [
+          { description: 'Viti', quantity: 10, unitPrice: 1.234, vatRate: 22 },
+          { description: 'Energia', quantity: 1.5, unitPrice: 0.12345678, vatRate: 22 },
+        ],
+      }),
+    );
     expect(inv.lines).toEqual([
       { quantity: 10, unitPrice: 1.234, totalPrice: 12.34 },
       { quantity: 1.5, unitPrice: 0.12345678, totalPrice: 0.19 },
@@ -86,7 +97,7 @@ describe('what the schema allows is sent as given', () => {
     expect(nine).toMatchObject({ code: 'BAD_USER_INPUT', field: 'input.lines[0].unitPrice' });
   });
 
-  it("an invoice dated today in Italy is accepted while UTC is still on the day before", async () => {
+  it('an invoice dated today in Italy is accepted while UTC is still on the day before', async () => {
     // 23:30 UTC on 1 March is 00:30 on 2 March in Rome.
     vi.useFakeTimers({ toFake: ['Date'] });
     vi.setSystemTime(new Date('2025-03-01T23:30:00Z'));
@@ -96,7 +107,12 @@ describe('what the schema allows is sent as given', () => {
   });
 
   it('a foreign recipient whose postal code is not 5 digits is written with CAP 00000', async () => {
-    const { xml } = await issued(invoiceInput({ recipient: { name: 'Client Ltd', country: 'GB', vatNumber: 'GB123456789', street: '10 Downing St', zip: 'SW1A 2AA', city: 'London' }, recipientCode: 'XXXXXXX' }));
+    const { xml } = await issued(
+      invoiceInput({
+        recipient: { name: 'Client Ltd', country: 'GB', vatNumber: 'GB123456789', street: '10 Downing St', zip: 'SW1A 2AA', city: 'London' },
+        recipientCode: 'XXXXXXX',
+      }),
+    );
     expect(xml).toContain('<CAP>00000</CAP>');
     expect(xml).not.toContain('SW1A');
   });
@@ -104,11 +120,16 @@ describe('what the schema allows is sent as given', () => {
 
 describe('what FatturaPA cannot carry is refused before any call', () => {
   it('€, emoji and other scripts in text are BAD_USER_INPUT naming the field; Latin-1 letters are fine', async () => {
-    expect(await refused(invoiceInput({ lines: [{ description: 'Prezzo in €', quantity: 1, unitPrice: 1, vatRate: 22 }] }))).toMatchObject({ code: 'BAD_USER_INPUT', field: 'input.lines[0].description' });
+    expect(await refused(invoiceInput({ lines: [{ description: 'Prezzo in €', quantity: 1, unitPrice: 1, vatRate: 22 }] }))).toMatchObject({
+      code: 'BAD_USER_INPUT',
+      field: 'input.lines[0].description',
+    });
     expect(await refused(invoiceInput({ recipient: party('Caffè ☕ Srl', CUSTOMER_VAT) }))).toMatchObject({ code: 'BAD_USER_INPUT', field: 'input.recipient.name' });
     expect(await refused(invoiceInput({ sender: party('Openapi SpA', SENDER_VAT, { city: 'Москва' }) }))).toMatchObject({ code: 'BAD_USER_INPUT', field: 'input.sender.city' });
     expect(await refused(invoiceInput({ number: 'FT-2025/°1' }))).toMatchObject({ code: 'BAD_USER_INPUT', field: 'input.number' });
-    const { inv } = await issued(invoiceInput({ recipient: party('Caffè Società Srl', CUSTOMER_VAT), lines: [{ description: 'Perché sì', quantity: 1, unitPrice: 1, vatRate: 22 }] }));
+    const { inv } = await issued(
+      invoiceInput({ recipient: party('Caffè Società Srl', CUSTOMER_VAT), lines: [{ description: 'Perché sì', quantity: 1, unitPrice: 1, vatRate: 22 }] }),
+    );
     expect(inv.id).toMatch(/^[0-9a-f]{24}$/);
   });
 

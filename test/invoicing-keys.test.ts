@@ -7,7 +7,12 @@
 import { describe, expect, it } from 'vitest';
 import { invoiceKeyOf, placeOf, receiptKeyAt, receiptKeysOf, RECEIPT_RETRY_WINDOW_MS, returnKeyOf } from '../subgraphs/invoicing/service.ts';
 
-const SALE = { fiscal_id: '12485671007', items: [{ description: 'Caffè', quantity: 1, unit_price: 1.2, vat_rate_code: '10' }], cash_payment_amount: 1.2, electronic_payment_amount: 0 };
+const SALE = {
+  fiscal_id: '12485671007',
+  items: [{ description: 'Caffè', quantity: 1, unit_price: 1.2, vat_rate_code: '10' }],
+  cash_payment_amount: 1.2,
+  electronic_payment_amount: 0,
+};
 const W = RECEIPT_RETRY_WINDOW_MS;
 
 describe('receipt content keys', () => {

@@ -101,7 +101,10 @@ describe('an invoice is paid once', () => {
       await t.control('invoice/advance', { id: second.id });
     }
     expect((await ok<{ invoice: Obj }>(token, READ, { id: first.id })).data.invoice).toMatchObject({ state: 'DONE', sdi: { status: 'DELIVERED' } });
-    expect((await ok<{ invoice: Obj }>(token, READ, { id: second.id })).data.invoice).toMatchObject({ state: 'ERROR', sdi: { status: 'ERROR', message: '00404: Fattura duplicata' } });
+    expect((await ok<{ invoice: Obj }>(token, READ, { id: second.id })).data.invoice).toMatchObject({
+      state: 'ERROR',
+      sdi: { status: 'ERROR', message: '00404: Fattura duplicata' },
+    });
     expect(await t.credit(token)).toBeCloseTo(5 - 2 * PRICE, 6);
   });
 
@@ -115,11 +118,17 @@ describe('an invoice is paid once', () => {
     expect((await callsOf()).filter((c) => c.startsWith('POST')).length).toBe(2);
   });
 
-  it('a self-invoice (TD17) numbered like the company\'s TD01 of the year is another invoice, sent without a key', async () => {
+  it("a self-invoice (TD17) numbered like the company's TD01 of the year is another invoice, sent without a key", async () => {
     const token = await account();
     const first = await ok<{ issueInvoice: Obj }>(token, ISSUE, { input: invoiceInput({ number: 'SELF-1' }) });
     const self = await ok<{ issueInvoice: Obj }>(token, ISSUE, {
-      input: invoiceInput({ number: 'SELF-1', documentType: 'TD17', sender: { name: 'Acme Inc', country: 'US', vatNumber: '123456789', street: '1 Main St', zip: '00000', city: 'Boston' }, recipient: party('Openapi SpA', SENDER_VAT), recipientCode: '0000000' }),
+      input: invoiceInput({
+        number: 'SELF-1',
+        documentType: 'TD17',
+        sender: { name: 'Acme Inc', country: 'US', vatNumber: '123456789', street: '1 Main St', zip: '00000', city: 'Boston' },
+        recipient: party('Openapi SpA', SENDER_VAT),
+        recipientCode: '0000000',
+      }),
     });
     expect(self.data.issueInvoice.id).not.toBe(first.data.issueInvoice.id);
     expect([first.euro, self.euro]).toEqual([PRICE, PRICE]);
@@ -182,13 +191,27 @@ describe('the configuration surcharge', () => {
     }
     await t.clearCalls();
     const both = await Promise.all(
-      vats.slice(9).map((vat) => t.gql(`mutation($input: ConfigureInvoicingInput!) { c${vat}: configureInvoicing(input: $input) { id } }`, { input: { fiscalId: vat, name: `Company ${vat}`, email: `${vat}@example.com` } }, auth(token))),
+      vats
+        .slice(9)
+        .map((vat) =>
+          t.gql(
+            `mutation($input: ConfigureInvoicingInput!) { c${vat}: configureInvoicing(input: $input) { id } }`,
+            { input: { fiscalId: vat, name: `Company ${vat}`, email: `${vat}@example.com` } },
+            auth(token),
+          ),
+        ),
     );
     for (const r of both) expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
     expect(both.map((r) => r.extensions!.cost!.euro).sort()).toEqual([0, 1]);
     expect(await t.credit(token)).toBe(4);
     // The tenth: counted (9), reserved at €1, the list read again (free) and settled at €0 by its place; the eleventh: counted (10), €1.
-    expect((await callsOf()).sort()).toEqual(['GET /IT-configurations 200', 'GET /IT-configurations 200', 'GET /IT-configurations 200', 'POST /api_configurations 200', 'POST /api_configurations 200']);
+    expect((await callsOf()).sort()).toEqual([
+      'GET /IT-configurations 200',
+      'GET /IT-configurations 200',
+      'GET /IT-configurations 200',
+      'POST /api_configurations 200',
+      'POST /api_configurations 200',
+    ]);
   });
 
   it('the tenth and eleventh created at once by two tokens of one account (two tenants, no common lease) are metered €0 and €1, never both €0', async () => {
@@ -213,6 +236,13 @@ describe('the configuration surcharge', () => {
     // One wallet per account: €1 in all.
     expect([await t.credit(first), await t.credit(second)]).toEqual([4, 4]);
     // Each: a count, the creation, the list again (free).
-    expect((await callsOf()).sort()).toEqual(['GET /IT-configurations 200', 'GET /IT-configurations 200', 'GET /IT-configurations 200', 'GET /IT-configurations 200', 'POST /api_configurations 200', 'POST /api_configurations 200']);
+    expect((await callsOf()).sort()).toEqual([
+      'GET /IT-configurations 200',
+      'GET /IT-configurations 200',
+      'GET /IT-configurations 200',
+      'GET /IT-configurations 200',
+      'POST /api_configurations 200',
+      'POST /api_configurations 200',
+    ]);
   });
 });

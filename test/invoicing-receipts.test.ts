@@ -54,7 +54,14 @@ const receipt = (over: Obj = {}): Obj => ({
 async function configuredToken(): Promise<string> {
   const token = await t.createToken(5);
   await gql(token, `mutation($input: ConfigureInvoicingInput!) { configureInvoicing(input: $input) { events } }`, {
-    input: { fiscalId: VAT, name: 'Bar Openapi', email: 'cassa@example.com', customerInvoices: false, receipts: true, receiptsCredentials: { taxCode: CF, password: 'pw', pin: '1234' } },
+    input: {
+      fiscalId: VAT,
+      name: 'Bar Openapi',
+      email: 'cassa@example.com',
+      customerInvoices: false,
+      receipts: true,
+      receiptsCredentials: { taxCode: CF, password: 'pw', pin: '1234' },
+    },
   });
   return token;
 }
@@ -94,13 +101,21 @@ describe('receipts', () => {
     expect(pdf.receipt.pdf.contentType).toBe('application/pdf');
     const res = await fetch(pdf.receipt.pdf.url);
     expect(res.status).toBe(200);
-    expect(Buffer.from(await res.arrayBuffer()).subarray(0, 4).toString()).toBe('%PDF');
+    expect(
+      Buffer.from(await res.arrayBuffer())
+        .subarray(0, 4)
+        .toString(),
+    ).toBe('%PDF');
 
     const items = sale.items as Obj[];
-    const ret = await gql<{ returnReceiptItems: Obj }>(token, `mutation($id: ID!, $items: [ReceiptReturnItemInput!]!) { returnReceiptItems(id: $id, items: $items) { id status type parentReceiptId totalAmount } }`, {
-      id,
-      items: [{ itemId: items[0].id, quantity: 1 }],
-    });
+    const ret = await gql<{ returnReceiptItems: Obj }>(
+      token,
+      `mutation($id: ID!, $items: [ReceiptReturnItemInput!]!) { returnReceiptItems(id: $id, items: $items) { id status type parentReceiptId totalAmount } }`,
+      {
+        id,
+        items: [{ itemId: items[0].id, quantity: 1 }],
+      },
+    );
     expect(ret.data.returnReceiptItems).toMatchObject({ status: 'NEW', type: 'RETURN', parentReceiptId: id, totalAmount: 1.2 });
     expect(ret.euro).toBe(0.019);
     const r = subscribe(token, ret.data.returnReceiptItems.id as string);
@@ -212,7 +227,11 @@ describe('receipts', () => {
   it.each([
     ['payments that do not add up', { cashPaymentAmount: 1 }, 'input.cashPaymentAmount'],
     ['an unknown VAT code', { items: [{ description: 'x', unitPrice: 1, vatRateCode: '21' }], cashPaymentAmount: 1, electronicPaymentAmount: 0 }, 'input.items[0].vatRateCode'],
-    ['a discount larger than the line', { items: [{ description: 'x', unitPrice: 1, vatRateCode: '22', discount: 2 }], cashPaymentAmount: 0, electronicPaymentAmount: 0 }, 'input.items[0].discount'],
+    [
+      'a discount larger than the line',
+      { items: [{ description: 'x', unitPrice: 1, vatRateCode: '22', discount: 2 }], cashPaymentAmount: 0, electronicPaymentAmount: 0 },
+      'input.items[0].discount',
+    ],
     ['a bad lottery code', { lotteryCode: 'ABC' }, 'input.lotteryCode'],
     ['a bad fiscal id', { fiscalId: '12485671000' }, 'input.fiscalId'],
   ])('refuses %s before any call', async (_what, over, field) => {

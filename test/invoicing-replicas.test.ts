@@ -59,5 +59,11 @@ it('the tenth and eleventh configurations created at once through two replicas a
   expect(credit).toBe(4);
   const calls = (await emulatorControl(emulatorUrl, 'GET', 'calls?area=invoice')) as Array<{ method: string; path: string; status: number }>;
   // The tenth: counted, created, the list read again (free, its place settles €0); the eleventh: counted (ten), created at €1.
-  expect(calls.map((c) => `${c.method} ${c.path} ${c.status}`).sort()).toEqual(['GET /IT-configurations 200', 'GET /IT-configurations 200', 'GET /IT-configurations 200', 'POST /api_configurations 200', 'POST /api_configurations 200']);
+  expect(calls.map((c) => `${c.method} ${c.path} ${c.status}`).sort()).toEqual([
+    'GET /IT-configurations 200',
+    'GET /IT-configurations 200',
+    'GET /IT-configurations 200',
+    'POST /api_configurations 200',
+    'POST /api_configurations 200',
+  ]);
 });

@@ -41,11 +41,18 @@ beforeAll(async () => {
   });
   await t.control('oauth/account', { email: EMAIL, apikey: APIKEY, credit: 1 });
   await t.control('oauth/subscribe', { email: EMAIL, scope: 'POST:test.invoice.openapi.com/IT-invoices', totalRequests: 10, pricePerRequest: PER_REQUEST });
-  const res = await t.gql<{ createToken: { value: string } }>('mutation { createToken(input: { scopes: ["*:invoice.openapi.com/*"] }) { value } }', {}, { 'x-openapi-account-key': OPERATOR_KEY });
+  const res = await t.gql<{ createToken: { value: string } }>(
+    'mutation { createToken(input: { scopes: ["*:invoice.openapi.com/*"] }) { value } }',
+    {},
+    { 'x-openapi-account-key': OPERATOR_KEY },
+  );
   expect(res.errors, JSON.stringify(res.errors)).toBeUndefined();
   token = res.data!.createToken.value;
   for (const [q, v] of [
-    [`mutation($input: ConfigureInvoicingInput!) { configureInvoicing(input: $input) { id } }`, { input: { fiscalId: SENDER_VAT, name: 'Openapi SpA', email: 'fatture@example.com' } }],
+    [
+      `mutation($input: ConfigureInvoicingInput!) { configureInvoicing(input: $input) { id } }`,
+      { input: { fiscalId: SENDER_VAT, name: 'Openapi SpA', email: 'fatture@example.com' } },
+    ],
     [`mutation { activateCustomSignature(fiscalId: "${SENDER_VAT}", credentials: { user: "signer", password: "p4ss-w0rd-secret" }) { active } }`, {}],
   ] as const) {
     const r = await t.gql(q, v, auth());

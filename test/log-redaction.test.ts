@@ -87,7 +87,12 @@ afterAll(async () => {
   }
 });
 
-async function gql(query: string, variables: Record<string, unknown> = {}, authorization?: string, headers: Record<string, string> = {}): Promise<{ data?: Record<string, unknown> | null; errors?: Array<{ message: string; extensions?: { code?: string } }> }> {
+async function gql(
+  query: string,
+  variables: Record<string, unknown> = {},
+  authorization?: string,
+  headers: Record<string, string> = {},
+): Promise<{ data?: Record<string, unknown> | null; errors?: Array<{ message: string; extensions?: { code?: string } }> }> {
   const res = await request(graphqlUrl, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...(authorization ? { authorization } : {}), ...headers },
@@ -188,7 +193,10 @@ describe('log redaction (LOG_LEVEL=trace, the real process)', () => {
     expect(lines.some((l) => l.includes('x-openapi-account-key') && l.includes(REDACTED))).toBe(true);
     for (const [name, secret] of Object.entries(SECRETS)) {
       const lines = out.split('\n').filter((l) => fragmentsFound(l, secret).length > 0);
-      expect(lines.map((l) => l.slice(0, 400)), `${name} in the log`).toEqual([]);
+      expect(
+        lines.map((l) => l.slice(0, 400)),
+        `${name} in the log`,
+      ).toEqual([]);
     }
   });
 });
@@ -242,8 +250,14 @@ describe('the redaction', () => {
       password: 'p',
       serviceToken: 'st',
       hasToken: true,
-      pairs: [{ name: 'Authorization', value: 'abc' }, { name: 'Accept', value: 'json' }],
-      tuples: [['authorization', 'abc'], ['accept', 'json']],
+      pairs: [
+        { name: 'Authorization', value: 'abc' },
+        { name: 'Accept', value: 'json' },
+      ],
+      tuples: [
+        ['authorization', 'abc'],
+        ['accept', 'json'],
+      ],
       err,
       cyclic,
     });
@@ -252,8 +266,14 @@ describe('the redaction', () => {
     expect(out).toMatchObject({
       headers: { authorization: REDACTED, 'X-Api-Key': REDACTED, accept: 'json' },
       hasToken: true,
-      pairs: [{ name: 'Authorization', value: REDACTED }, { name: 'Accept', value: 'json' }],
-      tuples: [['authorization', REDACTED], ['accept', 'json']],
+      pairs: [
+        { name: 'Authorization', value: REDACTED },
+        { name: 'Accept', value: 'json' },
+      ],
+      tuples: [
+        ['authorization', REDACTED],
+        ['accept', 'json'],
+      ],
       err: { name: 'Error', message: `failed with Bearer ${REDACTED}` },
       cyclic: { name: 'c', self: '[Circular]' },
     });
@@ -261,7 +281,13 @@ describe('the redaction', () => {
 
   it('redacts console lines, formatted as Node formats them', () => {
     const lines: string[] = [];
-    const fake = { log: (s: string) => lines.push(s), info: (s: string) => lines.push(s), warn: (s: string) => lines.push(s), error: (s: string) => lines.push(s), debug: (s: string) => lines.push(s) } as unknown as Console;
+    const fake = {
+      log: (s: string) => lines.push(s),
+      info: (s: string) => lines.push(s),
+      warn: (s: string) => lines.push(s),
+      error: (s: string) => lines.push(s),
+      debug: (s: string) => lines.push(s),
+    } as unknown as Console;
     redactConsole(fake);
     redactConsole(fake); // idempotent
     fake.error('[subgraph] unexpected error', Object.assign(new Error('boom'), { request: { headers: { authorization: 'Bearer leak-123456' } } }));

@@ -87,7 +87,11 @@ describe('/metrics', () => {
     const refused = await t.gql(many, {}, auth);
     expect(refused.errors?.[0]?.extensions?.code).toBe('COST_LIMIT_EXCEEDED');
     // A forged callback: refused on its signature.
-    const forged = await request(`${t.url}/callbacks/risk/abc.${Math.floor(Date.now() / 1000) + 600}.def`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"data":{}}' });
+    const forged = await request(`${t.url}/callbacks/risk/abc.${Math.floor(Date.now() / 1000) + 600}.def`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"data":{}}',
+    });
     await forged.body.text();
     expect(forged.statusCode).toBe(403);
 
@@ -130,7 +134,8 @@ describe('/metrics', () => {
   it('counts an invalid document, a subscription open then closed, an accepted callback and a refusal at call stage', async () => {
     const auth = { authorization: `Bearer ${token}` };
     const before = (await scrape(t.url)).samples;
-    const now = async (name: string, where: Record<string, string> = {}): Promise<number> => Math.round((sum((await scrape(t.url)).samples, name, where) - sum(before, name, where)) * 10_000) / 10_000;
+    const now = async (name: string, where: Record<string, string> = {}): Promise<number> =>
+      Math.round((sum((await scrape(t.url)).samples, name, where) - sum(before, name, where)) * 10_000) / 10_000;
     /** Polls /metrics until `name` moved by `want` (a safety limit, not a timed assertion). */
     const until = async (name: string, where: Record<string, string>, want: number): Promise<void> => {
       const end = Date.now() + 20_000;
@@ -151,7 +156,11 @@ describe('/metrics', () => {
     const feed = client.iterate<{ riskRequestsUpdated: { id: string; state: string } }>({ query: 'subscription Feed { riskRequestsUpdated(family: PATRIMONIAL) { id state } }' });
     const firstEvent = feed.next();
     await until('openapi_subscriptions_open', { operation: 'Feed' }, 1);
-    const order = await t.gql<{ orderPatrimonialReport: { id: string } }>('mutation Order($input: PersonSubjectInput!) { orderPatrimonialReport(level: STANDARD, input: $input) { id } }', { input: { name: 'Mario', surname: 'Rossi', taxCode: CF } }, auth);
+    const order = await t.gql<{ orderPatrimonialReport: { id: string } }>(
+      'mutation Order($input: PersonSubjectInput!) { orderPatrimonialReport(level: STANDARD, input: $input) { id } }',
+      { input: { name: 'Mario', surname: 'Rossi', taxCode: CF } },
+      auth,
+    );
     expect(order.errors, JSON.stringify(order.errors)).toBeUndefined();
     const id = order.data!.orderPatrimonialReport.id;
     let event = await withSafety(firstEvent, 'first event', 20_000);
@@ -165,7 +174,11 @@ describe('/metrics', () => {
 
     // €15.05 spent today: of two €3 scores (€6 estimate, within the operation's budget) the second
     // passes the day's €20 at its call: refused there, the first answered (partial).
-    const scores = await t.gql('query Scores { a: company(vatCode: "12485671007") { creditScore(level: TOP) { score } } b: company(vatCode: "03456783053") { creditScore(level: TOP) { score } } }', {}, auth);
+    const scores = await t.gql(
+      'query Scores { a: company(vatCode: "12485671007") { creditScore(level: TOP) { score } } b: company(vatCode: "03456783053") { creditScore(level: TOP) { score } } }',
+      {},
+      auth,
+    );
     expect(scores.errors?.map((e) => e.extensions?.code)).toEqual(['COST_LIMIT_EXCEEDED']);
     expect(await now('openapi_budget_refused_total', { scope: 'day', stage: 'call' })).toBe(1);
     expect(await now('openapi_budget_refused_total', { stage: 'estimate' })).toBe(0);

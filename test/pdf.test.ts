@@ -10,7 +10,10 @@ function xrefOf(pdf: Buffer): { start: number; offsets: number[]; size: number }
   expect(text.slice(start, start + 5)).toBe('xref\n');
   const head = /^xref\n0 (\d+)\n/.exec(text.slice(start));
   const count = Number(head?.[1]);
-  const entries = text.slice(start + (head?.[0].length ?? 0)).split('\n').slice(0, count);
+  const entries = text
+    .slice(start + (head?.[0].length ?? 0))
+    .split('\n')
+    .slice(0, count);
   expect(entries[0]).toBe('0000000000 65535 f ');
   const offsets = entries.slice(1).map((e) => {
     expect(e).toMatch(/^\d{10} 00000 n $/);

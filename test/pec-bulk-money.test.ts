@@ -21,7 +21,13 @@ import { loadUpstreamConfig } from '../subgraphs/upstream/config.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
 import { withSafety } from './support/safety.ts';
 
-const ENV = { LAYER_SECRET: 'pec-bulk-money-secret-0123456789ab', PECMASSIVA_BATCH_SIZE: '10', PECMASSIVA_POLL_MS: '1000', PECMASSIVA_POLL_MAX_CALLS_PER_MIN: '2', PECMASSIVA_POLL_MAX_BACKOFF_MS: '8000' };
+const ENV = {
+  LAYER_SECRET: 'pec-bulk-money-secret-0123456789ab',
+  PECMASSIVA_BATCH_SIZE: '10',
+  PECMASSIVA_POLL_MS: '1000',
+  PECMASSIVA_POLL_MAX_CALLS_PER_MIN: '2',
+  PECMASSIVA_POLL_MAX_BACKOFF_MS: '8000',
+};
 
 let emu: RunningEmulator;
 let upstream: UpstreamClient;
@@ -51,7 +57,12 @@ describe('receipt reads of bulk sendings', () => {
     stops.push(bulk.start({ upstream, publicUrl: () => '' }));
     const tenant = 'money-tenant';
     // One sending of 30 recipients: three requests, three codes.
-    const s = await bulk.queue({ token, tenant }, { username: DEFAULT_BULK_USERNAME, password: DEFAULT_BULK_PASSWORD }, { sender: DEFAULT_BULK_USERNAME, recipients: Array.from({ length: 30 }, (_, i) => `m${i}@legalmail.it`), subject: 'Budget', html: '<p>x</p>', attachments: [] }, null);
+    const s = await bulk.queue(
+      { token, tenant },
+      { username: DEFAULT_BULK_USERNAME, password: DEFAULT_BULK_PASSWORD },
+      { sender: DEFAULT_BULK_USERNAME, recipients: Array.from({ length: 30 }, (_, i) => `m${i}@legalmail.it`), subject: 'Budget', html: '<p>x</p>', attachments: [] },
+      null,
+    );
     await bulk.tick();
     for (let i = 0; i < 2; i++) {
       clock += 1;
@@ -74,14 +85,21 @@ describe('receipt reads of bulk sendings', () => {
     const codes = await bulk.codesOf(tenant, s.id);
     expect(codes).toHaveLength(3);
     for (const code of codes) {
-      const res = await fetch(`${emu.url}/pecmassiva/send/${code}`, { method: 'DELETE', headers: { 'x-username': DEFAULT_BULK_USERNAME, 'x-password': DEFAULT_BULK_PASSWORD, authorization: `Bearer ${token}` } });
+      const res = await fetch(`${emu.url}/pecmassiva/send/${code}`, {
+        method: 'DELETE',
+        headers: { 'x-username': DEFAULT_BULK_USERNAME, 'x-password': DEFAULT_BULK_PASSWORD, authorization: `Bearer ${token}` },
+      });
       expect(res.status).toBe(200);
     }
     for (let i = 0; i < 6; i++) {
       clock += 120_000;
       await bulk.tick();
     }
-    expect(reads().slice(4).map((c) => c.status)).toEqual([404, 404, 404]);
+    expect(
+      reads()
+        .slice(4)
+        .map((c) => c.status),
+    ).toEqual([404, 404, 404]);
     const done = await bulk.get(tenant, s.id);
     expect(done?.done).toBe(true);
     expect(done?.recipients.every((r) => r.state === 'SENT' && r.reason?.includes('404'))).toBe(true);
@@ -90,7 +108,13 @@ describe('receipt reads of bulk sendings', () => {
 
 describe('the budgets of a bulk sending, through the gateway', () => {
   // Ten recipients per request (0.05 € each): 300 recipients are 1.50 €, past a day budget of 1 €.
-  const GW_ENV = { LAYER_SECRET: 'pec-bulk-money-gw-secret-0123456789', PECMASSIVA_BATCH_SIZE: '10', PECMASSIVA_POLL_MS: '50', PECMASSIVA_POLL_MAX_CALLS_PER_MIN: '6000', OPENAPI_MAX_EURO_PER_DAY: '1' };
+  const GW_ENV = {
+    LAYER_SECRET: 'pec-bulk-money-gw-secret-0123456789',
+    PECMASSIVA_BATCH_SIZE: '10',
+    PECMASSIVA_POLL_MS: '50',
+    PECMASSIVA_POLL_MAX_CALLS_PER_MIN: '6000',
+    OPENAPI_MAX_EURO_PER_DAY: '1',
+  };
   const SEND = `mutation($input: BulkSendInput!, $c: BulkCredentialsInput!) { sendCertifiedMail(input: $input, credentials: $c) { id cost { euro atRisk estimate } } }`;
   const SENDING = `query($id: ID!) { bulkSending(id: $id) { done counts { sent accepted delivered } cost { euro atRisk estimate } } }`;
   let gw: TestStack;
@@ -117,21 +141,29 @@ describe('the budgets of a bulk sending, through the gateway', () => {
 
   it('reports what its sends and receipt reads cost (what the service charged), never above the estimate', async () => {
     await gw.clearCalls();
-    const res = await gw.gql<{ sendCertifiedMail: { id: string; cost: Record<string, number> } }>(SEND, { input: { sender: DEFAULT_BULK_USERNAME, recipients: recipients(20, 'ok'), subject: 'Costo', html: '<p>x</p>' }, c }, auth);
+    const res = await gw.gql<{ sendCertifiedMail: { id: string; cost: Record<string, number> } }>(
+      SEND,
+      { input: { sender: DEFAULT_BULK_USERNAME, recipients: recipients(20, 'ok'), subject: 'Costo', html: '<p>x</p>' }, c },
+      auth,
+    );
     expect(res.errors).toBeUndefined();
     const { id, cost } = res.data!.sendCertifiedMail;
     expect(cost).toEqual({ euro: 0, atRisk: 0, estimate: 0.1 });
     // Until every receipt is in (the emulator delivers on `advance`).
     let view: { done: boolean; cost: Record<string, number> } | null = null;
-    await withSafety((async () => {
-      for (;;) {
-        await gw.control('pecmassiva/advance', {});
-        const r = await gw.gql<{ bulkSending: { done: boolean; cost: Record<string, number> } }>(SENDING, { id }, auth);
-        view = r.data!.bulkSending;
-        if (view.done) return;
-        await new Promise((resolve) => setImmediate(resolve));
-      }
-    })(), 'sending done', 30_000);
+    await withSafety(
+      (async () => {
+        for (;;) {
+          await gw.control('pecmassiva/advance', {});
+          const r = await gw.gql<{ bulkSending: { done: boolean; cost: Record<string, number> } }>(SENDING, { id }, auth);
+          view = r.data!.bulkSending;
+          if (view.done) return;
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+      })(),
+      'sending done',
+      30_000,
+    );
     const calls = await gw.calls('pecmassiva');
     const posts = calls.filter((x) => x.method === 'POST' && x.status === 201);
     expect(posts).toHaveLength(2);
@@ -146,7 +178,11 @@ describe('the budgets of a bulk sending, through the gateway', () => {
 
   it('refuses a recipient given twice (in any case) before any call', async () => {
     await gw.clearCalls();
-    const res = await gw.gql(SEND, { input: { sender: DEFAULT_BULK_USERNAME, recipients: ['uno@legalmail.it', 'due@legalmail.it', 'UNO@legalmail.it'], subject: 'Doppio', html: '<p>x</p>' }, c }, auth);
+    const res = await gw.gql(
+      SEND,
+      { input: { sender: DEFAULT_BULK_USERNAME, recipients: ['uno@legalmail.it', 'due@legalmail.it', 'UNO@legalmail.it'], subject: 'Doppio', html: '<p>x</p>' }, c },
+      auth,
+    );
     expect(res.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
     expect(res.errors?.[0]?.extensions?.field).toBe('input.recipients[2]');
     expect(await gw.calls('pecmassiva')).toHaveLength(0);
@@ -155,22 +191,33 @@ describe('the budgets of a bulk sending, through the gateway', () => {
   it('matches receipts that name their recipient ("Mario" <mario@…>) to that recipient', async () => {
     await gw.control('pecmassiva/timing', { displayNames: true });
     try {
-      const res = await gw.gql<{ sendCertifiedMail: { id: string } }>(SEND, { input: { sender: DEFAULT_BULK_USERNAME, recipients: ['mario@legalmail.it', 'anna@legalmail.it'], subject: 'Nomi', html: '<p>x</p>' }, c }, auth);
+      const res = await gw.gql<{ sendCertifiedMail: { id: string } }>(
+        SEND,
+        { input: { sender: DEFAULT_BULK_USERNAME, recipients: ['mario@legalmail.it', 'anna@legalmail.it'], subject: 'Nomi', html: '<p>x</p>' }, c },
+        auth,
+      );
       expect(res.errors).toBeUndefined();
       const id = res.data!.sendCertifiedMail.id;
       const q = `query($id: ID!) { bulkSending(id: $id) { done recipients { address state } } }`;
       type View = { done: boolean; recipients: Array<{ address: string; state: string }> };
       const box: { view: View | null } = { view: null };
-      await withSafety((async () => {
-        for (;;) {
-          await gw.control('pecmassiva/advance', {});
-          const view = (await gw.gql<{ bulkSending: View }>(q, { id }, auth)).data!.bulkSending;
-          box.view = view;
-          if (view.done) return;
-          await new Promise((resolve) => setImmediate(resolve));
-        }
-      })(), 'sending done', 30_000);
-      expect(box.view?.recipients).toEqual([{ address: 'mario@legalmail.it', state: 'DELIVERED' }, { address: 'anna@legalmail.it', state: 'DELIVERED' }]);
+      await withSafety(
+        (async () => {
+          for (;;) {
+            await gw.control('pecmassiva/advance', {});
+            const view = (await gw.gql<{ bulkSending: View }>(q, { id }, auth)).data!.bulkSending;
+            box.view = view;
+            if (view.done) return;
+            await new Promise((resolve) => setImmediate(resolve));
+          }
+        })(),
+        'sending done',
+        30_000,
+      );
+      expect(box.view?.recipients).toEqual([
+        { address: 'mario@legalmail.it', state: 'DELIVERED' },
+        { address: 'anna@legalmail.it', state: 'DELIVERED' },
+      ]);
     } finally {
       await gw.control('pecmassiva/timing', { displayNames: false });
     }
@@ -195,20 +242,35 @@ describe('cancelling a bulk sending, through the gateway', () => {
   it('sends nothing more of a cancelled or deleted sending: its queued recipients are FAILED, cancelled before sending', async () => {
     const SEND = `mutation($input: BulkSendInput!, $c: BulkCredentialsInput!) { sendCertifiedMail(input: $input, credentials: $c) { id } }`;
     const VIEW = `{ done counts { queued sent failed } recipients(state: FAILED) { reason } }`;
-    const start = async (p: string, cr = c) => (await gw.gql<{ sendCertifiedMail: { id: string } }>(SEND, { input: { sender: cr.username, recipients: Array.from({ length: 30 }, (_, i) => `${p}${i}@legalmail.it`), subject: 'Annulla', html: '<p>x</p>' }, c: cr }, auth)).data!.sendCertifiedMail.id;
+    const start = async (p: string, cr = c) =>
+      (
+        await gw.gql<{ sendCertifiedMail: { id: string } }>(
+          SEND,
+          { input: { sender: cr.username, recipients: Array.from({ length: 30 }, (_, i) => `${p}${i}@legalmail.it`), subject: 'Annulla', html: '<p>x</p>' }, c: cr },
+          auth,
+        )
+      ).data!.sendCertifiedMail.id;
     const firstSent = async (id: string) =>
-      withSafety((async () => {
-        for (;;) {
-          const r = await gw.gql<{ bulkSending: { counts: { sent: number } } }>(`query($id: ID!) { bulkSending(id: $id) { counts { sent } } }`, { id }, auth);
-          if (r.data!.bulkSending.counts.sent === 10) return;
-          await new Promise((resolve) => setImmediate(resolve));
-        }
-      })(), 'first request sent', 30_000);
+      withSafety(
+        (async () => {
+          for (;;) {
+            const r = await gw.gql<{ bulkSending: { counts: { sent: number } } }>(`query($id: ID!) { bulkSending(id: $id) { counts { sent } } }`, { id }, auth);
+            if (r.data!.bulkSending.counts.sent === 10) return;
+            await new Promise((resolve) => setImmediate(resolve));
+          }
+        })(),
+        'first request sent',
+        30_000,
+      );
 
     const a = await start('annulla');
     await firstSent(a);
     await gw.clearCalls();
-    const cancelled = await gw.gql<{ cancelBulkSending: { done: boolean; counts: Record<string, number>; recipients: Array<{ reason: string }> } }>(`mutation($id: ID!) { cancelBulkSending(id: $id) ${VIEW} }`, { id: a }, auth);
+    const cancelled = await gw.gql<{ cancelBulkSending: { done: boolean; counts: Record<string, number>; recipients: Array<{ reason: string }> } }>(
+      `mutation($id: ID!) { cancelBulkSending(id: $id) ${VIEW} }`,
+      { id: a },
+      auth,
+    );
     expect(cancelled.errors).toBeUndefined();
     expect(cancelled.data!.cancelBulkSending.counts).toEqual({ queued: 0, sent: 10, failed: 20 });
     expect(new Set(cancelled.data!.cancelBulkSending.recipients.map((r) => r.reason))).toEqual(new Set(['cancelled before sending']));
@@ -221,7 +283,11 @@ describe('cancelling a bulk sending, through the gateway', () => {
     const b = await start('cancella', other);
     await firstSent(b);
     await gw.clearCalls();
-    const del = await gw.gql<{ deleteBulkSending: boolean }>(`mutation($id: ID!, $c: BulkCredentialsInput!) { deleteBulkSending(id: $id, credentials: $c) }`, { id: b, c: other }, auth);
+    const del = await gw.gql<{ deleteBulkSending: boolean }>(
+      `mutation($id: ID!, $c: BulkCredentialsInput!) { deleteBulkSending(id: $id, credentials: $c) }`,
+      { id: b, c: other },
+      auth,
+    );
     expect(del.data?.deleteBulkSending).toBe(true);
     expect((await gw.calls('pecmassiva')).map((x) => `${x.method} ${x.status}`)).toEqual(['DELETE 200']);
     const after = await gw.gql<{ bulkSending: { counts: Record<string, number> } }>(`query($id: ID!) { bulkSending(id: $id) ${VIEW} }`, { id: b }, auth);
@@ -261,7 +327,9 @@ describe('inbox subscription reads', () => {
       once: (_key, make) => make(),
     };
     type Arrival = { inboxMessageReceived: { id: string } };
-    const field = bulkResolvers(bulk, 1024).Subscription.inboxMessageReceived as unknown as { subscribe: (root: unknown, args: unknown, c: SubgraphContext) => AsyncIterableIterator<Arrival> };
+    const field = bulkResolvers(bulk, 1024).Subscription.inboxMessageReceived as unknown as {
+      subscribe: (root: unknown, args: unknown, c: SubgraphContext) => AsyncIterableIterator<Arrival>;
+    };
     const inboxReads = () => emu.calls().filter((c) => c.area === 'pecmassiva' && c.method === 'GET' && c.path.startsWith('/inbox'));
     const before = inboxReads().length;
     const it = field.subscribe({}, { credentials: { username: DEFAULT_BULK_USERNAME, password: DEFAULT_BULK_PASSWORD } }, ctx);
@@ -270,12 +338,19 @@ describe('inbox subscription reads', () => {
       const newest = Number(first.value.inboxMessageReceived.id);
       // The first page (the count of pages) and the last one: the minute's whole budget.
       expect(inboxReads().length - before).toBe(2);
-      await fetch(`${emu.url}/_emulator/pecmassiva/receive`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: DEFAULT_BULK_USERNAME, count: 1 }) });
+      await fetch(`${emu.url}/_emulator/pecmassiva/receive`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ username: DEFAULT_BULK_USERNAME, count: 1 }),
+      });
       const arrival = it.next();
       // The loop goes on looking, refused by the budget each time: nothing is read in this minute.
-      await withSafety((async () => {
-        while (refused < 3) await new Promise((resolve) => setTimeout(resolve, 1));
-      })(), 'refused reads');
+      await withSafety(
+        (async () => {
+          while (refused < 3) await new Promise((resolve) => setTimeout(resolve, 1));
+        })(),
+        'refused reads',
+      );
       expect(inboxReads().length - before).toBe(2);
       // The next minute: the last page only (the page count is known), and the arrival; every page
       // paid for was used (reads cost 0.001 € each, logged when the subscription ends).
@@ -304,21 +379,28 @@ describe('inbox subscription at a budget of one read a minute', () => {
       once: (_key, make) => make(),
     };
     type Arrival = { inboxMessageReceived: { id: string } };
-    const field = bulkResolvers(bulk, 1024).Subscription.inboxMessageReceived as unknown as { subscribe: (root: unknown, args: unknown, c: SubgraphContext) => AsyncIterableIterator<Arrival> };
+    const field = bulkResolvers(bulk, 1024).Subscription.inboxMessageReceived as unknown as {
+      subscribe: (root: unknown, args: unknown, c: SubgraphContext) => AsyncIterableIterator<Arrival>;
+    };
     const inboxReads = () => emu.calls().filter((c) => c.area === 'pecmassiva' && c.method === 'GET' && c.path.startsWith('/inbox'));
     const before = inboxReads().length;
     const it = field.subscribe({}, { credentials: { username: DEFAULT_BULK_USERNAME, password: DEFAULT_BULK_PASSWORD } }, ctx);
     try {
       const first = it.next();
       // This minute: page 1 only (it tells the page count); the last page waits for the next unit.
-      await withSafety((async () => {
-        while (inboxReads().length - before < 1) await new Promise((resolve) => setTimeout(resolve, 1));
-      })(), 'first page read');
+      await withSafety(
+        (async () => {
+          while (inboxReads().length - before < 1) await new Promise((resolve) => setTimeout(resolve, 1));
+        })(),
+        'first page read',
+      );
       clock += 60_001;
       const newest = Number((await withSafety(first, 'newest message')).value.inboxMessageReceived.id);
       expect(newest).toBeGreaterThan(25);
       // Two paid reads, two different pages: nothing read twice, nothing thrown away.
-      const pages = inboxReads().slice(before).map((c) => (c as { query?: string }).query ?? c.path);
+      const pages = inboxReads()
+        .slice(before)
+        .map((c) => (c as { query?: string }).query ?? c.path);
       expect(pages).toHaveLength(2);
       expect(new Set(pages).size).toBe(2);
     } finally {
@@ -331,7 +413,13 @@ describe('the memory bulk store', () => {
   it('forgets sendings after a week and idempotency keys after a day, as Redis does, and holds at most `max` entries', async () => {
     let clock = 1_000_000;
     const store = new MemoryBulkStore({ now: () => clock, max: 2 });
-    const sending = (id: string) => ({ sending: { id, tenant: 't', sender: 's@x.it', subject: 's', createdAt: '', recipients: [], seq: 1, done: true, cost: { euro: 0, atRisk: 0, estimate: 0 } }, username: 'u', batches: [], codes: [], startedAt: 0 });
+    const sending = (id: string) => ({
+      sending: { id, tenant: 't', sender: 's@x.it', subject: 's', createdAt: '', recipients: [], seq: 1, done: true, cost: { euro: 0, atRisk: 0, estimate: 0 } },
+      username: 'u',
+      batches: [],
+      codes: [],
+      startedAt: 0,
+    });
     await store.save(sending('a'));
     expect(await store.claimKey('t', 'key-00001', 'a')).toBeNull();
     clock += 24 * 3600 * 1000 + 1;

@@ -13,7 +13,13 @@ import { DEFAULT_BULK_PASSWORD, DEFAULT_BULK_USERNAME } from '../emulator/pecmas
 import { startTestStack, type TestStack } from './support/stack.ts';
 import { withSafety as safety } from './support/safety.ts';
 
-const ENV = { LAYER_SECRET: 'pec-bulk-test-secret-0123456789abc', PECMASSIVA_POLL_MS: '100', PECMASSIVA_POLL_MAX_CALLS_PER_MIN: '6000', PECMASSIVA_BATCH_SIZE: '250', PECMASSIVA_INBOX_POLL_MS: '100' };
+const ENV = {
+  LAYER_SECRET: 'pec-bulk-test-secret-0123456789abc',
+  PECMASSIVA_POLL_MS: '100',
+  PECMASSIVA_POLL_MAX_CALLS_PER_MIN: '6000',
+  PECMASSIVA_BATCH_SIZE: '250',
+  PECMASSIVA_INBOX_POLL_MS: '100',
+};
 const SAFETY_MS = 30_000;
 type Obj = Record<string, unknown>;
 type Result = FormattedExecutionResult<Obj, unknown>;
@@ -75,7 +81,13 @@ describe('bulk sending', () => {
     await t.clearCalls();
     const recipients = [...Array.from({ length: 48 }, (_, i) => `cliente${i}@legalmail.it`), 'bounce.one@legalmail.it', 'someone@example.org'];
     const { data, res } = await gql<{ sendCertifiedMail: Obj }>(SEND, {
-      input: { sender: DEFAULT_BULK_USERNAME, recipients, subject: 'Avviso', html: '<p>Buongiorno</p>', attachments: [{ name: 'a.txt', contentType: 'text/plain', content: Buffer.from('ciao').toString('base64') }] },
+      input: {
+        sender: DEFAULT_BULK_USERNAME,
+        recipients,
+        subject: 'Avviso',
+        html: '<p>Buongiorno</p>',
+        attachments: [{ name: 'a.txt', contentType: 'text/plain', content: Buffer.from('ciao').toString('base64') }],
+      },
       c: creds,
       key: 'bulk-send-fifty-1',
     });
@@ -94,7 +106,11 @@ describe('bulk sending', () => {
     expect((await withSafety(it.next(), 'end')).done).toBe(true);
 
     // The same key: the same sending, nothing sent again.
-    const again = await gql<{ sendCertifiedMail: Obj }>(SEND, { input: { sender: DEFAULT_BULK_USERNAME, recipients, subject: 'Avviso', html: '<p>Buongiorno</p>' }, c: creds, key: 'bulk-send-fifty-1' });
+    const again = await gql<{ sendCertifiedMail: Obj }>(SEND, {
+      input: { sender: DEFAULT_BULK_USERNAME, recipients, subject: 'Avviso', html: '<p>Buongiorno</p>' },
+      c: creds,
+      key: 'bulk-send-fifty-1',
+    });
     expect(again.data.sendCertifiedMail.id).toBe(id);
     const calls = await t.calls('pecmassiva');
     expect(calls.filter((c) => c.method === 'POST').map((c) => `${c.path} ${c.status}`)).toEqual(['/send 201']);
@@ -104,7 +120,10 @@ describe('bulk sending', () => {
   it('queues 1,000 recipients at one request per second per mailbox, never refused, with progress', async () => {
     await t.clearCalls();
     const recipients = Array.from({ length: 1000 }, (_, i) => `destinatario${i}@legalmail.it`);
-    const { data } = await gql<{ sendCertifiedMail: Obj }>(SEND, { input: { sender: DEFAULT_BULK_USERNAME, recipients, subject: 'Circolare', html: '<p>Circolare</p>' }, c: creds });
+    const { data } = await gql<{ sendCertifiedMail: Obj }>(SEND, {
+      input: { sender: DEFAULT_BULK_USERNAME, recipients, subject: 'Circolare', html: '<p>Circolare</p>' },
+      c: creds,
+    });
     const id = String(data.sendCertifiedMail.id);
     const it = subscribe(UPDATED, { id });
     // Latest state first: the first event may already show the first request sent.
@@ -159,24 +178,20 @@ describe('bulk inbox and quota', () => {
     expect((wide.nodes as Obj[]).length).toBe(30);
     // (The receipts of the 1,000-recipient sending are still being read meanwhile: only the inbox calls here.)
     const calls = (await t.calls('pecmassiva')).filter((c) => c.path === '/inbox').map((c) => `${c.method} ${c.path} ${(c as { query?: string }).query ?? ''}`);
-    expect(calls).toEqual([
-      'GET /inbox ?q=Fattura&page=1',
-      'GET /inbox ?q=Fattura&page=1',
-      'GET /inbox ?q=Fattura&page=1',
-      'GET /inbox ?page=1',
-      'GET /inbox ?page=2',
-    ]);
+    expect(calls).toEqual(['GET /inbox ?q=Fattura&page=1', 'GET /inbox ?q=Fattura&page=1', 'GET /inbox ?q=Fattura&page=1', 'GET /inbox ?page=1', 'GET /inbox ?page=2']);
   });
 
   it('reads one message, deletes it, and reports the quota', async () => {
-    const one = (await gql<{ bulkInboxMessage: Obj }>(`query($c: BulkCredentialsInput!) { bulkInboxMessage(credentials: $c, id: "3") { id subject body } }`, { c: creds })).data.bulkInboxMessage;
+    const one = (await gql<{ bulkInboxMessage: Obj }>(`query($c: BulkCredentialsInput!) { bulkInboxMessage(credentials: $c, id: "3") { id subject body } }`, { c: creds })).data
+      .bulkInboxMessage;
     expect(one).toMatchObject({ id: '3' });
     expect(one.body).toBeTruthy();
     const del = await gql<{ deleteBulkInboxMessage: boolean }>(`mutation($c: BulkCredentialsInput!) { deleteBulkInboxMessage(credentials: $c, id: "3") }`, { c: creds });
     expect(del.data.deleteBulkInboxMessage).toBe(true);
     const gone = await gql<{ bulkInboxMessage: Obj | null }>(`query($c: BulkCredentialsInput!) { bulkInboxMessage(credentials: $c, id: "3") { id } }`, { c: creds });
     expect(gone.data.bulkInboxMessage).toBeNull();
-    const quota = (await gql<{ bulkQuota: Obj }>(`query($c: BulkCredentialsInput!) { bulkQuota(credentials: $c) { mailbox usage limit usedPercent } }`, { c: creds })).data.bulkQuota;
+    const quota = (await gql<{ bulkQuota: Obj }>(`query($c: BulkCredentialsInput!) { bulkQuota(credentials: $c) { mailbox usage limit usedPercent } }`, { c: creds })).data
+      .bulkQuota;
     expect(quota).toMatchObject({ mailbox: 'INBOX', limit: 1048576 });
     expect(Number(quota.usage)).toBeGreaterThan(0);
   });
@@ -224,7 +239,16 @@ describe('bulk inbox and quota', () => {
     expect(typeof cron.data.startBulkDispatch).toBe('number');
     // Receipt reads and a last inbox read of the previous test's subscription (its end crosses the gateway) aside.
     const calls = (await t.calls('pecmassiva')).filter((c) => !c.path.startsWith('/send/') && c.path !== '/inbox').map((c) => `${c.method} ${c.path} ${c.status}`);
-    expect(calls).toEqual([`POST /threads 201`, `GET /threads/${id} 200`, `PATCH /threads/${id} 200`, `GET /threads/${id} 200`, 'GET /threads 200', `GET /threads/${id} 200`, `DELETE /threads/${id} 200`, 'GET /cron-start 200']);
+    expect(calls).toEqual([
+      `POST /threads 201`,
+      `GET /threads/${id} 200`,
+      `PATCH /threads/${id} 200`,
+      `GET /threads/${id} 200`,
+      'GET /threads 200',
+      `GET /threads/${id} 200`,
+      `DELETE /threads/${id} 200`,
+      'GET /cron-start 200',
+    ]);
   });
 
   it('never shows the mailbox password in a log line, a response, an event or the call log', async () => {

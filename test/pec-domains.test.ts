@@ -6,7 +6,11 @@ describe('PEC provider domains', () => {
   it('has testcert.legalmail.it in the emulator and sandbox defaults only', () => {
     expect(providerDomains({}).standard).toEqual(['legalmail.it', 'testcert.legalmail.it']);
     expect(providerDomains({ OPENAPI_ENV: 'sandbox' }).standard).toContain('testcert.legalmail.it');
-    expect(providerDomains({ OPENAPI_ENV: 'production' })).toEqual({ standard: ['legalmail.it'], DIGITALDOMICILE: ['domiciliodigitale.legalmail.it'], PECBULK: ['pecmassiva.com'] });
+    expect(providerDomains({ OPENAPI_ENV: 'production' })).toEqual({
+      standard: ['legalmail.it'],
+      DIGITALDOMICILE: ['domiciliodigitale.legalmail.it'],
+      PECBULK: ['pecmassiva.com'],
+    });
   });
 
   it('PEC_PROVIDER_DOMAINS changes the families it names over the environment default', () => {

@@ -46,9 +46,19 @@ async function next(it: AsyncIterator<Result>, field: string): Promise<Obj> {
   return (r.value.data as Obj)[field] as Obj;
 }
 
-const calls = async (): Promise<string[]> => ((await t.calls('pec'))).map((c) => `${c.method} ${c.path} ${c.status}`);
+const calls = async (): Promise<string[]> => (await t.calls('pec')).map((c) => `${c.method} ${c.path} ${c.status}`);
 
-const applicant = { firstName: 'Mario', lastName: 'Rossi', email: 'mario@example.com', phone: '+39 0548 798569', taxCode: PEC_CF, birthDate: '1982-04-11', gender: 'M', birthCountry: 'IT', birthProvince: 'RM' };
+const applicant = {
+  firstName: 'Mario',
+  lastName: 'Rossi',
+  email: 'mario@example.com',
+  phone: '+39 0548 798569',
+  taxCode: PEC_CF,
+  birthDate: '1982-04-11',
+  gender: 'M',
+  birthCountry: 'IT',
+  birthProvince: 'RM',
+};
 const holder = { address: 'via Verdi 20', city: 'Roma', postalCode: '00042', province: 'RM', country: 'IT' };
 const registration = (address: string, boxType = 'BRONZE'): Obj => ({ address, boxType, customerType: 'PV', applicant, holder });
 
@@ -95,7 +105,11 @@ describe('mailbox lifecycle through the gateway', () => {
     expect(form.url).toMatch(new RegExp(`^${t.url}/files/pec/`));
     const pdf = await request(String(form.url));
     expect(pdf.statusCode).toBe(200);
-    expect(Buffer.from(await pdf.body.arrayBuffer()).subarray(0, 4).toString('latin1')).toBe('%PDF');
+    expect(
+      Buffer.from(await pdf.body.arrayBuffer())
+        .subarray(0, 4)
+        .toString('latin1'),
+    ).toBe('%PDF');
 
     const it = subscribe(UPDATED, { id });
     expect(await next(it, 'mailboxUpdated')).toMatchObject({ id, status: 'REGISTERED' });
@@ -154,12 +168,7 @@ describe('mailbox lifecycle through the gateway', () => {
     expect(await next(it, 'mailboxUpdated')).toMatchObject({ status: 'REVOKED' });
 
     // Exactly one call per operation; the downgrade never reached the service.
-    expect(await calls()).toEqual([
-      `GET /pec/${id}/rinnovo 200`,
-      `PATCH /pec/${id}/modifica 200`,
-      `PATCH /pec/${id}/trasformazione 200`,
-      `DELETE /pec/${id} 200`,
-    ]);
+    expect(await calls()).toEqual([`GET /pec/${id}/rinnovo 200`, `PATCH /pec/${id}/modifica 200`, `PATCH /pec/${id}/trasformazione 200`, `DELETE /pec/${id} 200`]);
     await it.return?.();
   });
 
@@ -222,11 +231,24 @@ describe('mailbox lifecycle through the gateway', () => {
 describe('company-register notification', () => {
   it('from start to comunicazione_evasa, pushed, with the delegation form and its signed upload', async () => {
     const input = {
-      address: 'azienda@legalmail.it', taxCodeOrVat: '12485671007', companyName: 'Azienda Test', city: 'Roma', province: 'RM',
-      firstName: 'Mario', lastName: 'Rossi', taxCode: PEC_CF, role: 'LEGALE_RAPPRESENTANTE', email: 'mario@example.com', mobile: '3331234567',
+      address: 'azienda@legalmail.it',
+      taxCodeOrVat: '12485671007',
+      companyName: 'Azienda Test',
+      city: 'Roma',
+      province: 'RM',
+      firstName: 'Mario',
+      lastName: 'Rossi',
+      taxCode: PEC_CF,
+      role: 'LEGALE_RAPPRESENTANTE',
+      email: 'mario@example.com',
+      mobile: '3331234567',
     };
     await t.clearCalls();
-    const started = await t.gql<{ notifyCompanyRegister: Obj }>(`mutation($input: NotifyCompanyRegisterInput!) { notifyCompanyRegister(input: $input) { id status rawStatus done delegationForm { url } } }`, { input }, auth(token));
+    const started = await t.gql<{ notifyCompanyRegister: Obj }>(
+      `mutation($input: NotifyCompanyRegisterInput!) { notifyCompanyRegister(input: $input) { id status rawStatus done delegationForm { url } } }`,
+      { input },
+      auth(token),
+    );
     expect(started.errors).toBeUndefined();
     const n = started.data!.notifyCompanyRegister;
     expect(n).toMatchObject({ status: 'CODE_REQUESTED', rawStatus: 'codice_in_richiesta', done: false, delegationForm: null });
@@ -240,13 +262,20 @@ describe('company-register notification', () => {
     const waiting = await next(it, 'pecNotificationUpdated');
     expect(waiting.status).toBe('AWAITING_DOCUMENTS');
     const form = await request(String((waiting.delegationForm as Obj).url));
-    expect(Buffer.from(await form.body.arrayBuffer()).subarray(0, 4).toString('latin1')).toBe('%PDF');
+    expect(
+      Buffer.from(await form.body.arrayBuffer())
+        .subarray(0, 4)
+        .toString('latin1'),
+    ).toBe('%PDF');
 
     // Finalizing before the delegation is in: refused before any call.
     const early = await t.gql(FINALIZE, { id, key: 'finalize-azienda-early' }, auth(token));
     expect(early.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', field: 'id', state: 'in_attesa_di_documenti' });
 
-    const up = await gql<{ uploadCompanyRegisterDelegation: Obj }>(`mutation($id: ID!, $d: String!) { uploadCompanyRegisterDelegation(id: $id, document: $d) { status } }`, { id, d: PDF_B64 });
+    const up = await gql<{ uploadCompanyRegisterDelegation: Obj }>(`mutation($id: ID!, $d: String!) { uploadCompanyRegisterDelegation(id: $id, document: $d) { status } }`, {
+      id,
+      d: PDF_B64,
+    });
     expect(up.uploadCompanyRegisterDelegation.status).toBe('DOCUMENTS_UPLOADED');
     expect(await next(it, 'pecNotificationUpdated')).toMatchObject({ status: 'DOCUMENTS_UPLOADED' });
 
@@ -287,10 +316,22 @@ describe('company-register notification finalize under an idempotency key', () =
   /** A notification of `tk` in DOCUMENTS_UPLOADED (the provider's step moved by the test). */
   async function uploaded(name: string, tk = token): Promise<string> {
     const input = {
-      address: `${name}@legalmail.it`, taxCodeOrVat: '12485671007', companyName: 'Azienda Test', city: 'Roma', province: 'RM',
-      firstName: 'Mario', lastName: 'Rossi', taxCode: PEC_CF, role: 'LEGALE_RAPPRESENTANTE', email: 'mario@example.com', mobile: '3331234567',
+      address: `${name}@legalmail.it`,
+      taxCodeOrVat: '12485671007',
+      companyName: 'Azienda Test',
+      city: 'Roma',
+      province: 'RM',
+      firstName: 'Mario',
+      lastName: 'Rossi',
+      taxCode: PEC_CF,
+      role: 'LEGALE_RAPPRESENTANTE',
+      email: 'mario@example.com',
+      mobile: '3331234567',
     };
-    const id = String((await gql<{ notifyCompanyRegister: Obj }>(`mutation($input: NotifyCompanyRegisterInput!) { notifyCompanyRegister(input: $input) { id } }`, { input }, tk)).notifyCompanyRegister.id);
+    const id = String(
+      (await gql<{ notifyCompanyRegister: Obj }>(`mutation($input: NotifyCompanyRegisterInput!) { notifyCompanyRegister(input: $input) { id } }`, { input }, tk))
+        .notifyCompanyRegister.id,
+    );
     await t.control('pec/advance', { id });
     expect((await gql<{ pecNotification: Obj }>(`query($id: ID!) { pecNotification(id: $id) { status } }`, { id }, tk)).pecNotification.status).toBe('AWAITING_DOCUMENTS');
     await gql(`mutation($id: ID!, $d: String!) { uploadCompanyRegisterDelegation(id: $id, document: $d) { status } }`, { id, d: PDF_B64 }, tk);
@@ -356,10 +397,12 @@ describe('estimates', () => {
     expect(await est(`mutation($id: ID!) { revokeMailbox(id: $id) { status } }`, { id: 'a'.repeat(24) })).toBe(0);
     expect(await est(FINALIZE, { id: 'a'.repeat(24) })).toBe(0);
     const recipients = Array.from({ length: 120 }, (_, i) => `r${i}@legalmail.it`);
-    expect(await est(`mutation($input: BulkSendInput!, $c: BulkCredentialsInput!) { sendCertifiedMail(input: $input, credentials: $c) { id } }`, {
-      input: { sender: 'bulk@pecmassiva.com', recipients, subject: 's', html: 'h' },
-      c: { username: 'bulk@pecmassiva.com', password: 'x' },
-    })).toBeCloseTo(0.15, 6);
+    expect(
+      await est(`mutation($input: BulkSendInput!, $c: BulkCredentialsInput!) { sendCertifiedMail(input: $input, credentials: $c) { id } }`, {
+        input: { sender: 'bulk@pecmassiva.com', recipients, subject: 's', html: 'h' },
+        c: { username: 'bulk@pecmassiva.com', password: 'x' },
+      }),
+    ).toBeCloseTo(0.15, 6);
     expect(await t.calls()).toEqual([]);
   });
 });

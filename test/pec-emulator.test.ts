@@ -125,8 +125,17 @@ describe('PEC emulator: register notification', () => {
   it('moves from codice_in_richiesta to comunicazione_evasa, the delegation form once it exists, and waits for the finalize GET', async () => {
     const n = data(
       await call('POST', '/comunica_pec', {
-        casella_pec: 'company@legalmail.it', cf: PEC_CF, nome: 'Mario', cognome: 'Rossi', qualifica: 'LEGALE_RAPPRESENTANTE',
-        email: 'mario@example.com', cellulare: '3331234567', ragione_sociale: 'Azienda Test', cf_piva: '12485671007', comune: 'Roma', provincia: 'RM',
+        casella_pec: 'company@legalmail.it',
+        cf: PEC_CF,
+        nome: 'Mario',
+        cognome: 'Rossi',
+        qualifica: 'LEGALE_RAPPRESENTANTE',
+        email: 'mario@example.com',
+        cellulare: '3331234567',
+        ragione_sociale: 'Azienda Test',
+        cf_piva: '12485671007',
+        comune: 'Roma',
+        provincia: 'RM',
       }),
     );
     const id = String(n.id);
@@ -160,7 +169,14 @@ describe('PEC Massiva emulator', () => {
     return { status: res.statusCode, json: (await res.body.json()) as Obj };
   };
   const creds = { 'x-username': 'bulk@pecmassiva.com', 'x-password': 'emulator-bulk-password' };
-  const send = { sender: 'bulk@pecmassiva.com', recipient: ['a@legalmail.it'], subject: 'Prova', body: '<b>x</b>', username: 'bulk@pecmassiva.com', password: 'emulator-bulk-password' };
+  const send = {
+    sender: 'bulk@pecmassiva.com',
+    recipient: ['a@legalmail.it'],
+    subject: 'Prova',
+    body: '<b>x</b>',
+    username: 'bulk@pecmassiva.com',
+    password: 'emulator-bulk-password',
+  };
 
   it('answers in the vendor envelopes: 201 send, 401 without the mailbox credentials, 400 bad parameters, 429 above one send a second', async () => {
     expect(await bulkCall('GET', '/quota/INBOX')).toEqual({ status: 401, json: { success: false, message: 'Authorization is not valid or empty' } });

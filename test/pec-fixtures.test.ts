@@ -48,7 +48,10 @@ function before(route: string, key: string, over: Obj): [string, { status: numbe
 }
 
 /** The free notification list holding one request in `stato` (the layer asks it before any read by id). */
-const listed = (id: string, stato: string): [string, { status: number; body: unknown }] => ['GET /comunica_pec', { status: 200, body: { data: [{ id, stato }], success: true, message: '', error: null } }];
+const listed = (id: string, stato: string): [string, { status: number; body: unknown }] => [
+  'GET /comunica_pec',
+  { status: 200, body: { data: [{ id, stato }], success: true, message: '', error: null } },
+];
 
 async function run<T = Obj>(serving: Array<[string, { status: number; body: unknown }]>, query: string, variables: Obj = {}): Promise<{ data: T; calls: string[] }> {
   routes = new Map(serving);
@@ -147,20 +150,52 @@ function expectMailbox(out: Obj, rec: Obj): void {
 }
 
 const NOTICE = `id address status rawStatus done updatedAt taxCodeOrVat companyName city province firstName lastName taxCode role email mobile administratorPec registerCode documents owner record`;
-const NOTICE_STATUS: Obj = { codice_in_richiesta: 'CODE_REQUESTED', in_attesa_di_documenti: 'AWAITING_DOCUMENTS', documenti_caricati: 'DOCUMENTS_UPLOADED', comunicazione_evasa: 'DONE' };
+const NOTICE_STATUS: Obj = {
+  codice_in_richiesta: 'CODE_REQUESTED',
+  in_attesa_di_documenti: 'AWAITING_DOCUMENTS',
+  documenti_caricati: 'DOCUMENTS_UPLOADED',
+  comunicazione_evasa: 'DONE',
+};
 
 function expectNotice(out: Obj, rec: Obj): void {
-  expect(out).toMatchObject({ id: rec.id, address: rec.casella_pec, status: NOTICE_STATUS[String(rec.stato)], rawStatus: rec.stato, updatedAt: iso(rec.timestamp), owner: rec.owner });
+  expect(out).toMatchObject({
+    id: rec.id,
+    address: rec.casella_pec,
+    status: NOTICE_STATUS[String(rec.stato)],
+    rawStatus: rec.stato,
+    updatedAt: iso(rec.timestamp),
+    owner: rec.owner,
+  });
   if ('cf' in rec) {
     expect(out).toMatchObject({
-      taxCodeOrVat: rec.cf_piva, companyName: rec.ragione_sociale, city: rec.comune, province: rec.provincia, firstName: rec.nome, lastName: rec.cognome,
-      taxCode: rec.cf, role: rec.qualifica, email: rec.email, mobile: rec.cellulare, registerCode: rec.codice_registro_imprese, documents: rec.documenti_registro_imprese,
+      taxCodeOrVat: rec.cf_piva,
+      companyName: rec.ragione_sociale,
+      city: rec.comune,
+      province: rec.provincia,
+      firstName: rec.nome,
+      lastName: rec.cognome,
+      taxCode: rec.cf,
+      role: rec.qualifica,
+      email: rec.email,
+      mobile: rec.cellulare,
+      registerCode: rec.codice_registro_imprese,
+      documents: rec.documenti_registro_imprese,
     });
   }
   expect(out.record).toEqual(rec);
 }
 
-const applicant = { firstName: 'Mario', lastName: 'Rossi', email: 'mail@domain.com', phone: '0548798569', taxCode: PEC_CF, birthDate: '1982-04-11', gender: 'M', birthCountry: 'IT', birthProvince: 'RM' };
+const applicant = {
+  firstName: 'Mario',
+  lastName: 'Rossi',
+  email: 'mail@domain.com',
+  phone: '0548798569',
+  taxCode: PEC_CF,
+  birthDate: '1982-04-11',
+  gender: 'M',
+  birthCountry: 'IT',
+  birthProvince: 'RM',
+};
 const holder = { address: 'via verdi 20', city: 'roma', postalCode: '00042', province: 'RM', country: 'IT' };
 const creds = { username: 'dev-api@pecmassiva.com', password: 'fixture-password' };
 
@@ -194,10 +229,16 @@ afterAll(async () => {
 
 describe('PEC examples through the gateway', () => {
   it('GET /domini_pec and GET /verifica_pec', async () => {
-    const d = await run<{ certifiedDomain: Obj }>([serve('GET /domini_pec/legalmail.it', 'pec GET /domini_pec/{dominio}')], `{ certifiedDomain(domain: "legalmail.it") { domain certified message } }`);
+    const d = await run<{ certifiedDomain: Obj }>(
+      [serve('GET /domini_pec/legalmail.it', 'pec GET /domini_pec/{dominio}')],
+      `{ certifiedDomain(domain: "legalmail.it") { domain certified message } }`,
+    );
     expect(d.data.certifiedDomain).toEqual({ domain: 'legalmail.it', certified: true, message: ex('pec GET /domini_pec/{dominio}').message });
-    const a = await run<{ mailboxAvailability: Obj }>([serve('GET /verifica_pec/yourpec@testcert.legalmail.it', 'pec GET /verifica_pec/{pec}')], `{ mailboxAvailability(address: "yourpec@testcert.legalmail.it") { address available } }`);
-    expect(a.data.mailboxAvailability).toEqual({ address: 'yourpec@testcert.legalmail.it', available: (dataOf('pec GET /verifica_pec/{pec}')).available });
+    const a = await run<{ mailboxAvailability: Obj }>(
+      [serve('GET /verifica_pec/yourpec@testcert.legalmail.it', 'pec GET /verifica_pec/{pec}')],
+      `{ mailboxAvailability(address: "yourpec@testcert.legalmail.it") { address available } }`,
+    );
+    expect(a.data.mailboxAvailability).toEqual({ address: 'yourpec@testcert.legalmail.it', available: dataOf('pec GET /verifica_pec/{pec}').available });
   });
 
   it('GET /pec (list) and GET /pec/{id}', async () => {
@@ -232,33 +273,77 @@ describe('PEC examples through the gateway', () => {
 
   it('PATCH /pec/{id}/attivazione (the vendor path, from PEC_PATHS)', async () => {
     const key = 'pec PATCH /pec/{id}/attivazione';
-    await op(key, { stato: 'registrata' }, `mutation($id: ID!, $d: [String!]!) { uploadMailboxActivation(id: $id, documents: $d) { ${MAILBOX} } }`, { d: [PDF_B64, PDF_B64] }, `PATCH /pec/${id(key)}/attivazione`);
+    await op(
+      key,
+      { stato: 'registrata' },
+      `mutation($id: ID!, $d: [String!]!) { uploadMailboxActivation(id: $id, documents: $d) { ${MAILBOX} } }`,
+      { d: [PDF_B64, PDF_B64] },
+      `PATCH /pec/${id(key)}/attivazione`,
+    );
   });
 
   it('PATCH modifica, conservazione, trasformazione; GET rinnovo; DELETE', async () => {
     let key = 'pec PATCH /pec/{id}/modifica';
     await op(key, { stato: 'evasa' }, `mutation($id: ID!) { enlargeMailbox(id: $id, input: { diskSpaceMb: 3072 }) { ${MAILBOX} } }`, {}, `PATCH /pec/${id(key)}/modifica`);
     key = 'pec PATCH /pec/{id}/conservazione';
-    await op(key, { stato: 'evasa', conservazione: false }, `mutation($id: ID!, $d: [String!]!) { enableMailboxPreservation(id: $id, documents: $d, spaceMb: 1024) { ${MAILBOX} } }`, { d: [PDF_B64] }, `PATCH /pec/${id(key)}/conservazione`);
+    await op(
+      key,
+      { stato: 'evasa', conservazione: false },
+      `mutation($id: ID!, $d: [String!]!) { enableMailboxPreservation(id: $id, documents: $d, spaceMb: 1024) { ${MAILBOX} } }`,
+      { d: [PDF_B64] },
+      `PATCH /pec/${id(key)}/conservazione`,
+    );
     key = 'pec PATCH /pec/{id}/trasformazione';
-    await op(key, { stato: 'evasa', tipo_casella: 'BRONZE' }, `mutation($id: ID!) { upgradeMailbox(id: $id, boxType: GOLD) { ${MAILBOX} } }`, {}, `PATCH /pec/${id(key)}/trasformazione`);
+    await op(
+      key,
+      { stato: 'evasa', tipo_casella: 'BRONZE' },
+      `mutation($id: ID!) { upgradeMailbox(id: $id, boxType: GOLD) { ${MAILBOX} } }`,
+      {},
+      `PATCH /pec/${id(key)}/trasformazione`,
+    );
     key = 'pec GET /pec/{id}/rinnovo';
     await op(key, { stato: 'evasa' }, `mutation($id: ID!) { renewMailbox(id: $id, years: 1) { ${MAILBOX} } }`, {}, `GET /pec/${id(key)}/rinnovo`);
     key = 'pec POST /pec/{id}/multiutenza';
-    await op(key, { stato: 'evasa', multiutenza: [] }, `mutation($id: ID!) { addMailboxUser(id: $id, input: { firstName: "luca", lastName: "bianchi", description: "prima utenza", passwordEmail: "mail@domain.com" }) { ${MAILBOX} } }`, {}, `POST /pec/${id(key)}/multiutenza`);
+    await op(
+      key,
+      { stato: 'evasa', multiutenza: [] },
+      `mutation($id: ID!) { addMailboxUser(id: $id, input: { firstName: "luca", lastName: "bianchi", description: "prima utenza", passwordEmail: "mail@domain.com" }) { ${MAILBOX} } }`,
+      {},
+      `POST /pec/${id(key)}/multiutenza`,
+    );
     key = 'pec DELETE /pec/{id}';
     await op(key, { stato: 'evasa' }, `mutation($id: ID!) { revokeMailbox(id: $id) { ${MAILBOX} } }`, {}, `DELETE /pec/${id(key)}`);
   });
 
   it('comunica_pec: POST, GET list, GET one, PATCH (the vendor upload)', async () => {
-    const input = { address: 'mypec@pec.com', taxCodeOrVat: '12485671007', companyName: 'azienda test', city: 'roma', province: 'RM', firstName: 'mario', lastName: 'rossi', taxCode: PEC_CF, role: 'LEGALE_RAPPRESENTANTE', email: 'mail@domain.com', mobile: '3401234518' };
-    const created = await run<{ notifyCompanyRegister: Obj }>([serve('POST /comunica_pec', 'pec POST /comunica_pec')], `mutation($input: NotifyCompanyRegisterInput!) { notifyCompanyRegister(input: $input) { ${NOTICE} } }`, { input });
+    const input = {
+      address: 'mypec@pec.com',
+      taxCodeOrVat: '12485671007',
+      companyName: 'azienda test',
+      city: 'roma',
+      province: 'RM',
+      firstName: 'mario',
+      lastName: 'rossi',
+      taxCode: PEC_CF,
+      role: 'LEGALE_RAPPRESENTANTE',
+      email: 'mail@domain.com',
+      mobile: '3401234518',
+    };
+    const created = await run<{ notifyCompanyRegister: Obj }>(
+      [serve('POST /comunica_pec', 'pec POST /comunica_pec')],
+      `mutation($input: NotifyCompanyRegisterInput!) { notifyCompanyRegister(input: $input) { ${NOTICE} } }`,
+      { input },
+    );
     expectNotice(created.data.notifyCompanyRegister, dataOf('pec POST /comunica_pec'));
     const list = await run<{ pecNotifications: Obj[] }>([serve('GET /comunica_pec', 'pec GET /comunica_pec')], `{ pecNotifications { ${NOTICE} } }`);
     const items = ex('pec GET /comunica_pec').data as Obj[];
     list.data.pecNotifications.forEach((n, i) => expectNotice(n, items[i]));
     const rec = dataOf('pec GET /comunica_pec/{id}');
-    const one = await run<{ pecNotification: Obj }>([listed(String(rec.id), 'in_attesa_di_documenti'), serve(`GET /comunica_pec/${String(rec.id)}`, 'pec GET /comunica_pec/{id}')], `query($id: ID!) { pecNotification(id: $id) { ${NOTICE} } }`, { id: rec.id });
+    const one = await run<{ pecNotification: Obj }>(
+      [listed(String(rec.id), 'in_attesa_di_documenti'), serve(`GET /comunica_pec/${String(rec.id)}`, 'pec GET /comunica_pec/{id}')],
+      `query($id: ID!) { pecNotification(id: $id) { ${NOTICE} } }`,
+      { id: rec.id },
+    );
     expectNotice(one.data.pecNotification, rec);
     const key = 'pec PATCH /comunica_pec/{id}';
     const nid = String(dataOf(key).id);
@@ -277,17 +362,33 @@ describe('PEC Massiva examples through the gateway', () => {
     const body = ex('pecmassiva GET /inbox');
     // The example is a page of 3 (the stub answers it for any page): ask for as many.
     const n = (body.data as Obj[]).length;
-    const inbox = await run<{ bulkInbox: Obj }>([serve('GET /inbox', 'pecmassiva GET /inbox')], `query($c: BulkCredentialsInput!, $n: Int!) { bulkInbox(credentials: $c, first: $n) { total hasNextPage nodes { id sender recipient date subject } } }`, { c: creds, n });
+    const inbox = await run<{ bulkInbox: Obj }>(
+      [serve('GET /inbox', 'pecmassiva GET /inbox')],
+      `query($c: BulkCredentialsInput!, $n: Int!) { bulkInbox(credentials: $c, first: $n) { total hasNextPage nodes { id sender recipient date subject } } }`,
+      { c: creds, n },
+    );
     expect(inbox.calls).toEqual(['GET /inbox']);
     expect(inbox.data.bulkInbox.total).toBe(body.total);
     expect(inbox.data.bulkInbox.nodes).toEqual((body.data as Obj[]).map((m) => ({ id: String(m.id), sender: m.sender, recipient: m.recipient, date: m.date, subject: m.object })));
     const msg = dataOf('pecmassiva GET /inbox/{id}');
-    const one = await run<{ bulkInboxMessage: Obj }>([serve('GET /inbox/1', 'pecmassiva GET /inbox/{id}')], `query($c: BulkCredentialsInput!) { bulkInboxMessage(credentials: $c, id: "1") { id sender recipient date subject body } }`, { c: creds });
+    const one = await run<{ bulkInboxMessage: Obj }>(
+      [serve('GET /inbox/1', 'pecmassiva GET /inbox/{id}')],
+      `query($c: BulkCredentialsInput!) { bulkInboxMessage(credentials: $c, id: "1") { id sender recipient date subject body } }`,
+      { c: creds },
+    );
     expect(one.data.bulkInboxMessage).toEqual({ id: '1', sender: msg.sender, recipient: msg.recipient, date: msg.date, subject: msg.object, body: msg.body });
-    const del = await run<{ deleteBulkInboxMessage: boolean }>([serve('DELETE /inbox/1', 'pecmassiva DELETE /inbox/{id}')], `mutation($c: BulkCredentialsInput!) { deleteBulkInboxMessage(credentials: $c, id: "1") }`, { c: creds });
+    const del = await run<{ deleteBulkInboxMessage: boolean }>(
+      [serve('DELETE /inbox/1', 'pecmassiva DELETE /inbox/{id}')],
+      `mutation($c: BulkCredentialsInput!) { deleteBulkInboxMessage(credentials: $c, id: "1") }`,
+      { c: creds },
+    );
     expect(del.data.deleteBulkInboxMessage).toBe(true);
     const q = dataOf('pecmassiva GET /quota/{mailbox}');
-    const quota = await run<{ bulkQuota: Obj }>([serve('GET /quota/INBOX', 'pecmassiva GET /quota/{mailbox}')], `query($c: BulkCredentialsInput!) { bulkQuota(credentials: $c) { mailbox usage limit } }`, { c: creds });
+    const quota = await run<{ bulkQuota: Obj }>(
+      [serve('GET /quota/INBOX', 'pecmassiva GET /quota/{mailbox}')],
+      `query($c: BulkCredentialsInput!) { bulkQuota(credentials: $c) { mailbox usage limit } }`,
+      { c: creds },
+    );
     expect(quota.data.bulkQuota).toEqual({ mailbox: 'INBOX', usage: q.usage, limit: q.limit });
   });
 
@@ -304,7 +405,10 @@ describe('PEC Massiva examples through the gateway', () => {
     expect(res.errors).toBeUndefined();
     const client = createClient({ url: t.stack.gateway.wsUrl, webSocketImpl: WebSocket, connectionParams: { authorization: `Bearer ${tk}` }, retryAttempts: 0, lazy: true });
     clients.push(client);
-    const it = client.iterate<Obj>({ query: `subscription($id: ID!) { sendingUpdated(id: $id) { done recipients { address state messageId acceptedAt deliveredAt } } }`, variables: { id: res.data!.sendCertifiedMail.id } });
+    const it = client.iterate<Obj>({
+      query: `subscription($id: ID!) { sendingUpdated(id: $id) { done recipients { address state messageId acceptedAt deliveredAt } } }`,
+      variables: { id: res.data!.sendCertifiedMail.id },
+    });
     let last: Obj = {};
     for (;;) {
       const r = await withSafety(it.next(), 'sendingUpdated', 20_000);
@@ -316,7 +420,11 @@ describe('PEC Massiva examples through the gateway', () => {
     const at = (prefix: string): string => new Date(Date.parse(String(receipts.find((x) => String(x.object).startsWith(prefix))!.data))).toISOString();
     expect(last.recipients).toEqual([{ address: 'dev-api@pecmassiva.com', state: 'DELIVERED', messageId: code, acceptedAt: at('ACCETTAZIONE'), deliveredAt: at('CONSEGNA') }]);
     routes = new Map([serve(`DELETE /send/${code}`, 'pecmassiva DELETE /send/{code}')]);
-    const del = await t.gql<{ deleteBulkSending: boolean }>(`mutation($c: BulkCredentialsInput!, $id: ID!) { deleteBulkSending(credentials: $c, id: $id) }`, { c: creds, id: res.data!.sendCertifiedMail.id }, { authorization: `Bearer ${tk}` });
+    const del = await t.gql<{ deleteBulkSending: boolean }>(
+      `mutation($c: BulkCredentialsInput!, $id: ID!) { deleteBulkSending(credentials: $c, id: $id) }`,
+      { c: creds, id: res.data!.sendCertifiedMail.id },
+      { authorization: `Bearer ${tk}` },
+    );
     expect(del.errors).toBeUndefined();
     expect(del.data!.deleteBulkSending).toBe(true);
   });

@@ -34,8 +34,19 @@ afterAll(async () => {
 describe('mailbox status without callbacks', () => {
   it('the poller finds the verification and the subscriber gets ACTIVE', async () => {
     const input = {
-      address: 'polled.box@legalmail.it', boxType: 'STANDARD', customerType: 'PV',
-      applicant: { firstName: 'Mario', lastName: 'Rossi', email: 'mario@example.com', phone: '0548798569', taxCode: PEC_CF, birthDate: '1982-04-11', gender: 'M', birthCountry: 'IT' },
+      address: 'polled.box@legalmail.it',
+      boxType: 'STANDARD',
+      customerType: 'PV',
+      applicant: {
+        firstName: 'Mario',
+        lastName: 'Rossi',
+        email: 'mario@example.com',
+        phone: '0548798569',
+        taxCode: PEC_CF,
+        birthDate: '1982-04-11',
+        gender: 'M',
+        birthCountry: 'IT',
+      },
       holder: { address: 'via Verdi 20', city: 'Roma', postalCode: '00042', province: 'RM', country: 'IT' },
     };
     const reg = await t.gql<{ registerMailbox: Obj }>(`mutation($input: RegisterMailboxInput!) { registerMailbox(input: $input) { id } }`, { input });
@@ -66,8 +77,17 @@ describe('uploaded company-register notification seen by another token of the ac
     const b = await tokenOf();
     const as = (tk: string): Record<string, string> => ({ authorization: `Bearer ${tk}` });
     const input = {
-      address: 'two.tokens@legalmail.it', taxCodeOrVat: '12485671007', companyName: 'Azienda Test', city: 'Roma', province: 'RM',
-      firstName: 'Mario', lastName: 'Rossi', taxCode: PEC_CF, role: 'LEGALE_RAPPRESENTANTE', email: 'mario@example.com', mobile: '3331234567',
+      address: 'two.tokens@legalmail.it',
+      taxCodeOrVat: '12485671007',
+      companyName: 'Azienda Test',
+      city: 'Roma',
+      province: 'RM',
+      firstName: 'Mario',
+      lastName: 'Rossi',
+      taxCode: PEC_CF,
+      role: 'LEGALE_RAPPRESENTANTE',
+      email: 'mario@example.com',
+      mobile: '3331234567',
     };
     const started = await t.gql<{ notifyCompanyRegister: Obj }>(`mutation($input: NotifyCompanyRegisterInput!) { notifyCompanyRegister(input: $input) { id } }`, { input }, as(a));
     expect(started.errors).toBeUndefined();

@@ -65,14 +65,29 @@ async function until(bulk: BulkService, tenant: string, id: string, pred: (s: Se
 }
 
 const creds = { username: DEFAULT_BULK_USERNAME, password: DEFAULT_BULK_PASSWORD };
-const request = (prefix: string) => ({ sender: DEFAULT_BULK_USERNAME, recipients: Array.from({ length: 40 }, (_, i) => `${prefix}${i}@legalmail.it`), subject: prefix, html: '<p>x</p>', attachments: [] });
+const request = (prefix: string) => ({
+  sender: DEFAULT_BULK_USERNAME,
+  recipients: Array.from({ length: 40 }, (_, i) => `${prefix}${i}@legalmail.it`),
+  subject: prefix,
+  html: '<p>x</p>',
+  attachments: [],
+});
 const sent = (s: Sending) => s.recipients.filter((r) => r.state !== 'QUEUED').length;
 
 /** The emulator's bulk calls since `from`: sends (201) and receipt reads (200) by path. */
 function callsSince(from: number): { posts: number; reads: string[] } {
-  const calls = emu.calls().slice(from).filter((c) => c.area === 'pecmassiva');
+  const calls = emu
+    .calls()
+    .slice(from)
+    .filter((c) => c.area === 'pecmassiva');
   expect(calls.every((c) => c.status === 201 || c.status === 200)).toBe(true);
-  return { posts: calls.filter((c) => c.method === 'POST').length, reads: calls.filter((c) => c.method === 'GET').map((c) => c.path).sort() };
+  return {
+    posts: calls.filter((c) => c.method === 'POST').length,
+    reads: calls
+      .filter((c) => c.method === 'GET')
+      .map((c) => c.path)
+      .sort(),
+  };
 }
 
 beforeAll(async () => {

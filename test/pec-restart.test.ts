@@ -74,7 +74,12 @@ describe('bulk queue across a restart', () => {
     const tenant = 'restart-tenant';
     const a = service();
     const recipients = Array.from({ length: 1000 }, (_, i) => `r${i}@legalmail.it`);
-    const queued = await a.bulk.queue({ token, tenant }, { username: DEFAULT_BULK_USERNAME, password: DEFAULT_BULK_PASSWORD }, { sender: DEFAULT_BULK_USERNAME, recipients, subject: 'Riavvio', html: '<p>x</p>', attachments: [] }, 'restart-key-1');
+    const queued = await a.bulk.queue(
+      { token, tenant },
+      { username: DEFAULT_BULK_USERNAME, password: DEFAULT_BULK_PASSWORD },
+      { sender: DEFAULT_BULK_USERNAME, recipients, subject: 'Riavvio', html: '<p>x</p>', attachments: [] },
+      'restart-key-1',
+    );
     await until(a.bulk, tenant, queued.id, (s) => s.recipients.filter((r) => r.state === 'SENT').length >= 250);
     // The layer stops (its queue and timers with it).
     await a.stop();
@@ -83,7 +88,12 @@ describe('bulk queue across a restart', () => {
     const ledger = new MemoryCostLedger();
     const b = service(ledger);
     // The same key on the new process: the same sending, not a second one.
-    const again = await b.bulk.queue({ token, tenant }, { username: DEFAULT_BULK_USERNAME, password: DEFAULT_BULK_PASSWORD }, { sender: DEFAULT_BULK_USERNAME, recipients, subject: 'Riavvio', html: '<p>x</p>', attachments: [] }, 'restart-key-1');
+    const again = await b.bulk.queue(
+      { token, tenant },
+      { username: DEFAULT_BULK_USERNAME, password: DEFAULT_BULK_PASSWORD },
+      { sender: DEFAULT_BULK_USERNAME, recipients, subject: 'Riavvio', html: '<p>x</p>', attachments: [] },
+      'restart-key-1',
+    );
     expect(again.id).toBe(queued.id);
     const done = await until(b.bulk, tenant, queued.id, (s) => s.recipients.every((r) => r.state !== 'QUEUED'));
     // Every recipient handed to the service (some already accepted: their receipts are read on), none lost, none unknown.
@@ -113,7 +123,12 @@ describe('bulk queue across a restart', () => {
     const a = service();
     const recipients = Array.from({ length: 500 }, (_, i) => `u${i}@legalmail.it`);
     const before = emu.calls().filter((c) => c.area === 'pecmassiva' && c.method === 'POST' && c.status === 201).length;
-    const queued = await a.bulk.queue({ token, tenant }, { username: DEFAULT_BULK_USERNAME, password: DEFAULT_BULK_PASSWORD }, { sender: DEFAULT_BULK_USERNAME, recipients, subject: 'Riavvio 2', html: '<p>x</p>', attachments: [] }, null);
+    const queued = await a.bulk.queue(
+      { token, tenant },
+      { username: DEFAULT_BULK_USERNAME, password: DEFAULT_BULK_PASSWORD },
+      { sender: DEFAULT_BULK_USERNAME, recipients, subject: 'Riavvio 2', html: '<p>x</p>', attachments: [] },
+      null,
+    );
     await until(a.bulk, tenant, queued.id, (s) => s.recipients.filter((r) => r.state !== 'QUEUED').length >= 250);
     await a.stop();
     // As if the stopped process had taken the second batch and died before its answer.
@@ -127,9 +142,18 @@ describe('bulk queue across a restart', () => {
 
   it('keeps no sealed credential and no message in Redis once a sending is done', async () => {
     const tenant = 'restart-tenant-3';
-    await fetch(`${emu.url}/_emulator/pecmassiva/timing`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ acceptAfterMs: 0, deliverAfterMs: 0 }) });
+    await fetch(`${emu.url}/_emulator/pecmassiva/timing`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ acceptAfterMs: 0, deliverAfterMs: 0 }),
+    });
     const a = service(undefined, { PECMASSIVA_POLL_MS: '20' });
-    const queued = await a.bulk.queue({ token, tenant }, { username: DEFAULT_BULK_USERNAME, password: DEFAULT_BULK_PASSWORD }, { sender: DEFAULT_BULK_USERNAME, recipients: ['fine1@legalmail.it', 'fine2@legalmail.it'], subject: 'Fine', html: '<p>segreto del messaggio</p>', attachments: [] }, null);
+    const queued = await a.bulk.queue(
+      { token, tenant },
+      { username: DEFAULT_BULK_USERNAME, password: DEFAULT_BULK_PASSWORD },
+      { sender: DEFAULT_BULK_USERNAME, recipients: ['fine1@legalmail.it', 'fine2@legalmail.it'], subject: 'Fine', html: '<p>segreto del messaggio</p>', attachments: [] },
+      null,
+    );
     const redis = connectRedis(REDIS_URL, { prefix: PREFIX, name: 'pec-restart-probe-2' });
     try {
       const whileQueued = JSON.parse(String(await redis.get(`pecmassiva:s:${queued.id}`))) as Record<string, unknown>;

@@ -38,11 +38,14 @@ function recordingFetch(log: Sent[]): typeof fetch {
   return async (input, init) => {
     const url = new URL(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url);
     const method = (init?.method ?? 'GET').toUpperCase();
-    const params = method === 'GET' ? { query: url.searchParams.get('query'), extensions: JSON.parse(url.searchParams.get('extensions') ?? 'null') as unknown } : (JSON.parse(typeof init?.body === 'string' ? init.body : '{}') as { query?: string; extensions?: unknown });
+    const params =
+      method === 'GET'
+        ? { query: url.searchParams.get('query'), extensions: JSON.parse(url.searchParams.get('extensions') ?? 'null') as unknown }
+        : (JSON.parse(typeof init?.body === 'string' ? init.body : '{}') as { query?: string; extensions?: unknown });
     const hash = (params.extensions as { persistedQuery?: { sha256Hash?: string } } | null)?.persistedQuery?.sha256Hash ?? null;
     const res = await fetch(input, init);
     const body = (await res.clone().json()) as GraphQLResponse;
-    log.push({ method, hash, withQuery: typeof params.query === 'string' && params.query.length > 0, code: (body.errors?.[0]?.extensions?.code) ?? null });
+    log.push({ method, hash, withQuery: typeof params.query === 'string' && params.query.length > 0, code: body.errors?.[0]?.extensions?.code ?? null });
     return res;
   };
 }
@@ -66,7 +69,13 @@ describe('automatic persisted queries (default mode, memory)', () => {
 
   it('Apollo Client (POST): hash only → PersistedQueryNotFound → query and hash → kept → hash only', async () => {
     const log: Sent[] = [];
-    const query = gql`query ApolloPost { legalForms { code } }`;
+    const query = gql`
+      query ApolloPost {
+        legalForms {
+          code
+        }
+      }
+    `;
     const first = await apollo(log, false).query<{ legalForms: Array<{ code: string }> }>({ query, fetchPolicy: 'network-only' });
     expect(first.errors).toBeUndefined();
     expect(first.data.legalForms.length).toBeGreaterThan(0);
@@ -84,7 +93,13 @@ describe('automatic persisted queries (default mode, memory)', () => {
 
   it('Apollo Client (GET for hashed queries): the same over GET, the registration over POST', async () => {
     const log: Sent[] = [];
-    const query = gql`query ApolloGet { legalForms { description } }`;
+    const query = gql`
+      query ApolloGet {
+        legalForms {
+          description
+        }
+      }
+    `;
     const first = await apollo(log, true).query<{ legalForms: Array<{ description: string }> }>({ query, fetchPolicy: 'network-only' });
     expect(first.errors).toBeUndefined();
     const hash = log[0].hash!;
@@ -177,7 +192,9 @@ describe('trusted documents (PERSISTED_OPERATIONS=trusted)', () => {
   const allowedHash = sha256Hex(allowed);
   const order = 'mutation Order { orderPatrimonialReport(input: { name: "MARIO", surname: "ROSSI", taxCode: "RSSMRA80A01H501U" }) { id } }';
   const watch = 'subscription Watch($id: ID!) { riskRequestUpdated(id: $id) { id state } }';
-  const byHash = (doc: string): { extensions: { persistedQuery: { version: number; sha256Hash: string } } } => ({ extensions: { persistedQuery: { version: 1, sha256Hash: sha256Hex(doc) } } });
+  const byHash = (doc: string): { extensions: { persistedQuery: { version: number; sha256Hash: string } } } => ({
+    extensions: { persistedQuery: { version: 1, sha256Hash: sha256Hex(doc) } },
+  });
   beforeAll(async () => {
     const dir = mkdtempSync(join(tmpdir(), 'trusted-'));
     const manifest = join(dir, 'persisted-documents.json');
@@ -193,7 +210,10 @@ describe('trusted documents (PERSISTED_OPERATIONS=trusted)', () => {
   const send = async (body: Record<string, unknown>, get = false): Promise<GraphQLResponse<{ legalForms?: unknown[] }>> => {
     const url = new URL(t.stack.gateway.graphqlUrl);
     if (get) for (const [k, v] of Object.entries(body)) url.searchParams.set(k, typeof v === 'string' ? v : JSON.stringify(v));
-    const res = await request(url, get ? { headers: { 'x-graphql-csrf': '1', accept: 'application/json' } } : { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const res = await request(
+      url,
+      get ? { headers: { 'x-graphql-csrf': '1', accept: 'application/json' } } : { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) },
+    );
     return (await res.body.json()) as GraphQLResponse<{ legalForms?: unknown[] }>;
   };
 
@@ -224,7 +244,17 @@ describe('trusted documents (PERSISTED_OPERATIONS=trusted)', () => {
     expect(ordered.errors).toBeUndefined();
     const id = (ordered.data as unknown as { orderPatrimonialReport: { id: string } }).orderPatrimonialReport.id;
     let closed: number | null = null;
-    const client = createClient({ url: t.stack.gateway.wsUrl, webSocketImpl: WebSocket, retryAttempts: 0, lazy: false, on: { closed: (e) => { closed = (e as { code: number }).code; } } });
+    const client = createClient({
+      url: t.stack.gateway.wsUrl,
+      webSocketImpl: WebSocket,
+      retryAttempts: 0,
+      lazy: false,
+      on: {
+        closed: (e) => {
+          closed = (e as { code: number }).code;
+        },
+      },
+    });
     try {
       const events = client.iterate<{ riskRequestUpdated: { id: string; state: string } }>({ query: '', variables: { id }, ...byHash(watch) });
       expect((await events.next()).value).toEqual({ data: { riskRequestUpdated: { id, state: 'PROCESSING' } } });
@@ -256,7 +286,10 @@ describe('trusted documents (PERSISTED_OPERATIONS=trusted)', () => {
   it('reads manifests as client builds emit them: { hash: document } and Apollo’s format', () => {
     const dir = mkdtempSync(join(tmpdir(), 'manifest-'));
     const apolloFile = join(dir, 'persisted-query-manifest.json');
-    writeFileSync(apolloFile, JSON.stringify({ format: 'apollo-persisted-query-manifest', version: 1, operations: [{ id: allowedHash, name: 'Allowed', type: 'query', body: allowed }] }));
+    writeFileSync(
+      apolloFile,
+      JSON.stringify({ format: 'apollo-persisted-query-manifest', version: 1, operations: [{ id: allowedHash, name: 'Allowed', type: 'query', body: allowed }] }),
+    );
     expect(readManifest(apolloFile)).toEqual(new Map([[allowedHash, allowed]]));
     const broken = join(dir, 'broken.json');
     writeFileSync(broken, JSON.stringify({ abc: 'query {' }));
@@ -289,7 +322,13 @@ describe('APQ document stores (one spec)', () => {
       await store.set('h1', 'query Other { __typename }');
       expect(await store.get('h1')).toBe('query One { __typename }');
       for (const h of ['h2', 'h3', 'h4', 'h5']) await store.set(h, `query ${h} { __typename }`);
-      expect(await Promise.all(['h1', 'h2', 'h3', 'h4', 'h5'].map((h) => store.get(h)))).toEqual([null, null, 'query h3 { __typename }', 'query h4 { __typename }', 'query h5 { __typename }']);
+      expect(await Promise.all(['h1', 'h2', 'h3', 'h4', 'h5'].map((h) => store.get(h)))).toEqual([
+        null,
+        null,
+        'query h3 { __typename }',
+        'query h4 { __typename }',
+        'query h5 { __typename }',
+      ]);
     } finally {
       await store.close();
     }

@@ -24,20 +24,30 @@ const paths = async (): Promise<string[]> => (await t.calls('cap')).map((c) => `
 
 describe('postal lookups (Istat data)', () => {
   it('00136 → Roma, with province and region, in one call', async () => {
-    const res = await t.gql<{ postalCode: { code: string; places: Array<{ municipality: { istatCode: string; name: string }; hamlet: string | null }>; province: { code: string; name: string }; region: string } }>(
-      '{ postalCode(code: "00136") { code places { municipality { istatCode name } hamlet } province { code name } region } }',
-    );
+    const res = await t.gql<{
+      postalCode: {
+        code: string;
+        places: Array<{ municipality: { istatCode: string; name: string }; hamlet: string | null }>;
+        province: { code: string; name: string };
+        region: string;
+      };
+    }>('{ postalCode(code: "00136") { code places { municipality { istatCode name } hamlet } province { code name } region } }');
     expect(res.errors).toBeUndefined();
-    expect(res.data!.postalCode).toEqual({ code: '00136', places: [{ municipality: { istatCode: '058091', name: 'Roma' }, hamlet: null }], province: { code: 'RM', name: 'Roma' }, region: 'Lazio' });
+    expect(res.data!.postalCode).toEqual({
+      code: '00136',
+      places: [{ municipality: { istatCode: '058091', name: 'Roma' }, hamlet: null }],
+      province: { code: 'RM', name: 'Roma' },
+      region: 'Lazio',
+    });
     expect(await paths()).toEqual(['GET /cap/00136']);
     expect(res.extensions!.cost!.euro).toBe(0.04);
   });
 
   it('a postal code across a province line: each place has its own province (12071: Cuneo and Savona), from its Istat code and the province list', async () => {
     await t.clearCalls();
-    const res = await t.gql<{ postalCode: { places: Array<{ municipality: { name: string }; province: { code: string; name: string }; region: string }>; province: unknown; region: string } }>(
-      '{ postalCode(code: "12071") { places { municipality { name } province { code name } region } province { code } region } }',
-    );
+    const res = await t.gql<{
+      postalCode: { places: Array<{ municipality: { name: string }; province: { code: string; name: string }; region: string }>; province: unknown; region: string };
+    }>('{ postalCode(code: "12071") { places { municipality { name } province { code name } region } province { code } region } }');
     expect(res.errors).toBeUndefined();
     const pc = res.data!.postalCode;
     const sigle = new Set(pc.places.map((p) => p.province.code));
@@ -51,7 +61,9 @@ describe('postal lookups (Istat data)', () => {
   });
 
   it('H501 → Roma; Istat 058091 → Roma, with codes, province, region and postal codes', async () => {
-    const byCadastral = await t.gql<{ municipality: { istatCode: string; name: string; suppressed: boolean } }>('{ municipality(cadastralCode: "H501") { istatCode name suppressed } }');
+    const byCadastral = await t.gql<{ municipality: { istatCode: string; name: string; suppressed: boolean } }>(
+      '{ municipality(cadastralCode: "H501") { istatCode name suppressed } }',
+    );
     expect(byCadastral.errors).toBeUndefined();
     expect(byCadastral.data!.municipality).toEqual({ istatCode: '058091', name: 'Roma', suppressed: false });
     expect(await paths()).toEqual(['GET /cerca_comuni']);
@@ -59,9 +71,16 @@ describe('postal lookups (Istat data)', () => {
     expect((await t.calls('cap'))[0]).toMatchObject({ status: 200, price: 0 });
 
     await t.clearCalls();
-    const byIstat = await t.gql<{ municipality: { istatCode: string; cadastralCode: string; name: string; province: { code: string; name: string }; region: { code: string; name: string }; postalCodes: string[] } }>(
-      '{ municipality(istatCode: "058091") { istatCode cadastralCode name province { code name } region { code name } postalCodes } }',
-    );
+    const byIstat = await t.gql<{
+      municipality: {
+        istatCode: string;
+        cadastralCode: string;
+        name: string;
+        province: { code: string; name: string };
+        region: { code: string; name: string };
+        postalCodes: string[];
+      };
+    }>('{ municipality(istatCode: "058091") { istatCode cadastralCode name province { code name } region { code name } postalCodes } }');
     expect(byIstat.errors).toBeUndefined();
     const m = byIstat.data!.municipality;
     expect(m).toMatchObject({ istatCode: '058091', cadastralCode: 'H501', name: 'Roma', province: { code: 'RM', name: 'Roma' }, region: { code: '12', name: 'Lazio' } });
@@ -77,7 +96,14 @@ describe('postal lookups (Istat data)', () => {
     expect(res.errors).toBeUndefined();
     expect(res.data).toEqual({ a: null, b: null });
     await t.clearCalls();
-    for (const q of ['{ postalCode(code: "0013") { code } }', '{ municipality(cadastralCode: "H50") { name } }', '{ municipality { name } }', '{ municipality(istatCode: "58091", cadastralCode: "H501") { name } }', '{ searchMunicipalities { name } }', '{ completeMunicipality(prefix: "Ro", limit: 0) { name } }']) {
+    for (const q of [
+      '{ postalCode(code: "0013") { code } }',
+      '{ municipality(cadastralCode: "H50") { name } }',
+      '{ municipality { name } }',
+      '{ municipality(istatCode: "58091", cadastralCode: "H501") { name } }',
+      '{ searchMunicipalities { name } }',
+      '{ completeMunicipality(prefix: "Ro", limit: 0) { name } }',
+    ]) {
       const bad = await t.gql(q);
       expect(bad.errors?.[0]?.extensions?.code, q).toBe('BAD_USER_INPUT');
     }
@@ -131,7 +157,9 @@ describe('postal lookups (Istat data)', () => {
     expect(d.suppressedMunicipalities).toContainEqual({ istatCode: null, name: 'Mossano', cadastralCode: null, province: { code: 'VI' } });
     expect(d.streetTypes).toContain('PIAZZA');
     expect(d.via).toEqual(['VIA', 'VIALE']);
-    expect((await paths()).sort()).toEqual(['GET /citta_metropolitane', 'GET /comuni_soppressi', 'GET /dug', 'GET /dug', 'GET /province', 'GET /province/RM', 'GET /provincia', 'GET /regioni'].sort());
+    expect((await paths()).sort()).toEqual(
+      ['GET /citta_metropolitane', 'GET /comuni_soppressi', 'GET /dug', 'GET /dug', 'GET /province', 'GET /province/RM', 'GET /provincia', 'GET /regioni'].sort(),
+    );
     // €0.01 each, but every list is inside its monthly free tier (10,000; 44,640 for /dug)
     expect(res.extensions!.cost!.euro).toBe(0);
     expect(res.extensions!.cost!.upstreamCalls).toBe(8);
@@ -160,7 +188,10 @@ describe('address completion while typing', () => {
     let euro = 0;
     let upstreamCalls = 0;
     for (let i = 1; i <= word.length; i++) {
-      const res = await t.gql<{ completeMunicipality: Array<{ name: string; istatCode: string }> }>('query ($p: String!) { completeMunicipality(prefix: $p, limit: 5) { name istatCode } }', { p: word.slice(0, i) });
+      const res = await t.gql<{ completeMunicipality: Array<{ name: string; istatCode: string }> }>(
+        'query ($p: String!) { completeMunicipality(prefix: $p, limit: 5) { name istatCode } }',
+        { p: word.slice(0, i) },
+      );
       expect(res.errors).toBeUndefined();
       answers.push(res.data!.completeMunicipality.map((m) => m.name));
       euro += res.extensions!.cost!.euro;
@@ -188,13 +219,34 @@ describe('address completion while typing', () => {
 
 describe('Company.address.municipality through the gateway', () => {
   it('a company address names its municipality, resolved by the postal subgraph', async () => {
-    const res = await t.gql<{ company: { address: { town: string; province: { code: string }; municipality: { istatCode: string; cadastralCode: string; name: string; province: { code: string; name: string }; region: { code: string; name: string }; postalCodes: string[] } } } }>(
+    const res = await t.gql<{
+      company: {
+        address: {
+          town: string;
+          province: { code: string };
+          municipality: {
+            istatCode: string;
+            cadastralCode: string;
+            name: string;
+            province: { code: string; name: string };
+            region: { code: string; name: string };
+            postalCodes: string[];
+          };
+        };
+      };
+    }>(
       '{ company(vatCode: "12485671007") { address { town province { code } municipality { istatCode cadastralCode name province { code name } region { code name } postalCodes } } } }',
     );
     expect(res.errors).toBeUndefined();
     const a = res.data!.company.address;
     expect(a.town).toBe('ROMA');
-    expect(a.municipality).toMatchObject({ istatCode: '058091', cadastralCode: 'H501', name: 'Roma', province: { code: 'RM', name: 'Roma' }, region: { code: '12', name: 'Lazio' } });
+    expect(a.municipality).toMatchObject({
+      istatCode: '058091',
+      cadastralCode: 'H501',
+      name: 'Roma',
+      province: { code: 'RM', name: 'Roma' },
+      region: { code: '12', name: 'Lazio' },
+    });
     expect(a.municipality.postalCodes).toContain('00136');
     // the company's cheapest source of its address, then the municipality by cadastral code
     expect((await t.calls('company')).map((c) => `${c.method} ${c.path}`)).toEqual(['GET /IT-address/12485671007']);
@@ -206,9 +258,11 @@ describe('Company.address.municipality through the gateway', () => {
   });
 
   it('an address known by town and province (a beneficial owner residence) resolves by name', async () => {
-    const res = await t.gql<{ company: { beneficialOwners: Array<{ address: { town: string | null; province: { code: string } | null; municipality: { istatCode: string; name: string } | null } | null }> } }>(
-      '{ company(vatCode: "12485671007") { beneficialOwners { address { town province { code } municipality { istatCode name } } } } }',
-    );
+    const res = await t.gql<{
+      company: {
+        beneficialOwners: Array<{ address: { town: string | null; province: { code: string } | null; municipality: { istatCode: string; name: string } | null } | null }>;
+      };
+    }>('{ company(vatCode: "12485671007") { beneficialOwners { address { town province { code } municipality { istatCode name } } } } }');
     expect(res.errors).toBeUndefined();
     const addresses = res.data!.company.beneficialOwners.map((o) => o.address).filter((a) => a?.town);
     const italian = addresses.filter((a) => /^[A-Z]{2}$/.test(a!.province?.code ?? ''));
@@ -227,7 +281,12 @@ describe('Company.address.municipality through the gateway', () => {
 
 describe('every Italian address type names its municipality', () => {
   it("a person bureau request's birth place and residence (risk subgraph) resolve through the postal subgraph", async () => {
-    const res = await t.gql<{ orderPersonBureauReport: { birthPlace: { city: string; municipality: { istatCode: string; cadastralCode: string; name: string } }; residence: { municipality: { postalCodes: string[] } } } }>(
+    const res = await t.gql<{
+      orderPersonBureauReport: {
+        birthPlace: { city: string; municipality: { istatCode: string; cadastralCode: string; name: string } };
+        residence: { municipality: { postalCodes: string[] } };
+      };
+    }>(
       `mutation ($input: PersonBureauInput!) { orderPersonBureauReport(input: $input) {
         birthPlace { city municipality { istatCode cadastralCode name } }
         residence { municipality { postalCodes } }

@@ -31,7 +31,12 @@ let t: TestStack;
 let now = Date.now();
 const auth = (token?: string): Record<string, string> => (token ? { authorization: `Bearer ${token}` } : {});
 
-async function ok<T = Record<string, unknown>>(query: string, variables: Record<string, unknown> = {}, token?: string, headers: Record<string, string> = {}): Promise<GraphQLResponse<T>> {
+async function ok<T = Record<string, unknown>>(
+  query: string,
+  variables: Record<string, unknown> = {},
+  token?: string,
+  headers: Record<string, string> = {},
+): Promise<GraphQLResponse<T>> {
   const r = await t.gql<T>(query, variables, { ...auth(token), ...headers });
   expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
   return r;
@@ -133,7 +138,6 @@ describe('what the layer learns drops the answers', () => {
     await ok('mutation { createToken(input: { scopes: ["GET:cap.openapi.it/comuni_base"], name: "response-cache", ttl: 3600 }) { value } }', {}, TENANT_B);
     expect(costOf(await ok(NAME, { vat: VAT }, TENANT_B)).answeredFrom).toBeUndefined();
   });
-
 });
 
 describe('lifetime', () => {
@@ -159,7 +163,11 @@ describe('rules', () => {
     expect(ttl['Company.companyName']).toBe(3_600_000);
     expect(ttl['Company.creditScore']).toBe(0);
     expect(ttl['Query.searchMunicipalities']).toBe(POSTAL_TTL * 1000);
-    expect(Object.entries(ttl).filter(([k]) => k.startsWith('Account.')).every(([, v]) => v === 0)).toBe(true);
+    expect(
+      Object.entries(ttl)
+        .filter(([k]) => k.startsWith('Account.'))
+        .every(([, v]) => v === 0),
+    ).toBe(true);
     // Fields read upstream every time are in the schema (a rename would let them be cached).
     for (const field of NEVER_CACHED_FIELDS) expect(ttl[field], field).toBeDefined();
   });
@@ -194,7 +202,11 @@ describe('answers of one tenant are never another’s, nor older than a change',
   /** Sandbox companies none of the tests above reads. */
   const HELD = { stored: '03456783053', shared: '03456782055' } as const;
   const http = async (headers: Record<string, string>) => {
-    const res = await request(t.stack.gateway.graphqlUrl, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ query: NAME, variables: { vat: VAT } }) });
+    const res = await request(t.stack.gateway.graphqlUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify({ query: NAME, variables: { vat: VAT } }),
+    });
     const text = await res.body.text();
     if (res.statusCode !== 200) throw new Error(`HTTP ${res.statusCode}: ${text}`);
     return { status: res.statusCode, headers: res.headers, body: JSON.parse(text) as GraphQLResponse };

@@ -308,10 +308,9 @@ describe('patrimonial report', () => {
 
 describe('callback ingress', () => {
   it('refuses a forged callback (403) and nothing changes; then refuses a replay of the genuine one', async () => {
-    const { orderPersonReport: order } = await gql<{ orderPersonReport: Obj }>(
-      `mutation($input: PersonSubjectInput!) { orderPersonReport(input: $input) { ${STATUS} } }`,
-      { input: { name: 'Anna', surname: 'Bianchi', taxCode: CF2 } },
-    );
+    const { orderPersonReport: order } = await gql<{ orderPersonReport: Obj }>(`mutation($input: PersonSubjectInput!) { orderPersonReport(input: $input) { ${STATUS} } }`, {
+      input: { name: 'Anna', surname: 'Bianchi', taxCode: CF2 },
+    });
     const id = String(order.id);
     const get = async (): Promise<Obj> => {
       const res = await request(`${t.stack.emulatorUrl}/risk/IT-report-persona/${id}`, { headers: { authorization: 'Bearer emulator-token' } });

@@ -101,10 +101,24 @@ function expectEntities(out: unknown, entities: Obj[]): void {
       photos: e.photos,
       organizationDetails: e.organization_details,
       lastUpdate: e.last_update,
-      names: (e.names as Obj[]).map((n) => ({ title: text(n.title), firstName: text(n.first_name), lastName: text(n.last_name), fullName: text(n.full_name), primary: n.primary, native: n.native })),
+      names: (e.names as Obj[]).map((n) => ({
+        title: text(n.title),
+        firstName: text(n.first_name),
+        lastName: text(n.last_name),
+        fullName: text(n.full_name),
+        primary: n.primary,
+        native: n.native,
+      })),
       birthDates: e.birth_dates,
       deathDates: e.death_dates,
-      locations: (e.locations as Obj[]).map((l) => ({ address: text(l.address), street: text(l.street), city: text(l.city), region: text(l.region), country: text(l.country), type: text(l.type) })),
+      locations: (e.locations as Obj[]).map((l) => ({
+        address: text(l.address),
+        street: text(l.street),
+        city: text(l.city),
+        region: text(l.region),
+        country: text(l.country),
+        type: text(l.type),
+      })),
       codes: e.codes,
       recaps: e.recaps,
     })),
@@ -123,9 +137,14 @@ beforeAll(async () => {
     else json(res, 404, { success: false, message: `no example for ${req.method} ${path}`, error: 999, data: null });
   });
   // No service token: every row passes its own bearer token through (its own tenant).
-  t = await startTestStack({ OPENAPI_ENV: 'sandbox', OPENAPI_RISK_URL: stub.url, OPENAPI_TOKEN: '', OPENAPI_MAX_RETRIES: '0',
+  t = await startTestStack({
+    OPENAPI_ENV: 'sandbox',
+    OPENAPI_RISK_URL: stub.url,
+    OPENAPI_TOKEN: '',
+    OPENAPI_MAX_RETRIES: '0',
     // the poller would add its own reads to the stub's log; these rows drive every call themselves
-    RISK_POLL_MAX_CALLS_PER_MIN: '0' });
+    RISK_POLL_MAX_CALLS_PER_MIN: '0',
+  });
 });
 
 afterAll(async () => {
@@ -178,7 +197,10 @@ describe('vendor examples through the gateway: person bureau (IT-bureau-persona 
   }
 
   it('GET list', async () => {
-    const { data, calls } = await run<{ riskRequests: Obj[] }>(serve('GET /IT-bureau-persona', 'GET /IT-crif-persona'), `query { riskRequests(family: PERSON_BUREAU) { ...Common } } ${COMMON}`);
+    const { data, calls } = await run<{ riskRequests: Obj[] }>(
+      serve('GET /IT-bureau-persona', 'GET /IT-crif-persona'),
+      `query { riskRequests(family: PERSON_BUREAU) { ...Common } } ${COMMON}`,
+    );
     expect(calls).toEqual(['GET /IT-bureau-persona']);
     expectListItems(data.riskRequests, dataOf('GET /IT-crif-persona') as unknown as Obj[], 'COMPLETE');
   });
@@ -194,7 +216,15 @@ describe('vendor examples through the gateway: person bureau (IT-bureau-persona 
       taxCode: CF,
       birthPlace: { city: 'Terni', province: 'TR', country: 'Italia' },
       residence: { address: 'Via Rossini', streetNumber: '2', city: 'Terni', postalCode: '05100', province: 'TR', country: 'Italia' },
-      document: { type: 'IDENTITY_CARD', number: 'IT567TRF', releaseDate: '2020-12-01', expirationDate: `${year + 5}-12-01`, releasePlace: { city: 'Terni', province: 'TR' }, authority: 'comune', file: PDF },
+      document: {
+        type: 'IDENTITY_CARD',
+        number: 'IT567TRF',
+        releaseDate: '2020-12-01',
+        expirationDate: `${year + 5}-12-01`,
+        releasePlace: { city: 'Terni', province: 'TR' },
+        authority: 'comune',
+        file: PDF,
+      },
       healthInsuranceCardFile: PDF,
     };
     const { data, calls } = await run<{ orderPersonBureauReport: Obj }>(
@@ -255,7 +285,14 @@ describe('vendor examples through the gateway: person report families', () => {
       );
       expect(calls).toEqual([`POST ${path}`]);
       expectCommon(data.order, rec, 'PROCESSING');
-      expect(data.order).toMatchObject({ name: rec.name, surname: rec.surname, taxCode: rec.taxCode, family, report: null, subject: { name: `${String(rec.name)} ${String(rec.surname)}`, taxCode: rec.taxCode } });
+      expect(data.order).toMatchObject({
+        name: rec.name,
+        surname: rec.surname,
+        taxCode: rec.taxCode,
+        family,
+        report: null,
+        subject: { name: `${String(rec.name)} ${String(rec.surname)}`, taxCode: rec.taxCode },
+      });
     });
   }
 });
@@ -287,9 +324,13 @@ describe('vendor examples through the gateway: company reports', () => {
 
 describe('vendor examples through the gateway: synchronous endpoints', () => {
   it('IT-verifica_cf', async () => {
-    const { data, calls } = await run<{ verifyFiscalCode: Obj }>(serve(`GET /IT-verifica_cf/${CF}`, 'GET /IT-verifica_cf/{codice_fiscale}'), `query($cf: String!) { verifyFiscalCode(taxCode: $cf) { taxCode valid } }`, { cf: CF.toLowerCase() });
+    const { data, calls } = await run<{ verifyFiscalCode: Obj }>(
+      serve(`GET /IT-verifica_cf/${CF}`, 'GET /IT-verifica_cf/{codice_fiscale}'),
+      `query($cf: String!) { verifyFiscalCode(taxCode: $cf) { taxCode valid } }`,
+      { cf: CF.toLowerCase() },
+    );
     expect(calls).toEqual([`GET /IT-verifica_cf/${CF}`]);
-    expect(data.verifyFiscalCode).toEqual({ taxCode: CF, valid: (dataOf('GET /IT-verifica_cf/{codice_fiscale}')).validita });
+    expect(data.verifyFiscalCode).toEqual({ taxCode: CF, valid: dataOf('GET /IT-verifica_cf/{codice_fiscale}').validita });
   });
 
   const SCORE = `level id companyId vatCode taxCode companyName requestedAt assessedAt score rawScore scoreDescription rating severity creditLimit lastBalanceYear note
@@ -301,7 +342,11 @@ describe('vendor examples through the gateway: synchronous endpoints', () => {
     for (const level of ['START', 'ADVANCED'] as const) {
       const key = `GET /IT-creditscore-${level.toLowerCase()}/{vatCode_taxCode_or_id}`;
       const d = dataOf(key);
-      const { data } = await run<{ creditScore: Obj }>(serve(`GET /IT-creditscore-${level.toLowerCase()}/${VAT}`, key), `query($v: String!) { creditScore(vatCode: $v, level: ${level}) { ${SCORE} } }`, { v: VAT });
+      const { data } = await run<{ creditScore: Obj }>(
+        serve(`GET /IT-creditscore-${level.toLowerCase()}/${VAT}`, key),
+        `query($v: String!) { creditScore(vatCode: $v, level: ${level}) { ${SCORE} } }`,
+        { v: VAT },
+      );
       expect(data.creditScore).toEqual({
         level,
         id: d.id,
@@ -334,7 +379,9 @@ describe('vendor examples through the gateway: synchronous endpoints', () => {
     const history = inner.history as Obj;
     const positions = inner.positions as Obj;
     const profiles = inner.profiles as Obj;
-    const { data } = await run<{ creditScore: Obj }>(serve(`GET /IT-creditscore-top/${VAT}`, key), `query($v: String!) { creditScore(vatCode: $v, level: TOP) { ${SCORE} } }`, { v: VAT });
+    const { data } = await run<{ creditScore: Obj }>(serve(`GET /IT-creditscore-top/${VAT}`, key), `query($v: String!) { creditScore(vatCode: $v, level: TOP) { ${SCORE} } }`, {
+      v: VAT,
+    });
     expect(data.creditScore).toEqual({
       level: 'TOP',
       id: d.id,
@@ -397,13 +444,18 @@ describe('vendor examples through the gateway: adverse records (IT-negativita, I
       requestedAt: sqlIso(rec.date_request),
       completedAt: sqlIso(rec.date_completion),
       outcome: rec.esito ? { code: (rec.esito as Obj).codice, info: (rec.esito as Obj).info } : null,
-      findings: neg ? { code: soggetto?.code, protests: neg.protesti, proceedings: neg.procedure, prejudicialEvents: neg.pregiudizievoli, involvedInProceedings: neg.coinvoltoInProcedura } : null,
+      findings: neg
+        ? { code: soggetto?.code, protests: neg.protesti, proceedings: neg.procedure, prejudicialEvents: neg.pregiudizievoli, involvedInProceedings: neg.coinvoltoInProcedura }
+        : null,
       cover: null,
     });
   }
 
   it('GET IT-richiesta (list)', async () => {
-    const { data } = await run<{ riskRequests: Obj[] }>(serve('GET /IT-richiesta', 'GET /IT-richiesta'), `query { riskRequests(family: NEGATIVE_RECORDS) { ...Common } } ${COMMON}`);
+    const { data } = await run<{ riskRequests: Obj[] }>(
+      serve('GET /IT-richiesta', 'GET /IT-richiesta'),
+      `query { riskRequests(family: NEGATIVE_RECORDS) { ...Common } } ${COMMON}`,
+    );
     expectListItems(data.riskRequests, dataOf('GET /IT-richiesta') as unknown as Obj[], 'COMPLETE');
   });
 
@@ -434,7 +486,14 @@ describe('vendor examples through the gateway: adverse records (IT-negativita, I
       const detail = (rec.soggetto as Obj | null)?.dettaglio_negativita as Obj | undefined;
       expect(data.riskRequest.detail).toEqual(
         detail
-          ? { hasPrejudicialEvents: detail.presenzaPregiudizievoli, prejudicialEvents: detail.pregiudizievoli, hasProceedings: detail.presenzaProcedure, proceedings: detail.procedure, hasProtests: detail.presenzaProtesti, protests: detail.protesti }
+          ? {
+              hasPrejudicialEvents: detail.presenzaPregiudizievoli,
+              prejudicialEvents: detail.pregiudizievoli,
+              hasProceedings: detail.presenzaProcedure,
+              proceedings: detail.procedure,
+              hasProtests: detail.presenzaProtesti,
+              protests: detail.protesti,
+            }
           : null,
       );
     });
@@ -500,8 +559,15 @@ describe('vendor examples through the gateway: KYC', () => {
       ['adverse_media', 'KYC_ADVERSE_MEDIA'],
       ['pep', 'KYC_PEP'],
     ]) {
-      const { data } = await run<{ riskRequests: Obj[] }>(serve('GET /WW-kyc-evidences', 'GET /WW-kyc-evidences'), `query { riskRequests(family: ${family}) { ...Common } } ${COMMON}`);
-      expectListItems(data.riskRequests, items.filter((i) => i.type === type), 'COMPLETE');
+      const { data } = await run<{ riskRequests: Obj[] }>(
+        serve('GET /WW-kyc-evidences', 'GET /WW-kyc-evidences'),
+        `query { riskRequests(family: ${family}) { ...Common } } ${COMMON}`,
+      );
+      expectListItems(
+        data.riskRequests,
+        items.filter((i) => i.type === type),
+        'COMPLETE',
+      );
     }
   });
 
@@ -538,7 +604,10 @@ describe('vendor examples through the gateway: KYC', () => {
     );
     expectMonitor(start.data.startKycMonitor, created, 'ACTIVE');
 
-    const list = await run<{ riskRequests: Obj[] }>(serve('GET /WW-kyc-full-monitor', 'GET /WW-kyc-full-monitor'), `query { riskRequests(family: KYC_MONITOR) { ...Common } } ${COMMON}`);
+    const list = await run<{ riskRequests: Obj[] }>(
+      serve('GET /WW-kyc-full-monitor', 'GET /WW-kyc-full-monitor'),
+      `query { riskRequests(family: KYC_MONITOR) { ...Common } } ${COMMON}`,
+    );
     const items = dataOf('GET /WW-kyc-full-monitor') as unknown as Obj[];
     expect(list.data.riskRequests.map((r) => [r.id, r.state, r.rawState])).toEqual(items.map((i) => [i.id, i.state === 'DELETED' ? 'DELETED' : 'ACTIVE', i.state]));
 

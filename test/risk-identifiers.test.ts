@@ -91,7 +91,10 @@ describe('creditScore by VAT number, tax code or Openapi id', () => {
     ];
     for (const [query, field] of cases) {
       const res = await t.gql(query);
-      expect(res.errors?.map((e) => [e.extensions?.code, e.extensions?.field]), query).toEqual([['BAD_USER_INPUT', field]]);
+      expect(
+        res.errors?.map((e) => [e.extensions?.code, e.extensions?.field]),
+        query,
+      ).toEqual([['BAD_USER_INPUT', field]]);
     }
     expect(await riskCalls()).toEqual([]);
   });
@@ -141,11 +144,14 @@ describe("Company.creditScore by the company's lookupCode", () => {
 
   it('through the gateway, a company looked up by VAT number, tax code or id is scored without buying company data', async () => {
     const id = companyIdOfVat(BETA_SERVIZI);
-    const data = await gql(`query($id: ID!) {
+    const data = await gql(
+      `query($id: ID!) {
       byVat: company(vatCode: "${OPENAPI_SPA}") { vatCode creditScore { vatCode score } }
       byTax: companyByTaxCode(taxCode: "${BETA_SERVIZI}") { taxCode creditScore(level: ADVANCED) { vatCode score } }
       byId: companyById(id: $id) { id creditScore { companyId } }
-    }`, { id });
+    }`,
+      { id },
+    );
     expect(data.byVat).toMatchObject({ vatCode: OPENAPI_SPA, creditScore: { vatCode: OPENAPI_SPA } });
     expect(data.byTax).toMatchObject({ taxCode: BETA_SERVIZI, creditScore: { vatCode: BETA_SERVIZI } });
     expect(data.byId).toMatchObject({ id, creditScore: { companyId: id } });

@@ -220,7 +220,9 @@ describe('KYC families', () => {
 describe("the caller's callback", () => {
   it('is still shown after the request is read', async () => {
     const callback = { url: receiver.url, method: 'POST', field: 'payload' };
-    const { orderPatrimonialReport: order } = await gql<{ orderPatrimonialReport: Obj }>(ORDER_PATRIMONIAL, { input: { name: 'Anna', surname: 'Bianchi', taxCode: CF2, callback } });
+    const { orderPatrimonialReport: order } = await gql<{ orderPatrimonialReport: Obj }>(ORDER_PATRIMONIAL, {
+      input: { name: 'Anna', surname: 'Bianchi', taxCode: CF2, callback },
+    });
     const Q = `query($id: ID!) { riskRequest(family: PATRIMONIAL, id: $id) { id callback { url method field } } }`;
     for (let i = 0; i < 2; i++) {
       const { riskRequest } = await gql<{ riskRequest: Obj }>(Q, { id: order.id });
@@ -293,4 +295,3 @@ describe('replay guard', () => {
     }
   });
 });
-

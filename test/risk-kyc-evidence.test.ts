@@ -130,19 +130,27 @@ describe('bureau delegation form', () => {
   it('is "not ready yet" until the service has prepared it, then the PDF', async () => {
     await t.control('risk/timing', { delegationAfterMs: 60_000 });
     try {
-      const { orderPersonBureauReport: order } = (await gql(`mutation($input: PersonBureauInput!) { orderPersonBureauReport(input: $input) { id delegationFileName delegationForm { url } } }`, {
-        input: bureauInput(),
-      })) as { orderPersonBureauReport: Obj };
+      const { orderPersonBureauReport: order } = (await gql(
+        `mutation($input: PersonBureauInput!) { orderPersonBureauReport(input: $input) { id delegationFileName delegationForm { url } } }`,
+        {
+          input: bureauInput(),
+        },
+      )) as { orderPersonBureauReport: Obj };
       expect(order.delegationFileName).toBeNull();
       const url = String((order.delegationForm as Obj).url);
       await t.clearCalls();
       const early = await download(url);
-      expect([early.status, early.json]).toEqual([409, { error: 'the document is not ready yet', upstream: { status: 406, error: 303, message: 'the delegation has not yet been created' } }]);
+      expect([early.status, early.json]).toEqual([
+        409,
+        { error: 'the document is not ready yet', upstream: { status: 406, error: 303, message: 'the delegation has not yet been created' } },
+      ]);
       await t.control('clock', { advanceMs: 60_000 });
       const ready = await download(url);
       expect([ready.status, ready.type, ready.bytes.subarray(0, 5).toString('latin1')]).toEqual([200, 'application/pdf', '%PDF-']);
       expect(await riskCalls()).toEqual([`GET /IT-bureau-persona/${String(order.id)}/delega 406`, `GET /IT-bureau-persona/${String(order.id)}/delega 200`]);
-      const read = (await gql(`query($id: ID!) { riskRequest(family: PERSON_BUREAU, id: $id) { ... on PersonBureauRequest { delegationFileName } } }`, { id: order.id })) as { riskRequest: Obj };
+      const read = (await gql(`query($id: ID!) { riskRequest(family: PERSON_BUREAU, id: $id) { ... on PersonBureauRequest { delegationFileName } } }`, { id: order.id })) as {
+        riskRequest: Obj;
+      };
       expect(read.riskRequest.delegationFileName).toBe(`${String(order.id)}_delega.pdf`);
     } finally {
       await t.control('risk/timing', { delegationAfterMs: 0 });

@@ -104,7 +104,10 @@ describe('monitors', () => {
       const id = String(k.id);
       const client = createClient({ url: t.stack.gateway.wsUrl, webSocketImpl: WebSocket, retryAttempts: 0, lazy: true });
       clients.push(client);
-      const it = client.iterate<Obj>({ query: `subscription($id: ID!) { riskRequestUpdated(id: $id) { state updatedAt ... on KycMonitorRequest { evidences } } }`, variables: { id } });
+      const it = client.iterate<Obj>({
+        query: `subscription($id: ID!) { riskRequestUpdated(id: $id) { state updatedAt ... on KycMonitorRequest { evidences } } }`,
+        variables: { id },
+      });
       const next = async (): Promise<Obj> => {
         const r = await withSafety(it.next(), 'subscription event');
         expect(r.done).toBe(false);

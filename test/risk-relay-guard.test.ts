@@ -77,7 +77,9 @@ describe('through the gateway', () => {
     logTo(memory);
     setLogLevel('warn');
     try {
-      const res = await t.gql<{ orderPatrimonialReport: Obj }>(ORDER, { input: { name: 'Mario', surname: 'Rossi', taxCode: CF, callback: { url: `http://localhost:${port}/hook` } } });
+      const res = await t.gql<{ orderPatrimonialReport: Obj }>(ORDER, {
+        input: { name: 'Mario', surname: 'Rossi', taxCode: CF, callback: { url: `http://localhost:${port}/hook` } },
+      });
       expect(res.errors).toBeUndefined();
       const id = String(res.data?.orderPatrimonialReport.id);
       await t.control('risk/advance', { id });
@@ -98,7 +100,24 @@ describe('through the gateway', () => {
 
 describe('the guard', () => {
   it('knows private, loopback, link-local and unique-local addresses, v4 and v6', () => {
-    for (const a of ['127.0.0.1', '10.0.0.1', '172.31.255.255', '192.168.0.1', '169.254.169.254', '100.100.0.1', '0.0.0.0', '224.0.0.1', '::1', '::', 'fd12:3456::1', 'fc00::1', 'fe80::1', '[fe80::1%eth0]', '::ffff:10.0.0.1', 'ff02::1']) {
+    for (const a of [
+      '127.0.0.1',
+      '10.0.0.1',
+      '172.31.255.255',
+      '192.168.0.1',
+      '169.254.169.254',
+      '100.100.0.1',
+      '0.0.0.0',
+      '224.0.0.1',
+      '::1',
+      '::',
+      'fd12:3456::1',
+      'fc00::1',
+      'fe80::1',
+      '[fe80::1%eth0]',
+      '::ffff:10.0.0.1',
+      'ff02::1',
+    ]) {
       expect(isPrivateAddress(a), a).toBe(true);
     }
     for (const a of ['93.184.216.34', '8.8.8.8', '172.32.0.1', '2606:4700::1111', '::ffff:8.8.8.8', 'example.com']) {

@@ -192,7 +192,12 @@ describe('model', () => {
       company_id: 'c1',
       data: {
         credit_check: { operational_credit_limit: 82000, rating: 'B1', risk_score: 'ROSSO SCURO', risk_score_description: 'alto' },
-        history: { note: { description: 'stabile', events: [] }, risk_score: [{ month: '2024-01', score: 'VERDE', description: 'd' }], public_rating: [], operational_credit_limit: [{ month: '2024-01', value: 82000 }] },
+        history: {
+          note: { description: 'stabile', events: [] },
+          risk_score: [{ month: '2024-01', score: 'VERDE', description: 'd' }],
+          public_rating: [],
+          operational_credit_limit: [{ month: '2024-01', value: 82000 }],
+        },
         last_balance_year: '2022',
         positions: { year: '2022', main_industry: 'Informatica', positions: [{ value: 1.5, industry_index: 'A5004', industry_position_last_year_trend: -0.1 }] },
         profiles: { positions_count: 10, profiles: [{ name: 'Equilibrio', score: 4 }] },
@@ -200,7 +205,16 @@ describe('model', () => {
       vat: VAT,
       time_stamp: 1718274842,
     });
-    expect(s).toMatchObject({ level: 'TOP', score: 'DARK_RED', rawScore: 'ROSSO SCURO', rating: 'B1', creditLimit: 82000, lastBalanceYear: '2022', vatCode: VAT, assessedAt: '2024-06-13T10:34:02.000Z' });
+    expect(s).toMatchObject({
+      level: 'TOP',
+      score: 'DARK_RED',
+      rawScore: 'ROSSO SCURO',
+      rating: 'B1',
+      creditLimit: 82000,
+      lastBalanceYear: '2022',
+      vatCode: VAT,
+      assessedAt: '2024-06-13T10:34:02.000Z',
+    });
     expect(s.history?.scores[0]).toEqual({ month: '2024-01', score: 'GREEN', rawScore: 'VERDE', description: 'd' });
     expect(s.positions?.positions[0]).toMatchObject({ index: 'A5004', value: 1.5, lastYearTrend: -0.1 });
     expect(s.profiles).toMatchObject({ positionsCount: 10, profiles: [{ name: 'Equilibrio', score: 4 }] });

@@ -78,7 +78,7 @@ async function until(check: () => Promise<boolean>, what: string): Promise<void>
   }
 }
 
-const text = (a: unknown): string => (a instanceof Error ? (a.stack ?? a.message) : typeof a === 'string' ? a : JSON.stringify(a) ?? String(a));
+const text = (a: unknown): string => (a instanceof Error ? (a.stack ?? a.message) : typeof a === 'string' ? a : (JSON.stringify(a) ?? String(a)));
 
 /** Log lines (error or warn) that carry a stack trace or the generic "request failed". */
 function traces(spy: MockInstance<(...args: unknown[]) => void>): string[] {
@@ -359,7 +359,11 @@ describe('oversized callback bodies', () => {
     await settle();
     await expectAlive();
     // The URL still works for a genuine delivery of a normal size.
-    const ok = await request(callback.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: envelope(await emulatorRecord(`/IT-report-persona/${callback.id}`)) });
+    const ok = await request(callback.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: envelope(await emulatorRecord(`/IT-report-persona/${callback.id}`)),
+    });
     await ok.body.dump();
     expect(ok.statusCode).toBe(200);
     expectClean();
@@ -453,7 +457,10 @@ describe('the subgraph side failing', () => {
     const warned = (): string[] => logged.filter((l) => l.level === 'warn').map((l) => l.line);
     await until(async () => warned().length >= 2, 'the two failures logged');
     const lines = warned();
-    expect(lines).toEqual([expect.stringMatching(/^\[gateway\] \/files\/risk: subgraph unreachable/), expect.stringMatching(/^\[gateway\] \/files\/risk: answer cut short by the subgraph/)]);
+    expect(lines).toEqual([
+      expect.stringMatching(/^\[gateway\] \/files\/risk: subgraph unreachable/),
+      expect.stringMatching(/^\[gateway\] \/files\/risk: answer cut short by the subgraph/),
+    ]);
     expectClean();
   });
 });

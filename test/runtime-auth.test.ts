@@ -3,7 +3,7 @@ import { resolveAuth } from '../subgraphs/runtime/server.ts';
 import { tenantOf } from '../subgraphs/upstream/tenant.ts';
 
 describe('which token pays upstream', () => {
-  it('passes the caller\'s bearer token through when no service token is configured', () => {
+  it("passes the caller's bearer token through when no service token is configured", () => {
     expect(resolveAuth('Bearer caller-1', { serviceToken: null })).toEqual({ token: 'caller-1', tenant: tenantOf('caller-1') });
     expect(resolveAuth('bearer   caller-2 ', { serviceToken: null, fallbackToken: 'emu' }).token).toBe('caller-2');
   });

@@ -79,7 +79,9 @@ describe('DateTime through the gateway', () => {
   });
 
   it('accepts a valid ISO 8601 date-time (inline and variable, any offset) and filters by it', async () => {
-    const order = await t.gql<{ orderPatrimonialReport: { id: string } }>(`mutation { orderPatrimonialReport(input: { name: "MARIO", surname: "ROSSI", taxCode: "${CF}" }) { id } }`);
+    const order = await t.gql<{ orderPatrimonialReport: { id: string } }>(
+      `mutation { orderPatrimonialReport(input: { name: "MARIO", surname: "ROSSI", taxCode: "${CF}" }) { id } }`,
+    );
     expect(order.errors).toBeUndefined();
     const id = order.data!.orderPatrimonialReport.id;
     const hourAgo = new Date(Date.now() - 3_600_000).toISOString();

@@ -85,7 +85,12 @@ describe('two gateways and two replicas of each subgraph on one Redis', () => {
   it('a subscriber on gateway A hears a completion whose callback came in through gateway B', async () => {
     // (A tenant of its own: the daily budget of €20 is tested below.)
     const token = await newToken();
-    const ordered = await gqlAt<{ orderPatrimonialReport: { id: string } }>(gateways[1], ORDER, { input: { name: 'MARIO', surname: 'ROSSI', taxCode: CF } }, { authorization: `Bearer ${token}` });
+    const ordered = await gqlAt<{ orderPatrimonialReport: { id: string } }>(
+      gateways[1],
+      ORDER,
+      { input: { name: 'MARIO', surname: 'ROSSI', taxCode: CF } },
+      { authorization: `Bearer ${token}` },
+    );
     expect(ordered.errors, JSON.stringify(ordered.errors)).toBeUndefined();
     const id = ordered.data!.orderPatrimonialReport.id;
     const client = createClient({
@@ -117,7 +122,12 @@ describe('two gateways and two replicas of each subgraph on one Redis', () => {
   });
 
   it('polls a late request once in all, not once per replica', async () => {
-    const ordered = await gqlAt<{ orderPatrimonialReport: { id: string } }>(gateways[0], ORDER, { input: { name: 'ANNA', surname: 'BIANCHI', taxCode: CF2 } }, { authorization: `Bearer ${await newToken()}` });
+    const ordered = await gqlAt<{ orderPatrimonialReport: { id: string } }>(
+      gateways[0],
+      ORDER,
+      { input: { name: 'ANNA', surname: 'BIANCHI', taxCode: CF2 } },
+      { authorization: `Bearer ${await newToken()}` },
+    );
     expect(ordered.errors, JSON.stringify(ordered.errors)).toBeUndefined();
     const id = ordered.data!.orderPatrimonialReport.id;
     const reads = async () => (await calls('risk')).filter((c) => c.method === 'GET' && c.path.endsWith(`/${id}`)).length;
@@ -157,7 +167,7 @@ describe('two gateways and two replicas of each subgraph on one Redis', () => {
     }
   });
 
-  it('holds one operation\'s budget across the company and risk processes it spans', async () => {
+  it("holds one operation's budget across the company and risk processes it spans", async () => {
     const token = await newToken();
     const auth = { authorization: `Bearer ${token}` };
     // Each company: IT-full (€1.50, for isMarketable) + a top score (€3). Estimated with one owner:

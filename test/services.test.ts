@@ -93,10 +93,9 @@ describe('separate services (npm run emulator / subgraph / gateway)', () => {
   });
 
   it('a risk order completes through the callback route into the risk process, and its report downloads', async () => {
-    const order = await gql<{ orderPatrimonialReport: Obj }>(
-      'mutation($input: PersonSubjectInput!) { orderPatrimonialReport(level: STANDARD, input: $input) { id state done } }',
-      { input: { name: 'Mario', surname: 'Rossi', taxCode: CF } },
-    );
+    const order = await gql<{ orderPatrimonialReport: Obj }>('mutation($input: PersonSubjectInput!) { orderPatrimonialReport(level: STANDARD, input: $input) { id state done } }', {
+      input: { name: 'Mario', surname: 'Rossi', taxCode: CF },
+    });
     expect(order.errors).toBeUndefined();
     expect(order.data?.orderPatrimonialReport).toMatchObject({ state: 'PROCESSING', done: false });
     expect(order.extensions?.cost?.euro).toBeGreaterThan(0);
@@ -120,10 +119,9 @@ describe('separate services (npm run emulator / subgraph / gateway)', () => {
     );
     expect(delivered.status).toBe(200);
 
-    const report = await gql<{ riskRequest: Obj }>(
-      'query($id: ID!) { riskRequest(family: PATRIMONIAL, id: $id) { state done ... on PatrimonialRequest { report { url } } } }',
-      { id },
-    );
+    const report = await gql<{ riskRequest: Obj }>('query($id: ID!) { riskRequest(family: PATRIMONIAL, id: $id) { state done ... on PatrimonialRequest { report { url } } } }', {
+      id,
+    });
     expect(report.errors).toBeUndefined();
     expect(report.data?.riskRequest).toMatchObject({ state: 'COMPLETE', done: true });
     const url = String((report.data!.riskRequest.report as Obj).url);
@@ -133,7 +131,11 @@ describe('separate services (npm run emulator / subgraph / gateway)', () => {
     expect(doc.bytes.subarray(0, 4).toString('latin1')).toBe('%PDF');
 
     // A forged callback reaches the risk process too, which refuses it.
-    const forged = await request(`${callbackUrl.slice(0, -1)}${callbackUrl.endsWith('A') ? 'B' : 'A'}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    const forged = await request(`${callbackUrl.slice(0, -1)}${callbackUrl.endsWith('A') ? 'B' : 'A'}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
     await forged.body.dump();
     expect(forged.statusCode).toBe(403);
   });

@@ -55,7 +55,13 @@ const feedSubscribes = (): number => toSubgraphs.filter((m) => m.type === 'subsc
 const completes = (): number => toSubgraphs.filter((m) => m.type === 'complete').length;
 
 function subscribe(query: string, variables: Obj, token?: string): AsyncIterableIterator<Result> {
-  const client = createClient({ url: t.stack.gateway.wsUrl, webSocketImpl: WebSocket, connectionParams: token ? { authorization: `Bearer ${token}` } : {}, retryAttempts: 0, lazy: true });
+  const client = createClient({
+    url: t.stack.gateway.wsUrl,
+    webSocketImpl: WebSocket,
+    connectionParams: token ? { authorization: `Bearer ${token}` } : {},
+    retryAttempts: 0,
+    lazy: true,
+  });
   clients.push(client);
   return client.iterate<Obj>({ query, variables });
 }
@@ -137,7 +143,11 @@ describe('one subgraph subscription per topic', () => {
       expect(seen).toMatchObject({ id, state: 'PROCESSING' });
     }
     // Tenant B's feed holds B's requests only: up to B's own new request, never A's.
-    const ordered = await t.gql<{ orderPatrimonialReport: { id: string } }>(ORDER, { input: { name: 'Mario', surname: 'Rossi', taxCode } }, { authorization: `Bearer ${TENANT_B}` });
+    const ordered = await t.gql<{ orderPatrimonialReport: { id: string } }>(
+      ORDER,
+      { input: { name: 'Mario', surname: 'Rossi', taxCode } },
+      { authorization: `Bearer ${TENANT_B}` },
+    );
     expect(ordered.errors).toBeUndefined();
     const idB = ordered.data!.orderPatrimonialReport.id;
     for (const it of b) {

@@ -68,7 +68,9 @@ describe('traces', () => {
     const operationIds = new Set(fetchLogs.map((l) => (l.attrs as { operationId?: string } | undefined)?.operationId));
     expect(operationIds.size).toBe(1);
     expect([...operationIds][0]).toMatch(/^[0-9a-f-]{36}$/);
-    const upstream = await until('the upstream span', () => exporter.getFinishedSpans().find((s) => s.spanContext().traceId === traceId && s.attributes['openapi.area'] === 'company'));
+    const upstream = await until('the upstream span', () =>
+      exporter.getFinishedSpans().find((s) => s.spanContext().traceId === traceId && s.attributes['openapi.area'] === 'company'),
+    );
     const spans = await until('the root span', () => {
       const all = exporter.getFinishedSpans().filter((s) => s.spanContext().traceId === traceId);
       return all.some((s) => parentOf(s) === undefined) ? all : undefined;
@@ -126,7 +128,7 @@ describe('traces across processes', () => {
     await new Promise((r) => receiver?.close(r));
   }, 120_000);
 
-  it('a subgraph service started with OTEL_EXPORTER_OTLP_ENDPOINT exports its spans under the gateway\'s trace (traceparent)', async () => {
+  it("a subgraph service started with OTEL_EXPORTER_OTLP_ENDPOINT exports its spans under the gateway's trace (traceparent)", async () => {
     // An OTLP/HTTP receiver on loopback (JSON, as the exporter sends it).
     receiver = createServer((req, res) => {
       let body = '';
@@ -145,7 +147,19 @@ describe('traces across processes', () => {
     // The company subgraph in a process of its own (no shared AsyncLocalStorage with this one),
     // traces on from its environment alone.
     const secret = 'tracing-test-secret-0123456789';
-    subgraph = await spawnService('company', 'subgraph', ['company'], baseEnv({ LAYER_SECRET: secret, OPENAPI_EMULATOR_URL: t.stack.emulatorUrl!, PUBLIC_URL: 'http://127.0.0.1:1', SUBGRAPH_PORT: '0', OTEL_EXPORTER_OTLP_ENDPOINT: otlp, OTEL_BSP_SCHEDULE_DELAY: '50' }));
+    subgraph = await spawnService(
+      'company',
+      'subgraph',
+      ['company'],
+      baseEnv({
+        LAYER_SECRET: secret,
+        OPENAPI_EMULATOR_URL: t.stack.emulatorUrl!,
+        PUBLIC_URL: 'http://127.0.0.1:1',
+        SUBGRAPH_PORT: '0',
+        OTEL_EXPORTER_OTLP_ENDPOINT: otlp,
+        OTEL_BSP_SCHEDULE_DELAY: '50',
+      }),
+    );
     // A gateway in this process (traces on, in memory) over it; the other subgraphs are the test stack's.
     const urls = Object.fromEntries(SUBGRAPH_NAMES.map((n) => [n, n === 'company' ? `${subgraph!.url}/company/graphql` : t.stack.subgraphs.graphqlUrl(n)]));
     const gateway = await startGateway(gatewayOptionsFromEnv(baseEnv({ LAYER_SECRET: secret }), urls, { port: 0 }));
@@ -160,15 +174,17 @@ describe('traces across processes', () => {
       const traceId = body.extensions?.traceId;
       expect(traceId).toMatch(/^[0-9a-f]{32}$/);
       // The subgraph process's server span: same trace, its parent the gateway's fetch to it.
-      const served = await until('the subgraph process\'s span', () => received.find((s) => s.traceId === traceId && s.name === 'subgraph company'));
-      const fetches = await until('the gateway\'s fetch span', () => {
+      const served = await until("the subgraph process's span", () => received.find((s) => s.traceId === traceId && s.name === 'subgraph company'));
+      const fetches = await until("the gateway's fetch span", () => {
         const f = exporter.getFinishedSpans().filter((s) => s.spanContext().traceId === traceId);
         return f.some((s) => s.spanContext().spanId === served.parentSpanId) ? f : undefined;
       });
       const parent = fetches.find((s) => s.spanContext().spanId === served.parentSpanId)!;
       expect(parent.name).toMatch(/^http\.fetch|^POST|^subgraph\.execute/);
       // And its upstream call, under it, in the same trace.
-      const upstream = await until('the subgraph process\'s upstream span', () => received.find((s) => s.traceId === traceId && s.parentSpanId === served.spanId && s.name.includes('company')));
+      const upstream = await until("the subgraph process's upstream span", () =>
+        received.find((s) => s.traceId === traceId && s.parentSpanId === served.spanId && s.name.includes('company')),
+      );
       expect(upstream.name).toMatch(/^GET company IT-/);
       // The subgraph service's own /metrics counts that call: one sent to company, the one its span shows.
       const page = await request(`${subgraph.url}/metrics`);

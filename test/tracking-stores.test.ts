@@ -162,7 +162,7 @@ describeStores<World>('tracking stores', { memory: memoryWorld, redis: redisWorl
     expect((await store.get('T', ID))?.seq).toBe(2);
   });
 
-  it('lists a tenant\'s requests, oldest change first, optionally of one family', async () => {
+  it("lists a tenant's requests, oldest change first, optionally of one family", async () => {
     const { store, clock } = await stores.make();
     const B = 'b'.repeat(24);
     const C = 'c'.repeat(24);
@@ -245,7 +245,11 @@ describeStores<World>('tracking stores', { memory: memoryWorld, redis: redisWorl
   it('claims an idempotency key once across replicas, and a binding callback settles it', async () => {
     const a = await stores.make();
     const b = await stores.replica(a);
-    const results = await Promise.all([a.store.claimIdempotencyKey(idem()), b.store.claimIdempotencyKey(idem({ fingerprint: 'f2' })), a.store.claimIdempotencyKey(idem({ fingerprint: 'f3' }))]);
+    const results = await Promise.all([
+      a.store.claimIdempotencyKey(idem()),
+      b.store.claimIdempotencyKey(idem({ fingerprint: 'f2' })),
+      a.store.claimIdempotencyKey(idem({ fingerprint: 'f3' })),
+    ]);
     expect(results.filter((r) => r === undefined)).toHaveLength(1);
     await a.store.reserve({ key: 'res-1', tenant: 'T', family: 'REPORT', id: null, relay: null, expiresAt: inSeconds(60), token: 'tok' });
     await b.store.bindKey('res-1', ID.toUpperCase());
@@ -341,19 +345,24 @@ describeStores<World>('tracking stores', { memory: memoryWorld, redis: redisWorl
       { lateAfterMs: 1000, maxCallsPerMinute: 100, book, now },
     );
 
-  it(stores.kind === 'redis' ? 'reads a late request once across two pollers (lease)' : 'reads a late request once when two rounds overlap (one process: the round is shared, no lease needed)', async () => {
-    const a = await stores.make();
-    const b = await stores.replica(a);
-    let now = Date.now();
-    await a.store.observe('T', 'REPORT', { id: ID, state: 'pending', created: Math.floor(now / 1000) });
-    now += 5000;
-    const reads: string[] = [];
-    const pa = latePoller(a, reads, 'a', () => now);
-    // Memory: one process has one poller; two overlapping ticks must not read twice.
-    const pb = stores.kind === 'redis' ? latePoller(b, reads, 'b', () => now) : pa;
-    await Promise.all([pa.tick(), pb.tick()]);
-    expect(reads).toHaveLength(1);
-  });
+  it(
+    stores.kind === 'redis'
+      ? 'reads a late request once across two pollers (lease)'
+      : 'reads a late request once when two rounds overlap (one process: the round is shared, no lease needed)',
+    async () => {
+      const a = await stores.make();
+      const b = await stores.replica(a);
+      let now = Date.now();
+      await a.store.observe('T', 'REPORT', { id: ID, state: 'pending', created: Math.floor(now / 1000) });
+      now += 5000;
+      const reads: string[] = [];
+      const pa = latePoller(a, reads, 'a', () => now);
+      // Memory: one process has one poller; two overlapping ticks must not read twice.
+      const pb = stores.kind === 'redis' ? latePoller(b, reads, 'b', () => now) : pa;
+      await Promise.all([pa.tick(), pb.tick()]);
+      expect(reads).toHaveLength(1);
+    },
+  );
 
   it('gives the lease back when the budget refuses the read, so another replica reads the entry', async () => {
     const a = await stores.make();
@@ -405,7 +414,7 @@ describeStores<World>('tracking stores', { memory: memoryWorld, redis: redisWorl
     expect(await store.idempotencyRecord('T', 'key-1')).toMatchObject({ state: 'created', id: ID, atRisk: 2 });
   });
 
-  it('keeps the caller\'s callback header values sealed, opening them for relays', async () => {
+  it("keeps the caller's callback header values sealed, opening them for relays", async () => {
     const w = await stores.make();
     const relay = { url: 'https://hook.example/cb', method: 'JSON' as const, field: 'data', headers: { Authorization: 'Bearer hook-secret-42' }, retry: 1 };
     await w.store.reserve({ key: 'k-relay', tenant: 'T', family: 'REPORT', id: ID, relay, expiresAt: inSeconds(60), token: 'tok' });

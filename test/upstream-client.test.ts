@@ -254,7 +254,9 @@ describe('UpstreamClient', () => {
       else json(res, 200, ok({ state: 'PENDING', id: 'p1' }));
     });
     client = make(stub.url, { OPENAPI_SLOW_BUDGET_MS: '100' });
-    await expect(client.call(ctxFor(), { area: 'company', method: 'GET', path: '/IT-aml/{id}', slow: true }, { params: { id: '1' } })).rejects.toMatchObject({ graphqlCode: 'UPSTREAM_PENDING' });
+    await expect(client.call(ctxFor(), { area: 'company', method: 'GET', path: '/IT-aml/{id}', slow: true }, { params: { id: '1' } })).rejects.toMatchObject({
+      graphqlCode: 'UPSTREAM_PENDING',
+    });
   });
 
   it('reports a refused connection as UPSTREAM_UNAVAILABLE and never leaks the token', async () => {
@@ -267,7 +269,9 @@ describe('UpstreamClient', () => {
 
   it('refuses to call without a token', async () => {
     client = make('http://127.0.0.1:1');
-    await expect(client.call({ auth: { token: '', tenant: 'anonymous' }, meter: new CostMeter() }, start, { params: { id: '1' } })).rejects.toMatchObject({ graphqlCode: 'UNAUTHENTICATED' });
+    await expect(client.call({ auth: { token: '', tenant: 'anonymous' }, meter: new CostMeter() }, start, { params: { id: '1' } })).rejects.toMatchObject({
+      graphqlCode: 'UNAUTHENTICATED',
+    });
   });
 });
 

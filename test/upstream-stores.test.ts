@@ -30,245 +30,225 @@ const clock = () => now;
 // ---------------------------------------------------------------------------------------------
 // Cache
 
-describeStores<CacheStore>(
-  'upstream cache',
-  { memory: () => new MemoryCacheStore(100, clock), redis: (redis) => new RedisCacheStore(redis, { now: clock }) },
-  (stores) => {
-    it('is fresh for its TTL, then stale for the stale window, then gone (on the clock)', async () => {
-      const cache = await stores.make();
-      await cache.set('t|company|envelope|/IT-start/1', { companyName: 'ACME', n: [1, null] }, 60, 120);
-      expect(await cache.get('t|company|envelope|/IT-start/1')).toEqual({ value: { companyName: 'ACME', n: [1, null] }, fresh: true, staleForMs: 0 });
-      now += 60_000 + 500;
-      expect(await cache.get('t|company|envelope|/IT-start/1')).toEqual({ value: { companyName: 'ACME', n: [1, null] }, fresh: false, staleForMs: 500 });
-      now += 120_000;
-      expect(await cache.get('t|company|envelope|/IT-start/1')).toBeUndefined();
-      expect(await cache.get('never set')).toBeUndefined();
-    });
+describeStores<CacheStore>('upstream cache', { memory: () => new MemoryCacheStore(100, clock), redis: (redis) => new RedisCacheStore(redis, { now: clock }) }, (stores) => {
+  it('is fresh for its TTL, then stale for the stale window, then gone (on the clock)', async () => {
+    const cache = await stores.make();
+    await cache.set('t|company|envelope|/IT-start/1', { companyName: 'ACME', n: [1, null] }, 60, 120);
+    expect(await cache.get('t|company|envelope|/IT-start/1')).toEqual({ value: { companyName: 'ACME', n: [1, null] }, fresh: true, staleForMs: 0 });
+    now += 60_000 + 500;
+    expect(await cache.get('t|company|envelope|/IT-start/1')).toEqual({ value: { companyName: 'ACME', n: [1, null] }, fresh: false, staleForMs: 500 });
+    now += 120_000;
+    expect(await cache.get('t|company|envelope|/IT-start/1')).toBeUndefined();
+    expect(await cache.get('never set')).toBeUndefined();
+  });
 
-    it('stores nothing with a TTL of 0, and keeps no stale copy without a stale window', async () => {
-      const cache = await stores.make();
-      await cache.set('a', 1, 0, 100);
-      expect(await cache.get('a')).toBeUndefined();
-      await cache.set('b', null, 10);
-      expect(await cache.get('b')).toEqual({ value: null, fresh: true, staleForMs: 0 });
-      now += 10_001;
-      expect(await cache.get('b')).toBeUndefined();
-    });
+  it('stores nothing with a TTL of 0, and keeps no stale copy without a stale window', async () => {
+    const cache = await stores.make();
+    await cache.set('a', 1, 0, 100);
+    expect(await cache.get('a')).toBeUndefined();
+    await cache.set('b', null, 10);
+    expect(await cache.get('b')).toEqual({ value: null, fresh: true, staleForMs: 0 });
+    now += 10_001;
+    expect(await cache.get('b')).toBeUndefined();
+  });
 
-    it('is shared by the replicas of one store', async () => {
-      const a = await stores.make();
-      const b = await stores.replica(a);
-      await a.set('k', { x: 1 }, 30);
-      expect((await b.get('k'))?.value).toEqual({ x: 1 });
-      const other = await stores.make();
-      expect(await other.get('k')).toBeUndefined();
-    });
+  it('is shared by the replicas of one store', async () => {
+    const a = await stores.make();
+    const b = await stores.replica(a);
+    await a.set('k', { x: 1 }, 30);
+    expect((await b.get('k'))?.value).toEqual({ x: 1 });
+    const other = await stores.make();
+    expect(await other.get('k')).toBeUndefined();
+  });
 
-    it('clears its own entries only', async () => {
-      const cache = await stores.make();
-      const other = await stores.make();
-      await cache.set('a', 1, 60);
-      await cache.set('b*[x]?', 2, 60);
-      await other.set('a', 3, 60);
-      const raw = stores.connection(cache);
-      await raw?.set('ledger:op:x', '5');
-      await cache.clear();
-      expect(await cache.get('a')).toBeUndefined();
-      expect(await cache.get('b*[x]?')).toBeUndefined();
-      expect((await other.get('a'))?.value).toBe(3);
-      if (raw) expect(await raw.get('ledger:op:x')).toBe('5');
-    });
+  it('clears its own entries only', async () => {
+    const cache = await stores.make();
+    const other = await stores.make();
+    await cache.set('a', 1, 60);
+    await cache.set('b*[x]?', 2, 60);
+    await other.set('a', 3, 60);
+    const raw = stores.connection(cache);
+    await raw?.set('ledger:op:x', '5');
+    await cache.clear();
+    expect(await cache.get('a')).toBeUndefined();
+    expect(await cache.get('b*[x]?')).toBeUndefined();
+    expect((await other.get('a'))?.value).toBe(3);
+    if (raw) expect(await raw.get('ledger:op:x')).toBe('5');
+  });
 
-    it('lets Redis expire an entry after its TTL plus stale window (PX)', async () => {
-      const cache = await stores.make();
-      await cache.set('px', 'v', 30, 90);
-      const raw = stores.connection(cache);
-      if (!raw) return expect(stores.kind).toBe('memory');
-      const pttl = await raw.pttl('cache:px');
-      expect(pttl).toBeGreaterThan(119_000);
-      expect(pttl).toBeLessThanOrEqual(120_000);
-    });
-  },
-);
+  it('lets Redis expire an entry after its TTL plus stale window (PX)', async () => {
+    const cache = await stores.make();
+    await cache.set('px', 'v', 30, 90);
+    const raw = stores.connection(cache);
+    if (!raw) return expect(stores.kind).toBe('memory');
+    const pttl = await raw.pttl('cache:px');
+    expect(pttl).toBeGreaterThan(119_000);
+    expect(pttl).toBeLessThanOrEqual(120_000);
+  });
+});
 
 // ---------------------------------------------------------------------------------------------
 // Cost ledger
 
 const limits = (operation: number | null, day: number | null) => ({ operation, day });
 
-describeStores<CostLedger>(
-  'cost ledger',
-  { memory: () => new MemoryCostLedger({ now: clock }), redis: (redis) => new RedisCostLedger(redis, { now: clock }) },
-  (stores) => {
-    const acct = (operationId: string, tenant = 't1') => ({ operationId, tenant });
+describeStores<CostLedger>('cost ledger', { memory: () => new MemoryCostLedger({ now: clock }), redis: (redis) => new RedisCostLedger(redis, { now: clock }) }, (stores) => {
+  const acct = (operationId: string, tenant = 't1') => ({ operationId, tenant });
 
-    it('commits to the operation and the day, and gives back a release (never below zero)', async () => {
-      const ledger = await stores.make();
-      await ledger.reserve(acct('op1'), 0.9, limits(50, null), 'GET IT-aml');
-      await ledger.reserve(acct('op2'), 3, limits(50, null), 'GET IT-creditscore-top');
-      expect(await ledger.balance(acct('op1'))).toEqual({ operation: 0.9, day: 3.9 });
-      await ledger.release(acct('op2'), 3);
-      expect(await ledger.balance(acct('op2'))).toEqual({ operation: 0, day: 0.9 });
-      await ledger.release(acct('op2'), 3);
-      expect(await ledger.balance(acct('op2'))).toEqual({ operation: 0, day: 0 });
-      await ledger.reserve(acct('op3'), 0, limits(0.01, 0.01), 'free');
-      expect(await ledger.balance(acct('op3'))).toEqual({ operation: 0, day: 0 });
-    });
+  it('commits to the operation and the day, and gives back a release (never below zero)', async () => {
+    const ledger = await stores.make();
+    await ledger.reserve(acct('op1'), 0.9, limits(50, null), 'GET IT-aml');
+    await ledger.reserve(acct('op2'), 3, limits(50, null), 'GET IT-creditscore-top');
+    expect(await ledger.balance(acct('op1'))).toEqual({ operation: 0.9, day: 3.9 });
+    await ledger.release(acct('op2'), 3);
+    expect(await ledger.balance(acct('op2'))).toEqual({ operation: 0, day: 0.9 });
+    await ledger.release(acct('op2'), 3);
+    expect(await ledger.balance(acct('op2'))).toEqual({ operation: 0, day: 0 });
+    await ledger.reserve(acct('op3'), 0, limits(0.01, 0.01), 'free');
+    expect(await ledger.balance(acct('op3'))).toEqual({ operation: 0, day: 0 });
+  });
 
-    it("refuses a charge past the operation's budget, saying what is committed, and commits nothing", async () => {
-      const ledger = await stores.make();
-      await ledger.reserve(acct('op'), 0.9, limits(1, null), 'GET IT-aml');
-      const err = await ledger.reserve(acct('op'), 0.15, limits(1, null), 'GET IT-full').catch((e: unknown) => e);
-      expect(err).toBeInstanceOf(CostLimitError);
-      expect(err).toMatchObject({ scope: 'operation', budget: 1, committed: 0.9, price: 0.15, endpoint: 'GET IT-full' });
-      expect(await ledger.balance(acct('op'))).toEqual({ operation: 0.9, day: 0.9 });
-      await ledger.reserve(acct('op'), 0.1, limits(1, null), 'GET IT-start');
-      expect((await ledger.balance(acct('op'))).operation).toBe(1);
-    });
+  it("refuses a charge past the operation's budget, saying what is committed, and commits nothing", async () => {
+    const ledger = await stores.make();
+    await ledger.reserve(acct('op'), 0.9, limits(1, null), 'GET IT-aml');
+    const err = await ledger.reserve(acct('op'), 0.15, limits(1, null), 'GET IT-full').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(CostLimitError);
+    expect(err).toMatchObject({ scope: 'operation', budget: 1, committed: 0.9, price: 0.15, endpoint: 'GET IT-full' });
+    expect(await ledger.balance(acct('op'))).toEqual({ operation: 0.9, day: 0.9 });
+    await ledger.reserve(acct('op'), 0.1, limits(1, null), 'GET IT-start');
+    expect((await ledger.balance(acct('op'))).operation).toBe(1);
+  });
 
-    it("refuses a charge past the tenant's day across operations; another tenant and the next day are apart", async () => {
-      const ledger = await stores.make();
-      await ledger.reserve(acct('a', 't1'), 6, limits(null, 10), 'x');
-      const err = await ledger.reserve(acct('b', 't1'), 5, limits(null, 10), 'y').catch((e: unknown) => e);
-      expect(err).toMatchObject({ name: 'CostLimitError', scope: 'day', budget: 10, committed: 6 });
-      expect(await ledger.balance(acct('b', 't1'))).toEqual({ operation: 0, day: 6 });
-      await ledger.reserve(acct('c', 't2'), 5, limits(null, 10), 'y');
-      now += 86_400_000;
-      await ledger.reserve(acct('d', 't1'), 9, limits(null, 10), 'z');
-      expect(await ledger.balance(acct('d', 't1'))).toEqual({ operation: 9, day: 9 });
-    });
+  it("refuses a charge past the tenant's day across operations; another tenant and the next day are apart", async () => {
+    const ledger = await stores.make();
+    await ledger.reserve(acct('a', 't1'), 6, limits(null, 10), 'x');
+    const err = await ledger.reserve(acct('b', 't1'), 5, limits(null, 10), 'y').catch((e: unknown) => e);
+    expect(err).toMatchObject({ name: 'CostLimitError', scope: 'day', budget: 10, committed: 6 });
+    expect(await ledger.balance(acct('b', 't1'))).toEqual({ operation: 0, day: 6 });
+    await ledger.reserve(acct('c', 't2'), 5, limits(null, 10), 'y');
+    now += 86_400_000;
+    await ledger.reserve(acct('d', 't1'), 9, limits(null, 10), 'z');
+    expect(await ledger.balance(acct('d', 't1'))).toEqual({ operation: 9, day: 9 });
+  });
 
-    it('does not drift over a thousand small charges and releases', async () => {
-      const ledger = await stores.make();
-      const a = acct('many');
-      await Promise.all(Array.from({ length: 1000 }, () => ledger.reserve(a, 0.001, limits(null, null), 'GET x')));
-      expect(await ledger.balance(a)).toEqual({ operation: 1, day: 1 });
-      await Promise.all(Array.from({ length: 300 }, () => ledger.release(a, 0.001)));
-      expect(await ledger.balance(a)).toEqual({ operation: 0.7, day: 0.7 });
-    });
+  it('does not drift over a thousand small charges and releases', async () => {
+    const ledger = await stores.make();
+    const a = acct('many');
+    await Promise.all(Array.from({ length: 1000 }, () => ledger.reserve(a, 0.001, limits(null, null), 'GET x')));
+    expect(await ledger.balance(a)).toEqual({ operation: 1, day: 1 });
+    await Promise.all(Array.from({ length: 300 }, () => ledger.release(a, 0.001)));
+    expect(await ledger.balance(a)).toEqual({ operation: 0.7, day: 0.7 });
+  });
 
-    it('never passes a limit under 50 concurrent reserves from two replicas', async () => {
-      const a = await stores.make();
-      const b = await stores.replica(a);
-      const results = await Promise.allSettled(
-        Array.from({ length: 50 }, (_, i) => (i % 2 ? a : b).reserve(acct('burst', 'tb'), 0.05, limits(1, null), 'GET IT-start')),
-      );
-      expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(20);
-      expect(results.filter((r) => r.status === 'rejected' && r.reason instanceof CostLimitError && r.reason.scope === 'operation')).toHaveLength(30);
-      expect(await a.balance(acct('burst', 'tb'))).toEqual({ operation: 1, day: 1 });
+  it('never passes a limit under 50 concurrent reserves from two replicas', async () => {
+    const a = await stores.make();
+    const b = await stores.replica(a);
+    const results = await Promise.allSettled(Array.from({ length: 50 }, (_, i) => (i % 2 ? a : b).reserve(acct('burst', 'tb'), 0.05, limits(1, null), 'GET IT-start')));
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(20);
+    expect(results.filter((r) => r.status === 'rejected' && r.reason instanceof CostLimitError && r.reason.scope === 'operation')).toHaveLength(30);
+    expect(await a.balance(acct('burst', 'tb'))).toEqual({ operation: 1, day: 1 });
 
-      const day = await Promise.allSettled(
-        Array.from({ length: 50 }, (_, i) => (i % 2 ? a : b).reserve(acct(`op${i}`, 'tday'), 0.3, limits(null, 3), 'GET IT-aml')),
-      );
-      expect(day.filter((r) => r.status === 'fulfilled')).toHaveLength(10);
-      expect((await b.balance(acct('x', 'tday'))).day).toBe(3);
-    });
+    const day = await Promise.allSettled(Array.from({ length: 50 }, (_, i) => (i % 2 ? a : b).reserve(acct(`op${i}`, 'tday'), 0.3, limits(null, 3), 'GET IT-aml')));
+    expect(day.filter((r) => r.status === 'fulfilled')).toHaveLength(10);
+    expect((await b.balance(acct('x', 'tday'))).day).toBe(3);
+  });
 
-    it('lets operation keys expire after an hour and day keys after two days (Redis)', async () => {
-      const ledger = await stores.make();
-      await ledger.reserve(acct('ttl', 'tt'), 1, limits(null, null), 'x');
-      const raw = stores.connection(ledger);
-      if (!raw) return expect(stores.kind).toBe('memory');
-      const op = await raw.pttl('ledger:op:ttl');
-      expect(op).toBeGreaterThan(3_590_000);
-      expect(op).toBeLessThanOrEqual(3_600_000);
-      const day = await raw.pttl(`ledger:day:tt:${periodOf('day', now)}`);
-      expect(day).toBeGreaterThan(2 * 86_400_000 - 10_000);
-      expect(await raw.get('ledger:op:ttl')).toBe('1000000');
-    });
-  },
-);
+  it('lets operation keys expire after an hour and day keys after two days (Redis)', async () => {
+    const ledger = await stores.make();
+    await ledger.reserve(acct('ttl', 'tt'), 1, limits(null, null), 'x');
+    const raw = stores.connection(ledger);
+    if (!raw) return expect(stores.kind).toBe('memory');
+    const op = await raw.pttl('ledger:op:ttl');
+    expect(op).toBeGreaterThan(3_590_000);
+    expect(op).toBeLessThanOrEqual(3_600_000);
+    const day = await raw.pttl(`ledger:day:tt:${periodOf('day', now)}`);
+    expect(day).toBeGreaterThan(2 * 86_400_000 - 10_000);
+    expect(await raw.get('ledger:op:ttl')).toBe('1000000');
+  });
+});
 
 // ---------------------------------------------------------------------------------------------
 // In-flight markers, directly
 
-describeStores<InFlightMarkers>(
-  'in-flight markers',
-  { memory: () => new MemoryInFlightMarkers(), redis: (redis) => new RedisInFlightMarkers(redis) },
-  (stores) => {
-    it('gives the lead to one holder at a time, and to the next once released', async () => {
-      const a = await stores.make();
-      const b = await stores.replica(a);
-      const [la, lb] = await Promise.all([a.acquire('k', 5_000), b.acquire('k', 5_000)]);
-      expect([la, lb].filter(Boolean)).toHaveLength(1);
-      expect(await a.acquire('other', 5_000)).not.toBeNull();
-      await (la ?? lb)!.release();
-      const next = await b.acquire('k', 5_000);
-      expect(next).not.toBeNull();
-      await next!.release();
-    });
+describeStores<InFlightMarkers>('in-flight markers', { memory: () => new MemoryInFlightMarkers(), redis: (redis) => new RedisInFlightMarkers(redis) }, (stores) => {
+  it('gives the lead to one holder at a time, and to the next once released', async () => {
+    const a = await stores.make();
+    const b = await stores.replica(a);
+    const [la, lb] = await Promise.all([a.acquire('k', 5_000), b.acquire('k', 5_000)]);
+    expect([la, lb].filter(Boolean)).toHaveLength(1);
+    expect(await a.acquire('other', 5_000)).not.toBeNull();
+    await (la ?? lb)!.release();
+    const next = await b.acquire('k', 5_000);
+    expect(next).not.toBeNull();
+    await next!.release();
+  });
 
-    it('wakes a waiter when the marker is released, and when its lease expires', async () => {
-      const a = await stores.make();
-      const b = await stores.replica(a);
-      const lease = (await a.acquire('w', 5_000))!;
-      const t0 = Date.now();
-      const waiting = b.wait('w', 3_000);
-      await pause(80);
-      await lease.release();
-      await waiting;
-      expect(Date.now() - t0).toBeLessThan(400);
+  it('wakes a waiter when the marker is released, and when its lease expires', async () => {
+    const a = await stores.make();
+    const b = await stores.replica(a);
+    const lease = (await a.acquire('w', 5_000))!;
+    const t0 = Date.now();
+    const waiting = b.wait('w', 3_000);
+    await pause(80);
+    await lease.release();
+    await waiting;
+    expect(Date.now() - t0).toBeLessThan(400);
 
-      await a.acquire('x', 150);
-      const t1 = Date.now();
-      await b.wait('x', 3_000);
-      expect(Date.now() - t1).toBeLessThan(600);
-      expect(await b.acquire('x', 1_000)).not.toBeNull();
-    });
+    await a.acquire('x', 150);
+    const t1 = Date.now();
+    await b.wait('x', 3_000);
+    expect(Date.now() - t1).toBeLessThan(600);
+    expect(await b.acquire('x', 1_000)).not.toBeNull();
+  });
 
-    it('returns from a wait at its timeout while the marker is held; a renewed lease is kept', async () => {
-      const a = await stores.make();
-      const b = await stores.replica(a);
-      const lease = (await a.acquire('h', 200))!;
-      const t0 = Date.now();
-      await b.wait('h', 100);
-      expect(Date.now() - t0).toBeGreaterThanOrEqual(90);
-      expect(await lease.extend()).toBe(true);
-      await pause(120);
-      expect(await lease.extend()).toBe(true);
-      await pause(120);
-      expect(await b.acquire('h', 1_000)).toBeNull();
-      await lease.release();
-      expect(await lease.extend()).toBe(false);
-    });
+  it('returns from a wait at its timeout while the marker is held; a renewed lease is kept', async () => {
+    const a = await stores.make();
+    const b = await stores.replica(a);
+    const lease = (await a.acquire('h', 200))!;
+    const t0 = Date.now();
+    await b.wait('h', 100);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(90);
+    expect(await lease.extend()).toBe(true);
+    await pause(120);
+    expect(await lease.extend()).toBe(true);
+    await pause(120);
+    expect(await b.acquire('h', 1_000)).toBeNull();
+    await lease.release();
+    expect(await lease.extend()).toBe(false);
+  });
 
-    it('does not let an expired lease release the next holder', async () => {
-      const a = await stores.make();
-      const old = (await a.acquire('e', 50))!;
-      await pause(120);
-      const current = await a.acquire('e', 5_000);
-      expect(current).not.toBeNull();
-      await old.release();
-      expect(await a.acquire('e', 5_000)).toBeNull();
-      await current!.release();
-    });
-  },
-);
+  it('does not let an expired lease release the next holder', async () => {
+    const a = await stores.make();
+    const old = (await a.acquire('e', 50))!;
+    await pause(120);
+    const current = await a.acquire('e', 5_000);
+    expect(current).not.toBeNull();
+    await old.release();
+    expect(await a.acquire('e', 5_000)).toBeNull();
+    await current!.release();
+  });
+});
 
 // ---------------------------------------------------------------------------------------------
 // Pending slow datasets, directly
 
-describeStores<PendingStore>(
-  'pending slow datasets',
-  { memory: () => new MemoryPendingStore(100), redis: (redis) => new RedisPendingStore(redis) },
-  (stores) => {
-    it('remembers an id for its TTL, per key, until deleted', async () => {
-      const a = await stores.make();
-      const b = await stores.replica(a);
-      await a.set('t|company|envelope|/IT-aml/1', 'r1', 5_000);
-      expect(await b.get('t|company|envelope|/IT-aml/1')).toEqual({ id: 'r1' });
-      expect(await b.get('t2|company|envelope|/IT-aml/1')).toBeUndefined();
-      await b.set('t|company|envelope|/IT-aml/1', 'r2', 5_000);
-      expect(await a.get('t|company|envelope|/IT-aml/1')).toEqual({ id: 'r2' });
-      await a.delete('t|company|envelope|/IT-aml/1');
-      expect(await b.get('t|company|envelope|/IT-aml/1')).toBeUndefined();
-      await a.set('short', 'r3', 60);
-      expect(await a.get('short')).toEqual({ id: 'r3' });
-      await pause(120);
-      expect(await a.get('short')).toBeUndefined();
-    });
-  },
-);
+describeStores<PendingStore>('pending slow datasets', { memory: () => new MemoryPendingStore(100), redis: (redis) => new RedisPendingStore(redis) }, (stores) => {
+  it('remembers an id for its TTL, per key, until deleted', async () => {
+    const a = await stores.make();
+    const b = await stores.replica(a);
+    await a.set('t|company|envelope|/IT-aml/1', 'r1', 5_000);
+    expect(await b.get('t|company|envelope|/IT-aml/1')).toEqual({ id: 'r1' });
+    expect(await b.get('t2|company|envelope|/IT-aml/1')).toBeUndefined();
+    await b.set('t|company|envelope|/IT-aml/1', 'r2', 5_000);
+    expect(await a.get('t|company|envelope|/IT-aml/1')).toEqual({ id: 'r2' });
+    await a.delete('t|company|envelope|/IT-aml/1');
+    expect(await b.get('t|company|envelope|/IT-aml/1')).toBeUndefined();
+    await a.set('short', 'r3', 60);
+    expect(await a.get('short')).toEqual({ id: 'r3' });
+    await pause(120);
+    expect(await a.get('short')).toBeUndefined();
+  });
+});
 
 // ---------------------------------------------------------------------------------------------
 // Two upstream clients ("replicas") sharing the stores
@@ -316,7 +296,9 @@ describeStores<Shared>(
       const answers = await Promise.all(ctxs.map((ctx, i) => (i % 2 ? b : a).call(ctx, start, { params: { id: '1' } })));
       expect(answers).toEqual(Array(4).fill([{ vatCode: '1' }]));
       expect(stub.requests).toHaveLength(1);
-      const sum = ctxs.map((c) => c.meter.summary()).reduce((s, m) => ({ up: s.up + m.upstreamCalls, dedup: s.dedup + m.dedupHits, euro: s.euro + m.euro }), { up: 0, dedup: 0, euro: 0 });
+      const sum = ctxs
+        .map((c) => c.meter.summary())
+        .reduce((s, m) => ({ up: s.up + m.upstreamCalls, dedup: s.dedup + m.dedupHits, euro: s.euro + m.euro }), { up: 0, dedup: 0, euro: 0 });
       expect(sum).toEqual({ up: 1, dedup: 3, euro: 0.05 });
 
       const later = ctxFor();
@@ -392,91 +374,94 @@ describeStores<Shared>(
 // ---------------------------------------------------------------------------------------------
 // Request rates
 
-const rule = (limit: number, windowMs: number, scope: 'tenant' | 'global' = 'tenant'): RateLimitRule => ({ key: 'company', area: 'company', limit, windowMs, scope, source: 'test' });
+const rule = (limit: number, windowMs: number, scope: 'tenant' | 'global' = 'tenant'): RateLimitRule => ({
+  key: 'company',
+  area: 'company',
+  limit,
+  windowMs,
+  scope,
+  source: 'test',
+});
 const call = (tenant = 't1') => ({ area: 'company' as const, method: 'GET', path: '/IT-start/1', tenant });
 
-describeStores<RateLimitStore>(
-  'rate limiter',
-  { memory: () => new MemoryRateLimitStore(), redis: (redis) => new RedisRateLimitStore(redis) },
-  (stores) => {
-    it('spreads a burst above the rate instead of refusing it', async () => {
-      const limiter = new RateLimiter(await stores.make(), [rule(4, 300)], 2_000);
+describeStores<RateLimitStore>('rate limiter', { memory: () => new MemoryRateLimitStore(), redis: (redis) => new RedisRateLimitStore(redis) }, (stores) => {
+  it('spreads a burst above the rate instead of refusing it', async () => {
+    const limiter = new RateLimiter(await stores.make(), [rule(4, 300)], 2_000);
+    const t0 = Date.now();
+    const went = await Promise.all(Array.from({ length: 10 }, () => limiter.take(call()).then(() => Date.now() - t0)));
+    went.sort((x, y) => x - y);
+    expect(went.slice(0, 4).every((t) => t < 150)).toBe(true);
+    expect(went[4]).toBeGreaterThanOrEqual(280);
+    expect(went[8]).toBeGreaterThanOrEqual(580);
+    // Never more than 4 in any 300 ms (10 ms of timer slack).
+    for (let i = 4; i < went.length; i++) expect(went[i] - went[i - 4]).toBeGreaterThanOrEqual(290);
+  });
+
+  it('refuses with RATE_LIMITED and a retryAfter beyond the longest wait, booking nothing', async () => {
+    const store = await stores.make();
+    const limiter = new RateLimiter(store, [rule(1, 2_500)], 200);
+    await limiter.take(call());
+    const err = await limiter.take(call()).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(RateLimitedError);
+    expect(err).toMatchObject({ graphqlCode: 'RATE_LIMITED', status: 429, retryAfter: 3, neverSent: true });
+    const patient = new RateLimiter(store, [rule(1, 300)], 1_000);
+    await patient.take(call('t9'));
+    const t0 = Date.now();
+    await patient.take(call('t9'));
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(250);
+  });
+
+  it('shares the budget between two limiters (replicas), per tenant unless global', async () => {
+    const a = await stores.make();
+    const b = await stores.replica(a);
+    const la = new RateLimiter(a, [rule(3, 1_000)], 0);
+    const lb = new RateLimiter(b, [rule(3, 1_000)], 0);
+    await Promise.all([la.take(call()), lb.take(call()), la.take(call())]);
+    await expect(lb.take(call())).rejects.toBeInstanceOf(RateLimitedError);
+    await expect(la.take(call())).rejects.toBeInstanceOf(RateLimitedError);
+    await lb.take(call('another tenant'));
+
+    const ga = new RateLimiter(a, [rule(2, 1_000, 'global')], 0);
+    const gb = new RateLimiter(b, [rule(2, 1_000, 'global')], 0);
+    await ga.take(call('x'));
+    await gb.take(call('y'));
+    await expect(ga.take(call('z'))).rejects.toMatchObject({ graphqlCode: 'RATE_LIMITED' });
+  });
+
+  it('holds an upstream client to the rate: queued within the wait, refused past it with nothing sent', async () => {
+    const stub = await startStub((_req, res) => json(res, 200, { data: [{}], success: true, message: '', error: null }));
+    const store = await stores.make();
+    const config = loadUpstreamConfig({
+      OPENAPI_ENV: 'sandbox',
+      OPENAPI_COMPANY_URL: stub.url,
+      OPENAPI_RATE_LIMITS: JSON.stringify({ company: { limit: 2, windowMs: 300 } }),
+      OPENAPI_RATE_MAX_WAIT_MS: '1000',
+    });
+    const client = new UpstreamClient(config, { limiter: new RateLimiter(store, config.rateLimits, config.rateMaxWaitMs) });
+    const ep: Endpoint = { area: 'company', method: 'GET', path: '/IT-start/{id}' };
+    const ctx = () => ({ auth: { token: 'tok-r', tenant: tenantOf('tok-r') }, meter: new CostMeter() });
+    try {
       const t0 = Date.now();
-      const went = await Promise.all(Array.from({ length: 10 }, () => limiter.take(call()).then(() => Date.now() - t0)));
-      went.sort((x, y) => x - y);
-      expect(went.slice(0, 4).every((t) => t < 150)).toBe(true);
-      expect(went[4]).toBeGreaterThanOrEqual(280);
-      expect(went[8]).toBeGreaterThanOrEqual(580);
-      // Never more than 4 in any 300 ms (10 ms of timer slack).
-      for (let i = 4; i < went.length; i++) expect(went[i] - went[i - 4]).toBeGreaterThanOrEqual(290);
-    });
+      await Promise.all(['1', '2', '3', '4', '5'].map((id) => client.call(ctx(), ep, { params: { id } })));
+      expect(stub.requests).toHaveLength(5);
+      expect(Date.now() - t0).toBeGreaterThanOrEqual(550);
 
-    it('refuses with RATE_LIMITED and a retryAfter beyond the longest wait, booking nothing', async () => {
-      const store = await stores.make();
-      const limiter = new RateLimiter(store, [rule(1, 2_500)], 200);
-      await limiter.take(call());
-      const err = await limiter.take(call()).catch((e: unknown) => e);
-      expect(err).toBeInstanceOf(RateLimitedError);
-      expect(err).toMatchObject({ graphqlCode: 'RATE_LIMITED', status: 429, retryAfter: 3, neverSent: true });
-      const patient = new RateLimiter(store, [rule(1, 300)], 1_000);
-      await patient.take(call('t9'));
-      const t0 = Date.now();
-      await patient.take(call('t9'));
-      expect(Date.now() - t0).toBeGreaterThanOrEqual(250);
-    });
-
-    it('shares the budget between two limiters (replicas), per tenant unless global', async () => {
-      const a = await stores.make();
-      const b = await stores.replica(a);
-      const la = new RateLimiter(a, [rule(3, 1_000)], 0);
-      const lb = new RateLimiter(b, [rule(3, 1_000)], 0);
-      await Promise.all([la.take(call()), lb.take(call()), la.take(call())]);
-      await expect(lb.take(call())).rejects.toBeInstanceOf(RateLimitedError);
-      await expect(la.take(call())).rejects.toBeInstanceOf(RateLimitedError);
-      await lb.take(call('another tenant'));
-
-      const ga = new RateLimiter(a, [rule(2, 1_000, 'global')], 0);
-      const gb = new RateLimiter(b, [rule(2, 1_000, 'global')], 0);
-      await ga.take(call('x'));
-      await gb.take(call('y'));
-      await expect(ga.take(call('z'))).rejects.toMatchObject({ graphqlCode: 'RATE_LIMITED' });
-    });
-
-    it('holds an upstream client to the rate: queued within the wait, refused past it with nothing sent', async () => {
-      const stub = await startStub((_req, res) => json(res, 200, { data: [{}], success: true, message: '', error: null }));
-      const store = await stores.make();
-      const config = loadUpstreamConfig({
-        OPENAPI_ENV: 'sandbox',
-        OPENAPI_COMPANY_URL: stub.url,
-        OPENAPI_RATE_LIMITS: JSON.stringify({ company: { limit: 2, windowMs: 300 } }),
-        OPENAPI_RATE_MAX_WAIT_MS: '1000',
-      });
-      const client = new UpstreamClient(config, { limiter: new RateLimiter(store, config.rateLimits, config.rateMaxWaitMs) });
-      const ep: Endpoint = { area: 'company', method: 'GET', path: '/IT-start/{id}' };
-      const ctx = () => ({ auth: { token: 'tok-r', tenant: tenantOf('tok-r') }, meter: new CostMeter() });
+      const hurried = new UpstreamClient({ ...config, rateMaxWaitMs: 50 }, { limiter: new RateLimiter(store, config.rateLimits, 50) });
       try {
-        const t0 = Date.now();
-        await Promise.all(['1', '2', '3', '4', '5'].map((id) => client.call(ctx(), ep, { params: { id } })));
-        expect(stub.requests).toHaveLength(5);
-        expect(Date.now() - t0).toBeGreaterThanOrEqual(550);
-
-        const hurried = new UpstreamClient({ ...config, rateMaxWaitMs: 50 }, { limiter: new RateLimiter(store, config.rateLimits, 50) });
-        try {
-          const results = await Promise.allSettled(['6', '7', '8'].map((id) => hurried.call(ctx(), ep, { params: { id } })));
-          const refused = results.filter((r) => r.status === 'rejected');
-          expect(refused.length).toBeGreaterThanOrEqual(1);
-          for (const r of refused) expect(r.status === 'rejected' && r.reason).toMatchObject({ graphqlCode: 'RATE_LIMITED', status: 429 });
-          expect(stub.requests).toHaveLength(5 + results.length - refused.length);
-        } finally {
-          await hurried.close();
-        }
+        const results = await Promise.allSettled(['6', '7', '8'].map((id) => hurried.call(ctx(), ep, { params: { id } })));
+        const refused = results.filter((r) => r.status === 'rejected');
+        expect(refused.length).toBeGreaterThanOrEqual(1);
+        for (const r of refused) expect(r.status === 'rejected' && r.reason).toMatchObject({ graphqlCode: 'RATE_LIMITED', status: 429 });
+        expect(stub.requests).toHaveLength(5 + results.length - refused.length);
       } finally {
-        await client.close();
-        await stub.close();
+        await hurried.close();
       }
-    });
-  },
-);
+    } finally {
+      await client.close();
+      await stub.close();
+    }
+  });
+});
 
 describe('rate-limit table', () => {
   it("holds the contract's and the vendor's rates, each where it applies", () => {
@@ -491,7 +476,10 @@ describe('rate-limit table', () => {
   });
 
   it('is changed per deployment by OPENAPI_RATE_LIMITS (replace, add, drop) and refuses a bad one', () => {
-    const rules = rateLimitsFor('production', JSON.stringify({ risk: { limit: 600, per: 'minute' }, 'pecmassiva post /send': null, 'company GET IT-start': { limit: 5, per: 'second', scope: 'global' } }));
+    const rules = rateLimitsFor(
+      'production',
+      JSON.stringify({ risk: { limit: 600, per: 'minute' }, 'pecmassiva post /send': null, 'company GET IT-start': { limit: 5, per: 'second', scope: 'global' } }),
+    );
     expect(rules.map((r) => [r.key, r.limit, r.windowMs, r.scope])).toEqual([
       ['risk', 600, 60_000, 'tenant'],
       ['company GET IT-start', 5, 1_000, 'global'],

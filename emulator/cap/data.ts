@@ -63,15 +63,44 @@ export interface MetroCity {
 
 /** Regional capitals (capoluoghi di regione), by region Istat code. */
 const REGION_CAPITALS: Record<string, string> = {
-  '01': 'Torino', '02': 'Aosta', '03': 'Milano', '04': 'Trento', '05': 'Venezia', '06': 'Trieste', '07': 'Genova',
-  '08': 'Bologna', '09': 'Firenze', '10': 'Perugia', '11': 'Ancona', '12': 'Roma', '13': "L'Aquila", '14': 'Campobasso',
-  '15': 'Napoli', '16': 'Bari', '17': 'Potenza', '18': 'Catanzaro', '19': 'Palermo', '20': 'Cagliari',
+  '01': 'Torino',
+  '02': 'Aosta',
+  '03': 'Milano',
+  '04': 'Trento',
+  '05': 'Venezia',
+  '06': 'Trieste',
+  '07': 'Genova',
+  '08': 'Bologna',
+  '09': 'Firenze',
+  '10': 'Perugia',
+  '11': 'Ancona',
+  '12': 'Roma',
+  '13': "L'Aquila",
+  '14': 'Campobasso',
+  '15': 'Napoli',
+  '16': 'Bari',
+  '17': 'Potenza',
+  '18': 'Catanzaro',
+  '19': 'Palermo',
+  '20': 'Cagliari',
 };
 
 /** The 14 metropolitan cities (città metropolitane, law 56/2014), by the Istat code of their province. */
 const METRO_PROVINCES: Record<string, string> = {
-  '001': 'Torino', '010': 'Genova', '015': 'Milano', '027': 'Venezia', '037': 'Bologna', '048': 'Firenze', '058': 'Roma',
-  '063': 'Napoli', '072': 'Bari', '080': 'Reggio Calabria', '092': 'Cagliari', '082': 'Palermo', '083': 'Messina', '087': 'Catania',
+  '001': 'Torino',
+  '010': 'Genova',
+  '015': 'Milano',
+  '027': 'Venezia',
+  '037': 'Bologna',
+  '048': 'Firenze',
+  '058': 'Roma',
+  '063': 'Napoli',
+  '072': 'Bari',
+  '080': 'Reggio Calabria',
+  '092': 'Cagliari',
+  '082': 'Palermo',
+  '083': 'Messina',
+  '087': 'Catania',
 };
 
 /**
@@ -99,12 +128,62 @@ const SUPPRESSED: ReadonlyArray<readonly [name: string, sigla: string, mergedInt
 
 /** Street types (DUG). */
 export const STREET_TYPES: readonly string[] = [
-  'VIA', 'VIALE', 'PIAZZA', 'PIAZZALE', 'PIAZZETTA', 'CORSO', 'LARGO', 'VICOLO', 'VICO', 'STRADA', 'STRADA COMUNALE',
-  'STRADA PROVINCIALE', 'STRADA STATALE', 'STRADA VICINALE', 'STRADA REGIONALE', 'CONTRADA', 'LOCALITA', 'FRAZIONE',
-  'BORGO', 'BORGATA', 'CASCINA', 'CORTE', 'CALLE', 'CAMPO', 'FONDAMENTA', 'SALIZADA', 'RIO TERA', 'SESTIERE',
-  'LUNGOMARE', 'LUNGOLAGO', 'LUNGOTEVERE', 'LUNGARNO', 'LUNGOPO', 'RIVIERA', 'SALITA', 'DISCESA', 'SCALINATA', 'RAMPA',
-  'GALLERIA', 'PASSAGGIO', 'PASSEGGIATA', 'TRAVERSA', 'TRATTURO', 'VIOTTOLO', 'SENTIERO', 'SOTTOPORTICO', 'PORTICO',
-  'CIRCONVALLAZIONE', 'RACCORDO', 'ROTONDA', 'ZONA', 'QUARTIERE', 'RIONE', 'PARCO', 'VILLAGGIO', 'MASSERIA',
+  'VIA',
+  'VIALE',
+  'PIAZZA',
+  'PIAZZALE',
+  'PIAZZETTA',
+  'CORSO',
+  'LARGO',
+  'VICOLO',
+  'VICO',
+  'STRADA',
+  'STRADA COMUNALE',
+  'STRADA PROVINCIALE',
+  'STRADA STATALE',
+  'STRADA VICINALE',
+  'STRADA REGIONALE',
+  'CONTRADA',
+  'LOCALITA',
+  'FRAZIONE',
+  'BORGO',
+  'BORGATA',
+  'CASCINA',
+  'CORTE',
+  'CALLE',
+  'CAMPO',
+  'FONDAMENTA',
+  'SALIZADA',
+  'RIO TERA',
+  'SESTIERE',
+  'LUNGOMARE',
+  'LUNGOLAGO',
+  'LUNGOTEVERE',
+  'LUNGARNO',
+  'LUNGOPO',
+  'RIVIERA',
+  'SALITA',
+  'DISCESA',
+  'SCALINATA',
+  'RAMPA',
+  'GALLERIA',
+  'PASSAGGIO',
+  'PASSEGGIATA',
+  'TRAVERSA',
+  'TRATTURO',
+  'VIOTTOLO',
+  'SENTIERO',
+  'SOTTOPORTICO',
+  'PORTICO',
+  'CIRCONVALLAZIONE',
+  'RACCORDO',
+  'ROTONDA',
+  'ZONA',
+  'QUARTIERE',
+  'RIONE',
+  'PARCO',
+  'VILLAGGIO',
+  'MASSERIA',
 ];
 
 function load(): Municipality[] {
@@ -144,7 +223,20 @@ export function postalData(): PostalData {
   for (const [name, sigla, mergedInto, istatCode, cadastral] of SUPPRESSED) {
     const p = byName.get(mergedInto);
     if (!p || p.sigla !== sigla) continue;
-    suppressed.push({ name, istat: istatCode ?? '', cadastral: cadastral ?? '', regionCode: p.regionCode, region: p.region, provinceCode: p.provinceCode, province: p.province, sigla, zips: [], population: 0, suppressed: true, mergedInto: p.istat });
+    suppressed.push({
+      name,
+      istat: istatCode ?? '',
+      cadastral: cadastral ?? '',
+      regionCode: p.regionCode,
+      region: p.region,
+      provinceCode: p.provinceCode,
+      province: p.province,
+      sigla,
+      zips: [],
+      population: 0,
+      suppressed: true,
+      mergedInto: p.istat,
+    });
   }
   const regions = new Map<string, Region>();
   const provinces = new Map<string, Province>();

@@ -156,17 +156,14 @@ const routes: Route[] = [
     handler: (req) => {
       const regione = req.query.get('regione')?.trim();
       const sigla = req.query.get('sigla')?.trim().toUpperCase();
-      const list = postalData().provinces.filter(
-        (x) => (!regione || fold(x.region) === fold(regione) || x.istat === regione) && (!sigla || x.sigla === sigla),
-      );
+      const list = postalData().provinces.filter((x) => (!regione || fold(x.region) === fold(regione) || x.istat === regione) && (!sigla || x.sigla === sigla));
       return ok(list.map(province));
     },
   },
   {
     method: 'GET',
     pattern: '/citta_metropolitane',
-    handler: () =>
-      ok(postalData().metroCities.map((c) => ({ denominazione: c.name, capoluogo: c.capital, popolazione: c.population, num_comuni: c.municipalities }))),
+    handler: () => ok(postalData().metroCities.map((c) => ({ denominazione: c.name, capoluogo: c.capital, popolazione: c.population, num_comuni: c.municipalities }))),
   },
   {
     method: 'GET',

@@ -52,7 +52,10 @@ export class AsyncRequests {
     };
     if (this.requests.size >= 10_000) for (const [id, r] of this.requests) if (r.state === 'DONE') this.requests.delete(id);
     this.requests.set(req.id, req);
-    this.jobs.set(req.id, this.scheduler.schedule(req.dueAt, () => this.finish(req), `company ${req.endpoint} ${req.id}`));
+    this.jobs.set(
+      req.id,
+      this.scheduler.schedule(req.dueAt, () => this.finish(req), `company ${req.endpoint} ${req.id}`),
+    );
     return req;
   }
 

@@ -12,14 +12,24 @@ export interface EndpointErrors {
   notFound: [number, string] | null;
 }
 
-const lookup = (required: number, invalid: number, notFound: number | null, requiredMsg = 'Id, taxCode or vatCode required', invalidMsg = 'taxCode/vatCode/id not valid'): EndpointErrors => ({
+const lookup = (
+  required: number,
+  invalid: number,
+  notFound: number | null,
+  requiredMsg = 'Id, taxCode or vatCode required',
+  invalidMsg = 'taxCode/vatCode/id not valid',
+): EndpointErrors => ({
   required: [required, requiredMsg],
   invalid: [invalid, invalidMsg],
   notFound: notFound === null ? null : [notFound, 'no company matches this id: '],
 });
 
 const slowGet = (required: number, invalid: number): EndpointErrors => ({ required: [required, 'cf or piva required'], invalid: [invalid, 'cf/piva not valid'], notFound: null });
-const slowPost = (required: number, invalid: number): EndpointErrors => ({ required: [required, 'taxCode or vatCode required'], invalid: [invalid, 'taxCode/vatCode not valid'], notFound: null });
+const slowPost = (required: number, invalid: number): EndpointErrors => ({
+  required: [required, 'taxCode or vatCode required'],
+  invalid: [invalid, 'taxCode/vatCode not valid'],
+  notFound: null,
+});
 
 export const ERRORS = {
   'IT-start': lookup(300, 301, 302),
@@ -52,8 +62,16 @@ export const FOREIGN_ERRORS: Record<string, { required: [number, string]; invali
   'FR-advanced': { required: [803, 'Id, vatCode, siretCode or sirenCode required'], invalid: [804, 'sirenCode/siretCode/vatCode/id not valid'], notFound: 805 },
   'DE-start': { required: [1000, 'Id, companyNumber or european vatCode required'], invalid: [2001, 'vatCode or companyNumber not valid'], notFound: 1001 },
   'DE-advanced': { required: [1003, 'Id, companyNumber or european vatCode required'], invalid: [2001, 'vatCode or companyNumber not valid'], notFound: 1004 },
-  'ES-start': { required: [1006, 'Id, taxCode or european vatCode required'], invalid: [2002, 'vatCode not valid, 9 chars required and the first or last must be a letter'], notFound: 1007 },
-  'ES-advanced': { required: [1009, 'Id, taxCode or european vatCode required'], invalid: [2002, 'vatCode not valid, 9 chars required and the first or last must be a letter'], notFound: 1010 },
+  'ES-start': {
+    required: [1006, 'Id, taxCode or european vatCode required'],
+    invalid: [2002, 'vatCode not valid, 9 chars required and the first or last must be a letter'],
+    notFound: 1007,
+  },
+  'ES-advanced': {
+    required: [1009, 'Id, taxCode or european vatCode required'],
+    invalid: [2002, 'vatCode not valid, 9 chars required and the first or last must be a letter'],
+    notFound: 1010,
+  },
   'PT-start': { required: [1012, 'Id, taxCode or european vatCode required'], invalid: [2004, 'vatCode not valid, only 9 numbers required'], notFound: 1013 },
   'PT-advanced': { required: [1015, 'Id, taxCode or european vatCode required'], invalid: [2004, 'vatCode not valid, only 9 numbers required'], notFound: 1016 },
   'GB-start': { required: [1018, 'Id, companyNumber or european vatCode required'], invalid: [2003, 'vatCode or companyNumber not valid'], notFound: 1019 },
@@ -64,11 +82,31 @@ export const FOREIGN_ERRORS: Record<string, { required: [number, string]; invali
   'AT-advanced': { required: [1051, 'id, companyNumber or european vatCode required'], invalid: [2008, 'vatCode or companyNumber not valid'], notFound: 1052 },
   'CH-start': { required: [1054, 'Id, taxCode, companyNumber or vatCode required'], invalid: [2009, 'vatCode, taxCode or companyNumber not valid'], notFound: 1055 },
   'CH-advanced': { required: [1057, 'Id, taxCode, companyNumber or vatCode required'], invalid: [2009, 'vatCode, taxCode or companyNumber not valid'], notFound: 1058 },
-  'PL-start': { required: [1042, 'Id, taxCode, companyNumber, regonNumber or european vatCode required'], invalid: [2005, 'vatCode, taxCode, regonNumber or companyNumber not valid. Note: Only the 9-digit main entity REGON is accepted'], notFound: 1043 },
-  'PL-advanced': { required: [1045, 'Id, taxCode, companyNumber, regonNumber or european vatCode required'], invalid: [2005, 'vatCode, taxCode, regonNumber or companyNumber not valid. Note: Only the 9-digit main entity REGON is accepted'], notFound: 1046 },
-  'WW-start': { required: [1025, 'country required'], invalid: [2005, 'vatCode, taxCode, regonNumber or companyNumber not valid. Note: Only the 9-digit main entity REGON is accepted'], notFound: 1026 },
-  'WW-advanced': { required: [1028, 'country required'], invalid: [2005, 'vatCode, taxCode, regonNumber or companyNumber not valid. Note: Only the 9-digit main entity REGON is accepted'], notFound: 1030 },
-  'WW-top': { required: [1032, 'country required'], invalid: [2005, 'vatCode, taxCode, regonNumber or companyNumber not valid. Note: Only the 9-digit main entity REGON is accepted'], notFound: 1034 },
+  'PL-start': {
+    required: [1042, 'Id, taxCode, companyNumber, regonNumber or european vatCode required'],
+    invalid: [2005, 'vatCode, taxCode, regonNumber or companyNumber not valid. Note: Only the 9-digit main entity REGON is accepted'],
+    notFound: 1043,
+  },
+  'PL-advanced': {
+    required: [1045, 'Id, taxCode, companyNumber, regonNumber or european vatCode required'],
+    invalid: [2005, 'vatCode, taxCode, regonNumber or companyNumber not valid. Note: Only the 9-digit main entity REGON is accepted'],
+    notFound: 1046,
+  },
+  'WW-start': {
+    required: [1025, 'country required'],
+    invalid: [2005, 'vatCode, taxCode, regonNumber or companyNumber not valid. Note: Only the 9-digit main entity REGON is accepted'],
+    notFound: 1026,
+  },
+  'WW-advanced': {
+    required: [1028, 'country required'],
+    invalid: [2005, 'vatCode, taxCode, regonNumber or companyNumber not valid. Note: Only the 9-digit main entity REGON is accepted'],
+    notFound: 1030,
+  },
+  'WW-top': {
+    required: [1032, 'country required'],
+    invalid: [2005, 'vatCode, taxCode, regonNumber or companyNumber not valid. Note: Only the 9-digit main entity REGON is accepted'],
+    notFound: 1034,
+  },
 };
 
 export const required = (e: { required: [number, string] }): EmuResponse => fail(400, e.required[0], e.required[1]);

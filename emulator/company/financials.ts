@@ -14,8 +14,18 @@ import { Rng } from './random.ts';
 const TEMPLATE_TURNOVER = 4_432_761;
 
 export const RATIO_SECTIONS = [
-  'coverageRatios', 'development', 'efficiency', 'financialBurden', 'financialCycle', 'financialStability',
-  'financialStatementKpi', 'indebtedness', 'leverageRatios', 'liquidityRatios', 'profitability', 'structureRatios',
+  'coverageRatios',
+  'development',
+  'efficiency',
+  'financialBurden',
+  'financialCycle',
+  'financialStability',
+  'financialStatementKpi',
+  'indebtedness',
+  'leverageRatios',
+  'liquidityRatios',
+  'profitability',
+  'structureRatios',
 ] as const;
 
 type LineItem = { code: string; value: number };

@@ -147,8 +147,12 @@ const DEFS: Record<Country, CountryDef> = {
   DE: {
     coreLength: 8,
     towns: [
-      ['Berlin', '10115', 13.405, 52.52], ['München', '80331', 11.582, 48.1351], ['Hamburg', '20095', 9.9937, 53.5511],
-      ['Köln', '50667', 6.9603, 50.9375], ['Frankfurt am Main', '60311', 8.6821, 50.1109], ['Stuttgart', '70173', 9.1829, 48.7758],
+      ['Berlin', '10115', 13.405, 52.52],
+      ['München', '80331', 11.582, 48.1351],
+      ['Hamburg', '20095', 9.9937, 53.5511],
+      ['Köln', '50667', 6.9603, 50.9375],
+      ['Frankfurt am Main', '60311', 8.6821, 50.1109],
+      ['Stuttgart', '70173', 9.1829, 48.7758],
     ],
     streets: ['Hauptstraße', 'Bahnhofstraße', 'Schillerstraße', 'Goethestraße', 'Industriestraße', 'Gartenstraße'],
     forms: ['GmbH', 'AG', 'GmbH & Co. KG'],
@@ -170,8 +174,12 @@ const DEFS: Record<Country, CountryDef> = {
   ES: {
     coreLength: 9,
     towns: [
-      ['Madrid', '28001', -3.7038, 40.4168], ['Barcelona', '08001', 2.1734, 41.3851], ['Valencia', '46001', -0.3763, 39.4699],
-      ['Sevilla', '41001', -5.9845, 37.3891], ['Bilbao', '48001', -2.935, 43.263], ['Zaragoza', '50001', -0.8891, 41.6488],
+      ['Madrid', '28001', -3.7038, 40.4168],
+      ['Barcelona', '08001', 2.1734, 41.3851],
+      ['Valencia', '46001', -0.3763, 39.4699],
+      ['Sevilla', '41001', -5.9845, 37.3891],
+      ['Bilbao', '48001', -2.935, 43.263],
+      ['Zaragoza', '50001', -0.8891, 41.6488],
     ],
     streets: ['Calle Mayor', 'Avenida de la Constitución', 'Calle Real', 'Plaza de España', 'Calle del Sol', 'Paseo de Gracia'],
     forms: ['S.L.', 'S.A.', 'Sociedad Limitada', 'Sociedad Anonima'],
@@ -179,7 +187,10 @@ const DEFS: Record<Country, CountryDef> = {
     tld: 'es',
     numberFirst: false,
     parse(raw) {
-      const s = raw.replace(/\s/g, '').toUpperCase().replace(/^ES(?=[A-Z0-9]{9}$)/, '');
+      const s = raw
+        .replace(/\s/g, '')
+        .toUpperCase()
+        .replace(/^ES(?=[A-Z0-9]{9}$)/, '');
       return ES_RE.test(s) ? s : null;
     },
     identifiers(core) {
@@ -189,8 +200,12 @@ const DEFS: Record<Country, CountryDef> = {
   PT: {
     coreLength: 9,
     towns: [
-      ['Lisboa', '1100-148', -9.1393, 38.7223], ['Porto', '4000-322', -8.6291, 41.1579], ['Braga', '4700-435', -8.4292, 41.5454],
-      ['Coimbra', '3000-150', -8.4103, 40.2033], ['Faro', '8000-138', -7.9304, 37.0194], ['Aveiro', '3800-200', -8.6538, 40.6405],
+      ['Lisboa', '1100-148', -9.1393, 38.7223],
+      ['Porto', '4000-322', -8.6291, 41.1579],
+      ['Braga', '4700-435', -8.4292, 41.5454],
+      ['Coimbra', '3000-150', -8.4103, 40.2033],
+      ['Faro', '8000-138', -7.9304, 37.0194],
+      ['Aveiro', '3800-200', -8.6538, 40.6405],
     ],
     streets: ['Rua Augusta', 'Avenida da Liberdade', 'Rua do Comércio', 'Rua de Santa Catarina', 'Avenida da República', 'Rua Direita'],
     forms: ['Lda', 'S.A.', 'Unipessoal Lda'],
@@ -208,8 +223,12 @@ const DEFS: Record<Country, CountryDef> = {
   GB: {
     coreLength: 9,
     towns: [
-      ['London', 'EC1A 1BB', -0.1276, 51.5072], ['Manchester', 'M1 1AE', -2.2426, 53.4808], ['Birmingham', 'B1 1AA', -1.8904, 52.4862],
-      ['Leeds', 'LS1 4AP', -1.5491, 53.8008], ['Glasgow', 'G1 1XQ', -4.2518, 55.8642], ['Bristol', 'BS1 4DJ', -2.5879, 51.4545],
+      ['London', 'EC1A 1BB', -0.1276, 51.5072],
+      ['Manchester', 'M1 1AE', -2.2426, 53.4808],
+      ['Birmingham', 'B1 1AA', -1.8904, 52.4862],
+      ['Leeds', 'LS1 4AP', -1.5491, 53.8008],
+      ['Glasgow', 'G1 1XQ', -4.2518, 55.8642],
+      ['Bristol', 'BS1 4DJ', -2.5879, 51.4545],
     ],
     streets: ['High Street', 'Station Road', 'Church Lane', 'Victoria Road', 'Park Avenue', 'King Street'],
     forms: ['Limited', 'Ltd', 'PLC', 'LLP'],
@@ -230,8 +249,12 @@ const DEFS: Record<Country, CountryDef> = {
   BE: {
     coreLength: 10,
     towns: [
-      ['Bruxelles', '1000', 4.3517, 50.8503], ['Antwerpen', '2000', 4.4025, 51.2194], ['Gent', '9000', 3.7174, 51.0543],
-      ['Liège', '4000', 5.5797, 50.6326], ['Brugge', '8000', 3.2247, 51.2093], ['Namur', '5000', 4.8719, 50.4674],
+      ['Bruxelles', '1000', 4.3517, 50.8503],
+      ['Antwerpen', '2000', 4.4025, 51.2194],
+      ['Gent', '9000', 3.7174, 51.0543],
+      ['Liège', '4000', 5.5797, 50.6326],
+      ['Brugge', '8000', 3.2247, 51.2093],
+      ['Namur', '5000', 4.8719, 50.4674],
     ],
     streets: ['Rue Royale', 'Kerkstraat', 'Stationsstraat', 'Avenue Louise', 'Grote Markt', 'Nieuwstraat'],
     forms: ['BV', 'NV', 'SRL', 'SA'],
@@ -250,8 +273,12 @@ const DEFS: Record<Country, CountryDef> = {
   AT: {
     coreLength: 8,
     towns: [
-      ['Wien', '1010', 16.3738, 48.2082], ['Graz', '8010', 15.4395, 47.0707], ['Linz', '4020', 14.2858, 48.3069],
-      ['Salzburg', '5020', 13.055, 47.8095], ['Innsbruck', '6020', 11.4041, 47.2692], ['Klagenfurt', '9020', 14.3055, 46.6247],
+      ['Wien', '1010', 16.3738, 48.2082],
+      ['Graz', '8010', 15.4395, 47.0707],
+      ['Linz', '4020', 14.2858, 48.3069],
+      ['Salzburg', '5020', 13.055, 47.8095],
+      ['Innsbruck', '6020', 11.4041, 47.2692],
+      ['Klagenfurt', '9020', 14.3055, 46.6247],
     ],
     streets: ['Hauptstraße', 'Mariahilfer Straße', 'Landstraße', 'Ringstraße', 'Bahnhofstraße', 'Kirchengasse'],
     forms: ['GmbH', 'AG', 'KG'],
@@ -273,8 +300,12 @@ const DEFS: Record<Country, CountryDef> = {
   CH: {
     coreLength: 9,
     towns: [
-      ['Zürich', '8001', 8.5417, 47.3769], ['Genève', '1201', 6.1432, 46.2044], ['Basel', '4051', 7.5886, 47.5596],
-      ['Bern', '3011', 7.4474, 46.948], ['Lausanne', '1003', 6.6323, 46.5197], ['Lugano', '6900', 8.9511, 46.0037],
+      ['Zürich', '8001', 8.5417, 47.3769],
+      ['Genève', '1201', 6.1432, 46.2044],
+      ['Basel', '4051', 7.5886, 47.5596],
+      ['Bern', '3011', 7.4474, 46.948],
+      ['Lausanne', '1003', 6.6323, 46.5197],
+      ['Lugano', '6900', 8.9511, 46.0037],
     ],
     streets: ['Bahnhofstrasse', 'Seestrasse', 'Hauptstrasse', 'Rue du Rhône', 'Via Nassa', 'Dorfstrasse'],
     forms: ['AG', 'GmbH', 'SA', 'Sàrl'],
@@ -302,8 +333,12 @@ const DEFS: Record<Country, CountryDef> = {
   PL: {
     coreLength: 10,
     towns: [
-      ['Warszawa', '00-001', 21.0122, 52.2297], ['Kraków', '31-001', 19.945, 50.0647], ['Wrocław', '50-001', 17.0385, 51.1079],
-      ['Poznań', '60-001', 16.9252, 52.4064], ['Gdańsk', '80-001', 18.6466, 54.352], ['Łódź', '90-001', 19.456, 51.7592],
+      ['Warszawa', '00-001', 21.0122, 52.2297],
+      ['Kraków', '31-001', 19.945, 50.0647],
+      ['Wrocław', '50-001', 17.0385, 51.1079],
+      ['Poznań', '60-001', 16.9252, 52.4064],
+      ['Gdańsk', '80-001', 18.6466, 54.352],
+      ['Łódź', '90-001', 19.456, 51.7592],
     ],
     streets: ['ul. Marszałkowska', 'ul. Długa', 'ul. Polna', 'ul. Kościuszki', 'ul. Mickiewicza', 'ul. Piłsudskiego'],
     forms: ['Sp. z o.o.', 'S.A.', 'Sp.k.'],
@@ -393,12 +428,24 @@ const TRADES = ['SOLUTIONS', 'TECHNOLOGIES', 'CONSULTING', 'LOGISTICS', 'TRADING
 
 /** Capitals for WW lookups in countries without their own table. */
 const CAPITALS: Record<string, TownRow> = {
-  US: ['New York', '10001', -74.006, 40.7128], NL: ['Amsterdam', '1012', 4.9041, 52.3676], IE: ['Dublin', 'D02', -6.2603, 53.3498],
-  LT: ['Vilnius', '01100', 25.2797, 54.6872], SE: ['Stockholm', '111 20', 18.0686, 59.3293], DK: ['København', '1050', 12.5683, 55.6761],
-  NO: ['Oslo', '0150', 10.7522, 59.9139], FI: ['Helsinki', '00100', 24.9384, 60.1699], CZ: ['Praha', '110 00', 14.4378, 50.0755],
-  RO: ['București', '010011', 26.1025, 44.4268], GR: ['Athína', '105 57', 23.7275, 37.9838], HU: ['Budapest', '1051', 19.0402, 47.4979],
-  CN: ['Shanghai', '200000', 121.4737, 31.2304], JP: ['Tokyo', '100-0001', 139.6917, 35.6895], BR: ['São Paulo', '01000-000', -46.6333, -23.5505],
-  IN: ['Mumbai', '400001', 72.8777, 19.076], LU: ['Luxembourg', 'L-1009', 6.1296, 49.6116], SI: ['Ljubljana', '1000', 14.5058, 46.0569],
+  US: ['New York', '10001', -74.006, 40.7128],
+  NL: ['Amsterdam', '1012', 4.9041, 52.3676],
+  IE: ['Dublin', 'D02', -6.2603, 53.3498],
+  LT: ['Vilnius', '01100', 25.2797, 54.6872],
+  SE: ['Stockholm', '111 20', 18.0686, 59.3293],
+  DK: ['København', '1050', 12.5683, 55.6761],
+  NO: ['Oslo', '0150', 10.7522, 59.9139],
+  FI: ['Helsinki', '00100', 24.9384, 60.1699],
+  CZ: ['Praha', '110 00', 14.4378, 50.0755],
+  RO: ['București', '010011', 26.1025, 44.4268],
+  GR: ['Athína', '105 57', 23.7275, 37.9838],
+  HU: ['Budapest', '1051', 19.0402, 47.4979],
+  CN: ['Shanghai', '200000', 121.4737, 31.2304],
+  JP: ['Tokyo', '100-0001', 139.6917, 35.6895],
+  BR: ['São Paulo', '01000-000', -46.6333, -23.5505],
+  IN: ['Mumbai', '400001', 72.8777, 19.076],
+  LU: ['Luxembourg', 'L-1009', 6.1296, 49.6116],
+  SI: ['Ljubljana', '1000', 14.5058, 46.0569],
 };
 
 function buildCompany(country: string, core: string): ForeignCompany {
@@ -415,7 +462,14 @@ function buildCompany(country: string, core: string): ForeignCompany {
     const f = (1 - 0.04 * (2023 - y)) * (0.9 + rng.next() * 0.2);
     const turnover = Math.round(employeesNow * activity.turnoverPerEmployee * f);
     const equity = Math.round(turnover * (0.1 + rng.next() * 0.3));
-    years.push({ year: y, employees: Math.max(1, Math.round(employeesNow * f)), turnover, netWorth: Math.round(equity * (0.2 + rng.next() * 0.6)), equity, totalAssets: Math.round(turnover * (0.5 + rng.next())) });
+    years.push({
+      year: y,
+      employees: Math.max(1, Math.round(employeesNow * f)),
+      turnover,
+      netWorth: Math.round(equity * (0.2 + rng.next() * 0.6)),
+      equity,
+      totalAssets: Math.round(turnover * (0.5 + rng.next())),
+    });
   }
   const name = `${rng.pick(WORDS)} ${rng.pick(TRADES)}`;
   const slug = name.toLowerCase().replace(/[^a-z]/g, '');
@@ -426,7 +480,7 @@ function buildCompany(country: string, core: string): ForeignCompany {
     id: foreignIdOf(country, core),
     name: `${name} ${form}`,
     identifiers,
-    leiCode: hexId(`lei:${country}:${core}`).slice(0, 18).toUpperCase() + String(hash32(core) % 90 + 10),
+    leiCode: hexId(`lei:${country}:${core}`).slice(0, 18).toUpperCase() + String((hash32(core) % 90) + 10),
     town,
     street: def ? rng.pick(def.streets) : 'Main Street',
     streetNumber: String(rng.int(1, 180)),
@@ -468,7 +522,10 @@ export function foreignLookup(country: string, raw: string | undefined): Foreign
   }
   const known = wwIds.get(value.toLowerCase());
   if (known && known.country === country) return { kind: 'found', company: buildCompany(known.country, known.core) };
-  const core = value.toUpperCase().replace(/[^A-Z0-9]/g, '').replace(new RegExp(`^${country}(?=.{5,})`), '');
+  const core = value
+    .toUpperCase()
+    .replace(/[^A-Z0-9]/g, '')
+    .replace(new RegExp(`^${country}(?=.{5,})`), '');
   if (core.length < 5 || core.length > 20) return { kind: 'invalid' };
   if (!exists(country, core)) return { kind: 'notFound' };
   const company = buildCompany(country, core);
@@ -533,7 +590,15 @@ export function foreignStart(c: ForeignCompany): Json {
 }
 
 function wwBalanceSheets(c: ForeignCompany): Json {
-  const all = c.years.map((y) => ({ year: y.year, balanceSheetDate: `${y.year}-12-31`, employees: y.employees, netWorth: y.netWorth, operatingRevenue: y.turnover, equity: y.equity, totalAssets: y.totalAssets }));
+  const all = c.years.map((y) => ({
+    year: y.year,
+    balanceSheetDate: `${y.year}-12-31`,
+    employees: y.employees,
+    netWorth: y.netWorth,
+    operatingRevenue: y.turnover,
+    equity: y.equity,
+    totalAssets: y.totalAssets,
+  }));
   return { last: all[0] ?? null, all };
 }
 
@@ -570,8 +635,18 @@ export function wwTop(c: ForeignCompany): Json {
     incorporationDate: c.incorporationDate,
     contacts: { fax: c.fax, phone: c.phone, website: c.website },
     internationalClassification: {
-      nace: { primary: [{ code: c.activity.code, description: c.activity.nace, core: c.activity.nace, section: '', division: c.activity.code.slice(0, 2), group: c.activity.code.slice(0, 3) }], secondary: [] },
-      sic: { primary: [{ code: c.activity.sic.code, description: c.activity.sic.description, section: '', division: c.activity.sic.code.slice(0, 2), group: c.activity.sic.code.slice(0, 3) }], secondary: [] },
+      nace: {
+        primary: [
+          { code: c.activity.code, description: c.activity.nace, core: c.activity.nace, section: '', division: c.activity.code.slice(0, 2), group: c.activity.code.slice(0, 3) },
+        ],
+        secondary: [],
+      },
+      sic: {
+        primary: [
+          { code: c.activity.sic.code, description: c.activity.sic.description, section: '', division: c.activity.sic.code.slice(0, 2), group: c.activity.sic.code.slice(0, 3) },
+        ],
+        secondary: [],
+      },
     },
     nationalClassification: { type: ['NACE Rev. 2'], primary: [c.activity.code], secondary: [] },
     balanceSheets: wwBalanceSheets(c),

@@ -10,11 +10,7 @@ import { isRegistered } from './ownership.ts';
 import { profileOf } from './profile.ts';
 import { pinnedByOwnerTaxCode } from './sandbox.ts';
 
-export type Lookup =
-  | { kind: 'found'; profile: CompanyProfile }
-  | { kind: 'missing' }
-  | { kind: 'invalid' }
-  | { kind: 'notFound'; value: string };
+export type Lookup = { kind: 'found'; profile: CompanyProfile } | { kind: 'missing' } | { kind: 'invalid' } | { kind: 'notFound'; value: string };
 
 export interface Accepts {
   /** 11-digit VAT numbers (companies' fiscal codes are the same number). */

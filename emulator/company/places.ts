@@ -29,22 +29,61 @@ export interface Town {
 
 /** Approximate centres of the regions (by Istat code), used for towns without their own entry. */
 const REGION_CENTRES: Record<string, [number, number]> = {
-  '01': [7.9, 45.05], '02': [7.35, 45.74], '03': [9.6, 45.6], '04': [11.2, 46.4], '05': [11.9, 45.6],
-  '06': [13.1, 46.1], '07': [8.7, 44.3], '08': [11.0, 44.5], '09': [11.1, 43.4], '10': [12.5, 42.95],
-  '11': [13.2, 43.3], '12': [12.7, 41.9], '13': [13.9, 42.2], '14': [14.5, 41.6], '15': [14.6, 40.9],
-  '16': [16.6, 41.0], '17': [16.1, 40.5], '18': [16.4, 39.0], '19': [14.1, 37.5], '20': [9.0, 40.0],
+  '01': [7.9, 45.05],
+  '02': [7.35, 45.74],
+  '03': [9.6, 45.6],
+  '04': [11.2, 46.4],
+  '05': [11.9, 45.6],
+  '06': [13.1, 46.1],
+  '07': [8.7, 44.3],
+  '08': [11.0, 44.5],
+  '09': [11.1, 43.4],
+  '10': [12.5, 42.95],
+  '11': [13.2, 43.3],
+  '12': [12.7, 41.9],
+  '13': [13.9, 42.2],
+  '14': [14.5, 41.6],
+  '15': [14.6, 40.9],
+  '16': [16.6, 41.0],
+  '17': [16.1, 40.5],
+  '18': [16.4, 39.0],
+  '19': [14.1, 37.5],
+  '20': [9.0, 40.0],
 };
 
 /** Centres of the largest cities (by cadastral code), so that radius searches around them work. */
 const CITY_CENTRES: Record<string, [number, number]> = {
-  H501: [12.4964, 41.9028], F205: [9.19, 45.4642], F839: [14.2681, 40.8518], L219: [7.6869, 45.0703],
-  G273: [13.3615, 38.1157], D969: [8.9463, 44.4056], A944: [11.3426, 44.4949], D612: [11.2558, 43.7696],
-  A662: [16.8719, 41.1171], C351: [15.0873, 37.5079], L736: [12.3155, 45.4408], L781: [10.9916, 45.4384],
-  F158: [15.5542, 38.1938], G224: [11.8768, 45.4064], L424: [13.7768, 45.6495], L049: [17.2470, 40.4644],
-  G337: [10.3279, 44.8015], A271: [13.5189, 43.6158], L117: [12.6466, 42.5636], B157: [10.2118, 45.5416],
-  E506: [18.172, 40.3515], G999: [11.0968, 43.8777], C933: [9.0852, 45.8081], L682: [8.8258, 45.8206],
-  B354: [9.1217, 39.2238], E625: [10.3159, 43.5485], H703: [14.7681, 40.6824], L378: [11.1217, 46.0748],
-  A952: [11.3548, 46.4983], G478: [12.3888, 43.1107], D643: [15.5447, 41.4622],
+  H501: [12.4964, 41.9028],
+  F205: [9.19, 45.4642],
+  F839: [14.2681, 40.8518],
+  L219: [7.6869, 45.0703],
+  G273: [13.3615, 38.1157],
+  D969: [8.9463, 44.4056],
+  A944: [11.3426, 44.4949],
+  D612: [11.2558, 43.7696],
+  A662: [16.8719, 41.1171],
+  C351: [15.0873, 37.5079],
+  L736: [12.3155, 45.4408],
+  L781: [10.9916, 45.4384],
+  F158: [15.5542, 38.1938],
+  G224: [11.8768, 45.4064],
+  L424: [13.7768, 45.6495],
+  L049: [17.247, 40.4644],
+  G337: [10.3279, 44.8015],
+  A271: [13.5189, 43.6158],
+  L117: [12.6466, 42.5636],
+  B157: [10.2118, 45.5416],
+  E506: [18.172, 40.3515],
+  G999: [11.0968, 43.8777],
+  C933: [9.0852, 45.8081],
+  L682: [8.8258, 45.8206],
+  B354: [9.1217, 39.2238],
+  E625: [10.3159, 43.5485],
+  H703: [14.7681, 40.6824],
+  L378: [11.1217, 46.0748],
+  A952: [11.3548, 46.4983],
+  G478: [12.3888, 43.1107],
+  D643: [15.5447, 41.4622],
 };
 
 function upper(s: string): string {
@@ -62,10 +101,7 @@ function load(): Town[] {
     const region = REGION_CENTRES[c.regione.codice] ?? [12.5, 42.5];
     const gps: [number, number] = centre
       ? [centre[0], centre[1]]
-      : [
-          Math.round((region[0] + jitter(`lon:${c.codice}`, 1.2)) * 1e5) / 1e5,
-          Math.round((region[1] + jitter(`lat:${c.codice}`, 0.9)) * 1e5) / 1e5,
-        ];
+      : [Math.round((region[0] + jitter(`lon:${c.codice}`, 1.2)) * 1e5) / 1e5, Math.round((region[1] + jitter(`lat:${c.codice}`, 0.9)) * 1e5) / 1e5];
     return {
       name: upper(c.nome),
       istat: c.codice,
@@ -110,7 +146,10 @@ function bigTowns(): Town[] {
 export function pickTown(rng: Rng): Town {
   const big = bigTowns();
   if (rng.chance(0.2)) {
-    const top = big.slice().sort((a, b) => b.population - a.population).slice(0, 10);
+    const top = big
+      .slice()
+      .sort((a, b) => b.population - a.population)
+      .slice(0, 10);
     return rng.pick(top);
   }
   return rng.pick(big);
@@ -119,12 +158,41 @@ export function pickTown(rng: Rng): Town {
 export const TOPONYMS = ['VIA', 'VIA', 'VIA', 'VIA', 'VIALE', 'PIAZZA', 'CORSO', 'LARGO', 'VICOLO', 'STRADA'] as const;
 
 export const STREETS = [
-  'GIUSEPPE GARIBALDI', 'GIUSEPPE MAZZINI', 'ROMA', 'DANTE ALIGHIERI', 'GIUSEPPE VERDI', 'CAVOUR',
-  'VITTORIO EMANUELE II', 'XX SETTEMBRE', 'IV NOVEMBRE', 'DELLA REPUBBLICA', 'DEI MILLE', 'MARCONI',
-  'ALESSANDRO MANZONI', 'GIACOMO LEOPARDI', 'DELLA LIBERTA', 'NAZIONALE', 'DELL\'INDUSTRIA',
-  'DEL LAVORO', 'DELLE ROSE', 'DEI PINI', 'SAN FRANCESCO', 'SANTA MARIA', 'DEL COMMERCIO',
-  'ENRICO FERMI', 'LEONARDO DA VINCI', 'GALILEO GALILEI', 'ANTONIO GRAMSCI', 'ALDO MORO',
-  'DELL\'ARTIGIANATO', 'TORINO', 'MILANO', 'NAPOLI', 'FIRENZE', 'VENEZIA', 'DEGLI ULIVI',
+  'GIUSEPPE GARIBALDI',
+  'GIUSEPPE MAZZINI',
+  'ROMA',
+  'DANTE ALIGHIERI',
+  'GIUSEPPE VERDI',
+  'CAVOUR',
+  'VITTORIO EMANUELE II',
+  'XX SETTEMBRE',
+  'IV NOVEMBRE',
+  'DELLA REPUBBLICA',
+  'DEI MILLE',
+  'MARCONI',
+  'ALESSANDRO MANZONI',
+  'GIACOMO LEOPARDI',
+  'DELLA LIBERTA',
+  'NAZIONALE',
+  "DELL'INDUSTRIA",
+  'DEL LAVORO',
+  'DELLE ROSE',
+  'DEI PINI',
+  'SAN FRANCESCO',
+  'SANTA MARIA',
+  'DEL COMMERCIO',
+  'ENRICO FERMI',
+  'LEONARDO DA VINCI',
+  'GALILEO GALILEI',
+  'ANTONIO GRAMSCI',
+  'ALDO MORO',
+  "DELL'ARTIGIANATO",
+  'TORINO',
+  'MILANO',
+  'NAPOLI',
+  'FIRENZE',
+  'VENEZIA',
+  'DEGLI ULIVI',
 ] as const;
 
 /** A street address in a town. */
@@ -143,10 +211,7 @@ export function pickAddress(rng: Rng, town: Town, seed: string): StreetAddress {
   const street = rng.pick(STREETS);
   const streetNumber = String(rng.int(1, 250));
   const zip = rng.pick(town.zips);
-  const gps: [number, number] = [
-    Math.round((town.gps[0] + jitter(`alon:${seed}`, 0.04)) * 1e5) / 1e5,
-    Math.round((town.gps[1] + jitter(`alat:${seed}`, 0.03)) * 1e5) / 1e5,
-  ];
+  const gps: [number, number] = [Math.round((town.gps[0] + jitter(`alon:${seed}`, 0.04)) * 1e5) / 1e5, Math.round((town.gps[1] + jitter(`alat:${seed}`, 0.03)) * 1e5) / 1e5];
   return { toponym, street, streetNumber, town, zip, gps };
 }
 

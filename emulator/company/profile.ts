@@ -63,7 +63,10 @@ function pinnedAddress(town: Town, street: PinnedStreet | undefined, rng: Rng, s
 }
 
 const pinnedPerson = (p: PinnedPerson): Person =>
-  personFrom({ name: p.name, surname: p.surname, gender: p.gender, birthDate: p.birthDate, birthTown: resolveTown(p.birthTown), taxCode: p.taxCode }, `${p.surname}:${p.name}:${p.birthDate}`);
+  personFrom(
+    { name: p.name, surname: p.surname, gender: p.gender, birthDate: p.birthDate, birthTown: resolveTown(p.birthTown), taxCode: p.taxCode },
+    `${p.surname}:${p.name}:${p.birthDate}`,
+  );
 
 const NAME_PREFIXES = ['NUOVA', 'EURO', 'ITAL', 'GLOBAL', 'PRIMA', 'NOVA', 'MEDITERRANEA', 'TECNO', 'GENERAL'] as const;
 const NAME_SUFFIXES = ['ITALIA', 'GROUP', 'SERVICE', 'SUD', 'NORD', 'CENTRO', '& PARTNERS', 'PLUS', '2000', 'NET'] as const;
@@ -71,7 +74,14 @@ const NAME_SUFFIXES = ['ITALIA', 'GROUP', 'SERVICE', 'SUD', 'NORD', 'CENTRO', '&
 /** Employees now, by size band. */
 function pickEmployees(rng: Rng): number {
   const band = rng.weighted<[number, number]>([
-    [[0, 1], 15], [[2, 5], 25], [[6, 10], 18], [[11, 20], 15], [[21, 50], 12], [[51, 100], 7], [[101, 250], 5], [[251, 1200], 3],
+    [[0, 1], 15],
+    [[2, 5], 25],
+    [[6, 10], 18],
+    [[11, 20], 15],
+    [[21, 50], 12],
+    [[51, 100], 7],
+    [[101, 250], 5],
+    [[251, 1200], 3],
   ]);
   return rng.int(band[0], band[1]);
 }
@@ -83,10 +93,36 @@ function generatedIdentity(vat: string): Identity {
   const holding = children.length > 0 && rng.chance(0.6);
   const activity = holding ? (activityByCode('6420') as Activity) : rng.pick(ACTIVITIES.filter((a) => a.code !== '6420'));
   let legalForm: string;
-  if (parents.length === 1 && parents[0].percent === 100) legalForm = rng.weighted([['SU', 50], ['SR', 35], ['SP', 15]]);
-  else if (parents.length > 0 || holding) legalForm = rng.weighted([['SR', 60], ['SP', 40]]);
-  else legalForm = rng.weighted([['SR', 48], ['RS', 7], ['SU', 6], ['SP', 6], ['SN', 12], ['AS', 12], ['SC', 6], ['OO', 3]]);
-  const status = rng.weighted<ActivityStatus>([['ATTIVA', 88], ['CESSATA', 6], ['INATTIVA', 2], ['SOSPESA', 1], ['REGISTRATA', 2], ['IN_ISCRIZIONE', 1]]);
+  if (parents.length === 1 && parents[0].percent === 100)
+    legalForm = rng.weighted([
+      ['SU', 50],
+      ['SR', 35],
+      ['SP', 15],
+    ]);
+  else if (parents.length > 0 || holding)
+    legalForm = rng.weighted([
+      ['SR', 60],
+      ['SP', 40],
+    ]);
+  else
+    legalForm = rng.weighted([
+      ['SR', 48],
+      ['RS', 7],
+      ['SU', 6],
+      ['SP', 6],
+      ['SN', 12],
+      ['AS', 12],
+      ['SC', 6],
+      ['OO', 3],
+    ]);
+  const status = rng.weighted<ActivityStatus>([
+    ['ATTIVA', 88],
+    ['CESSATA', 6],
+    ['INATTIVA', 2],
+    ['SOSPESA', 1],
+    ['REGISTRATA', 2],
+    ['IN_ISCRIZIONE', 1],
+  ]);
   const town = pickTown(rng);
   const address = pickAddress(rng, town, vat);
   const incorporationYear = 2023 - Math.floor(53 * rng.next() ** 1.6);
@@ -242,11 +278,13 @@ function buildYears(rng: Rng, identity: Identity, legalForm: string): { years: Y
 }
 
 function slugOf(name: string): string {
-  return name
-    .replace(/\b(S\.R\.L\.S?|S\.P\.A\.|S\.N\.C\.|S\.A\.S\.|SOCIETA' COOPERATIVA( SOCIALE)?)$/, '')
-    .toLowerCase()
-    .replace(/[^a-z0-9]/g, '')
-    .slice(0, 20) || 'impresa';
+  return (
+    name
+      .replace(/\b(S\.R\.L\.S?|S\.P\.A\.|S\.N\.C\.|S\.A\.S\.|SOCIETA' COOPERATIVA( SOCIALE)?)$/, '')
+      .toLowerCase()
+      .replace(/[^a-z0-9]/g, '')
+      .slice(0, 20) || 'impresa'
+  );
 }
 
 function buildPeople(vat: string, identity: Identity, parents: OwnershipLink[], rng: Rng): { managers: Manager[]; shareholders: Holding[] } {

@@ -15,13 +15,7 @@ import type { CompanyProfile } from './model.ts';
 import type { Monitors } from './monitor.ts';
 import { isRegistered } from './ownership.ts';
 import { lastFiled, profileOf } from './profile.ts';
-import {
-  closedRecord,
-  compositeRecord,
-  uboRecords,
-  vatGroupRecord,
-  type CompositeShape,
-} from './shapes.ts';
+import { closedRecord, compositeRecord, uboRecords, vatGroupRecord, type CompositeShape } from './shapes.ts';
 import { frSearch, itSearch } from './search.ts';
 import { LEGAL_FORMS, legalFormByCode } from './tables.ts';
 
@@ -84,7 +78,13 @@ function uboHandler(p: CompanyProfile): EmuResponse {
 
 function splitPaymentHandler(p: CompanyProfile): EmuResponse {
   if (!p.splitPayment) return fail(404, 502, 'no company found');
-  return list({ taxCode: p.taxCode, companyName: p.name, startingDateTimestamp: p.creationTimestamp, companyType: 'Enti pubblici e societa controllate', lastUpdateTimestamp: p.lastUpdateTimestamp });
+  return list({
+    taxCode: p.taxCode,
+    companyName: p.name,
+    startingDateTimestamp: p.creationTimestamp,
+    companyType: 'Enti pubblici e societa controllate',
+    lastUpdateTimestamp: p.lastUpdateTimestamp,
+  });
 }
 
 function paHandler(p: CompanyProfile): EmuResponse {
@@ -152,7 +152,14 @@ function compositeRoutes(state: CompanyState): Route[] {
       const p = r.profile;
       const slow = state.slowMs();
       if (slow <= 0) return ok(compositeRecord(p, shape));
-      const pending = state.requests.create({ endpoint: name, vat: p.vat, owner: req.token.owner, delayMs: slow, callback: null, dataset: () => compositeRecord(profileOf(p.vat), shape) });
+      const pending = state.requests.create({
+        endpoint: name,
+        vat: p.vat,
+        owner: req.token.owner,
+        delayMs: slow,
+        callback: null,
+        dataset: () => compositeRecord(profileOf(p.vat), shape),
+      });
       return {
         status: 302,
         headers: { location: `${req.baseUrl}/IT-check_id/${pending.id}`, 'retry-after': String(Math.max(1, Math.ceil(slow / 1000))) },
@@ -274,7 +281,16 @@ function italianWorldwide(p: CompanyProfile, level: 'start' | 'advanced' | 'top'
     companyName: p.name,
     taxCode: p.taxCode,
     vatCode: `IT${p.vat}`,
-    address: { registeredOffice: { town: a.town.name, country: 'IT', zipCode: a.zip, streetName: `${a.toponym} ${a.street} ${a.streetNumber}`, streetNumber: a.streetNumber, gps: { coordinates: [a.gps[0], a.gps[1]] } } },
+    address: {
+      registeredOffice: {
+        town: a.town.name,
+        country: 'IT',
+        zipCode: a.zip,
+        streetName: `${a.toponym} ${a.street} ${a.streetNumber}`,
+        streetNumber: a.streetNumber,
+        gps: { coordinates: [a.gps[0], a.gps[1]] },
+      },
+    },
     activityStatus: p.status === 'ATTIVA' ? 'ACTIVE' : 'INACTIVE',
     incorporationDate: p.incorporationDate,
   };

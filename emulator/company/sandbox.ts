@@ -134,7 +134,17 @@ export const PINNED_COMPANIES: readonly PinnedCompany[] = [
       years: [
         { year: 2024, employees: 15, balanceSheetDate: null, turnover: null, netWorth: null, shareCapital: 50000 },
         { year: 2023, employees: 15, balanceSheetDate: null, turnover: null, netWorth: null, shareCapital: 50000 },
-        { year: 2022, employees: 14, balanceSheetDate: '2022-12-31', turnover: 4043407, netWorth: 166491, shareCapital: 50000, totalStaffCost: 604997, totalAssets: 1483126, avgGrossSalary: 43214.07142857143 },
+        {
+          year: 2022,
+          employees: 14,
+          balanceSheetDate: '2022-12-31',
+          turnover: 4043407,
+          netWorth: 166491,
+          shareCapital: 50000,
+          totalStaffCost: 604997,
+          totalAssets: 1483126,
+          avgGrossSalary: 43214.07142857143,
+        },
         { year: 2021, employees: 15, balanceSheetDate: '2021-12-31', turnover: 4432761, netWorth: 469366, shareCapital: 50000 },
         { year: 2020, employees: 14, balanceSheetDate: '2020-12-31', turnover: 4192138, netWorth: 170234, shareCapital: 10000 },
         { year: 2019, employees: 14, balanceSheetDate: '2019-12-31', turnover: 1799587, netWorth: 11309, shareCapital: 10000 },
@@ -142,7 +152,13 @@ export const PINNED_COMPANIES: readonly PinnedCompany[] = [
         { year: 2017, employees: null, balanceSheetDate: '2017-12-31', turnover: 1120176, netWorth: 2928, shareCapital: null },
       ],
       localUnits: [
-        { town: 'L117', cciaa: 'TR', rea: '353472', street: { toponym: 'PIAZZA', street: 'SAN GIOVANNI DECOLLATO', streetNumber: '6', zip: '05100' }, openapiNumber: 'IT93E20F0DU8001' },
+        {
+          town: 'L117',
+          cciaa: 'TR',
+          rea: '353472',
+          street: { toponym: 'PIAZZA', street: 'SAN GIOVANNI DECOLLATO', streetNumber: '6', zip: '05100' },
+          openapiNumber: 'IT93E20F0DU8001',
+        },
       ],
     },
     note: "The vendor's example company (spec example data); owned 100% by OPEN HOLDING S.R.L.",
@@ -256,7 +272,14 @@ export const PINNED_COMPANIES: readonly PinnedCompany[] = [
       { person: LAURA_BIANCHI, percent: 50, since: '1987-02-02' },
     ],
     personManagers: [
-      { person: PAOLO_BIANCHI, roles: [{ code: 'SOC', start: '1987-02-02' }, { code: 'LIQ', start: '2020-11-15' }], legalRep: true },
+      {
+        person: PAOLO_BIANCHI,
+        roles: [
+          { code: 'SOC', start: '1987-02-02' },
+          { code: 'LIQ', start: '2020-11-15' },
+        ],
+        legalRep: true,
+      },
       { person: LAURA_BIANCHI, roles: [{ code: 'SOC', start: '1987-02-02' }], legalRep: true },
     ],
     employees: 0,

@@ -47,9 +47,31 @@ export function searchUniverse(): CompanyProfile[] {
 }
 
 const IT_KEYS = new Set([
-  'dryRun', 'dataEnrichment', 'lat', 'long', 'radius', 'companyName', 'autocomplete', 'province', 'townCode', 'atecoCode', 'cciaa',
-  'reaCode', 'minTurnover', 'maxTurnover', 'minEmployees', 'maxEmployees', 'sdiCode', 'legalFormCode', 'shareHolderTaxCode',
-  'activityStatus', 'pec', 'creationTimestamp', 'lastUpdateTimestamp', 'skip', 'limit',
+  'dryRun',
+  'dataEnrichment',
+  'lat',
+  'long',
+  'radius',
+  'companyName',
+  'autocomplete',
+  'province',
+  'townCode',
+  'atecoCode',
+  'cciaa',
+  'reaCode',
+  'minTurnover',
+  'maxTurnover',
+  'minEmployees',
+  'maxEmployees',
+  'sdiCode',
+  'legalFormCode',
+  'shareHolderTaxCode',
+  'activityStatus',
+  'pec',
+  'creationTimestamp',
+  'lastUpdateTimestamp',
+  'skip',
+  'limit',
 ]);
 /** Parameters that shape the answer rather than filter. */
 const NOT_FILTERS = new Set(['dryRun', 'dataEnrichment', 'skip', 'limit']);
@@ -58,13 +80,22 @@ const ENRICHMENTS = ['start', 'advanced', 'pec', 'address', 'shareholders', 'nam
 
 type Predicate<T> = (item: T) => boolean;
 
-const words = (s: string): string[] => s.toUpperCase().split(/[^A-Z0-9À-Ý']+/).filter(Boolean);
+const words = (s: string): string[] =>
+  s
+    .toUpperCase()
+    .split(/[^A-Z0-9À-Ý']+/)
+    .filter(Boolean);
 
 /** Whole-word match, or a `*` wildcard pattern over the whole name. */
 function nameMatcher(query: string): Predicate<string> {
   const q = query.trim().toUpperCase();
   if (q.includes('*')) {
-    const re = new RegExp(`^${q.split('*').map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
+    const re = new RegExp(
+      `^${q
+        .split('*')
+        .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+        .join('.*')}$`,
+    );
     return (name) => re.test(name.toUpperCase());
   }
   const wanted = words(q);
@@ -224,9 +255,29 @@ export function itSearch(req: EmuRequest): EmuResponse {
 // FR-search
 
 const FR_KEYS = new Set([
-  'dryRun', 'dataEnrichment', 'lat', 'long', 'radius', 'companyName', 'autocomplete', 'town', 'townCode', 'nafCode', 'departmentCode',
-  'regionCode', 'minTurnover', 'maxTurnover', 'minEmployees', 'maxEmployees', 'creditWorthy', 'legalFormCode', 'activityStatus',
-  'creationTimestamp', 'lastUpdateTimestamp', 'skip', 'limit',
+  'dryRun',
+  'dataEnrichment',
+  'lat',
+  'long',
+  'radius',
+  'companyName',
+  'autocomplete',
+  'town',
+  'townCode',
+  'nafCode',
+  'departmentCode',
+  'regionCode',
+  'minTurnover',
+  'maxTurnover',
+  'minEmployees',
+  'maxEmployees',
+  'creditWorthy',
+  'legalFormCode',
+  'activityStatus',
+  'creationTimestamp',
+  'lastUpdateTimestamp',
+  'skip',
+  'limit',
 ]);
 
 let frUniverse: ForeignCompany[] | null = null;

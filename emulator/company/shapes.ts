@@ -12,17 +12,7 @@ import type { StreetAddress } from './places.ts';
 import { employeesNow, lastFiled, profileOf } from './profile.ts';
 import { isRegistered } from './ownership.ts';
 import { Rng } from './random.ts';
-import {
-  employeeRange,
-  enterpriseSize,
-  LEGAL_FORM_EN,
-  legalFormByCode,
-  legalFormFamily,
-  raeOf,
-  ROLES,
-  saeOf,
-  turnoverRange,
-} from './tables.ts';
+import { employeeRange, enterpriseSize, LEGAL_FORM_EN, legalFormByCode, legalFormFamily, raeOf, ROLES, saeOf, turnoverRange } from './tables.ts';
 
 type Json = Record<string, unknown>;
 
@@ -227,9 +217,7 @@ export function uboRecords(p: CompanyProfile): Json[] {
   if (qualifying.length > 0) {
     return qualifying.map((o) => uboEntry(o.person, [{ code: 'TEP', description: 'TITOLARE EFFETTIVO PER PROPRIETA', type: 'PROPRIETA' }, ...rolesOf(o.person.taxCode)]));
   }
-  return p.managers
-    .filter((m): m is Manager & { who: Person } => m.legalRep && m.who.kind === 'person')
-    .map((m) => uboEntry(m.who, rolesOf(m.who.taxCode)));
+  return p.managers.filter((m): m is Manager & { who: Person } => m.legalRep && m.who.kind === 'person').map((m) => uboEntry(m.who, rolesOf(m.who.taxCode)));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -507,7 +495,10 @@ function sectionMakers(p: CompanyProfile): Record<string, () => unknown> {
     affiliateCompanies: () => affiliateCompanies(p),
     artisanBusinessRegistry: () =>
       p.artisan
-        ? { belongsToArtisanBusinessRegistry: true, artisanBusinessRegistry: { registrationDate: dateTime(p.artisan.registrationDate), registrationNumber: p.artisan.registrationNumber } }
+        ? {
+            belongsToArtisanBusinessRegistry: true,
+            artisanBusinessRegistry: { registrationDate: dateTime(p.artisan.registrationDate), registrationNumber: p.artisan.registrationNumber },
+          }
         : { belongsToArtisanBusinessRegistry: false },
     soaCertification: () => ({ hasSoaCertification: p.soa }),
     rae: () => fixedOr(p, 'rae', () => raeOf(p.activity.code)),
@@ -523,27 +514,103 @@ function sectionMakers(p: CompanyProfile): Record<string, () => unknown> {
 /** Sections of each composite shape, in the vendor schema's order. */
 export const SHAPE_SECTIONS = {
   marketing: [
-    'companyDetails', 'companyStatus', 'address', 'branches', 'atecoClassification', 'internationalClassification', 'corporateGroups',
-    'employees', 'employeesStatistic', 'innovativeSmeAndSu', 'mail', 'contacts', 'ecofin', 'webAndSocial', 'pec', 'allOffices',
+    'companyDetails',
+    'companyStatus',
+    'address',
+    'branches',
+    'atecoClassification',
+    'internationalClassification',
+    'corporateGroups',
+    'employees',
+    'employeesStatistic',
+    'innovativeSmeAndSu',
+    'mail',
+    'contacts',
+    'ecofin',
+    'webAndSocial',
+    'pec',
+    'allOffices',
   ],
-  stakeholders: [
-    'companyDetails', 'address', 'branches', 'managers', 'shareholders', 'corporateGroups', 'subsidiaries', 'affiliateCompanies',
-    'employees', 'employeesStatistic',
-  ],
+  stakeholders: ['companyDetails', 'address', 'branches', 'managers', 'shareholders', 'corporateGroups', 'subsidiaries', 'affiliateCompanies', 'employees', 'employeesStatistic'],
   aml: [
-    'companyDetails', 'address', 'branches', 'managers', 'shareholders', 'corporateGroups', 'subsidiaries', 'affiliateCompanies',
-    'foreignTrade', 'publicTenders', 'operatingResults', 'ecofin', 'debts', 'rae', 'sae',
+    'companyDetails',
+    'address',
+    'branches',
+    'managers',
+    'shareholders',
+    'corporateGroups',
+    'subsidiaries',
+    'affiliateCompanies',
+    'foreignTrade',
+    'publicTenders',
+    'operatingResults',
+    'ecofin',
+    'debts',
+    'rae',
+    'sae',
   ],
   full: [
-    'companyDetails', 'legalForm', 'companyStatus', 'companyDates', 'address', 'marketable', 'branches', 'atecoClassification',
-    'internationalClassification', 'ecofin', 'employees', 'operatingResults', 'employeesStatistic', 'innovativeSmeAndSu', 'mail',
-    'contacts', 'webAndSocial', 'pec', 'publicTenders', 'foreignTrade', 'managers', 'shareholders', 'corporateGroups', 'subsidiaries',
-    'affiliateCompanies', 'artisanBusinessRegistry', 'soaCertification', 'assetsAggregateValues', 'creditsToShareholders',
-    'intangibleFixedAssets', 'tangibleFixedAssets', 'financialFixedAssets', 'inventory', 'credits', 'financialAssets',
-    'cashEquivalents', 'liabilitiesAggregateValues', 'netWorth', 'riskProvisions', 'debts', 'incomeStatementAggregateValues',
-    'productionValue', 'productionCosts', 'revenuesFinancialCharges', 'adjustments', 'annualResult', 'coverageRatios',
-    'development', 'efficiency', 'financialBurden', 'financialCycle', 'financialStability', 'financialStatementKpi',
-    'indebtedness', 'leverageRatios', 'liquidityRatios', 'profitability', 'structureRatios', 'rae', 'sae', 'allOffices',
+    'companyDetails',
+    'legalForm',
+    'companyStatus',
+    'companyDates',
+    'address',
+    'marketable',
+    'branches',
+    'atecoClassification',
+    'internationalClassification',
+    'ecofin',
+    'employees',
+    'operatingResults',
+    'employeesStatistic',
+    'innovativeSmeAndSu',
+    'mail',
+    'contacts',
+    'webAndSocial',
+    'pec',
+    'publicTenders',
+    'foreignTrade',
+    'managers',
+    'shareholders',
+    'corporateGroups',
+    'subsidiaries',
+    'affiliateCompanies',
+    'artisanBusinessRegistry',
+    'soaCertification',
+    'assetsAggregateValues',
+    'creditsToShareholders',
+    'intangibleFixedAssets',
+    'tangibleFixedAssets',
+    'financialFixedAssets',
+    'inventory',
+    'credits',
+    'financialAssets',
+    'cashEquivalents',
+    'liabilitiesAggregateValues',
+    'netWorth',
+    'riskProvisions',
+    'debts',
+    'incomeStatementAggregateValues',
+    'productionValue',
+    'productionCosts',
+    'revenuesFinancialCharges',
+    'adjustments',
+    'annualResult',
+    'coverageRatios',
+    'development',
+    'efficiency',
+    'financialBurden',
+    'financialCycle',
+    'financialStability',
+    'financialStatementKpi',
+    'indebtedness',
+    'leverageRatios',
+    'liquidityRatios',
+    'profitability',
+    'structureRatios',
+    'rae',
+    'sae',
+    'allOffices',
   ],
 } as const satisfies Record<string, readonly string[]>;
 

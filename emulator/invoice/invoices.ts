@@ -126,7 +126,10 @@ function invoiceRecord(id: string, s: FatturaSummary, fiscalId: string, directio
 
 /** One value of a filter that may be repeated, bracketed (`state[]=`) or comma-separated. */
 function multi(q: URLSearchParams, name: string): string[] {
-  return [...q.getAll(name), ...q.getAll(`${name}[]`)].flatMap((v) => v.split(',')).map((v) => v.trim()).filter((v) => v !== '');
+  return [...q.getAll(name), ...q.getAll(`${name}[]`)]
+    .flatMap((v) => v.split(','))
+    .map((v) => v.trim())
+    .filter((v) => v !== '');
 }
 
 export class InvoiceEngine {
@@ -257,7 +260,8 @@ export class InvoiceEngine {
   submit(req: EmuRequest): EmuResponse {
     const xml = req.rawBody.toString('utf8');
     const read = readFattura(xml);
-    if (!read.ok) return read.error === 'structure' ? invoiceFail(400, 400, 'Invalid XML structure') : invoiceFail(422, 422, `Validation Error: Missing required field ${read.field}`);
+    if (!read.ok)
+      return read.error === 'structure' ? invoiceFail(400, 400, 'Invalid XML structure') : invoiceFail(422, 422, `Validation Error: Missing required field ${read.field}`);
     const s = read.summary;
     const account = this.state.account(req.token.owner);
     // The company's own configuration: the seller's, or the buyer's on a self-invoice (TD16–TD20).
@@ -317,13 +321,32 @@ export class InvoiceEngine {
     const invoiceLines = lines.map((l, i) => {
       const quantity = Number(l.quantity ?? 1);
       const unit = Number(l.unit_price);
-      return { line_number: i + 1, description: text(l.description), quantity, unit_price: unit, total_price: cents(quantity * unit), vat_rate: Number(l.vat_rate ?? 0), nature: null };
+      return {
+        line_number: i + 1,
+        description: text(l.description),
+        quantity,
+        unit_price: unit,
+        total_price: cents(quantity * unit),
+        vat_rate: Number(l.vat_rate ?? 0),
+        nature: null,
+      };
     });
     const taxable = cents(invoiceLines.reduce((t, l) => t + l.total_price, 0));
     const tax = cents(invoiceLines.reduce((t, l) => t + (l.total_price * l.vat_rate) / 100, 0));
     const now = this.nowIso();
     const id = hexId();
-    const party = (p: Obj, vat: unknown): Obj => ({ name: p.name ?? null, vat_id: vat ?? null, tax_code: null, street: p.street ?? null, city: p.city ?? null, zip: p.zip ?? null, province: null, country_code: p.country, phone: null, email: null });
+    const party = (p: Obj, vat: unknown): Obj => ({
+      name: p.name ?? null,
+      vat_id: vat ?? null,
+      tax_code: null,
+      street: p.street ?? null,
+      city: p.city ?? null,
+      zip: p.zip ?? null,
+      province: null,
+      country_code: p.country,
+      phone: null,
+      email: null,
+    });
     const record: Obj = {
       id,
       state: 'NEW',
@@ -389,7 +412,8 @@ export class InvoiceEngine {
     if (!read.ok) return invoiceFail(400, 400, 'Invalid input data');
     const details = isRecord(b.details) ? b.details : {};
     const status = details.sdi_status === undefined ? 'DELIVERED' : text(details.sdi_status);
-    if (!['DELIVERED', 'ACCEPTED', 'REJECTED', 'TERMS_EXPIRED', 'NOT_DELIVERED'].includes(status)) return invoiceFail(400, 400, 'Invalid input data: sdi_status must be definitive');
+    if (!['DELIVERED', 'ACCEPTED', 'REJECTED', 'TERMS_EXPIRED', 'NOT_DELIVERED'].includes(status))
+      return invoiceFail(400, 400, 'Invalid input data: sdi_status must be definitive');
     const s = read.summary;
     const account = this.state.account(req.token.owner);
     const key = (k: string | null): Configuration | undefined => (k ? account.configurations.get(k) : undefined);

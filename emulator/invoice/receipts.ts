@@ -110,7 +110,8 @@ export class ReceiptEngine {
 
   pending(): Array<{ id: string; receipt: Receipt }> {
     const out: Array<{ id: string; receipt: Receipt }> = [];
-    for (const [, account] of this.state.allAccounts()) for (const [id, receipt] of account.receipts) if (['new', 'retry', 'submitted'].includes(String(receipt.record.status))) out.push({ id, receipt });
+    for (const [, account] of this.state.allAccounts())
+      for (const [id, receipt] of account.receipts) if (['new', 'retry', 'submitted'].includes(String(receipt.record.status))) out.push({ id, receipt });
     return out;
   }
 
@@ -214,7 +215,15 @@ export class ReceiptEngine {
   private totals(items: Obj[]): Obj {
     const total = r2(items.reduce((t, i) => t + Number(i.total_amount), 0));
     const taxable = r8(items.reduce((t, i) => t + Number(i.taxable_amount), 0));
-    return { total_amount: total, total_taxable_amount: taxable, total_vat_amount: r8(total - taxable), total_discount: 0, total_gross_discount: 0, total_uncollected_amount: 0, deductible_amount: 0 };
+    return {
+      total_amount: total,
+      total_taxable_amount: taxable,
+      total_vat_amount: r8(total - taxable),
+      total_discount: 0,
+      total_gross_discount: 0,
+      total_uncollected_amount: 0,
+      deductible_amount: 0,
+    };
   }
 
   /** `POST /IT-receipts`. */
@@ -271,7 +280,15 @@ export class ReceiptEngine {
       if (!Number.isFinite(quantity) || quantity <= 0 || quantity > left) return invoiceFail(400, 425, `Invalid items[${i}].quantity`);
       wanted.return = Number(wanted.return ?? 0) + quantity;
       const share = quantity / Number(wanted.quantity);
-      items.push({ ...wanted, quantity, return: quantity, total_amount: r2(Number(wanted.total_amount) * share), taxable_amount: r8(Number(wanted.taxable_amount) * share), net_taxable_amount: r8(Number(wanted.taxable_amount) * share), vat_amount: r8(Number(wanted.vat_amount) * share) });
+      items.push({
+        ...wanted,
+        quantity,
+        return: quantity,
+        total_amount: r2(Number(wanted.total_amount) * share),
+        taxable_amount: r8(Number(wanted.taxable_amount) * share),
+        net_taxable_amount: r8(Number(wanted.taxable_amount) * share),
+        vat_amount: r8(Number(wanted.vat_amount) * share),
+      });
     }
     const totals = this.totals(items);
     const base: Obj = { fiscal_id: parent.record.fiscal_id, items, cash_payment_amount: totals.total_amount, electronic_payment_amount: 0, tags: [], ...totals };
@@ -283,7 +300,14 @@ export class ReceiptEngine {
     const parent = this.own(req, id);
     if (!parent) return invoiceFail(404, 404, 'Receipt not found');
     if (parent.record.type !== 'sale' || parent.record.status !== 'ready') return invoiceFail(406, 406, `Receipt in status ${String(parent.record.status)} cannot be voided`);
-    const base: Obj = { fiscal_id: parent.record.fiscal_id, items: parent.record.items, cash_payment_amount: parent.record.total_amount, electronic_payment_amount: 0, tags: [], ...this.totals(parent.record.items as Obj[]) };
+    const base: Obj = {
+      fiscal_id: parent.record.fiscal_id,
+      items: parent.record.items,
+      cash_payment_amount: parent.record.total_amount,
+      electronic_payment_amount: 0,
+      tags: [],
+      ...this.totals(parent.record.items as Obj[]),
+    };
     return ok(this.create(req, base, 'void', String(parent.record.id)).record);
   }
 

@@ -152,13 +152,25 @@ export class Accounts {
   }
 
   /** Notes one authorised call of any area (statistics) and, for an error answer, its error log entry. */
-  record(account: EmuAccount, call: { scope: string; domain: string; token: string; status: number; errorCode: number | null; message: string; amount: number; ip: string; subscription?: boolean }): void {
+  record(
+    account: EmuAccount,
+    call: { scope: string; domain: string; token: string; status: number; errorCode: number | null; message: string; amount: number; ip: string; subscription?: boolean },
+  ): void {
     const at = this.now();
     const error = call.status >= 400;
     account.usage.push({ at, scope: call.scope, domain: call.domain, token: call.token, amount: call.amount, error, subscription: call.subscription === true, ip: call.ip });
     if (account.usage.length > MAX_LOG * 10) account.usage.splice(0, account.usage.length - MAX_LOG * 10);
     if (error) {
-      account.errors.push({ id: hexId(), scope: call.scope, domain: call.domain, errorAt: iso(at), httpResponseCode: call.status, errorCode: call.errorCode, message: call.message, ip: call.ip });
+      account.errors.push({
+        id: hexId(),
+        scope: call.scope,
+        domain: call.domain,
+        errorAt: iso(at),
+        httpResponseCode: call.status,
+        errorCode: call.errorCode,
+        message: call.message,
+        ip: call.ip,
+      });
       if (account.errors.length > MAX_LOG) account.errors.splice(0, account.errors.length - MAX_LOG);
     }
   }
@@ -166,7 +178,21 @@ export class Accounts {
   /** The active subscription with requests left that covers `scope` (`METHOD:host/endpoint`), if any. */
   subscriptionFor(account: EmuAccount, scope: string): Subscription | undefined {
     const now = this.now();
-    return account.subscriptions.find((s) => s.active && s.availableRequests > 0 && Date.parse(s.startsAt) <= now && Date.parse(s.expiresAt) > now && (s.scope === scope || new RegExp(`^${s.scope.split('*').map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`, 'i').test(scope)));
+    return account.subscriptions.find(
+      (s) =>
+        s.active &&
+        s.availableRequests > 0 &&
+        Date.parse(s.startsAt) <= now &&
+        Date.parse(s.expiresAt) > now &&
+        (s.scope === scope ||
+          new RegExp(
+            `^${s.scope
+              .split('*')
+              .map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+              .join('.*')}$`,
+            'i',
+          ).test(scope)),
+    );
   }
 
   /** Adds a subscription (control API). */

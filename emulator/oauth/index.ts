@@ -191,7 +191,11 @@ const routes: Route[] = [
     auth: 'basic',
     handler: (req) => {
       const { account, services } = need(req);
-      return paged(req, services.tokens.of(account.email).map((t) => detail(req, t.token)), 190);
+      return paged(
+        req,
+        services.tokens.of(account.email).map((t) => detail(req, t.token)),
+        190,
+      );
     },
   },
   {
@@ -221,7 +225,14 @@ const routes: Route[] = [
         if (req.refreshOf !== value) return fail(401, 130, 'Unauthorized');
         const ttlMs = meta.expireAt - meta.createdAt;
         const fresh = services.tokens.create({ scopes: t.scopes, owner: account.email });
-        services.accounts.tokenMeta.set(fresh.token, { name: meta.name, createdAt: now, updatedAt: now, expireAt: now + ttlMs, refreshToken: hexId() + hexId().slice(0, 16), limits: meta.limits });
+        services.accounts.tokenMeta.set(fresh.token, {
+          name: meta.name,
+          createdAt: now,
+          updatedAt: now,
+          expireAt: now + ttlMs,
+          refreshToken: hexId() + hexId().slice(0, 16),
+          limits: meta.limits,
+        });
         services.tokens.delete(value);
         return bare(detail(req, fresh.token));
       }
@@ -258,7 +269,9 @@ const routes: Route[] = [
     pattern: '/scopes/:id',
     auth: 'basic',
     handler: (req, p) => {
-      const scope = need(req).services.scopes().find((s) => scopeId(s) === p.id);
+      const scope = need(req)
+        .services.scopes()
+        .find((s) => scopeId(s) === p.id);
       if (!scope) return fail(404, 10, 'Scope not found');
       const item = scopeItem(scope);
       const area = areaOfHost(String(item.domain));
@@ -296,7 +309,11 @@ const routes: Route[] = [
       }
       const scopes = req.query.get('scopes')?.split(',').filter(Boolean) ?? [];
       const list = account.subscriptions.filter((s) => scopes.length === 0 || scopes.includes(s.scope));
-      return paged(req, list.map((s) => ({ id: s.id, scope: s.scope, active: s.active, availableRequests: String(s.availableRequests), startsAt: s.startsAt, expiresAt: s.expiresAt })), 230);
+      return paged(
+        req,
+        list.map((s) => ({ id: s.id, scope: s.scope, active: s.active, availableRequests: String(s.availableRequests), startsAt: s.startsAt, expiresAt: s.expiresAt })),
+        230,
+      );
     },
   },
   {
@@ -421,7 +438,8 @@ export function createOauthModule(): AreaModule {
         const b = isObj(body) ? body : {};
         const a = typeof b.email === 'string' ? accounts().get(b.email) : undefined;
         if (!a) throw new Error('unknown account');
-        if (typeof b.scope !== 'string' || typeof b.totalRequests !== 'number' || typeof b.pricePerRequest !== 'number') throw new Error('scope, totalRequests and pricePerRequest are required');
+        if (typeof b.scope !== 'string' || typeof b.totalRequests !== 'number' || typeof b.pricePerRequest !== 'number')
+          throw new Error('scope, totalRequests and pricePerRequest are required');
         return accounts().subscribe(a, { scope: b.scope, totalRequests: b.totalRequests, pricePerRequest: b.pricePerRequest, type: b.type === 'yearly' ? 'yearly' : 'monthly' });
       },
     },

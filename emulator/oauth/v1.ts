@@ -41,7 +41,14 @@ function record(req: EmuRequest, token: string): Record<string, unknown> | null 
 function setExpiry(req: EmuRequest, token: string, body: Record<string, unknown>): void {
   const { services } = need(req);
   const now = services.accounts.now();
-  const meta = services.accounts.tokenMeta.get(token) ?? { name: '', createdAt: now, updatedAt: now, expireAt: now + YEAR_S * 1000, refreshToken: hexId() + hexId().slice(0, 16), limits: {} };
+  const meta = services.accounts.tokenMeta.get(token) ?? {
+    name: '',
+    createdAt: now,
+    updatedAt: now,
+    expireAt: now + YEAR_S * 1000,
+    refreshToken: hexId() + hexId().slice(0, 16),
+    limits: {},
+  };
   if (typeof body.ttl === 'number' && body.ttl > 0) meta.expireAt = now + Math.min(body.ttl, YEAR_S) * 1000;
   else if (typeof body.expire === 'number' && body.expire > 0) meta.expireAt = Math.min(body.expire * 1000, now + YEAR_S * 1000);
   meta.updatedAt = now;
@@ -101,26 +108,24 @@ export const v1Routes: Route[] = [
       return r ? envelope(r) : fail(402, 125, 'Wrong Token');
     },
   },
-  ...(['PUT', 'PATCH'] as const).map(
-    (method): Route => ({
-      method,
-      pattern: '/token/:token',
-      auth: 'basic',
-      handler: (req, p) => {
-        const { services } = need(req);
-        if (!record(req, p.token ?? '')) return fail(404, 150, 'Missing Token');
-        const body = isObj(req.body) ? req.body : {};
-        if (method === 'PUT' && (body.scopes === undefined || body.expire === undefined)) return fail(406, 310, 'missing scopes and expire');
-        if (body.scopes !== undefined) {
-          const scopes = scopesOf(body.scopes, services.scopes(), 110);
-          if (!Array.isArray(scopes)) return scopes;
-          services.tokens.get(p.token)!.scopes = scopes;
-        }
-        setExpiry(req, p.token, method === 'PUT' ? { expire: body.expire } : body);
-        return envelope(record(req, p.token));
-      },
-    }),
-  ),
+  ...(['PUT', 'PATCH'] as const).map((method): Route => ({
+    method,
+    pattern: '/token/:token',
+    auth: 'basic',
+    handler: (req, p) => {
+      const { services } = need(req);
+      if (!record(req, p.token ?? '')) return fail(404, 150, 'Missing Token');
+      const body = isObj(req.body) ? req.body : {};
+      if (method === 'PUT' && (body.scopes === undefined || body.expire === undefined)) return fail(406, 310, 'missing scopes and expire');
+      if (body.scopes !== undefined) {
+        const scopes = scopesOf(body.scopes, services.scopes(), 110);
+        if (!Array.isArray(scopes)) return scopes;
+        services.tokens.get(p.token)!.scopes = scopes;
+      }
+      setExpiry(req, p.token, method === 'PUT' ? { expire: body.expire } : body);
+      return envelope(record(req, p.token));
+    },
+  })),
   {
     method: 'DELETE',
     pattern: '/token/:token',

@@ -40,10 +40,29 @@ export const ADDRESS = /^([a-z0-9](?:[a-z0-9._-]{1,62})[a-z0-9])@([a-z0-9-]+(?:\
 
 /** Well-known certified-mail providers' domains (part of the list). */
 const PROVIDERS = [
-  'legalmail.it', 'pec.it', 'arubapec.it', 'postacert.it', 'pec.aruba.it', 'cert.legalmail.it', 'pecveneto.it', 'registerpec.it',
-  'ingpec.eu', 'pec.libero.it', 'postecert.it', 'cgn.legalmail.it', 'pec.cgn.it', 'pec.commercialisti.it', 'pec.avvocati.it',
-  'pec.notariato.it', 'pec.ordineingegneri.it', 'legalmail.com', 'pec.sicurezzapostale.it', 'actaliscertymail.it',
-  'pecmassiva.com', 'domiciliodigitale.legalmail.it', 'testcert.legalmail.it',
+  'legalmail.it',
+  'pec.it',
+  'arubapec.it',
+  'postacert.it',
+  'pec.aruba.it',
+  'cert.legalmail.it',
+  'pecveneto.it',
+  'registerpec.it',
+  'ingpec.eu',
+  'pec.libero.it',
+  'postecert.it',
+  'cgn.legalmail.it',
+  'pec.cgn.it',
+  'pec.commercialisti.it',
+  'pec.avvocati.it',
+  'pec.notariato.it',
+  'pec.ordineingegneri.it',
+  'legalmail.com',
+  'pec.sicurezzapostale.it',
+  'actaliscertymail.it',
+  'pecmassiva.com',
+  'domiciliodigitale.legalmail.it',
+  'testcert.legalmail.it',
 ];
 
 const SYLLABLES = ['al', 'ba', 'ce', 'di', 'fo', 'ga', 'li', 'ma', 'no', 'pa', 're', 'sa', 'to', 'vi', 'ze', 'ro', 'mi', 'lu', 'ne', 'co'];

@@ -104,7 +104,15 @@ export class Mailboxes {
   /** The list item: id, address, type, state, expiry, timestamps, owner. */
   private item(b: Box): Obj {
     const r = b.rec;
-    return { id: r.id, casella_pec: r.casella_pec, tipo_casella: r.tipo_casella, stato: r.stato, data_scadenza: r.data_scadenza, timestamp: structuredClone(r.timestamp), owner: r.owner };
+    return {
+      id: r.id,
+      casella_pec: r.casella_pec,
+      tipo_casella: r.tipo_casella,
+      stato: r.stato,
+      data_scadenza: r.data_scadenza,
+      timestamp: structuredClone(r.timestamp),
+      owner: r.owner,
+    };
   }
 
   /** The box of `id` for `owner`, or the vendor's answer (400 wrong id / 404 not found, numbers per endpoint). */
@@ -314,7 +322,11 @@ export class Mailboxes {
     if (docs.some((d) => typeof d !== 'string' || decodeBase64Pdf(d) === null)) return fail(406, 296, 'wrong file format, pdf required');
     const single = !isStandardFamily(b.rec.tipo_casella as VendorBoxType);
     if (single ? docs.length !== 1 : docs.length !== 2) {
-      return fail(406, 297, single ? 'one pdf required: the signed activation form with the identity document' : 'two pdf required: the signed activation form and the identity document');
+      return fail(
+        406,
+        297,
+        single ? 'one pdf required: the signed activation form with the identity document' : 'two pdf required: the signed activation form and the identity document',
+      );
     }
     b.rec.documenti_attivazione = docs.map((_, i) => `${id}_${i}_attivazione.pdf`);
     this.touch(b, 'in_evasione');
@@ -375,7 +387,7 @@ export class Mailboxes {
     if (b.rec.conservazione === true) return fail(406, 293, 'conservazione service is already active');
     const body = bodyOf(req);
     const raw = body.documenti;
-    const docs = (Array.isArray(raw) ? raw : raw === undefined || raw === null || raw === '' ? [] : [raw]);
+    const docs = Array.isArray(raw) ? raw : raw === undefined || raw === null || raw === '' ? [] : [raw];
     if (docs.length === 0) return fail(428, 294, 'documenti required');
     if (docs.some((d) => typeof d !== 'string' || decodeBase64Pdf(d) === null)) return fail(406, 296, 'wrong file format, pdf required');
     const size = body.spazio_conservazione === undefined ? 512 : Number(body.spazio_conservazione);
@@ -431,7 +443,13 @@ export class Mailboxes {
     if (!('rec' in b)) return b;
     if (!isStandardFamily(b.rec.tipo_casella as VendorBoxType)) return fail(428, 390, 'this service cannot be activated on these boxes: DOMICILIODIGITALE|PECMASSIVA');
     const body = bodyOf(req);
-    for (const [f, n] of [['nome', 214], ['cognome', 215], ['descrizione', 216], ['email_gestione_password', 218]] as const) if (!str(body[f])) return fail(428, n, `${f} required`);
+    for (const [f, n] of [
+      ['nome', 214],
+      ['cognome', 215],
+      ['descrizione', 216],
+      ['email_gestione_password', 218],
+    ] as const)
+      if (!str(body[f])) return fail(428, n, `${f} required`);
     const users = b.rec.multiutenza as Obj[];
     if (users.length >= 25) return fail(406, 217, 'maximum number of users reached: 25');
     users.push({
@@ -493,10 +511,14 @@ export class Mailboxes {
       { method: 'GET', pattern: '/verifica_pec', handler: () => fail(428, 207, 'casella_pec required') },
       { method: 'GET', pattern: '/pec', handler: (req) => this.list(req) },
       { method: 'POST', pattern: '/pec', handler: (req) => this.create(req) },
-      { method: 'GET', pattern: '/pec/:id', handler: (req, p) => {
-        const b = this.find(id(p), req.token.owner, 201, 202);
-        return 'rec' in b ? ok(this.view(b)) : b;
-      } },
+      {
+        method: 'GET',
+        pattern: '/pec/:id',
+        handler: (req, p) => {
+          const b = this.find(id(p), req.token.owner, 201, 202);
+          return 'rec' in b ? ok(this.view(b)) : b;
+        },
+      },
       { method: 'DELETE', pattern: '/pec/:id', handler: (req, p) => this.revoke(req, id(p)) },
       { method: 'PATCH', pattern: '/pec/:id/attivazione', handler: (req, p) => this.activate(req, id(p)) },
       { method: 'PATCH', pattern: '/pec/:id/activation', handler: (req, p) => this.activate(req, id(p)) },

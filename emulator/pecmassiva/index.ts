@@ -130,7 +130,13 @@ export function createPecMassivaModule(opts: PecMassivaOptions = {}): AreaModule
     for (let i = 0; i < 60; i++) {
       const kind = i % 3 === 0 ? 'ACCETTAZIONE' : i % 3 === 1 ? 'CONSEGNA' : 'POSTA CERTIFICATA';
       const subject = i % 5 === 0 ? `Fattura ${1000 + i}` : `Comunicazione ${i}`;
-      addMessage(acc, { sender: kind === 'POSTA CERTIFICATA' ? `cliente${i}@legalmail.it` : 'posta-certificata@pecmassiva.com', recipient: username, date: rfc2822(base + i * 3_600_000), object: `${kind}: ${subject}`, body: `Messaggio ${i}` });
+      addMessage(acc, {
+        sender: kind === 'POSTA CERTIFICATA' ? `cliente${i}@legalmail.it` : 'posta-certificata@pecmassiva.com',
+        recipient: username,
+        date: rfc2822(base + i * 3_600_000),
+        object: `${kind}: ${subject}`,
+        body: `Messaggio ${i}`,
+      });
     }
     return acc;
   };
@@ -158,7 +164,8 @@ export function createPecMassivaModule(opts: PecMassivaOptions = {}): AreaModule
     const subject = str(body.subject);
     const html = typeof body.body === 'string' ? body.body : undefined;
     const sender = str(body.sender);
-    if (!sender || !EMAIL.test(sender) || recipients.length === 0 || recipients.some((r) => !EMAIL.test(r)) || !subject || html === undefined) return vendorFail(400, 'Post parameter is not valid');
+    if (!sender || !EMAIL.test(sender) || recipients.length === 0 || recipients.some((r) => !EMAIL.test(r)) || !subject || html === undefined)
+      return vendorFail(400, 'Post parameter is not valid');
     const attachments = body.attachments === undefined ? [] : body.attachments;
     if (!Array.isArray(attachments) || attachments.some((a) => !isObj(a) || !str(a.name) || typeof a.file !== 'string' || !/^data:[^;,]+;base64,[A-Za-z0-9+/=\s]+$/.test(a.file))) {
       return vendorFail(400, 'Post parameter is not valid');
@@ -177,7 +184,13 @@ export function createPecMassivaModule(opts: PecMassivaOptions = {}): AreaModule
       const accept = (): void => {
         s.receipts.push({ sender: 'posta-certificata@pecmassiva.com', recipient: receiptTo(r), data: rfc2822(now()), object: `ACCETTAZIONE: ${title}`, message: '' });
         const deliver = (): void => {
-          s.receipts.push({ sender: 'posta-certificata@pecmassiva.com', recipient: receiptTo(r), data: rfc2822(now()), object: `${failed ? 'AVVISO DI MANCATA CONSEGNA' : 'CONSEGNA'}: ${title}`, message: '' });
+          s.receipts.push({
+            sender: 'posta-certificata@pecmassiva.com',
+            recipient: receiptTo(r),
+            data: rfc2822(now()),
+            object: `${failed ? 'AVVISO DI MANCATA CONSEGNA' : 'CONSEGNA'}: ${title}`,
+            message: '',
+          });
           const to = accounts.get(r.toLowerCase());
           if (to && !failed) addMessage(to, { sender, recipient: r, date: rfc2822(now()), object: `POSTA CERTIFICATA: ${subject}`, body: html });
         };
@@ -191,10 +204,14 @@ export function createPecMassivaModule(opts: PecMassivaOptions = {}): AreaModule
   /** Runs `step` after `ms` on the scheduler, or keeps it for `advance` when delays are off. */
   const later = (s: Sending, ms: number, step: () => void): void => {
     if (ms > 0) {
-      const id = scheduler.after(ms, () => {
-        s.jobs = s.jobs.filter((j) => j !== id);
-        step();
-      }, `pecmassiva ${s.code}`);
+      const id = scheduler.after(
+        ms,
+        () => {
+          s.jobs = s.jobs.filter((j) => j !== id);
+          step();
+        },
+        `pecmassiva ${s.code}`,
+      );
       s.jobs.push(id);
     } else s.pending.push(step);
   };
@@ -238,7 +255,13 @@ export function createPecMassivaModule(opts: PecMassivaOptions = {}): AreaModule
     return acc && b.password === acc.password ? acc : null;
   };
   let threadSeq = 0;
-  const threadView = (t: Thread): Obj => ({ id: t.id, subject: t.subject, participants: [...t.participants], created: t.created, messages: t.messages.map((m) => ({ ...m, recipients: [...m.recipients] })) });
+  const threadView = (t: Thread): Obj => ({
+    id: t.id,
+    subject: t.subject,
+    participants: [...t.participants],
+    created: t.created,
+    messages: t.messages.map((m) => ({ ...m, recipients: [...m.recipients] })),
+  });
   const addThreadMessage = (acc: Account, t: Thread, sender: string, body: string): void => {
     const stamp = new Date(now()).toISOString().replace(/\D/g, '').slice(0, 14);
     const messageId = `${stamp}${String(++codeSeq).padStart(2, '0')}`;
@@ -287,7 +310,13 @@ export function createPecMassivaModule(opts: PecMassivaOptions = {}): AreaModule
         handler: (req) => {
           const acc = byHeaders(req);
           if (!acc) return unauthorized();
-          const list = [...acc.threads.values()].map((t) => ({ id: t.id, subject: t.subject, participants: [...t.participants], messages: t.messages.length, updated: t.messages.at(-1)?.date ?? t.created }));
+          const list = [...acc.threads.values()].map((t) => ({
+            id: t.id,
+            subject: t.subject,
+            participants: [...t.participants],
+            messages: t.messages.length,
+            updated: t.messages.at(-1)?.date ?? t.created,
+          }));
           return { status: 200, json: { data: list, success: true, message: '' } };
         },
       },
@@ -403,7 +432,14 @@ export function createPecMassivaModule(opts: PecMassivaOptions = {}): AreaModule
         const acc = accounts.get(str(b.username)?.toLowerCase() ?? '');
         if (!acc) throw new Error('receive: unknown username');
         const n = Number(b.count ?? 1);
-        for (let i = 0; i < n; i++) addMessage(acc, { sender: 'mittente@legalmail.it', recipient: String(b.username), date: rfc2822(now()), object: `POSTA CERTIFICATA: ${text(b.subject, 'Nuovo messaggio')} ${i}`, body: 'Nuovo messaggio' });
+        for (let i = 0; i < n; i++)
+          addMessage(acc, {
+            sender: 'mittente@legalmail.it',
+            recipient: String(b.username),
+            date: rfc2822(now()),
+            object: `POSTA CERTIFICATA: ${text(b.subject, 'Nuovo messaggio')} ${i}`,
+            body: 'Nuovo messaggio',
+          });
         return { inbox: acc.inbox.length };
       },
       reset: () => {

@@ -96,7 +96,19 @@ const PERSON: BureauKind = {
   fields: PERSON_FIELDS,
   fieldBase: 200,
   // The contract gives every wrong id error 301; the vendor's PATCH uses 305.
-  errors: { list: 300, getWrong: 301, getMissing: 302, patchWrong: 301, patchMissing: 306, cantUpload: 307, badFile: 308, fileRequired: 309, delegaWrong: 301, delegaMissing: 302, delegaNotYet: 303 },
+  errors: {
+    list: 300,
+    getWrong: 301,
+    getMissing: 302,
+    patchWrong: 301,
+    patchMissing: 306,
+    cantUpload: 307,
+    badFile: 308,
+    fileRequired: 309,
+    delegaWrong: 301,
+    delegaMissing: 302,
+    delegaNotYet: 303,
+  },
   subject: (i) => `${i.first_name ?? ''} ${i.last_name ?? ''}`.trim(),
 };
 
@@ -105,7 +117,19 @@ const COMPANY: BureauKind = {
   paths: ['/IT-crif-azienda'],
   fields: COMPANY_FIELDS,
   fieldBase: 210,
-  errors: { list: 311, getWrong: 312, getMissing: 313, patchWrong: 315, patchMissing: 316, cantUpload: 317, badFile: 318, fileRequired: 319, delegaWrong: 312, delegaMissing: 313, delegaNotYet: 314 },
+  errors: {
+    list: 311,
+    getWrong: 312,
+    getMissing: 313,
+    patchWrong: 315,
+    patchMissing: 316,
+    cantUpload: 317,
+    badFile: 318,
+    fileRequired: 319,
+    delegaWrong: 312,
+    delegaMissing: 313,
+    delegaNotYet: 314,
+  },
   subject: (i) => i.company_name ?? '',
 };
 

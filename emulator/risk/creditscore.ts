@@ -103,8 +103,7 @@ export function scoreOf(vat: string): ScoreProfile {
   const band = BANDS.find((b) => severity <= b.upTo) ?? BANDS[BANDS.length - 1];
   const start: StartScore = band.colour.startsWith('VERDE') ? 'VERDE' : band.colour === 'GIALLO' ? 'GIALLO' : 'ROSSO';
   const rating = RATINGS[Math.min(8, Math.floor((severity - 1) / 110))];
-  const creditLimit =
-    vat === '12485671007' ? 110000 : Math.max(0, Math.round(((5_000 + size * 495_000) * (1 - severity / 1100)) / 1000) * 1000);
+  const creditLimit = vat === '12485671007' ? 110000 : Math.max(0, Math.round(((5_000 + size * 495_000) * (1 - severity / 1100)) / 1000) * 1000);
   return { severity, colour: band.colour, start, rating, description: band.description, creditLimit };
 }
 
@@ -167,7 +166,7 @@ const SCORE_WORDS = ['negativa', 'aspetti di criticità', 'nella media', 'positi
 const TRENDS = ['in grave peggioramento', 'in peggioramento', 'stabile', 'in lieve miglioramento', 'in miglioramento'];
 const INDUSTRIES = [
   'Informatica: software,  consulenza e servizi',
-  'Commercio all\'ingrosso',
+  "Commercio all'ingrosso",
   'Costruzioni e impiantistica',
   'Industria alimentare',
   'Trasporti e logistica',

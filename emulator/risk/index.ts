@@ -73,8 +73,7 @@ export function createRiskModule(opts: RiskModuleOptions = {}): AreaModule {
     ...kycRoutes(ctx),
     ...creditScoreMonitorRoutes(ctx),
   ];
-  const idOf = (body: unknown): string | undefined =>
-    isObj(body) && typeof body.id === 'string' && body.id !== '' ? body.id.toLowerCase() : undefined;
+  const idOf = (body: unknown): string | undefined => (isObj(body) && typeof body.id === 'string' && body.id !== '' ? body.id.toLowerCase() : undefined);
 
   return {
     area: 'risk',

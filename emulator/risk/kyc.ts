@@ -136,9 +136,27 @@ export function entitiesOf(query: KycQuery, type: KycType): Array<Record<string,
 }
 
 const DATASET_TEXT: Record<Exclude<KycType, 'full'>, { source: string; list: string; subject: string; details: string; status: string }> = {
-  pep: { source: 'Camera dei Deputati', list: 'Italian Local Politicians', subject: 'Politically exposed person', details: 'Holds or has held a public office.', status: 'Current' },
-  sanction_list: { source: 'EU Consolidated Financial Sanctions List', list: 'EU Sanctions', subject: 'Sanctions', details: 'Listed under restrictive measures.', status: 'Listed' },
-  adverse_media: { source: 'Il Sole 24 Ore', list: 'Adverse Media', subject: 'Financial crimes', details: 'Mentioned in press coverage of an investigation.', status: 'Allegations/Investigations' },
+  pep: {
+    source: 'Camera dei Deputati',
+    list: 'Italian Local Politicians',
+    subject: 'Politically exposed person',
+    details: 'Holds or has held a public office.',
+    status: 'Current',
+  },
+  sanction_list: {
+    source: 'EU Consolidated Financial Sanctions List',
+    list: 'EU Sanctions',
+    subject: 'Sanctions',
+    details: 'Listed under restrictive measures.',
+    status: 'Listed',
+  },
+  adverse_media: {
+    source: 'Il Sole 24 Ore',
+    list: 'Adverse Media',
+    subject: 'Financial crimes',
+    details: 'Mentioned in press coverage of an investigation.',
+    status: 'Allegations/Investigations',
+  },
 };
 
 /** The evidence results of an entity (what `GET /WW-kyc-evidences/{id}/{entity}` returns). */
@@ -241,7 +259,15 @@ export function evidenceFormat(headers: Record<string, string | string[] | undef
     const q = qp === undefined ? 1 : Number(qp.slice(2));
     if (!Number.isFinite(q)) continue;
     const targets: EvidenceFormat[] =
-      type === 'application/json' || type === 'application/*' ? ['json'] : type === 'application/pdf' ? ['pdf'] : type === 'image/jpeg' || type === 'image/*' ? ['jpeg'] : type === '*/*' ? ['json', 'pdf', 'jpeg'] : [];
+      type === 'application/json' || type === 'application/*'
+        ? ['json']
+        : type === 'application/pdf'
+          ? ['pdf']
+          : type === 'image/jpeg' || type === 'image/*'
+            ? ['jpeg']
+            : type === '*/*'
+              ? ['json', 'pdf', 'jpeg']
+              : [];
     for (const t of targets) weights[t] = Math.max(weights[t], q);
   }
   if (weights.pdf > weights.json && weights.pdf >= weights.jpeg) return 'pdf';
@@ -322,8 +348,7 @@ export function kycRoutes(ctx: RiskContext): Route[] {
     return ok(requestView(rec));
   };
 
-  const mine = (req: EmuRequest, monitor: boolean): KycRecord[] =>
-    [...records.values()].filter((r) => r.owner === req.token.owner && r.monitor === monitor);
+  const mine = (req: EmuRequest, monitor: boolean): KycRecord[] => [...records.values()].filter((r) => r.owner === req.token.owner && r.monitor === monitor);
 
   const routes: Route[] = TYPES.map((type) => ({
     method: 'POST' as const,
@@ -382,7 +407,10 @@ export function kycRoutes(ctx: RiskContext): Route[] {
             ...results.flatMap((res) => {
               const o = isObj(res) ? res : {};
               const rat = Array.isArray(o.rationales) && isObj(o.rationales[0]) ? o.rationales[0] : {};
-              return [`Source: ${String(o.source)} - list: ${String(o.list)} - published ${String(o.publication_date)}`, `${String(rat.subject)}: ${String(rat.details)} (${String(rat.status)})`];
+              return [
+                `Source: ${String(o.source)} - list: ${String(o.list)} - published ${String(o.publication_date)}`,
+                `${String(rat.subject)}: ${String(rat.details)} (${String(rat.status)})`,
+              ];
             }),
           ]);
           return { status: 200, body: pdf, contentType: 'application/pdf', headers: { 'content-disposition': `attachment; filename="${rec.id}_${entityId}.pdf"` } };

@@ -218,7 +218,7 @@ function reportPdf(rec: NegativitaRecord): Buffer {
     `Procedure concorsuali: ${yesNo(neg.procedure)}`,
     `Coinvolto in procedura: ${neg.coinvoltoInProcedura ? 'sì' : 'no'}`,
     '',
-    rec.textPdf ?? 'Documento generato dall\'emulatore openapi-supergraph: dati dimostrativi, non reali.',
+    rec.textPdf ?? "Documento generato dall'emulatore openapi-supergraph: dati dimostrativi, non reali.",
   ]);
 }
 

@@ -66,9 +66,7 @@ function subjectFields(rec: ReportRecord, order: 'create' | 'get'): Record<strin
       ? { companyName: rec.companyName, taxCode: rec.taxCode, vatCode: rec.vatCode ?? null }
       : { taxCode: rec.taxCode, companyName: rec.companyName, vatCode: rec.vatCode ?? null };
   }
-  return order === 'create'
-    ? { name: rec.name, surname: rec.surname, taxCode: rec.taxCode }
-    : { taxCode: rec.taxCode, surname: rec.surname, name: rec.name };
+  return order === 'create' ? { name: rec.name, surname: rec.surname, taxCode: rec.taxCode } : { taxCode: rec.taxCode, surname: rec.surname, name: rec.name };
 }
 
 /** The answer to the creation (snake_case timestamps, no namePdf). */
@@ -104,7 +102,10 @@ const listItem = (rec: ReportRecord): Record<string, unknown> => ({
   id: rec.id,
 });
 
-function validate(family: ReportFamily, body: Record<string, unknown>): Omit<ReportRecord, 'id' | 'owner' | 'family' | 'callback' | 'data' | 'state' | 'created' | 'updated'> | EmuResponse {
+function validate(
+  family: ReportFamily,
+  body: Record<string, unknown>,
+): Omit<ReportRecord, 'id' | 'owner' | 'family' | 'callback' | 'data' | 'state' | 'created' | 'updated'> | EmuResponse {
   const taxCode = str(body.taxCode)?.trim();
   if (taxCode === undefined) return fail(400, 321, 'taxCode required.');
   const optional = {
@@ -140,9 +141,9 @@ const FINDINGS_PERSON = [
 ];
 const FINDINGS_COMPANY = [
   'Impresa attiva, nessuna procedura concorsuale in corso.',
-  'Ultimo bilancio depositato con utile d\'esercizio.',
-  'Ultimo bilancio depositato con perdita d\'esercizio contenuta.',
-  'Nessun protesto a carico dell\'impresa.',
+  "Ultimo bilancio depositato con utile d'esercizio.",
+  "Ultimo bilancio depositato con perdita d'esercizio contenuta.",
+  "Nessun protesto a carico dell'impresa.",
   'Rilevate 2 unità immobiliari strumentali di proprietà.',
   'Presenza di pregiudizievoli di conservatoria cancellate.',
 ];
@@ -169,7 +170,7 @@ function reportPdf(rec: ReportRecord): Buffer {
     ...[...picked].map((f) => `- ${f}`),
     ...(rec.note ? ['', `Note: ${rec.note}`] : []),
     '',
-    rec.textPdf ?? 'Documento generato dall\'emulatore openapi-supergraph: dati dimostrativi, non reali.',
+    rec.textPdf ?? "Documento generato dall'emulatore openapi-supergraph: dati dimostrativi, non reali.",
   ]);
 }
 

@@ -20,11 +20,7 @@ export const ACCOUNT_KEY_HEADER = 'x-openapi-account-key';
 /** The shortest key accepted. */
 export const MIN_ACCOUNT_KEY_LENGTH = 16;
 
-export type AccountAccess =
-  | { mode: 'off' }
-  | { mode: 'open' }
-  | { mode: 'key'; key: string }
-  | { mode: 'unconfigured' };
+export type AccountAccess = { mode: 'off' } | { mode: 'open' } | { mode: 'key'; key: string } | { mode: 'unconfigured' };
 
 /** The account API's access rule, from the environment (throws on a key too short to be one). */
 export function accountAccess(env: NodeJS.ProcessEnv): AccountAccess {

@@ -18,7 +18,8 @@ import { ACCOUNT_KEY_HEADER, checkAccess, type AccountAccess } from './access.ts
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
-const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : null);
+const num = (v: unknown): number | null =>
+  typeof v === 'number' && Number.isFinite(v) ? v : typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : null;
 const int = (v: unknown): number | null => {
   const n = num(v);
   return n === null ? null : Math.round(n);
@@ -61,7 +62,6 @@ function tokenArg(v: string): string {
   return t;
 }
 
-
 const call = <T>(ctx: SubgraphContext, ep: Endpoint, opts?: CallOptions): Promise<T> => ctx.upstream.call<T>(ctx, ep, opts);
 
 function token(d: TokenDetail | Obj) {
@@ -102,7 +102,14 @@ const usage = (o: Obj) => ({
   totalApis: int(o.totalApis),
 });
 
-const scope = (o: Obj) => ({ id: asText(o.id), scope: asText(o.scope), method: str(o.method), endpoint: str(o.endpoint), domain: str(o.domain), enabled: typeof o.enabled === 'boolean' ? o.enabled : null });
+const scope = (o: Obj) => ({
+  id: asText(o.id),
+  scope: asText(o.scope),
+  method: str(o.method),
+  endpoint: str(o.endpoint),
+  domain: str(o.domain),
+  enabled: typeof o.enabled === 'boolean' ? o.enabled : null,
+});
 
 const subscription = (o: Obj) => ({
   id: asText(o.id),
@@ -126,7 +133,10 @@ const callback = (c: Obj) => ({
   completedAt: str(c.completedAt),
 });
 
-type LimitsInput = { totalRequests?: number | null; walletRequests?: number | null; subscriptionRequests?: number | null; walletAmount?: number | null; ip?: readonly string[] | null } | null | undefined;
+type LimitsInput =
+  | { totalRequests?: number | null; walletRequests?: number | null; subscriptionRequests?: number | null; walletAmount?: number | null; ip?: readonly string[] | null }
+  | null
+  | undefined;
 function limitsBody(l: LimitsInput): Obj | undefined {
   if (!l) return undefined;
   const out: Obj = {};
@@ -189,7 +199,9 @@ const issued = (d: TokenDetail): TokenDetail => {
 export async function rotate(ctx: SubgraphContext, value: string): Promise<TokenDetail> {
   const d = await detail(ctx, value);
   if (!d?.refreshToken) throw new GraphQLError('the account has no such token', { extensions: { code: 'UPSTREAM_NOT_FOUND' } });
-  return issued(await ctx.upstream.call<TokenDetail>({ auth: { token: d.refreshToken, tenant: ctx.auth.tenant }, meter: ctx.meter }, OAUTH.rotateToken, { params: { token: value }, body: {} }));
+  return issued(
+    await ctx.upstream.call<TokenDetail>({ auth: { token: d.refreshToken, tenant: ctx.auth.tenant }, meter: ctx.meter }, OAUTH.rotateToken, { params: { token: value }, body: {} }),
+  );
 }
 
 export function createResolvers(opts: AccountOptions): Resolvers {
@@ -208,7 +220,12 @@ export function createResolvers(opts: AccountOptions): Resolvers {
       },
       transactions: async (_, args, ctx) => {
         const p = paging(args, 50);
-        return list(await call(ctx, OAUTH.transactions, { query: p })).map((t) => ({ id: asText(t.id), amount: num(t.amount) ?? 0, createdAt: str(t.createdAt), description: str(t.description) }));
+        return list(await call(ctx, OAUTH.transactions, { query: p })).map((t) => ({
+          id: asText(t.id),
+          amount: num(t.amount) ?? 0,
+          createdAt: str(t.createdAt),
+          description: str(t.description),
+        }));
       },
       tokens: async (_, args, ctx) => list(await call(ctx, OAUTH.tokens, { query: paging(args, 100) })).map(token),
       token: async (_, args, ctx) => {

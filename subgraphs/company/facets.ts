@@ -225,7 +225,6 @@ export const TIER_RANK: Readonly<Record<Tier, number>> = {
 /** The rank of data that came with search results (IT-search enrichment). */
 export const SEED_RANK = 0;
 
-
 const IDENTITY: Facet[] = ['companyName', 'vatCode', 'taxCode', 'lastUpdate', 'address'];
 const START: Facet[] = [...IDENTITY, 'openapiId', 'addressDetail', 'activityStatus', 'registryStatus', 'registrationDate', 'sdiCode', 'sdiCodeUpdate', 'recordCreation'];
 /** companyDetails + address of the composite shapes. */
@@ -351,7 +350,6 @@ export function facetsForPaths(paths: Iterable<string>): Set<Facet> {
   return out;
 }
 
-
 // ---------------------------------------------------------------------------------------------
 // Purchasable sources: the tiers and the single-purpose endpoints that hold a tier's field.
 // ---------------------------------------------------------------------------------------------
@@ -452,7 +450,6 @@ export function sourcePrice(source: Source): number {
 
 /** Euro per call of a tier. */
 export const tierPrice = (tier: Tier): number => sourcePrice(tier);
-
 
 /** The lowest-priced single tier that holds every facet, or null when none does. */
 export function cheapestEndpoint(facets: Iterable<Facet>, allowed: readonly Tier[] = TIERS): Tier | null {

@@ -38,11 +38,11 @@ function resolversOf(service: CompanyService): Resolvers {
  * `env` given has `REDIS_URL` (keys under `REDIS_PREFIX`), else in this process's memory. Stores
  * passed in `opts` win. Every `COMPANY_*` setting is read from that `env`.
  */
-export function createCompanySubgraph(opts: CompanyServiceOptions & { env: NodeJS.ProcessEnv }): Subgraph & { name: 'company'; typeDefs: DocumentNode; resolvers: Resolvers; service: CompanyService } {
+export function createCompanySubgraph(
+  opts: CompanyServiceOptions & { env: NodeJS.ProcessEnv },
+): Subgraph & { name: 'company'; typeDefs: DocumentNode; resolvers: Resolvers; service: CompanyService } {
   const { env } = opts;
-  const shared = opts.store
-    ? null
-    : trackingStoresFromEnv<CompanyFamilyName>(env, 'company', COMPANY_POLICY);
+  const shared = opts.store ? null : trackingStoresFromEnv<CompanyFamilyName>(env, 'company', COMPANY_POLICY);
   const service = new CompanyService({ ...(shared ?? {}), ...opts });
   // Slow datasets by POST + callback (`slow-purchase.ts`), on the service's signer and replay guard.
   const purchases = new SlowPurchases({ signer: () => service.signer, replay: service.replay, publicUrl: () => service.publicUrl(), env });

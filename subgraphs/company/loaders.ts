@@ -142,9 +142,7 @@ export class CompanyPurchases {
    */
   record(entry: Entry, model: CompanyModel, covered: Iterable<Facet>, source: CompanySource): void {
     const part: Part =
-      source === 'search'
-        ? { model, rank: SEED_RANK, tie: -1, seq: this.seq++ }
-        : { model, rank: SOURCE_RANK[source], tie: SOURCES.indexOf(source), seq: this.seq++ };
+      source === 'search' ? { model, rank: SEED_RANK, tie: -1, seq: this.seq++ } : { model, rank: SOURCE_RANK[source], tie: SOURCES.indexOf(source), seq: this.seq++ };
     entry.parts.push(part);
     entry.parts.sort((a, b) => b.rank - a.rank || b.tie - a.tie || b.seq - a.seq);
     entry.model = entry.parts.reduce<CompanyModel>((merged, p) => mergeModels(merged, p.model), {});
@@ -242,10 +240,12 @@ function startPlan(ctx: SubgraphContext, record: CompanyPurchases, entry: Entry,
   const direct = plan.filter((s) => identifierFor(entry, s) !== null);
   const later = plan.filter((s) => !direct.includes(s));
   const run = (s: Source, after: Promise<unknown>): Promise<Error | null> => {
-    const p = after.then(() => buySource(ctx, record, entry, s)).then(
-      () => null,
-      (err: unknown) => asError(err),
-    );
+    const p = after
+      .then(() => buySource(ctx, record, entry, s))
+      .then(
+        () => null,
+        (err: unknown) => asError(err),
+      );
     entry.inflight.set(s, p);
     void p.then(() => {
       if (entry.inflight.get(s) === p) entry.inflight.delete(s);
@@ -345,7 +345,12 @@ function createCompanyLoader(ctx: SubgraphContext, record: CompanyPurchases): Da
       await Promise.all(
         [...groups].map(async ([entry, indexes]) => {
           try {
-            const answers = await serveCompany(ctx, record, entry, indexes.map((i) => keys[i]));
+            const answers = await serveCompany(
+              ctx,
+              record,
+              entry,
+              indexes.map((i) => keys[i]),
+            );
             indexes.forEach((i, j) => (results[i] = answers[j] ?? new Error('company loader: no answer')));
           } catch (err) {
             for (const i of indexes) results[i] = asError(err);

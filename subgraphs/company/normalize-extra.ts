@@ -29,7 +29,7 @@ const records = (data: unknown): Record<string, unknown>[] =>
 function recordOf(data: unknown, identifier: string, source: SinglePurposeSource): Record<string, unknown> {
   const list = records(data);
   const wanted = identifier.toUpperCase();
-  const match = list.find((r) => ['vatCode', 'taxCode', 'id'].some((k) => typeof r[k] === 'string' && (r[k]).toUpperCase() === wanted));
+  const match = list.find((r) => ['vatCode', 'taxCode', 'id'].some((k) => typeof r[k] === 'string' && r[k].toUpperCase() === wanted));
   const found = match ?? list[0];
   if (!found) throw new UpstreamError('http', `no company matches ${identifier}`, 'company', source, 404);
   return found;
@@ -38,7 +38,13 @@ function recordOf(data: unknown, identifier: string, source: SinglePurposeSource
 /** IT-name and IT-address share IT-start's record shape; only the claimed fields are kept. */
 function nameRecord(v: VItStart, withAddress: boolean): CompanyModel {
   const m = normalizeItStart(v);
-  const out: CompanyModel = { vatCode: m.vatCode ?? null, taxCode: m.taxCode ?? null, id: m.id ?? null, companyName: m.companyName ?? null, lastUpdateDate: m.lastUpdateDate ?? null };
+  const out: CompanyModel = {
+    vatCode: m.vatCode ?? null,
+    taxCode: m.taxCode ?? null,
+    id: m.id ?? null,
+    companyName: m.companyName ?? null,
+    lastUpdateDate: m.lastUpdateDate ?? null,
+  };
   if (withAddress) out.address = m.address ?? null;
   return out;
 }
@@ -325,7 +331,13 @@ export function normalizePublicAdministration(r: Json): PublicAdministrationOut 
 }
 
 /** IT-splitpayment record. */
-export function normalizeSplitPayment(r: Json): { companyName: string | null; taxCode: string | null; companyType: string | null; startDate: string | null; lastUpdateDate: string | null } {
+export function normalizeSplitPayment(r: Json): {
+  companyName: string | null;
+  taxCode: string | null;
+  companyType: string | null;
+  startDate: string | null;
+  lastUpdateDate: string | null;
+} {
   return {
     companyName: str(r.companyName),
     taxCode: str(r.taxCode),

@@ -145,9 +145,10 @@ const REGISTRY_TO_ACTIVITY: Readonly<Record<RegistryStatusCode, ActivityStatusCo
 };
 
 /** The register status filter value IT-search expects for an enum value. */
-export const REGISTRY_STATUS_UPSTREAM: Readonly<Record<RegistryStatusCode, string>> = Object.fromEntries(
-  Object.entries(REGISTRY_STATUS).map(([it, en]) => [en, it]),
-) as Record<RegistryStatusCode, string>;
+export const REGISTRY_STATUS_UPSTREAM: Readonly<Record<RegistryStatusCode, string>> = Object.fromEntries(Object.entries(REGISTRY_STATUS).map(([it, en]) => [en, it])) as Record<
+  RegistryStatusCode,
+  string
+>;
 
 export function registryStatusOf(v: unknown): RegistryStatusCode | null {
   const s = str(v)?.toUpperCase().replace(/\s+/g, '_');
@@ -245,9 +246,11 @@ export function normalizeItAdvanced(v: VItAdvanced): CompanyModel {
         }
       : null,
     employees: last ? { count: int(last.employees) } : null,
-    shareholders: listOf<VShareholderInfo & { percentShare?: unknown }>(v.shareHolders).map(
-      (h): ShareholdingModel => ({ percentShare: num(h.percentShare), shareType: null, owners: [shareholderOf(h)] }),
-    ),
+    shareholders: listOf<VShareholderInfo & { percentShare?: unknown }>(v.shareHolders).map((h): ShareholdingModel => ({
+      percentShare: num(h.percentShare),
+      shareType: null,
+      owners: [shareholderOf(h)],
+    })),
   };
 }
 
@@ -740,7 +743,12 @@ const isRanked = (v: object): v is { primary?: unknown; secondary?: unknown } =>
 
 function primaryOf(v: VClassification): CodedValueModel | null {
   if (!v || typeof v !== 'object') return null;
-  if (isRanked(v)) return listOf<VClassificationItem>(v.primary).map(coded).find((c) => c !== null) ?? null;
+  if (isRanked(v))
+    return (
+      listOf<VClassificationItem>(v.primary)
+        .map(coded)
+        .find((c) => c !== null) ?? null
+    );
   return coded(v);
 }
 
@@ -859,7 +867,12 @@ export function normalizeForeign(v: VForeign, level: ForeignLevel, country: stri
         : null,
     offices:
       offices !== undefined && offices !== null
-        ? listOf<VForeignSubOffice>(offices).map((o) => ({ siretCode: str(o.siretCode), companyName: str(o.companyName), activityStatus: str(o.activityStatus), address: foreignOffice(o.address) }))
+        ? listOf<VForeignSubOffice>(offices).map((o) => ({
+            siretCode: str(o.siretCode),
+            companyName: str(o.companyName),
+            activityStatus: str(o.activityStatus),
+            address: foreignOffice(o.address),
+          }))
         : null,
     vatRegistration: null,
   };

@@ -127,9 +127,11 @@ export class SlowPurchases {
     const mode = opts.env.COMPANY_SLOW_PURCHASE?.trim().toLowerCase();
     this.mode = mode === 'poll' ? 'poll' : 'callback';
     const wait = Number(opts.env.COMPANY_SLOW_CALLBACK_WAIT_MS);
-    this.callbackWaitMs = Number.isFinite(wait) && wait >= 0 && opts.env.COMPANY_SLOW_CALLBACK_WAIT_MS !== '' && opts.env.COMPANY_SLOW_CALLBACK_WAIT_MS !== undefined ? wait : 30_000;
+    this.callbackWaitMs =
+      Number.isFinite(wait) && wait >= 0 && opts.env.COMPANY_SLOW_CALLBACK_WAIT_MS !== '' && opts.env.COMPANY_SLOW_CALLBACK_WAIT_MS !== undefined ? wait : 30_000;
     // The purchase stays marked pending while its callback URL lives: a wait beyond it would buy again.
-    if (this.callbackWaitMs >= MAX_CALLBACK_WAIT_MS) throw new Error(`COMPANY_SLOW_CALLBACK_WAIT_MS must be below ${MAX_CALLBACK_WAIT_MS} ms (an hour), got ${this.callbackWaitMs}`);
+    if (this.callbackWaitMs >= MAX_CALLBACK_WAIT_MS)
+      throw new Error(`COMPANY_SLOW_CALLBACK_WAIT_MS must be below ${MAX_CALLBACK_WAIT_MS} ms (an hour), got ${this.callbackWaitMs}`);
   }
 
   /**
@@ -193,7 +195,9 @@ export class SlowPurchases {
     let body: unknown;
     try {
       const text = raw.toString('utf8');
-      body = /application\/x-www-form-urlencoded/i.test(String(req.headers['content-type'] ?? '')) ? (JSON.parse(new URLSearchParams(text).get('data') ?? 'null') as unknown) : (JSON.parse(text) as unknown);
+      body = /application\/x-www-form-urlencoded/i.test(String(req.headers['content-type'] ?? ''))
+        ? (JSON.parse(new URLSearchParams(text).get('data') ?? 'null') as unknown)
+        : (JSON.parse(text) as unknown);
     } catch {
       return refuse(400, 'no dataset in the body');
     }

@@ -76,13 +76,13 @@ export function instantArg(value: string | null | undefined, field: string): num
   return Math.floor(Date.parse(isoDateTime(value, field)) / 1000);
 }
 
-export function rangeArgs(
-  range: { min?: number | null; max?: number | null } | null | undefined,
-  field: string,
-): { min: number | undefined; max: number | undefined } {
+export function rangeArgs(range: { min?: number | null; max?: number | null } | null | undefined, field: string): { min: number | undefined; max: number | undefined } {
   const min = range?.min ?? undefined;
   const max = range?.max ?? undefined;
-  for (const [k, v] of [['min', min], ['max', max]] as const) {
+  for (const [k, v] of [
+    ['min', min],
+    ['max', max],
+  ] as const) {
     if (v !== undefined && (!Number.isFinite(v) || v < 0)) throw badUserInput(`${field}.${k} must be 0 or more`, `${field}.${k}`);
   }
   if (min !== undefined && max !== undefined && min > max) throw badUserInput(`${field}.min must not exceed ${field}.max`, field);

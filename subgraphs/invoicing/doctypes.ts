@@ -51,28 +51,66 @@ export function documentTypeViolation(s: FatturaSummary): DocumentTypeViolation 
   if (NOTE_TYPES.includes(t)) {
     const refs = s.relatedInvoices ?? [];
     const what = t === 'TD04' ? 'a credit note (TD04)' : 'a debit note (TD05)';
-    if (refs.length === 0) return v(`${t}_REFERENCE_REQUIRED`, 'DatiFattureCollegate', 'relatedInvoices', `${what} must refer to the original invoice: give its number and date (DatiFattureCollegate)`);
+    if (refs.length === 0)
+      return v(`${t}_REFERENCE_REQUIRED`, 'DatiFattureCollegate', 'relatedInvoices', `${what} must refer to the original invoice: give its number and date (DatiFattureCollegate)`);
     const i = refs.findIndex((r) => r.date !== null && r.date > s.date);
-    if (i >= 0) return v(`${t}_REFERENCE_AFTER_NOTE`, `DatiFattureCollegate[${i}]/Data`, `relatedInvoices[${i}].date`, `the original invoice of ${what} cannot be dated after the note (${s.date})`);
+    if (i >= 0)
+      return v(
+        `${t}_REFERENCE_AFTER_NOTE`,
+        `DatiFattureCollegate[${i}]/Data`,
+        `relatedInvoices[${i}].date`,
+        `the original invoice of ${what} cannot be dated after the note (${s.date})`,
+      );
   }
   if (isBuyerIssued(t)) {
     if (buyer.country !== 'IT' || buyer.vatNumber === null) {
-      return v(`${t}_BUYER_IS_THE_COMPANY`, 'CessionarioCommittente/DatiAnagrafici/IdFiscaleIVA', 'recipient.vatNumber', `${t} is a self-invoice: the buyer (recipient) is the issuing company, with its Italian VAT number`);
+      return v(
+        `${t}_BUYER_IS_THE_COMPANY`,
+        'CessionarioCommittente/DatiAnagrafici/IdFiscaleIVA',
+        'recipient.vatNumber',
+        `${t} is a self-invoice: the buyer (recipient) is the issuing company, with its Italian VAT number`,
+      );
     }
-    if (sameSubject(seller, buyer)) return v(`${t}_SUPPLIER_IS_ANOTHER_PARTY`, 'CedentePrestatore/DatiAnagrafici/IdFiscaleIVA', 'sender.vatNumber', `${t}: the supplier (sender) is the other party, not the company itself`);
+    if (sameSubject(seller, buyer))
+      return v(
+        `${t}_SUPPLIER_IS_ANOTHER_PARTY`,
+        'CedentePrestatore/DatiAnagrafici/IdFiscaleIVA',
+        'sender.vatNumber',
+        `${t}: the supplier (sender) is the other party, not the company itself`,
+      );
     if ((t === 'TD17' || t === 'TD18' || t === 'TD19') && (seller.country ?? 'IT') === 'IT') {
-      return v(`${t}_FOREIGN_SUPPLIER`, 'CedentePrestatore/DatiAnagrafici/IdFiscaleIVA/IdPaese', 'sender.country', `${t}: the supplier (sender) is established abroad, its country cannot be IT`);
+      return v(
+        `${t}_FOREIGN_SUPPLIER`,
+        'CedentePrestatore/DatiAnagrafici/IdFiscaleIVA/IdPaese',
+        'sender.country',
+        `${t}: the supplier (sender) is established abroad, its country cannot be IT`,
+      );
     }
     if (t === 'TD18' && !(EU_OTHER_COUNTRIES as readonly string[]).includes(seller.country ?? '')) {
-      return v('TD18_EU_SUPPLIER', 'CedentePrestatore/DatiAnagrafici/IdFiscaleIVA/IdPaese', 'sender.country', 'TD18 (intra-EU purchase of goods): the supplier (sender) is in another EU member state');
+      return v(
+        'TD18_EU_SUPPLIER',
+        'CedentePrestatore/DatiAnagrafici/IdFiscaleIVA/IdPaese',
+        'sender.country',
+        'TD18 (intra-EU purchase of goods): the supplier (sender) is in another EU member state',
+      );
     }
     if (t === 'TD16' && (seller.country ?? 'IT') !== 'IT') {
-      return v('TD16_ITALIAN_SUPPLIER', 'CedentePrestatore/DatiAnagrafici/IdFiscaleIVA/IdPaese', 'sender.country', 'TD16 (internal reverse charge): the supplier (sender) is Italian; a foreign supplier is TD17, TD18 or TD19');
+      return v(
+        'TD16_ITALIAN_SUPPLIER',
+        'CedentePrestatore/DatiAnagrafici/IdFiscaleIVA/IdPaese',
+        'sender.country',
+        'TD16 (internal reverse charge): the supplier (sender) is Italian; a foreign supplier is TD17, TD18 or TD19',
+      );
     }
     if (t !== 'TD20') {
       const i = s.lines.findIndex((l) => l.nature !== null && l.nature.startsWith('N6'));
       if (i >= 0) {
-        return v(`${t}_NO_REVERSE_CHARGE_NATURE`, `DettaglioLinee[${i}]/Natura`, `lines[${i}].nature`, `${t} integrates the VAT of a reverse-charge purchase: its lines carry the VAT rate, not a reverse-charge nature N6.x (that is the supplier's invoice's)`);
+        return v(
+          `${t}_NO_REVERSE_CHARGE_NATURE`,
+          `DettaglioLinee[${i}]/Natura`,
+          `lines[${i}].nature`,
+          `${t} integrates the VAT of a reverse-charge purchase: its lines carry the VAT rate, not a reverse-charge nature N6.x (that is the supplier's invoice's)`,
+        );
       }
     }
     return null;
@@ -80,12 +118,22 @@ export function documentTypeViolation(s: FatturaSummary): DocumentTypeViolation 
   if (SAME_PARTY_TYPES.includes(t)) {
     if (!sameSubject(seller, buyer)) {
       const what = t === 'TD21' ? 'TD21 (self-invoice for exceeding the plafond)' : 'TD27 (self-consumption or free transfer without recourse)';
-      return v(`${t}_SAME_PARTY`, 'CessionarioCommittente/DatiAnagrafici/IdFiscaleIVA', 'recipient.vatNumber', `${what}: seller and buyer are both the issuing company (recipient = sender)`);
+      return v(
+        `${t}_SAME_PARTY`,
+        'CessionarioCommittente/DatiAnagrafici/IdFiscaleIVA',
+        'recipient.vatNumber',
+        `${what}: seller and buyer are both the issuing company (recipient = sender)`,
+      );
     }
     return null;
   }
   if (DIFFERENT_PARTY_TYPES.includes(t) && sameSubject(seller, buyer)) {
-    return v(`${t}_DIFFERENT_PARTIES`, 'CessionarioCommittente/DatiAnagrafici/IdFiscaleIVA', 'recipient.vatNumber', `${t}: the recipient is the sender itself, which the SDI refuses for this document type (00471); a self-invoice for exceeding the plafond is TD21, self-consumption TD27`);
+    return v(
+      `${t}_DIFFERENT_PARTIES`,
+      'CessionarioCommittente/DatiAnagrafici/IdFiscaleIVA',
+      'recipient.vatNumber',
+      `${t}: the recipient is the sender itself, which the SDI refuses for this document type (00471); a self-invoice for exceeding the plafond is TD21, self-consumption TD27`,
+    );
   }
   return null;
 }

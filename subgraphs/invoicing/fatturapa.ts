@@ -184,7 +184,8 @@ function today(): string {
 export function invoiceFromInput(input: InvoiceIn, field = 'input'): FatturaSummary {
   const format = input.format === 'PUBLIC_ADMINISTRATION' ? 'FPA12' : 'FPR12';
   const documentType = (input.documentType ?? 'TD01').trim().toUpperCase();
-  if (!(DOCUMENT_TYPES as readonly string[]).includes(documentType)) throw badUserInput(`${field}.documentType must be a FatturaPA document type (TD01 … TD28)`, `${field}.documentType`);
+  if (!(DOCUMENT_TYPES as readonly string[]).includes(documentType))
+    throw badUserInput(`${field}.documentType must be a FatturaPA document type (TD01 … TD28)`, `${field}.documentType`);
   const number = latinText(input.number, `${field}.number`, 20);
   if (!/\d/.test(number)) throw badUserInput(`${field}.number must contain at least one digit`, `${field}.number`);
   // Numero is Basic Latin only (the XSD's String20Type), stricter than the other strings.
@@ -199,10 +200,12 @@ export function invoiceFromInput(input: InvoiceIn, field = 'input'): FatturaSumm
   const sender = party(input.sender, `${field}.sender`, buyerIssued ? 'other' : 'company');
   const recipient = party(input.recipient, `${field}.recipient`, buyerIssued ? 'company' : 'other');
   const regime = (input.taxRegime ?? (sender.country !== 'IT' ? 'RF18' : 'RF01')).trim().toUpperCase();
-  if (!(TAX_REGIMES as readonly string[]).includes(regime)) throw badUserInput(`${field}.taxRegime must be a FatturaPA RegimeFiscale: ${TAX_REGIMES.join(', ')}`, `${field}.taxRegime`);
+  if (!(TAX_REGIMES as readonly string[]).includes(regime))
+    throw badUserInput(`${field}.taxRegime must be a FatturaPA RegimeFiscale: ${TAX_REGIMES.join(', ')}`, `${field}.taxRegime`);
   sender.regime = regime;
   const vatDue = (input.vatChargeability ?? 'I').trim().toUpperCase();
-  if (!(VAT_DUE as readonly string[]).includes(vatDue)) throw badUserInput(`${field}.vatChargeability must be a FatturaPA EsigibilitaIVA: I (immediate), D (deferred) or S (split payment)`, `${field}.vatChargeability`);
+  if (!(VAT_DUE as readonly string[]).includes(vatDue))
+    throw badUserInput(`${field}.vatChargeability must be a FatturaPA EsigibilitaIVA: I (immediate), D (deferred) or S (split payment)`, `${field}.vatChargeability`);
   const relatedInvoices = (input.relatedInvoices ?? []).map((r, i): FatturaReference => {
     const at = `${field}.relatedInvoices[${i}]`;
     const number = latinText(r.number, `${at}.number`, 20);
@@ -220,7 +223,10 @@ export function invoiceFromInput(input: InvoiceIn, field = 'input'): FatturaSumm
     code = recipient.country === 'IT' ? '0000000' : 'XXXXXXX';
   }
   if (!/^[A-Z0-9]+$/.test(code) || code.length !== want) {
-    throw badUserInput(`${field}.recipientCode must be ${want} letters and digits for ${format === 'FPA12' ? 'the public administration' : 'a private recipient'}`, `${field}.recipientCode`);
+    throw badUserInput(
+      `${field}.recipientCode must be ${want} letters and digits for ${format === 'FPA12' ? 'the public administration' : 'a private recipient'}`,
+      `${field}.recipientCode`,
+    );
   }
   if (pec !== null && code !== '0000000') throw badUserInput(`${field}.recipientPec goes with recipientCode 0000000 (or none)`, `${field}.recipientPec`);
 
@@ -239,12 +245,29 @@ export function invoiceFromInput(input: InvoiceIn, field = 'input'): FatturaSumm
     return { number: i + 1, description: latinText(l.description, `${at}.description`, 1000), quantity, unitPrice, totalPrice: cents(quantity * unitPrice), vatRate: rate, nature };
   });
   const vatSummaries = summariesOf(lines).map((r) => ({ ...r, vatDue: r.nature === null ? vatDue : null }));
-  if (vatDue === 'S' && vatSummaries.every((r) => r.nature !== null)) throw badUserInput(`${field}.vatChargeability S (split payment) needs a taxed line`, `${field}.vatChargeability`);
+  if (vatDue === 'S' && vatSummaries.every((r) => r.nature !== null))
+    throw badUserInput(`${field}.vatChargeability S (split payment) needs a taxed line`, `${field}.vatChargeability`);
   const total = documentTotalOf({ vatSummaries });
   if (input.expectedTotal !== null && input.expectedTotal !== undefined && Math.abs(input.expectedTotal - total) > 0.005) {
-    throw badUserInput(`${field}.expectedTotal ${input.expectedTotal} does not match the lines: taxable plus VAT is ${total.toFixed(2)}`, `${field}.expectedTotal`, { computedTotal: total });
+    throw badUserInput(`${field}.expectedTotal ${input.expectedTotal} does not match the lines: taxable plus VAT is ${total.toFixed(2)}`, `${field}.expectedTotal`, {
+      computedTotal: total,
+    });
   }
-  const summary: FatturaSummary = { format, recipientCode: code, recipientPec: pec, sender, recipient, documentType, currency, date, number, lines, vatSummaries, total, relatedInvoices };
+  const summary: FatturaSummary = {
+    format,
+    recipientCode: code,
+    recipientPec: pec,
+    sender,
+    recipient,
+    documentType,
+    currency,
+    date,
+    number,
+    lines,
+    vatSummaries,
+    total,
+    relatedInvoices,
+  };
   checkDocumentTypeRules(summary, (v) => `${field}.${v.input}`);
   return summary;
 }
@@ -347,7 +370,10 @@ export function checkFatturaXml(xml: string, field = 'xml'): FatturaSummary {
   ] as const) {
     if (v !== null && NOT_LATIN1.test(v)) bad(path, `contains "${NOT_LATIN1.exec(v)![0]}", which FatturaPA cannot carry (Basic Latin and Latin-1 only)`);
   }
-  for (const [role, p] of [['CedentePrestatore', s.sender], ['CessionarioCommittente', s.recipient]] as const) {
+  for (const [role, p] of [
+    ['CedentePrestatore', s.sender],
+    ['CessionarioCommittente', s.recipient],
+  ] as const) {
     if (p.zip !== null && !/^\d{5}$/.test(p.zip)) bad(`${role}/Sede/CAP`, 'must be 5 digits (00000 for a foreign address)');
   }
   if (!isCalendarDay(s.date)) bad('Data', 'is not a day YYYY-MM-DD');
@@ -358,12 +384,15 @@ export function checkFatturaXml(xml: string, field = 'xml'): FatturaSummary {
   const company = companyOf(s);
   if (company.country !== 'IT') bad(`${own}/DatiAnagrafici/IdFiscaleIVA/IdPaese`, 'must be IT: the issuing company is Italian');
   if (!isValidItalianVat(company.vatNumber ?? '')) bad(`${own}/DatiAnagrafici/IdFiscaleIVA/IdCodice`, 'is not a valid Italian VAT number');
-  if (s.sender.country === 'IT' && s.sender.vatNumber !== null && !isValidItalianVat(s.sender.vatNumber)) bad('CedentePrestatore/DatiAnagrafici/IdFiscaleIVA/IdCodice', 'is not a valid Italian VAT number');
+  if (s.sender.country === 'IT' && s.sender.vatNumber !== null && !isValidItalianVat(s.sender.vatNumber))
+    bad('CedentePrestatore/DatiAnagrafici/IdFiscaleIVA/IdCodice', 'is not a valid Italian VAT number');
   if (s.sender.fiscalCode !== null && !isValidFiscalCode(s.sender.fiscalCode)) bad('CedentePrestatore/DatiAnagrafici/CodiceFiscale', 'is not a valid fiscal code');
-  if (s.recipient.country === 'IT' && s.recipient.vatNumber !== null && !isValidItalianVat(s.recipient.vatNumber)) bad('CessionarioCommittente/DatiAnagrafici/IdFiscaleIVA/IdCodice', 'is not a valid Italian VAT number');
+  if (s.recipient.country === 'IT' && s.recipient.vatNumber !== null && !isValidItalianVat(s.recipient.vatNumber))
+    bad('CessionarioCommittente/DatiAnagrafici/IdFiscaleIVA/IdCodice', 'is not a valid Italian VAT number');
   if (s.recipient.fiscalCode !== null && !isValidFiscalCode(s.recipient.fiscalCode)) bad('CessionarioCommittente/DatiAnagrafici/CodiceFiscale', 'is not a valid fiscal code');
   const code = s.recipientCode ?? '';
-  if (!/^[A-Z0-9]+$/.test(code) || code.length !== RECIPIENT_CODE_LENGTH[s.format]) bad('DatiTrasmissione/CodiceDestinatario', `must be ${RECIPIENT_CODE_LENGTH[s.format]} letters and digits for ${s.format}`);
+  if (!/^[A-Z0-9]+$/.test(code) || code.length !== RECIPIENT_CODE_LENGTH[s.format])
+    bad('DatiTrasmissione/CodiceDestinatario', `must be ${RECIPIENT_CODE_LENGTH[s.format]} letters and digits for ${s.format}`);
   if (s.recipientPec !== null && code !== '0000000') bad('DatiTrasmissione/PECDestinatario', 'goes with CodiceDestinatario 0000000');
   s.lines.forEach((l, i) => {
     const at = `DettaglioLinee[${i}]`;
@@ -391,14 +420,18 @@ export function checkFatturaXml(xml: string, field = 'xml'): FatturaSummary {
     if (!match) bad(`${at}/AliquotaIVA`, 'has no line or pension contribution at this rate');
     const taxable = cents(match!.taxable + (r.rounding ?? 0));
     // The SDI's rule (00422) allows ±1 € between ImponibileImporto and what it sums.
-    if (Math.abs(taxable - r.taxable) > IMPONIBILE_TOLERANCE) bad(`${at}/ImponibileImporto`, `is not the sum of its lines and pension contributions${r.rounding ? ' plus Arrotondamento' : ''} (${taxable.toFixed(2)})`);
-    if (Math.abs(cents((r.taxable * r.vatRate) / 100) - r.tax) > 0.01) bad(`${at}/Imposta`, `is not ImponibileImporto × AliquotaIVA (${cents((r.taxable * r.vatRate) / 100).toFixed(2)})`);
+    if (Math.abs(taxable - r.taxable) > IMPONIBILE_TOLERANCE)
+      bad(`${at}/ImponibileImporto`, `is not the sum of its lines and pension contributions${r.rounding ? ' plus Arrotondamento' : ''} (${taxable.toFixed(2)})`);
+    if (Math.abs(cents((r.taxable * r.vatRate) / 100) - r.tax) > 0.01)
+      bad(`${at}/Imposta`, `is not ImponibileImporto × AliquotaIVA (${cents((r.taxable * r.vatRate) / 100).toFixed(2)})`);
     if (r.vatDue !== null && r.vatDue !== undefined && !(VAT_DUE as readonly string[]).includes(r.vatDue)) bad(`${at}/EsigibilitaIVA`, `must be one of ${VAT_DUE.join(', ')}`);
   });
   if (expected.length !== s.vatSummaries.length) bad('DatiRiepilogo', 'must have one summary per VAT rate of the lines');
   const total = documentTotalOf(s);
-  if (s.total !== null && Math.abs(s.total - total) > 0.01) bad('ImportoTotaleDocumento', `is not taxable plus VAT, after the document's ScontoMaggiorazione and Arrotondamento (${total.toFixed(2)})`);
-  if (s.sender.regime !== null && s.sender.regime !== undefined && !(TAX_REGIMES as readonly string[]).includes(s.sender.regime)) bad('CedentePrestatore/DatiAnagrafici/RegimeFiscale', `must be one of ${TAX_REGIMES.join(', ')}`);
+  if (s.total !== null && Math.abs(s.total - total) > 0.01)
+    bad('ImportoTotaleDocumento', `is not taxable plus VAT, after the document's ScontoMaggiorazione and Arrotondamento (${total.toFixed(2)})`);
+  if (s.sender.regime !== null && s.sender.regime !== undefined && !(TAX_REGIMES as readonly string[]).includes(s.sender.regime))
+    bad('CedentePrestatore/DatiAnagrafici/RegimeFiscale', `must be one of ${TAX_REGIMES.join(', ')}`);
   const rule = documentTypeViolation(s);
   if (rule) throw badUserInput(`${field}: ${rule.message}`, `${field}:${rule.xml}`, { rule: rule.rule });
   return s;
@@ -435,7 +468,11 @@ export function crossBorderBody(input: CrossBorderIn, field = 'input'): { body: 
   if (from === 'IT') throw badUserInput(`${field}.senderCountry IT: Italian invoices are issued with issueInvoice (FatturaPA)`, `${field}.senderCountry`);
   if (from !== 'FR' && from !== 'DE') throw badUserInput(`${field}.senderCountry must be FR or DE`, `${field}.senderCountry`);
   const to = country(input.recipient.country, `${field}.recipient.country`);
-  if (to === from) throw badUserInput(`${field}.recipient.country is the sender's own country: a domestic invoice belongs to the domestic flow, not to cross-border sending`, `${field}.recipient.country`);
+  if (to === from)
+    throw badUserInput(
+      `${field}.recipient.country is the sender's own country: a domestic invoice belongs to the domestic flow, not to cross-border sending`,
+      `${field}.recipient.country`,
+    );
   const fiscalId = branchVatId(from, input.senderFiscalId, `${field}.senderFiscalId`);
   const vat = input.recipient.vatNumber.replace(/\s/g, '').toUpperCase();
   if (!/^[A-Z0-9]{2,28}$/.test(vat)) throw badUserInput(`${field}.recipient.vatNumber must be 2 to 28 letters and digits`, `${field}.recipient.vatNumber`);

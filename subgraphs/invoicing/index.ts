@@ -22,9 +22,7 @@ const typeDefs = parse(readFileSync(new URL('./schema.graphql', import.meta.url)
  */
 export function createInvoicingSubgraph(opts: InvoicingServiceOptions & { env: NodeJS.ProcessEnv }): Subgraph & { service: InvoicingService } {
   const { env } = opts;
-  const shared = opts.store
-    ? null
-    : trackingStoresFromEnv<InvoicingFamily>(env, 'invoicing', INVOICING_POLICY);
+  const shared = opts.store ? null : trackingStoresFromEnv<InvoicingFamily>(env, 'invoicing', INVOICING_POLICY);
   const service = new InvoicingService({ ...(shared ?? {}), ...opts });
   return {
     name: 'invoicing',

@@ -70,7 +70,8 @@ export function receiptBody(fiscalId: string, input: ReceiptIn, field = 'input')
   const body: Obj = { fiscal_id: fiscalId, items, cash_payment_amount: cash, electronic_payment_amount: electronic };
   if (tickets > 0) {
     const q = input.ticketRestaurantQuantity ?? 0;
-    if (!Number.isInteger(q) || q < 1) throw badUserInput(`${field}.ticketRestaurantQuantity must say how many vouchers paid ${tickets.toFixed(2)}`, `${field}.ticketRestaurantQuantity`);
+    if (!Number.isInteger(q) || q < 1)
+      throw badUserInput(`${field}.ticketRestaurantQuantity must say how many vouchers paid ${tickets.toFixed(2)}`, `${field}.ticketRestaurantQuantity`);
     body.ticket_restaurant_payment_amount = tickets;
     body.ticket_restaurant_quantity = q;
   }

@@ -123,7 +123,10 @@ const FIND_CLOCK_SKEW_S = 300;
  */
 export function invoiceKeyOf(doc: InvoiceIdentity): string {
   const type = doc.documentType !== undefined && isBuyerIssued(doc.documentType) ? `\u0000${doc.documentType}` : '';
-  const h = createHash('sha256').update(`${doc.fiscalId.toUpperCase()}\u0000${doc.date.slice(0, 4)}\u0000${doc.number}${type}`).digest('base64url').slice(0, 32);
+  const h = createHash('sha256')
+    .update(`${doc.fiscalId.toUpperCase()}\u0000${doc.date.slice(0, 4)}\u0000${doc.number}${type}`)
+    .digest('base64url')
+    .slice(0, 32);
   return `invoice:${doc.date.slice(0, 4)}:${h}`;
 }
 
@@ -362,7 +365,9 @@ export class InvoicingService extends TrackingService<InvoicingFamily, Invoicing
   update(ctx: SubgraphContext, change: ConfigurationChange): Promise<Obj> {
     // The read and the PATCH of the callbacks under one lease per configuration: two tokens
     // updating at once would each write back what it read, silencing the other's targets.
-    return this.oneAtATime(`configuration:${change.fiscalId.toUpperCase()}`, `configuration ${change.fiscalId} is being updated by another request`, () => this.updateNow(ctx, change));
+    return this.oneAtATime(`configuration:${change.fiscalId.toUpperCase()}`, `configuration ${change.fiscalId} is being updated by another request`, () =>
+      this.updateNow(ctx, change),
+    );
   }
 
   private async updateNow(ctx: SubgraphContext, change: ConfigurationChange): Promise<Obj> {
@@ -374,11 +379,7 @@ export class InvoicingService extends TrackingService<InvoicingFamily, Invoicing
       const registered = (Array.isArray(now?.api_configurations) ? now.api_configurations : []).filter(isObj);
       const { mine, others } = await this.targetsOf(ctx, change.fiscalId, registered);
       // Without new events: this tenant's own, else (none registered by it yet) the configuration's.
-      const events =
-        change.events ??
-        (mine.length > 0 ? mine : registered)
-          .map((a) => eventName(a.event))
-          .filter((e): e is InvoicingEventName => e !== null);
+      const events = change.events ?? (mine.length > 0 ? mine : registered).map((a) => eventName(a.event)).filter((e): e is InvoicingEventName => e !== null);
       const relay = change.relay !== undefined ? change.relay : ((await this.store.configReservation(ctx.auth.tenant, change.fiscalId))?.relay ?? null);
       body.api_configurations = [...(await this.apiConfigurations(ctx, change.fiscalId, [...new Set(events)], relay)), ...others];
     }
@@ -469,7 +470,9 @@ export class InvoicingService extends TrackingService<InvoicingFamily, Invoicing
   private async findSubmission(ctx: SubgraphContext, doc: InvoiceIdentity, startedAt: number): Promise<Obj | null> {
     let list: unknown;
     try {
-      list = await ctx.upstream.call<unknown>(ctx, INVOICING.invoiceList, { query: { fiscal_id: doc.fiscalId, document_number: doc.number, issue_date: doc.date, direction: 'outgoing' } });
+      list = await ctx.upstream.call<unknown>(ctx, INVOICING.invoiceList, {
+        query: { fiscal_id: doc.fiscalId, document_number: doc.number, issue_date: doc.date, direction: 'outgoing' },
+      });
     } catch (err) {
       if (err instanceof UpstreamError && err.graphqlCode === 'UPSTREAM_NOT_FOUND') return null;
       throw err;
@@ -560,7 +563,11 @@ export class InvoicingService extends TrackingService<InvoicingFamily, Invoicing
    * without one, once per sale and items returned, `returnKeyOf`, so a retry never pays twice).
    */
   returnReceiptItems(ctx: SubgraphContext, id: string, items: Obj[], key: string | null): Promise<TrackedInvoice> {
-    return this.create(ctx, 'RECEIPT', { returnOf: id, items: returnedItems(items) }, null, key ?? returnKeyOf(id, items), { callback: false, endpoint: INVOICING.receiptReturn, options: { params: { id }, body: { items } } });
+    return this.create(ctx, 'RECEIPT', { returnOf: id, items: returnedItems(items) }, null, key ?? returnKeyOf(id, items), {
+      callback: false,
+      endpoint: INVOICING.receiptReturn,
+      options: { params: { id }, body: { items } },
+    });
   }
 
   /** Voids a ready sale: a new receipt of type `void` (paid once per idempotency key; without one, once per sale: a sale is voided once). */
@@ -631,7 +638,11 @@ export class InvoicingService extends TrackingService<InvoicingFamily, Invoicing
     }
     let config: unknown;
     try {
-      config = await upstream.call<unknown>({ auth: { token: this.workTokens.use(reservation.token), tenant: reservation.tenant }, meter: new CostMeter() }, INVOICING.configurationGet, { params: { fiscalId } });
+      config = await upstream.call<unknown>(
+        { auth: { token: this.workTokens.use(reservation.token), tenant: reservation.tenant }, meter: new CostMeter() },
+        INVOICING.configurationGet,
+        { params: { fiscalId } },
+      );
     } catch (err) {
       refuse(res, isDefiniteRefusal(err) ? 'unknown-request' : 'upstream');
       return true;
@@ -654,7 +665,11 @@ export class InvoicingService extends TrackingService<InvoicingFamily, Invoicing
     }
     if (reservation.relay) {
       const target = reservation.relay;
-      await relay(target, { event: EVENT_NAMES.RECEIPT_CREDENTIALS, data: shown }, { allowPrivate: this.allowPrivateRelay, onRefused: (why) => log.warn({ area: 'invoicing', reason: why }, 'credentials change of a configuration not relayed') });
+      await relay(
+        target,
+        { event: EVENT_NAMES.RECEIPT_CREDENTIALS, data: shown },
+        { allowPrivate: this.allowPrivateRelay, onRefused: (why) => log.warn({ area: 'invoicing', reason: why }, 'credentials change of a configuration not relayed') },
+      );
     }
     await this.replay.accept(reservation.key, nonce, verified.expiresAt);
     sendJson(res, 200, { ok: true });

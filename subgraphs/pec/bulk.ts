@@ -342,7 +342,9 @@ export class BulkService {
       this.jobs.set(st.sending.id, job);
       if (token === undefined || password === undefined) {
         // Sealed under another secret: nothing more can be sent or read for it.
-        for (const r of job.sending.recipients) if (r.state === 'QUEUED') Object.assign(r, { state: 'FAILED', reason: 'the layer can no longer open the credentials (LAYER_SECRET changed)', failedAt: new Date(this.now()).toISOString() });
+        for (const r of job.sending.recipients)
+          if (r.state === 'QUEUED')
+            Object.assign(r, { state: 'FAILED', reason: 'the layer can no longer open the credentials (LAYER_SECRET changed)', failedAt: new Date(this.now()).toISOString() });
         job.batches = [];
         job.codes.clear();
         await this.changed(job);
@@ -371,9 +373,12 @@ export class BulkService {
       const [state, hp, id] = held.split(':');
       if (hp !== print) throw keyReused(key);
       if (state === 'done' && id) return replay(id);
-      throw new GraphQLError(`the order under idempotencyKey "${key}" is ${state === 'pending' ? 'still in flight' : 'without an answer: it may have been carried out (and charged)'}; retry later with the same key`, {
-        extensions: { code: 'OUTCOME_UNKNOWN', outcome: state === 'pending' ? 'pending' : 'unknown', idempotencyKey: key },
-      });
+      throw new GraphQLError(
+        `the order under idempotencyKey "${key}" is ${state === 'pending' ? 'still in flight' : 'without an answer: it may have been carried out (and charged)'}; retry later with the same key`,
+        {
+          extensions: { code: 'OUTCOME_UNKNOWN', outcome: state === 'pending' ? 'pending' : 'unknown', idempotencyKey: key },
+        },
+      );
     }
     try {
       const out = await run();
@@ -504,7 +509,9 @@ export class BulkService {
       if (held !== null) {
         const known = await this.get(auth.tenant, held);
         if (known) return known;
-        throw new GraphQLError(`idempotencyKey "${key}" is being used by a sending still being queued; retry in a moment`, { extensions: { code: 'OUTCOME_UNKNOWN', idempotencyKey: key } });
+        throw new GraphQLError(`idempotencyKey "${key}" is being used by a sending still being queued; retry in a moment`, {
+          extensions: { code: 'OUTCOME_UNKNOWN', idempotencyKey: key },
+        });
       }
     }
     const sending: Sending = {
@@ -520,7 +527,18 @@ export class BulkService {
     };
     const batches: number[][] = [];
     for (let i = 0; i < request.recipients.length; i += this.batchSize) batches.push(request.recipients.slice(i, i + this.batchSize).map((_, k) => i + k));
-    const job: Job = { sending, auth: { ...auth, token: this.tokens.keep(auth.token) }, meter, costBefore: { euro: 0, atRisk: 0 }, creds, request, batches, codes: new Set(), waits: new Map(), startedAt: this.now() };
+    const job: Job = {
+      sending,
+      auth: { ...auth, token: this.tokens.keep(auth.token) },
+      meter,
+      costBefore: { euro: 0, atRisk: 0 },
+      creds,
+      request,
+      batches,
+      codes: new Set(),
+      waits: new Map(),
+      startedAt: this.now(),
+    };
     // A new id: its lease is free (held from the start, so no other process takes it up).
     await this.takeLease(id);
     this.jobs.set(id, job);
@@ -729,7 +747,11 @@ export class BulkService {
     const s = job.sending;
     s.seq++;
     const spent = job.meter.summary();
-    s.cost = { euro: round4(job.costBefore.euro + spent.euro), atRisk: round4(job.costBefore.atRisk + spent.atRisk), estimate: s.cost?.estimate ?? this.estimate(s.recipients.length) };
+    s.cost = {
+      euro: round4(job.costBefore.euro + spent.euro),
+      atRisk: round4(job.costBefore.atRisk + spent.atRisk),
+      estimate: s.cost?.estimate ?? this.estimate(s.recipients.length),
+    };
     s.done = job.batches.length === 0 && job.codes.size === 0;
     if (s.done) {
       // Nothing left to read: the credentials go.
@@ -753,5 +775,4 @@ export function countsOf(s: Sending): Record<'total' | 'queued' | 'sent' | 'acce
 }
 
 /** The error of an operation whose mailbox credentials the service refused. */
-export const badCredentials = (): GraphQLError =>
-  new GraphQLError('the bulk mailbox refused these credentials', { extensions: { code: 'UNAUTHENTICATED', field: 'credentials' } });
+export const badCredentials = (): GraphQLError => new GraphQLError('the bulk mailbox refused these credentials', { extensions: { code: 'UNAUTHENTICATED', field: 'credentials' } });

@@ -25,9 +25,7 @@ const typeDefs = parse(readFileSync(new URL('./schema.graphql', import.meta.url)
  */
 export function createPecSubgraph(opts: PecServiceOptions): Subgraph & { service: PecService; bulk: BulkService } {
   const { env } = opts;
-  const shared = opts.store
-    ? null
-    : trackingStoresFromEnv<PecFamily>(env, 'pec', PEC_POLICY);
+  const shared = opts.store ? null : trackingStoresFromEnv<PecFamily>(env, 'pec', PEC_POLICY);
   const service = new PecService({ ...(shared ?? {}), ...opts });
   // Bulk sendings: their queue and receipts, on Redis with REDIS_URL (resumed after a restart).
   const bulkShared = bulkStores({ redisUrl: env.REDIS_URL, secret: layerSecret(env), prefix: redisPrefixFromEnv(env) });

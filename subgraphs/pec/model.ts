@@ -12,7 +12,9 @@ export { isObj, text, type Obj };
 export type MailboxState = 'registrata' | 'in_attivazione' | 'evasa' | 'documenti_errati' | 'revocata' | 'chiusa' | 'registrazione_annullata';
 
 /** The schema's `MailboxStatus` of a raw state (either spelling); null for a word the layer does not know. */
-export function mailboxStatus(raw: string | null | undefined): 'REGISTERED' | 'ACTIVATING' | 'ACTIVE' | 'DOCUMENTS_REJECTED' | 'REVOKED' | 'CLOSED' | 'REGISTRATION_CANCELLED' | null {
+export function mailboxStatus(
+  raw: string | null | undefined,
+): 'REGISTERED' | 'ACTIVATING' | 'ACTIVE' | 'DOCUMENTS_REJECTED' | 'REVOKED' | 'CLOSED' | 'REGISTRATION_CANCELLED' | null {
   switch (contractState(raw)) {
     case 'registrata':
       return 'REGISTERED';

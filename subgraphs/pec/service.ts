@@ -75,7 +75,7 @@ export class PecService extends TrackingService<PecFamily, PecKind> {
     const listed = await this.listedNotice(ctx, id);
     if (contractState(typeof listed.stato === 'string' ? listed.stato : null) !== 'documenti_caricati') return super.fetchRecord(ctx, family, id);
     const known = await this.store.get(ctx.auth.tenant, id);
-    return { ...(known?.family === 'NOTIFICATION' ? (known.record) : {}), ...listed };
+    return { ...(known?.family === 'NOTIFICATION' ? known.record : {}), ...listed };
   }
 
   /** A notification's item in the account's free list; a 404 (`UPSTREAM_NOT_FOUND`) when it is not there. */
@@ -109,17 +109,36 @@ export class PecService extends TrackingService<PecFamily, PecKind> {
    * answer, `OUTCOME_UNKNOWN`. `check` (state checks, free reads) runs only for a new key. Without a
    * key, `check` then `operate`.
    */
-  async operateKeyed(ctx: SubgraphContext, key: string | null, family: PecFamily, ep: Endpoint, id: string, opts: Omit<CallOptions, 'params'> & { price?: number }, check: () => Promise<void>): Promise<TrackedPec> {
+  async operateKeyed(
+    ctx: SubgraphContext,
+    key: string | null,
+    family: PecFamily,
+    ep: Endpoint,
+    id: string,
+    opts: Omit<CallOptions, 'params'> & { price?: number },
+    check: () => Promise<void>,
+  ): Promise<TrackedPec> {
     if (key === null) {
       await check();
       return this.operate(ctx, family, ep, id, opts);
     }
     const { tenant } = ctx.auth;
-    const fingerprint = fingerprintOf(family, { operation: `${ep.method} ${ep.path}`, id, query: opts.query ?? null, body: (opts.body) ?? null });
+    const fingerprint = fingerprintOf(family, { operation: `${ep.method} ${ep.path}`, id, query: opts.query ?? null, body: opts.body ?? null });
     const held = await this.store.idempotencyRecord(tenant, key);
     if (held) return this.answerHeld(ctx, held.fingerprint, fingerprint, key, held.state, held.atRisk, family, id);
     await check();
-    const raced = await this.store.claimIdempotencyKey({ tenant, key, family, fingerprint, reservation: null, relay: null, state: 'pending', id: null, startedAt: Date.now(), atRisk: 0 });
+    const raced = await this.store.claimIdempotencyKey({
+      tenant,
+      key,
+      family,
+      fingerprint,
+      reservation: null,
+      relay: null,
+      state: 'pending',
+      id: null,
+      startedAt: Date.now(),
+      atRisk: 0,
+    });
     if (raced) return this.answerHeld(ctx, raced.fingerprint, fingerprint, key, raced.state, raced.atRisk, family, id);
     try {
       const out = await this.operate(ctx, family, ep, id, opts);

@@ -83,8 +83,14 @@ export function pecEndpoints(env: NodeJS.ProcessEnv): PecEndpoints {
     if (typeof value !== 'string') throw new Error(`PEC_PATHS: "${name}" must be a path`);
     const m = /^(?:(GET|POST|PATCH|PUT|DELETE)\s+)?(\/\S*)$/.exec(value.trim());
     if (!m) throw new Error(`PEC_PATHS: "${name}" must be "/path" or "METHOD /path"`);
-    const want = [...base.path.matchAll(/\{(\w+)\}/g)].map((x) => x[1]).sort().join(',');
-    const got = [...m[2].matchAll(/\{(\w+)\}/g)].map((x) => x[1]).sort().join(',');
+    const want = [...base.path.matchAll(/\{(\w+)\}/g)]
+      .map((x) => x[1])
+      .sort()
+      .join(',');
+    const got = [...m[2].matchAll(/\{(\w+)\}/g)]
+      .map((x) => x[1])
+      .sort()
+      .join(',');
     if (want !== got) throw new Error(`PEC_PATHS: "${name}" must keep the placeholders {${want}}`);
     const method = (m[1] as HttpMethod | undefined) ?? base.method;
     out[name as PecEndpointName] = { ...base, method, path: m[2], ...(method === 'GET' ? {} : { timeoutMs: WRITE_TIMEOUT }) };

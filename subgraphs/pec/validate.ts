@@ -64,11 +64,18 @@ export function domainServesBoxType(address: string, type: BoxType, domains: Pec
   const allowed = domains[family];
   const domain = address.slice(address.lastIndexOf('@') + 1);
   if (allowed.includes(domain)) return;
-  throw badUserInput(`input.address: a ${type} mailbox is registered in ${allowed.join(' or ')}, not in ${domain}`, 'input.address', { boxType: type, allowedDomains: [...allowed] });
+  throw badUserInput(`input.address: a ${type} mailbox is registered in ${allowed.join(' or ')}, not in ${domain}`, 'input.address', {
+    boxType: type,
+    allowedDomains: [...allowed],
+  });
 }
 
 /** The vendor body of `POST /pec` (the callback is the kit's). */
-export function registerBody(input: RegisterMailboxInput, env: NodeJS.ProcessEnv, domains: PecProviderDomains = providerDomains(env)): { body: Record<string, unknown>; address: string; type: BoxType } {
+export function registerBody(
+  input: RegisterMailboxInput,
+  env: NodeJS.ProcessEnv,
+  domains: PecProviderDomains = providerDomains(env),
+): { body: Record<string, unknown>; address: string; type: BoxType } {
   const address = pecAddress(input.address, 'input.address');
   const type = boxType(input.boxType);
   domainServesBoxType(address, type, domains);
@@ -77,7 +84,8 @@ export function registerBody(input: RegisterMailboxInput, env: NodeJS.ProcessEnv
   const birth = isoDate(a.birthDate, 'input.applicant.birthDate');
   const postal = (h.postalCode ?? '').trim();
   if (!/^\d{5}$/.test(postal)) throw badUserInput('input.holder.postalCode must be 5 digits', 'input.holder.postalCode');
-  const holderCode = h.taxCodeOrVat === null || h.taxCodeOrVat === undefined || h.taxCodeOrVat.trim() === '' ? '' : vatOrFiscalCode(h.taxCodeOrVat, 'input.holder.taxCodeOrVat').code;
+  const holderCode =
+    h.taxCodeOrVat === null || h.taxCodeOrVat === undefined || h.taxCodeOrVat.trim() === '' ? '' : vatOrFiscalCode(h.taxCodeOrVat, 'input.holder.taxCodeOrVat').code;
   const body: Record<string, unknown> = {
     casella_pec: address,
     tipo_casella: boxTypeWord(env, type),
@@ -128,11 +136,16 @@ export function years(value: number): number {
 /** `modifica` body: sizes in MB, multiples of 1024, `+N` when added. */
 export function enlargeBody(input: EnlargeMailboxInput): Record<string, string> {
   const out: Record<string, string> = {};
-  const pairs: Array<[keyof EnlargeMailboxInput, string]> = [['diskSpaceMb', 'spazio_disco'], ['archiveSpaceMb', 'spazio_storico'], ['preservationSpaceMb', 'spazio_conservazione']];
+  const pairs: Array<[keyof EnlargeMailboxInput, string]> = [
+    ['diskSpaceMb', 'spazio_disco'],
+    ['archiveSpaceMb', 'spazio_storico'],
+    ['preservationSpaceMb', 'spazio_conservazione'],
+  ];
   for (const [k, vendor] of pairs) {
     const v = input[k];
     if (v === null || v === undefined) continue;
-    if (typeof v !== 'number' || !Number.isInteger(v) || v <= 0 || v % 1024 !== 0 || v > 1024 * 1024) throw badUserInput(`input.${k} must be a positive multiple of 1024 (MB)`, `input.${k}`);
+    if (typeof v !== 'number' || !Number.isInteger(v) || v <= 0 || v % 1024 !== 0 || v > 1024 * 1024)
+      throw badUserInput(`input.${k} must be a positive multiple of 1024 (MB)`, `input.${k}`);
     out[vendor] = input.add ? `+${v}` : String(v);
   }
   if (Object.keys(out).length === 0) throw badUserInput('input: give at least one size', 'input');
@@ -164,7 +177,10 @@ export function notifyBody(input: NotifyCompanyRegisterInput): Record<string, un
 
 /** A signed delegation: base64 of a PDF or a CAdES (`.p7m`, DER: starts with 0x30) file, within the size limit. */
 export function signedDocument(value: string, field: string, maxBytes: number): string {
-  const v = (value ?? '').trim().replace(/^data:[^,]*;base64,/i, '').replace(/\s+/g, '');
+  const v = (value ?? '')
+    .trim()
+    .replace(/^data:[^,]*;base64,/i, '')
+    .replace(/\s+/g, '');
   if (v === '' || v.length % 4 === 1 || !/^[A-Za-z0-9+/]*={0,2}$/.test(v)) throw badUserInput(`${field} must be a base64 file (a signed .p7m or a PDF)`, field);
   if (Math.floor((v.length * 3) / 4) > maxBytes) throw badUserInput(`${field} is larger than ${Math.floor(maxBytes / 1024)} KiB`, field, { maxBytes });
   const bytes = Buffer.from(v, 'base64');

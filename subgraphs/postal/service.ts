@@ -27,7 +27,6 @@ function call<T>(ctx: SubgraphContext, ep: Endpoint, opts: CallOptions = {}): Pr
   return ctx.once(`postal|${ep.path}|${JSON.stringify(opts)}`, () => ctx.upstream.call<T>(ctx, ep, opts));
 }
 
-
 /** Drops empty filters (so equal searches share one cache entry). */
 function queryOf(filters: SearchFilters): Record<string, string> {
   const q: Record<string, string> = {};
@@ -114,7 +113,13 @@ export async function byLookup(ctx: SubgraphContext, lookup: string): Promise<Mu
   if (CADASTRAL.test(code)) return byCadastral(ctx, code);
   const at = lookup.lastIndexOf('@');
   const name = (at < 0 ? lookup : lookup.slice(0, at)).trim();
-  const province = at < 0 ? null : lookup.slice(at + 1).trim().toUpperCase() || null;
+  const province =
+    at < 0
+      ? null
+      : lookup
+          .slice(at + 1)
+          .trim()
+          .toUpperCase() || null;
   if (fold(name) === '') return null;
   const want = fold(name);
   const exact = (await search(ctx, { comune: name, provincia: province })).filter((m) => fold(m.name ?? '') === want);

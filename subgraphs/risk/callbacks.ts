@@ -12,7 +12,18 @@ import type { Obj } from '../runtime/tracking/policy.ts';
 import { RISK_AREA } from './policy.ts';
 import type { RiskFamilyName } from './upstream.ts';
 
-export { BodyTooLarge, isDefiniteRefusal, readBody, recordOfPayload, refuse, relay, safeDecode, vendorCallback, type RelayOptions, type Refusal } from '../runtime/tracking/ingress.ts';
+export {
+  BodyTooLarge,
+  isDefiniteRefusal,
+  readBody,
+  recordOfPayload,
+  refuse,
+  relay,
+  safeDecode,
+  vendorCallback,
+  type RelayOptions,
+  type Refusal,
+} from '../runtime/tracking/ingress.ts';
 
 export const CALLBACK_PURPOSE = callbackPurpose(RISK_AREA.name);
 

@@ -24,9 +24,7 @@ const typeDefs = parse(readFileSync(new URL('./schema.graphql', import.meta.url)
  */
 export function createRiskSubgraph(opts: RiskServiceOptions & { env: NodeJS.ProcessEnv }): Subgraph & { service: RiskService } {
   const { env } = opts;
-  const shared = opts.store
-    ? null
-    : trackingStoresFromEnv<RiskFamilyName>(env, 'risk', RISK_POLICY);
+  const shared = opts.store ? null : trackingStoresFromEnv<RiskFamilyName>(env, 'risk', RISK_POLICY);
   const service = new RiskService({ ...(shared ?? {}), ...opts });
   return {
     name: 'risk',

@@ -39,7 +39,10 @@ export interface KycEntitySource {
 export type KycEntityModel = Omit<KycEntity, 'evidences' | 'evidenceReport' | 'photoFiles'> & { source: KycEntitySource };
 
 const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : v === null || v === undefined ? [] : [v]);
-const strings = (v: unknown): string[] => list(v).map(text).filter((s): s is string => s !== null);
+const strings = (v: unknown): string[] =>
+  list(v)
+    .map(text)
+    .filter((s): s is string => s !== null);
 
 /** The entities of a KYC check or monitor, each knowing its request. */
 export function kycEntitiesOfRequest(p: TrackedRequest): KycEntityModel[] {
@@ -101,8 +104,7 @@ export function kycEvidenceOf(v: unknown): KycEvidence | null {
 const evidences = (results: unknown[]): KycEvidence[] => results.map(kycEvidenceOf).filter((e): e is KycEvidence => e !== null);
 
 /** Whether the service still serves the check's evidences (10 days from its creation). */
-const withinWindow = (s: KycEntitySource, nowMs: number): boolean =>
-  s.createdAt === null || nowMs / 1000 - s.createdAt <= KYC_EVIDENCE_DAYS * 24 * 3600;
+const withinWindow = (s: KycEntitySource, nowMs: number): boolean => s.createdAt === null || nowMs / 1000 - s.createdAt <= KYC_EVIDENCE_DAYS * 24 * 3600;
 
 /** Upstream answers meaning "nothing to read (any more)": still pending, no such entity, past the window. */
 const nothingToRead = (err: unknown): boolean => err instanceof UpstreamError && err.kind === 'http' && (err.status === 404 || err.status === 422);
@@ -134,9 +136,7 @@ export function kycEntityResolvers(service: RiskService, now: () => number = Dat
     photoFiles: (e, _args, ctx): Promise<SignedFileValue[]> | SignedFileValue[] => {
       if (!files(e.source, e.id)) return [];
       return Promise.all(
-        e.photos.map((photo) =>
-          service.files.issue(service.publicUrl(), ctx.auth, RISK.kycEvidencePhoto, { id: e.source.requestId, entity: e.id!, photo }, photo, 'image/jpeg'),
-        ),
+        e.photos.map((photo) => service.files.issue(service.publicUrl(), ctx.auth, RISK.kycEvidencePhoto, { id: e.source.requestId, entity: e.id!, photo }, photo, 'image/jpeg')),
       );
     },
   };

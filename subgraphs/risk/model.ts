@@ -4,16 +4,7 @@
  * inconsistent spellings (creation_timestamp / creationTimestamp, numbers sent as strings and the
  * other way round, Italian or English colours).
  */
-import type {
-  CreditScore,
-  CreditScoreLevel,
-  KycEntity,
-  KycQuery,
-  RiskCallback,
-  RiskRequestState,
-  RiskScore,
-  RiskSubject,
-} from './__generated__/resolvers-types.ts';
+import type { CreditScore, CreditScoreLevel, KycEntity, KycQuery, RiskCallback, RiskRequestState, RiskScore, RiskSubject } from './__generated__/resolvers-types.ts';
 import type { RiskRecordKind } from './upstream.ts';
 import { bool, float as num, int, isObj, list, obj, str as text, dateTime as toDateTime, unixSeconds as toSeconds, type Obj } from '../upstream/coerce.ts';
 
@@ -141,7 +132,14 @@ const SCORES: Record<string, RiskScore> = {
 export function riskScoreOf(raw: unknown): RiskScore | null {
   const s = text(raw);
   if (s === null) return null;
-  return SCORES[s.trim().toUpperCase().replace(/[\s_-]+/g, ' ')] ?? null;
+  return (
+    SCORES[
+      s
+        .trim()
+        .toUpperCase()
+        .replace(/[\s_-]+/g, ' ')
+    ] ?? null
+  );
 }
 
 /** A credit score answer (start, advanced or top) in the schema's shape. */
@@ -176,30 +174,38 @@ export function toCreditScore(level: CreditScoreLevel, raw: unknown): CreditScor
       ? {
           note: text(historyNote.description) ?? text(history.note),
           events: list(historyNote.events),
-          scores: list(history.risk_score).filter(isObj).map((m) => ({
-            month: text(m.month) ?? '',
-            score: riskScoreOf(m.score),
-            rawScore: text(m.score),
-            description: text(m.description),
-          })),
-          ratings: list(history.public_rating).filter(isObj).map((m) => ({ month: text(m.month) ?? '', rating: text(m.rating), balanceYear: text(m.balance_year) })),
-          creditLimits: list(history.operational_credit_limit).filter(isObj).map((m) => ({ month: text(m.month) ?? '', value: num(m.value) })),
+          scores: list(history.risk_score)
+            .filter(isObj)
+            .map((m) => ({
+              month: text(m.month) ?? '',
+              score: riskScoreOf(m.score),
+              rawScore: text(m.score),
+              description: text(m.description),
+            })),
+          ratings: list(history.public_rating)
+            .filter(isObj)
+            .map((m) => ({ month: text(m.month) ?? '', rating: text(m.rating), balanceYear: text(m.balance_year) })),
+          creditLimits: list(history.operational_credit_limit)
+            .filter(isObj)
+            .map((m) => ({ month: text(m.month) ?? '', value: num(m.value) })),
         }
       : null,
     positions: positions
       ? {
           year: text(positions.year),
           mainIndustry: text(positions.main_industry),
-          positions: list(positions.positions).filter(isObj).map((p) => ({
-            index: text(p.industry_index),
-            profile: text(p.industry_index_profile),
-            description: text(p.industry_position_description),
-            value: num(p.value),
-            position: text(p.industry_position),
-            totalPosition: text(p.industry_position_total),
-            lastYearTrend: num(p.industry_position_last_year_trend),
-            type: text(p.industry_position_type),
-          })),
+          positions: list(positions.positions)
+            .filter(isObj)
+            .map((p) => ({
+              index: text(p.industry_index),
+              profile: text(p.industry_index_profile),
+              description: text(p.industry_position_description),
+              value: num(p.value),
+              position: text(p.industry_position),
+              totalPosition: text(p.industry_position_total),
+              lastYearTrend: num(p.industry_position_last_year_trend),
+              type: text(p.industry_position_type),
+            })),
         }
       : null,
     profiles: profiles
@@ -207,13 +213,15 @@ export function toCreditScore(level: CreditScoreLevel, raw: unknown): CreditScor
           year: text(profiles.year),
           mainIndustry: text(profiles.main_industry),
           positionsCount: int(profiles.positions_count),
-          profiles: list(profiles.profiles).filter(isObj).map((p) => ({
-            name: text(p.name),
-            score: int(p.score),
-            scoreDescription: text(p.score_description),
-            trend: text(p.trend),
-            note: text(p.note),
-          })),
+          profiles: list(profiles.profiles)
+            .filter(isObj)
+            .map((p) => ({
+              name: text(p.name),
+              score: int(p.score),
+              scoreDescription: text(p.score_description),
+              trend: text(p.trend),
+              note: text(p.note),
+            })),
         }
       : null,
   };
@@ -243,18 +251,29 @@ export function kycEntityOf(e: Obj): Omit<KycEntity, 'evidences' | 'evidenceRepo
     entityType: text(e.entity_type),
     names: list(e.names)
       .filter(isObj)
-      .map((n) => ({ title: text(n.title), firstName: text(n.first_name), lastName: text(n.last_name), fullName: text(n.full_name), primary: bool(n.primary), native: bool(n.native) })),
+      .map((n) => ({
+        title: text(n.title),
+        firstName: text(n.first_name),
+        lastName: text(n.last_name),
+        fullName: text(n.full_name),
+        primary: bool(n.primary),
+        native: bool(n.native),
+      })),
     gender: text(e.gender),
     birthDates: partialDates(e.birth_dates),
     deathDates: partialDates(e.death_dates),
     locations: list(e.locations)
       .filter(isObj)
       .map((l) => ({ address: text(l.address), street: text(l.street), city: text(l.city), region: text(l.region), country: text(l.country), type: text(l.type) })),
-    nationalities: list(e.nationalities).map(text).filter((s): s is string => s !== null),
+    nationalities: list(e.nationalities)
+      .map(text)
+      .filter((s): s is string => s !== null),
     codes: list(e.codes)
       .filter(isObj)
       .map((c) => ({ type: text(c.type), value: text(c.value) })),
-    photos: list(e.photos).map(text).filter((s): s is string => s !== null),
+    photos: list(e.photos)
+      .map(text)
+      .filter((s): s is string => s !== null),
     recaps: list(e.recaps)
       .filter(isObj)
       .map((r) => ({ lang: text(r.lang), recap: text(r.recap) })),

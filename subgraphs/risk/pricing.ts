@@ -21,7 +21,7 @@ const createPrice = (family: RiskFamilyName): number => endpointPrice(FAMILIES[f
 function order(table: Readonly<Record<string, RiskFamilyName>>, arg: string, dflt: string): PricedField {
   return {
     euro: (args: Args) => {
-      const family = table[typeof args[arg] === 'string' ? (args[arg]) : dflt];
+      const family = table[typeof args[arg] === 'string' ? args[arg] : dflt];
       return family ? createPrice(family) : 0;
     },
   };

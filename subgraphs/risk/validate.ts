@@ -100,7 +100,8 @@ export function personBureauBody(input: PersonBureauInput, field = 'input', maxP
   const birthCountry = requiredText(input.birthPlace.country, f('birthPlace.country'), 100);
   const residenceCountry = requiredText(input.residence.country, f('residence.country'), 100);
   const postalCode = requiredText(input.residence.postalCode, f('residence.postalCode'), 20);
-  if (isItaly(residenceCountry) && !/^\d{5}$/.test(postalCode)) throw badUserInput(`${f('residence.postalCode')} must be an Italian postal code of 5 digits`, f('residence.postalCode'));
+  if (isItaly(residenceCountry) && !/^\d{5}$/.test(postalCode))
+    throw badUserInput(`${f('residence.postalCode')} must be an Italian postal code of 5 digits`, f('residence.postalCode'));
   const doc = input.document;
   const releaseDate = pastDate(doc.releaseDate, f('document.releaseDate'));
   const expirationDate = isoDate(doc.expirationDate, f('document.expirationDate'));
@@ -184,4 +185,3 @@ export function creditScoreMonitorBody(input: CreditScoreMonitorInput, field = '
 
 /** A request id: 24 hexadecimal characters, lower-cased (refused before any call otherwise). */
 export const requestId = (value: string, field = 'id'): string => openapiId(value, field, 'a request id');
-

@@ -12,7 +12,6 @@
 import { LRUCache } from 'lru-cache';
 import { entriesAtMost } from './lru.ts';
 
-
 export interface SubscribeOptions<T> {
   /** Yield the topic's last published event first. @default true */
   replayLatest?: boolean;

@@ -64,10 +64,7 @@ const CREDENTIAL_LIKE = /auth|token|bearer|credential|api.?key|password/i;
 const KNOWN = new Set(['authorization', 'Authorization']);
 
 /** What graphql-ws connection params carry. */
-export type ParamsCredential =
-  | { kind: 'absent' }
-  | { kind: 'present'; authorization: string }
-  | { kind: 'malformed'; what: string };
+export type ParamsCredential = { kind: 'absent' } | { kind: 'present'; authorization: string } | { kind: 'malformed'; what: string };
 
 /**
  * Reads graphql-ws connection params. The known shapes give the `Authorization` value (not yet

@@ -64,7 +64,10 @@ export function toClientError(err: unknown, path?: ReadonlyArray<string | number
   const original = err instanceof GraphQLError ? (err.originalError ?? err) : err;
   if (original instanceof UpstreamError) return upstreamToGraphQL(original, path);
   if (original instanceof CostLimitError) {
-    return new GraphQLError(original.message, { path, extensions: { code: 'COST_LIMIT_EXCEEDED', scope: original.scope, budget: original.budget, committed: original.committed, price: original.price } });
+    return new GraphQLError(original.message, {
+      path,
+      extensions: { code: 'COST_LIMIT_EXCEEDED', scope: original.scope, budget: original.budget, committed: original.committed, price: original.price },
+    });
   }
   return undefined;
 }

@@ -85,10 +85,7 @@ export async function readiness(checks: readonly ReadinessCheck[]): Promise<{ re
     checks.map(async (c): Promise<[string, string]> => {
       const signal = AbortSignal.timeout(READINESS_CHECK_TIMEOUT_MS);
       try {
-        await Promise.race([
-          c.check(signal),
-          new Promise<never>((_, reject) => signal.addEventListener('abort', () => reject(new Error('timed out')), { once: true })),
-        ]);
+        await Promise.race([c.check(signal), new Promise<never>((_, reject) => signal.addEventListener('abort', () => reject(new Error('timed out')), { once: true }))]);
         return [c.name, 'ok'];
       } catch (err) {
         return [c.name, reasonOf(err)];
@@ -202,7 +199,8 @@ export class ServerLife {
     const clean = await Promise.race([closed.then(() => true as const), timeout]);
     clearTimeout(timer);
     const result = { clean, requests: this.#responses.size, sockets: this.#ws.size };
-    if (!clean) log.warn(result, `[${this.name}] drain cut short after ${timeoutMs} ms (SHUTDOWN_TIMEOUT_MS): ${result.requests} requests and ${result.sockets} WebSocket connections left`);
+    if (!clean)
+      log.warn(result, `[${this.name}] drain cut short after ${timeoutMs} ms (SHUTDOWN_TIMEOUT_MS): ${result.requests} requests and ${result.sockets} WebSocket connections left`);
     return result;
   }
 }

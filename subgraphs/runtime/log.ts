@@ -135,8 +135,7 @@ export const log = new Logger({
 });
 
 /** A logger writing, redacted and with trace ids, to `writer` alone (tests). */
-export const loggerTo = (writer: LogWriter, lvl: LogLevel | false = 'trace'): Logger =>
-  new Logger({ level: lvl, writers: [new RedactingLogWriter(new TraceIdLogWriter(writer))] });
+export const loggerTo = (writer: LogWriter, lvl: LogLevel | false = 'trace'): Logger => new Logger({ level: lvl, writers: [new RedactingLogWriter(new TraceIdLogWriter(writer))] });
 
 const ROUTED = Symbol.for('openapi-supergraph.logged-console');
 

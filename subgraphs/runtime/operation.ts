@@ -42,5 +42,8 @@ export function scopesHeaderOf(endpoints: readonly Endpoint[]): string {
 /** The scopes of the header (those written as scopes, `SCOPE_FORMAT`); null when it is absent. */
 export function scopesFromHeader(value: string | null): string[] | null {
   if (value === null) return null;
-  return value.split(/\s+/).filter((s) => SCOPE_FORMAT.test(s)).slice(0, MAX_SCOPES);
+  return value
+    .split(/\s+/)
+    .filter((s) => SCOPE_FORMAT.test(s))
+    .slice(0, MAX_SCOPES);
 }

@@ -61,10 +61,7 @@ const PROSE = /^(?:scheme|schemes|auth|authentication|authorization|token|tokens
 
 const TEXT_KEYS = String.raw`authorization|proxy-authorization|cookie|set-cookie|x-api-key|api[-_]?key|(?:[A-Za-z]+[-_])*account[-_]?key|passwd|pin|[A-Za-z]*[-_]?password|[A-Za-z]*[-_]?token|[A-Za-z]*[-_]?secret`;
 /** `"key": "value"`, `key: "value"`, `\"key\":\"value\"`, `'key': 'value'` (a quoted value). */
-const QUOTED_FIELD = new RegExp(
-  String.raw`((?<![A-Za-z0-9])(?:\\?["'])?(?:${TEXT_KEYS})(?:\\?["'])?\s*[:=]\s*)(\\"(?:[^"\\]|\\(?!"))*\\"|"(?:[^"\\]|\\.)*"|'[^']*')`,
-  'gi',
-);
+const QUOTED_FIELD = new RegExp(String.raw`((?<![A-Za-z0-9])(?:\\?["'])?(?:${TEXT_KEYS})(?:\\?["'])?\s*[:=]\s*)(\\"(?:[^"\\]|\\(?!"))*\\"|"(?:[^"\\]|\\.)*"|'[^']*')`, 'gi');
 /** `key=value` in query strings, forms and `key=value` log formats (an unquoted value). */
 const ASSIGNED_FIELD = new RegExp(String.raw`((?<![A-Za-z0-9])(?:${TEXT_KEYS})=)([^\s&;,"'}\]]+)`, 'gi');
 /** `<token>`, `Bearer <token>`, `[REDACTED]`: nothing to hide. */
@@ -115,7 +112,12 @@ export function redactValue(value: unknown): unknown {
       }
       if (v instanceof Map) return walk(Object.fromEntries(v), depth + 1);
       if (v instanceof Set) return walk([...v], depth + 1);
-      if (typeof (v as { get?: unknown }).get === 'function' && typeof (v as { entries?: unknown }).entries === 'function' && typeof Headers !== 'undefined' && v instanceof Headers) {
+      if (
+        typeof (v as { get?: unknown }).get === 'function' &&
+        typeof (v as { entries?: unknown }).entries === 'function' &&
+        typeof Headers !== 'undefined' &&
+        v instanceof Headers
+      ) {
         return walk(Object.fromEntries(v.entries()), depth + 1);
       }
       const out: Record<string, unknown> = {};
@@ -133,11 +135,12 @@ export function redactValue(value: unknown): unknown {
         } catch {
           field = '[unreadable]';
         }
-        out[key] = isSensitiveKey(key) && field !== null && field !== undefined && typeof field !== 'boolean' && typeof field !== 'object'
-          ? REDACTED
-          : pairName && key === 'value'
+        out[key] =
+          isSensitiveKey(key) && field !== null && field !== undefined && typeof field !== 'boolean' && typeof field !== 'object'
             ? REDACTED
-            : walk(field, depth + 1);
+            : pairName && key === 'value'
+              ? REDACTED
+              : walk(field, depth + 1);
       }
       if (v instanceof Error && 'cause' in v && !('cause' in out)) out.cause = walk(v.cause, depth + 1);
       return out;

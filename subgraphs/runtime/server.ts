@@ -130,7 +130,14 @@ export function resolveAuth(authorization: string | null | undefined | (() => st
  * shared `ledger`, so one budget holds across the query plan. Without one (a direct call, a
  * subscription event) the request is its own operation.
  */
-export function createContext(auth: UpstreamAuth, upstream: Upstream, ledger: CostLedger, operationId: string | null = null, estimate: string | null = null, scopes: string | null = null): SubgraphContext {
+export function createContext(
+  auth: UpstreamAuth,
+  upstream: Upstream,
+  ledger: CostLedger,
+  operationId: string | null = null,
+  estimate: string | null = null,
+  scopes: string | null = null,
+): SubgraphContext {
   const euro = estimate === null ? NaN : Number(estimate);
   const memo = new Map<string, unknown>();
   const { maxEuroPerOperation, maxEuroPerDay } = upstream.config;
@@ -208,7 +215,14 @@ export async function startSubgraphServer(opts: SubgraphServerOptions): Promise<
         logging: false,
         maskedErrors: { maskError },
         context: ({ request }) => ({
-          ...createContext(resolveAuth(request.headers.get('authorization'), auth), upstream, ledger, request.headers.get(OPERATION_HEADER), request.headers.get(ESTIMATE_HEADER), request.headers.get(SCOPES_HEADER)),
+          ...createContext(
+            resolveAuth(request.headers.get('authorization'), auth),
+            upstream,
+            ledger,
+            request.headers.get(OPERATION_HEADER),
+            request.headers.get(ESTIMATE_HEADER),
+            request.headers.get(SCOPES_HEADER),
+          ),
           headers: request.headers,
         }),
         plugins: [useIncomingTrace<Record<string, unknown>>(sg.name), useRequestLogContext<Record<string, unknown>>(OPERATION_HEADER), useCostExtension()],
@@ -219,7 +233,12 @@ export async function startSubgraphServer(opts: SubgraphServerOptions): Promise<
     const ws = useServer<Record<string, unknown>>(
       {
         schema,
-        context: (ctx) => createContext(resolveAuth(() => authorizationOf(ctx.connectionParams, ctx.extra.request), auth), upstream, ledger),
+        context: (ctx) =>
+          createContext(
+            resolveAuth(() => authorizationOf(ctx.connectionParams, ctx.extra.request), auth),
+            upstream,
+            ledger,
+          ),
         onConnect: (ctx) => {
           life.wsConnected(ctx);
         },

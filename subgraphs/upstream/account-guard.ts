@@ -25,7 +25,6 @@ const WALLET: Endpoint = { area: 'oauth', method: 'GET', path: '/wallet', auth: 
 const SUBSCRIPTIONS: Endpoint = { area: 'oauth', method: 'GET', path: '/subscriptions', auth: 'basic' };
 const SUBSCRIPTION: Endpoint = { area: 'oauth', method: 'GET', path: '/subscriptions/{id}', auth: 'basic' };
 
-
 /** A call's price as the guard took it (`AccountGuard.charge`), and the way to give it back. */
 export interface GuardCharge {
   price: number;
@@ -129,7 +128,13 @@ export class AccountGuard {
       this.estimated.add(ctx.meter);
       const credit = await this.credit(ctx);
       if (credit !== null && credit + 1e-9 < estimate) {
-        const err = new UpstreamError('http', `the wallet holds €${credit}, less than this operation's estimate of €${estimate}: nothing was called`, ep.area, endpointOf(path), 402);
+        const err = new UpstreamError(
+          'http',
+          `the wallet holds €${credit}, less than this operation's estimate of €${estimate}: nothing was called`,
+          ep.area,
+          endpointOf(path),
+          402,
+        );
         err.neverSent = true;
         throw err;
       }
@@ -138,7 +143,13 @@ export class AccountGuard {
 
   /** The refusal of a call for a scope the token lacks: nothing was sent. */
   private forbidden(scope: string, ep: Endpoint, path: string, forOperation = false): UpstreamError {
-    const err = new UpstreamError('http', `the token lacks the scope ${scope}${forOperation ? ', which this operation needs' : ''}: nothing was called`, ep.area, endpointOf(path), 403);
+    const err = new UpstreamError(
+      'http',
+      `the token lacks the scope ${scope}${forOperation ? ', which this operation needs' : ''}: nothing was called`,
+      ep.area,
+      endpointOf(path),
+      403,
+    );
     err.neverSent = true;
     return err;
   }
@@ -152,7 +163,13 @@ export class AccountGuard {
     if ((await this.scopesOf(ctx)) === null) return 0;
     const credit = await this.credit(ctx);
     if (credit !== null && credit + 1e-9 < price) {
-      const err = new UpstreamError('http', `the wallet holds €${credit}, less than the €${price} of ${ep.method} ${endpointOf(path)}: nothing was called`, ep.area, endpointOf(path), 402);
+      const err = new UpstreamError(
+        'http',
+        `the wallet holds €${credit}, less than the €${price} of ${ep.method} ${endpointOf(path)}: nothing was called`,
+        ep.area,
+        endpointOf(path),
+        402,
+      );
       err.neverSent = true;
       throw err;
     }

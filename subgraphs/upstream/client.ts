@@ -14,15 +14,7 @@ import { AccountGuard } from './account-guard.ts';
 import type { GuardStore } from './guard-store.ts';
 import { Agent, request, errors as undiciErrors } from 'undici';
 import type { CallContext, CallOptions, Download, QueryValue, SlowVariant, Upstream } from './upstream.ts';
-import {
-  InFlight,
-  MemoryCacheStore,
-  MemoryInFlightMarkers,
-  MemoryPendingStore,
-  type CacheStore,
-  type InFlightMarkers,
-  type PendingStore,
-} from './cache.ts';
+import { InFlight, MemoryCacheStore, MemoryInFlightMarkers, MemoryPendingStore, type CacheStore, type InFlightMarkers, type PendingStore } from './cache.ts';
 import { upstreamPath, type UpstreamConfig } from './config.ts';
 import { CostLimitError } from './cost.ts';
 import { decodeEnvelope, parseRetryAfter, type RawAnswer } from './envelope.ts';
@@ -173,7 +165,8 @@ export class UpstreamClient implements Upstream {
     const path = fillPath(ep.path, opts.params);
     const qs = queryString(opts.query);
     this.requireToken(ctx, ep, path);
-    if (ep.method !== 'GET') return (await this.fetchDecoded(ctx, ep, path, qs, { json: opts.body, raw: opts.raw, headers: opts.headers, price: opts.price, surcharge: opts.surcharge })) as T;
+    if (ep.method !== 'GET')
+      return (await this.fetchDecoded(ctx, ep, path, qs, { json: opts.body, raw: opts.raw, headers: opts.headers, price: opts.price, surcharge: opts.surcharge })) as T;
 
     // A GET with its own price (a paid change read by GET, e.g. a PEC renewal) or its own headers
     // (credentials): never cached, never joined with another call, never retried when priced.
@@ -183,7 +176,10 @@ export class UpstreamClient implements Upstream {
     const ttl = ep.ttl ?? 0;
     const cached = ttl > 0 ? await this.cache.get(key) : undefined;
     if (cached?.fresh) {
-      ctx.meter.record({ area: ep.area, method: ep.method, path: shownPath(ep, path), status: isNotFoundMark(cached.value) ? cached.value.notFound.status : 200, euro: 0, ms: 0, source: 'cache' }, ep.path);
+      ctx.meter.record(
+        { area: ep.area, method: ep.method, path: shownPath(ep, path), status: isNotFoundMark(cached.value) ? cached.value.notFound.status : 200, euro: 0, ms: 0, source: 'cache' },
+        ep.path,
+      );
       return answerOf<T>(cached.value, ep);
     }
     // One promise per key in this process; across replicas, one leader per key (`fetchShared`).
@@ -195,12 +191,19 @@ export class UpstreamClient implements Upstream {
         value = out.value;
         if (joined || out.via !== 'self') {
           const source = joined || out.via === 'dedup' ? 'dedup' : 'cache';
-          ctx.meter.record({ area: ep.area, method: ep.method, path: shownPath(ep, path), status: isNotFoundMark(value) ? value.notFound.status : 200, euro: 0, ms: 0, source }, ep.path);
+          ctx.meter.record(
+            { area: ep.area, method: ep.method, path: shownPath(ep, path), status: isNotFoundMark(value) ? value.notFound.status : 200, euro: 0, ms: 0, source },
+            ep.path,
+          );
         }
       } catch (err) {
         // The call this one joined was refused by the other operation's budget: try on this one's.
         if (joined && err instanceof CostLimitError) return this.callVia<T>(ctx, ep, opts, variant);
-        if (joined) ctx.meter.record({ area: ep.area, method: ep.method, path: shownPath(ep, path), status: err instanceof UpstreamError ? err.status : 0, euro: 0, ms: 0, source: 'dedup' }, ep.path);
+        if (joined)
+          ctx.meter.record(
+            { area: ep.area, method: ep.method, path: shownPath(ep, path), status: err instanceof UpstreamError ? err.status : 0, euro: 0, ms: 0, source: 'dedup' },
+            ep.path,
+          );
         throw err;
       }
       return answerOf<T>(value, ep);
@@ -335,7 +338,10 @@ export class UpstreamClient implements Upstream {
       const unknown = price > 0 && mayHaveBeenCarriedOut(err);
       if (unknown && err instanceof UpstreamError) err.atRisk = price;
       else await ctx.meter.release(price);
-      ctx.meter.record({ area: ep.area, method: ep.method, path: shownPath(ep, path), status: 0, euro: 0, ms: Date.now() - started, source: 'upstream', ...(unknown ? { atRisk: price } : {}) }, ep.path);
+      ctx.meter.record(
+        { area: ep.area, method: ep.method, path: shownPath(ep, path), status: 0, euro: 0, ms: Date.now() - started, source: 'upstream', ...(unknown ? { atRisk: price } : {}) },
+        ep.path,
+      );
       throw err;
     }
     const status = res.statusCode;
@@ -437,10 +443,12 @@ export class UpstreamClient implements Upstream {
     const listed = claim.price;
     // Covered by an active subscription: its price per request, paid from it, not from the wallet
     // (a charge on top, a custom signature, still due from the wallet); else the wallet's reading.
-    const charge = this.guard ? await this.guard.charge(ctx, ep, path, listed, payload?.surcharge?.subscribed ?? 0).catch(async (err: unknown) => {
-      await claim.giveBack();
-      throw err;
-    }) : { price: listed, giveBack: async () => undefined };
+    const charge = this.guard
+      ? await this.guard.charge(ctx, ep, path, listed, payload?.surcharge?.subscribed ?? 0).catch(async (err: unknown) => {
+          await claim.giveBack();
+          throw err;
+        })
+      : { price: listed, giveBack: async () => undefined };
     const price = charge.price;
     try {
       await ctx.meter.reserve(price, `${ep.method} ${endpointOf(path)}`);
@@ -476,7 +484,10 @@ export class UpstreamClient implements Upstream {
       }
       // Never left: no free call used either.
       if (ue.neverSent) await claim.giveBack();
-      ctx.meter.record({ area: ep.area, method: ep.method, path: shownPath(ep, path), status: 0, euro: 0, ms: Date.now() - started, source: 'upstream', ...(unknown ? { atRisk: price } : {}) }, ep.path);
+      ctx.meter.record(
+        { area: ep.area, method: ep.method, path: shownPath(ep, path), status: 0, euro: 0, ms: Date.now() - started, source: 'upstream', ...(unknown ? { atRisk: price } : {}) },
+        ep.path,
+      );
       throw ue;
     }
     const paid = (answer.status >= 200 && answer.status < 300) || answer.status === 302;
@@ -487,7 +498,19 @@ export class UpstreamClient implements Upstream {
       await charge.giveBack();
     }
     if (lost) answer.atRisk = price;
-    ctx.meter.record({ area: ep.area, method: ep.method, path: shownPath(ep, path), status: answer.status, euro: paid ? price : 0, ms: Date.now() - started, source: 'upstream', ...(lost ? { atRisk: price } : {}) }, ep.path);
+    ctx.meter.record(
+      {
+        area: ep.area,
+        method: ep.method,
+        path: shownPath(ep, path),
+        status: answer.status,
+        euro: paid ? price : 0,
+        ms: Date.now() - started,
+        source: 'upstream',
+        ...(lost ? { atRisk: price } : {}),
+      },
+      ep.path,
+    );
     return answer;
   }
 
@@ -635,7 +658,15 @@ export class UpstreamClient implements Upstream {
    * (the token never goes to a host taken from a response) until the dataset arrives or the budget
    * ends; each poll is retried on its own. A dataset still pending is remembered for resumption.
    */
-  private async followSlow(ctx: CallContext, ep: Endpoint, path: string, pendingId: string, firstRetryAfter: number | null, pendingKey: string | undefined, markMs: number | null): Promise<unknown> {
+  private async followSlow(
+    ctx: CallContext,
+    ep: Endpoint,
+    path: string,
+    pendingId: string,
+    firstRetryAfter: number | null,
+    pendingKey: string | undefined,
+    markMs: number | null,
+  ): Promise<unknown> {
     const check: Endpoint = { area: ep.area, method: 'GET', path: '/IT-check_id/{id}', timeoutMs: ep.timeoutMs };
     const checkPath = fillPath(check.path, { id: pendingId });
     const deadline = Date.now() + this.config.slowBudgetMs;

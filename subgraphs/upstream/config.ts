@@ -19,7 +19,6 @@ import { rateLimitsFor, type RateLimitRule } from './rate-limits.ts';
 
 export type OpenapiEnv = 'emulator' | 'sandbox' | 'production';
 
-
 export interface UpstreamConfig {
   env: OpenapiEnv;
   /** Base URL per area, no trailing slash. */

@@ -135,7 +135,11 @@ export class CostMeter {
   background(): CostMeter {
     if (!this.target) return new CostMeter();
     const { ledger, account, limits } = this.target;
-    return new CostMeter({ ledger, account: { operationId: `${account.operationId}:later:${Math.random().toString(36).slice(2, 10)}`, tenant: account.tenant }, limits: { operation: null, day: limits.day } });
+    return new CostMeter({
+      ledger,
+      account: { operationId: `${account.operationId}:later:${Math.random().toString(36).slice(2, 10)}`, tenant: account.tenant },
+      limits: { operation: null, day: limits.day },
+    });
   }
 
   /**
@@ -147,7 +151,8 @@ export class CostMeter {
     if (euro <= 0 || !this.target) return;
     const { ledger, account, limits } = this.target;
     const balance = await ledger.balance(account);
-    const scope = limits.operation !== null && balance.operation + euro > limits.operation + 1e-9 ? 'operation' : limits.day !== null && balance.day + euro > limits.day + 1e-9 ? 'day' : null;
+    const scope =
+      limits.operation !== null && balance.operation + euro > limits.operation + 1e-9 ? 'operation' : limits.day !== null && balance.day + euro > limits.day + 1e-9 ? 'day' : null;
     if (scope) countBudgetRefused(scope, 'call');
     if (scope === 'operation') throw new CostLimitError('operation', limits.operation!, balance.operation, round4(euro), endpoint);
     if (scope === 'day') throw new CostLimitError('day', limits.day!, balance.day, round4(euro), endpoint);
@@ -202,7 +207,10 @@ export class CostMeter {
         if (given || claim.at === undefined) return;
         given = true;
         await where.ledger.unclaimFree(where.tenant, tier.key, tier.tiers, claim.at);
-        this.freeTiers.set(tier.key, claim.use.map((u) => ({ ...u, used: Math.max(0, u.used - 1), remaining: Math.min(u.limit, u.remaining + (u.used > u.limit ? 0 : 1)) })));
+        this.freeTiers.set(
+          tier.key,
+          claim.use.map((u) => ({ ...u, used: Math.max(0, u.used - 1), remaining: Math.min(u.limit, u.remaining + (u.used > u.limit ? 0 : 1)) })),
+        );
       },
     };
   }

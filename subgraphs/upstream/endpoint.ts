@@ -74,11 +74,14 @@ export function fillPath(template: string, params: Record<string, string> = {}):
  */
 export function shownPath(ep: Endpoint, path: string): string {
   if (!ep.secretParams?.length) return path;
-  const source = ep.path.split(/(\{\w+\})/).map((part) => {
-    const m = /^\{(\w+)\}$/.exec(part);
-    if (!m) return part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-    return '([^/]*)';
-  }).join('');
+  const source = ep.path
+    .split(/(\{\w+\})/)
+    .map((part) => {
+      const m = /^\{(\w+)\}$/.exec(part);
+      if (!m) return part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+      return '([^/]*)';
+    })
+    .join('');
   const match = new RegExp(`^${source}$`).exec(path);
   if (!match) return ep.path;
   let i = 0;

@@ -88,6 +88,9 @@ export function decodeEnvelope(area: Area, endpoint: string, answer: RawAnswer):
 
 /** A short, safe message from a non-JSON error body (no HTML, bounded length). */
 function plainMessage(text: string, status: number): string {
-  const clean = text.replace(/<[^>]*>/g, ' ').replace(/\s+/g, ' ').trim();
+  const clean = text
+    .replace(/<[^>]*>/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
   return clean ? clean.slice(0, 200) : `HTTP ${status}`;
 }

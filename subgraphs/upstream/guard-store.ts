@@ -163,7 +163,12 @@ export class RedisGuardStore implements GuardStore {
 
   async setCredit(credit: number, ttlMs: number): Promise<void> {
     const key = `${this.ns}wallet`;
-    await this.redis.multi().del(key).hset(key, 'c', String(Math.round(credit * MICRO)), 'u', String(this.now() + ttlMs)).pexpire(key, Math.max(1, Math.ceil(ttlMs))).exec();
+    await this.redis
+      .multi()
+      .del(key)
+      .hset(key, 'c', String(Math.round(credit * MICRO)), 'u', String(this.now() + ttlMs))
+      .pexpire(key, Math.max(1, Math.ceil(ttlMs)))
+      .exec();
   }
 
   async spend(price: number): Promise<void> {

@@ -104,7 +104,6 @@ export function freeUseOf(tiers: readonly FreeTier[], counts: readonly number[])
 /** The counter key of one tier's current period. */
 export const freeCounterKey = (tenant: string, endpoint: string, tier: FreeTier, now: number): string => `${tenant}|${endpoint}|${tier.period}:${periodOf(tier.period, now)}`;
 
-
 const EPSILON = 1e-9;
 const cents = (n: number): number => Math.round(n * 1e6) / 1e6;
 
@@ -203,6 +202,9 @@ export class MemoryCostLedger implements CostLedger {
 
   async freeUse(tenant: string, endpoint: string, tiers: readonly FreeTier[]): Promise<FreeTierUse[]> {
     const now = this.now();
-    return freeUseOf(tiers, tiers.map((t) => this.freeCounts.get(freeCounterKey(tenant, endpoint, t, now))?.n ?? 0));
+    return freeUseOf(
+      tiers,
+      tiers.map((t) => this.freeCounts.get(freeCounterKey(tenant, endpoint, t, now))?.n ?? 0),
+    );
   }
 }

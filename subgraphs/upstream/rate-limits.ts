@@ -55,7 +55,15 @@ interface BuiltInRule extends RateLimitRule {
  * (interface.md, Limits; REFERENCE §11): add them with `OPENAPI_RATE_LIMITS` when known.
  */
 export const RATE_LIMITS: readonly BuiltInRule[] = [
-  { key: 'risk', area: 'risk', limit: 10_000, windowMs: 60_000, scope: 'tenant', envs: ['production'], source: 'interface.md, Limits: "Risk production: 10000 requests per minute"' },
+  {
+    key: 'risk',
+    area: 'risk',
+    limit: 10_000,
+    windowMs: 60_000,
+    scope: 'tenant',
+    envs: ['production'],
+    source: 'interface.md, Limits: "Risk production: 10000 requests per minute"',
+  },
   {
     key: 'pecmassiva POST send',
     area: 'pecmassiva',

@@ -12,7 +12,17 @@
 import type { Redis } from 'ioredis';
 import { defineScript } from '../runtime/redis.ts';
 import { periodOf, type FreePeriod, type FreeTier } from '../../contract/prices.ts';
-import { CostLimitError, freeCounterKey, freeUseOf, type BudgetLimits, type CostLedger, type FreeClaim, type FreeTierUse, type LedgerAccount, type LedgerBalance } from './ledger.ts';
+import {
+  CostLimitError,
+  freeCounterKey,
+  freeUseOf,
+  type BudgetLimits,
+  type CostLedger,
+  type FreeClaim,
+  type FreeTierUse,
+  type LedgerAccount,
+  type LedgerBalance,
+} from './ledger.ts';
 
 const MICRO = 1_000_000;
 const toMicro = (euro: number): number => Math.round(euro * MICRO);
@@ -121,7 +131,13 @@ export class RedisCostLedger implements CostLedger {
   async claimFree(tenant: string, endpoint: string, tiers: readonly FreeTier[]): Promise<FreeClaim> {
     if (tiers.length === 0) return { free: false, use: [] };
     const at = this.now();
-    const counts = ((await CLAIM_FREE.run(this.redis, this.freeKeys(tenant, endpoint, tiers, at), tiers.map((t) => FREE_TTL_MS[t.period]))) as number[]).map(Number);
+    const counts = (
+      (await CLAIM_FREE.run(
+        this.redis,
+        this.freeKeys(tenant, endpoint, tiers, at),
+        tiers.map((t) => FREE_TTL_MS[t.period]),
+      )) as number[]
+    ).map(Number);
     return { free: tiers.every((t, i) => counts[i] <= t.calls), use: freeUseOf(tiers, counts), at };
   }
 

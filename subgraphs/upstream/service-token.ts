@@ -187,10 +187,14 @@ export class ManagedServiceToken implements LayerToken {
     let enabled: string[];
     try {
       const d = await this.upstream.call<unknown>(this.ctx, SCOPES);
-      const list = Array.isArray(d) ? d : d && typeof d === 'object' && Array.isArray((d as { data?: unknown }).data) ? ((d as { data: unknown[] }).data) : null;
+      const list = Array.isArray(d) ? d : d && typeof d === 'object' && Array.isArray((d as { data?: unknown }).data) ? (d as { data: unknown[] }).data : null;
       if (!list) return this.scopes;
       enabled = list.flatMap((s) =>
-        typeof s === 'string' ? [s] : s && typeof s === 'object' && typeof (s as { scope?: unknown }).scope === 'string' && (s as { enabled?: unknown }).enabled !== false ? [(s as { scope: string }).scope] : [],
+        typeof s === 'string'
+          ? [s]
+          : s && typeof s === 'object' && typeof (s as { scope?: unknown }).scope === 'string' && (s as { enabled?: unknown }).enabled !== false
+            ? [(s as { scope: string }).scope]
+            : [],
       );
     } catch (err) {
       log.warn({ area: 'service-token', err }, "the account's scopes are unreadable; minting with every scope wanted");
@@ -205,7 +209,9 @@ export class ManagedServiceToken implements LayerToken {
   private async mint(): Promise<void> {
     const scopes = await this.grantable();
     if (scopes.length === 0) throw new Error('the account has enabled none of the scopes the layer calls');
-    const d = await this.upstream.call<{ token?: unknown; expireAt?: unknown; refreshToken?: unknown }>(this.ctx, CREATE, { body: { scopes, name: 'openapi-supergraph', ttl: this.ttl } });
+    const d = await this.upstream.call<{ token?: unknown; expireAt?: unknown; refreshToken?: unknown }>(this.ctx, CREATE, {
+      body: { scopes, name: 'openapi-supergraph', ttl: this.ttl },
+    });
     if (typeof d?.token !== 'string' || d.token === '') throw new Error('the authorization area minted no token');
     // Never printed: redacted from every log line from now on.
     registerSecrets([d.token, typeof d.refreshToken === 'string' ? d.refreshToken : null]);

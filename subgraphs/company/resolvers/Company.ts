@@ -25,7 +25,12 @@ import { beneficialOwners, isCeased, publicAdministration, splitPayment, validat
 
 /** Resolver of one `Company` field: the model's value, bought first if it is not covered yet. */
 function read<K extends keyof CompanyModel>(key: K) {
-  return (parent: CompanyParent, _args: unknown, ctx: SubgraphContext, info: GraphQLResolveInfo): NonNullable<CompanyModel[K]> | null | Promise<NonNullable<CompanyModel[K]> | null> => {
+  return (
+    parent: CompanyParent,
+    _args: unknown,
+    ctx: SubgraphContext,
+    info: GraphQLResolveInfo,
+  ): NonNullable<CompanyModel[K]> | null | Promise<NonNullable<CompanyModel[K]> | null> => {
     const need = fieldFacetsFromInfo(info);
     if (covers(parent.covered, need)) return parent.model[key] ?? null;
     return withFacets(ctx, parent, need).then((p) => p.model[key] ?? null);
@@ -138,6 +143,5 @@ export const AffiliateCompany: AffiliateCompanyResolvers = {
 };
 
 export const CompanyMonitor: CompanyMonitorResolvers = {
-  company: (parent, _args, ctx, info) =>
-    nested({ vatCode: parent.vatCode, taxCode: parent.taxCode, id: parent.companyId, companyName: parent.companyName }, ctx, info),
+  company: (parent, _args, ctx, info) => nested({ vatCode: parent.vatCode, taxCode: parent.taxCode, id: parent.companyId, companyName: parent.companyName }, ctx, info),
 };

@@ -40,7 +40,9 @@ export const Query: QueryResolvers = {
     const c = codeArg(code, 'code', /^[A-Z]{2}$/, 'a two-letter legal-form code such as SP');
     let data: unknown;
     try {
-      data = c ? await ctx.upstream.call<unknown>(ctx, COMPANY_ENDPOINTS.itLegalForm, { params: { code: c } }) : await ctx.upstream.call<unknown>(ctx, COMPANY_ENDPOINTS.itLegalForms);
+      data = c
+        ? await ctx.upstream.call<unknown>(ctx, COMPANY_ENDPOINTS.itLegalForm, { params: { code: c } })
+        : await ctx.upstream.call<unknown>(ctx, COMPANY_ENDPOINTS.itLegalForms);
     } catch (err) {
       if (c && err instanceof UpstreamError && err.graphqlCode === 'UPSTREAM_NOT_FOUND') return [];
       throw err;

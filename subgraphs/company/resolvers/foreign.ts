@@ -14,7 +14,34 @@ import { countryArg, foreignIdArg } from '../validate.ts';
 
 /** Member states in the EU VAT registry (VIES), by ISO code; XI is Northern Ireland. */
 export const VIES_COUNTRIES: ReadonlySet<string> = new Set([
-  'AT', 'BE', 'BG', 'CY', 'CZ', 'DE', 'DK', 'EE', 'ES', 'FI', 'FR', 'GR', 'HR', 'HU', 'IE', 'IT', 'LT', 'LU', 'LV', 'MT', 'NL', 'PL', 'PT', 'RO', 'SE', 'SI', 'SK', 'XI',
+  'AT',
+  'BE',
+  'BG',
+  'CY',
+  'CZ',
+  'DE',
+  'DK',
+  'EE',
+  'ES',
+  'FI',
+  'FR',
+  'GR',
+  'HR',
+  'HU',
+  'IE',
+  'IT',
+  'LT',
+  'LU',
+  'LV',
+  'MT',
+  'NL',
+  'PL',
+  'PT',
+  'RO',
+  'SE',
+  'SI',
+  'SK',
+  'XI',
 ]);
 
 const isDedicated = (c: string): c is DedicatedCountry => (DEDICATED_COUNTRIES as readonly string[]).includes(c);
@@ -28,10 +55,7 @@ export function foreignEndpoint(country: string, level: Exclude<ForeignLevel, 'V
 
 const first = (data: unknown): unknown => (Array.isArray(data) ? (data as unknown[])[0] : data);
 
-export async function foreignCompany(
-  args: { country: string; id: string; level?: ForeignLevel | null },
-  ctx: SubgraphContext,
-): Promise<ForeignCompanyModel | null> {
+export async function foreignCompany(args: { country: string; id: string; level?: ForeignLevel | null }, ctx: SubgraphContext): Promise<ForeignCompanyModel | null> {
   const country = countryArg(args.country);
   const level = args.level ?? 'START';
   if (country === 'IT' && level !== 'VAT_REGISTRY') throw badUserInput('Italian companies are served by company, companyByTaxCode and companyById', 'country');

@@ -108,8 +108,7 @@ export function monitorResolvers(service: CompanyService): { Query: QueryResolve
             throw clientError(err);
           }
         }
-        const matches = (e: TrackedMonitor): boolean =>
-          isCheck(e) && (id === null || e.id === id) && (vat === null || e.record.vatCode === vat);
+        const matches = (e: TrackedMonitor): boolean => isCheck(e) && (id === null || e.id === id) && (vat === null || e.record.vatCode === vat);
         const source = service.bus.subscribe(service.tenantTopic(tenant), {
           replayLatest: false,
           // The latest check of each monitor matched, most recent first.

@@ -122,8 +122,7 @@ export function searchEnrichment(need: ReadonlySet<Facet>): Enrichment {
   return 'start';
 }
 
-const coverageOf = (e: Enrichment): ReadonlySet<Facet> =>
-  e === 'none' ? new Set<Facet>(['openapiId']) : TIER_COVERAGE[e === 'start' ? 'IT-start' : 'IT-advanced'];
+const coverageOf = (e: Enrichment): ReadonlySet<Facet> => (e === 'none' ? new Set<Facet>(['openapiId']) : TIER_COVERAGE[e === 'start' ? 'IT-start' : 'IT-advanced']);
 
 export async function searchCompanies(
   args: { filter: CompanySearchFilter; skip?: number | null; limit?: number | null; dryRun?: boolean | null },
@@ -203,11 +202,7 @@ export async function frenchCompanySearch(
   }
   const fields = foreignItemFields(info);
   fields.delete('__typename');
-  const enrichment: Enrichment = [...fields].every((f) => f === 'id' || f === 'level')
-    ? 'none'
-    : [...fields].some((f) => FR_ADVANCED_FIELDS.has(f))
-      ? 'advanced'
-      : 'start';
+  const enrichment: Enrichment = [...fields].every((f) => f === 'id' || f === 'level') ? 'none' : [...fields].some((f) => FR_ADVANCED_FIELDS.has(f)) ? 'advanced' : 'start';
   const data = await ctx.upstream.call<unknown>(ctx, COMPANY_ENDPOINTS.frSearch, {
     query: { ...query, dataEnrichment: enrichment === 'none' ? undefined : enrichment, skip, limit },
   });

@@ -6,7 +6,16 @@
  * code; IT-pa and IT-splitpayment answer 404 for every company they do not list, which is null.
  * One call per company, endpoint and arguments per request; repeated operations hit the cache.
  */
-import { getDirectiveValues, GraphQLIncludeDirective, GraphQLSkipDirective, Kind, valueFromASTUntyped, type FieldNode, type GraphQLResolveInfo, type SelectionSetNode } from 'graphql';
+import {
+  getDirectiveValues,
+  GraphQLIncludeDirective,
+  GraphQLSkipDirective,
+  Kind,
+  valueFromASTUntyped,
+  type FieldNode,
+  type GraphQLResolveInfo,
+  type SelectionSetNode,
+} from 'graphql';
 import type { SubgraphContext } from '../../runtime/context.ts';
 import type { CompanyResolvers } from '../__generated__/resolvers-types.ts';
 import type { Endpoint } from '../../upstream/endpoint.ts';

@@ -30,7 +30,16 @@ import type { InvoiceParent, Obj } from '../mappers.ts';
 import { receiptBody } from '../receipts.ts';
 import { INVOICING_POLICY, secondsOf } from '../policy.ts';
 import { INVOICING } from '../upstream.ts';
-import { eventName, invoiceTopic, tenantTopic, type InvoiceIdentity, type InvoicingEventName, type InvoicingService, type SignatureCredentials, type TrackedInvoice } from '../service.ts';
+import {
+  eventName,
+  invoiceTopic,
+  tenantTopic,
+  type InvoiceIdentity,
+  type InvoicingEventName,
+  type InvoicingService,
+  type SignatureCredentials,
+  type TrackedInvoice,
+} from '../service.ts';
 
 const INVOICE_STATES: readonly string[] = ['NEW', 'SENT', 'RECEIVED', 'DONE', 'ERROR'];
 const SDI_STATUSES: readonly string[] = ['BOOKED', 'SENT', 'DELIVERED', 'NOT_DELIVERED', 'RECEIVED', 'ACCEPTED', 'REJECTED', 'TERMS_EXPIRED', 'ERROR'];
@@ -39,7 +48,8 @@ const RECEIPT_TYPES: readonly string[] = ['SALE', 'RETURN', 'VOID'];
 const INVOICE_ID = /^[0-9a-f]{24}$/;
 
 const str = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : typeof v === 'number' ? String(v) : null);
-const numOrNull = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : null);
+const numOrNull = (v: unknown): number | null =>
+  typeof v === 'number' && Number.isFinite(v) ? v : typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : null;
 const iso = (v: unknown): string | null => {
   const s = secondsOf(v);
   return s === null ? null : new Date(s * 1000).toISOString();
@@ -133,13 +143,12 @@ export function createResolvers(service: InvoicingService): Resolvers {
     supplierInvoices: (c) => c.supplier_invoice === true,
     receipts: (c) => c.receipts === true,
     receiptsCredentialsTaxCode: (c) => (isObj(c.receipts_authentication) ? str(c.receipts_authentication.taxCode) : null),
-    events: (c) => [
-      ...new Set(
-        (Array.isArray(c.api_configurations) ? c.api_configurations : [])
-          .map((a) => (isObj(a) ? eventName(a.event) : null))
-          .filter((e): e is InvoicingEventName => e !== null),
-      ),
-    ] as InvoicingEvent[],
+    events: (c) =>
+      [
+        ...new Set(
+          (Array.isArray(c.api_configurations) ? c.api_configurations : []).map((a) => (isObj(a) ? eventName(a.event) : null)).filter((e): e is InvoicingEventName => e !== null),
+        ),
+      ] as InvoicingEvent[],
     active: (c) => c.active !== false,
     createdAt: (c) => iso(c.create_timestamp),
   };
@@ -207,7 +216,10 @@ export function createResolvers(service: InvoicingService): Resolvers {
         if (filter?.fiscalId) query.fiscal_id = configFiscalId(filter.fiscalId, 'filter.fiscalId');
         if (filter?.documentType) query.type = requiredText(filter.documentType, 'filter.documentType', 4).toUpperCase();
         if (filter?.documentNumber) query.document_number = requiredText(filter.documentNumber, 'filter.documentNumber', 20);
-        for (const [k, q] of [['issuedAfter', 'issue_date[after]'], ['issuedBefore', 'issue_date[before]']] as const) {
+        for (const [k, q] of [
+          ['issuedAfter', 'issue_date[after]'],
+          ['issuedBefore', 'issue_date[before]'],
+        ] as const) {
           const v = filter?.[k];
           if (v === null || v === undefined) continue;
           if (!isCalendarDay(v)) throw badUserInput(`filter.${k} must be a day YYYY-MM-DD`, `filter.${k}`);
@@ -273,7 +285,11 @@ export function createResolvers(service: InvoicingService): Resolvers {
         const idem = idempotencyKey(key);
         if (xml.length > 5 * 1024 * 1024) throw badUserInput('xml is larger than 5 MB', 'xml');
         const read = readFattura(xml);
-        if (!read.ok) throw badUserInput(read.error === 'structure' ? 'xml is not a well-formed FatturaPA 1.2 document' : `xml: ${read.field} is missing or not valid`, read.error === 'structure' ? 'xml' : `xml:${read.field}`);
+        if (!read.ok)
+          throw badUserInput(
+            read.error === 'structure' ? 'xml is not a well-formed FatturaPA 1.2 document' : `xml: ${read.field} is missing or not valid`,
+            read.error === 'structure' ? 'xml' : `xml:${read.field}`,
+          );
         const status = sdiStatus ?? 'DELIVERED';
         if (!['DELIVERED', 'NOT_DELIVERED', 'ACCEPTED', 'REJECTED', 'TERMS_EXPIRED'].includes(status)) {
           throw badUserInput('sdiStatus must be definitive: DELIVERED, NOT_DELIVERED, ACCEPTED, REJECTED or TERMS_EXPIRED', 'sdiStatus');

@@ -13,7 +13,16 @@ import { email, requiredText } from '../../runtime/validate.ts';
 import { UpstreamError } from '../../upstream/errors.ts';
 import { asText } from '../../upstream/coerce.ts';
 import type { CallContext, Upstream } from '../../upstream/upstream.ts';
-import type { BulkCredentialsInput, BulkInboxMessage, BulkThread, BulkSendingResolvers, BulkSendInput, MutationResolvers, QueryResolvers, SubscriptionResolvers } from '../__generated__/resolvers-types.ts';
+import type {
+  BulkCredentialsInput,
+  BulkInboxMessage,
+  BulkThread,
+  BulkSendingResolvers,
+  BulkSendInput,
+  MutationResolvers,
+  QueryResolvers,
+  SubscriptionResolvers,
+} from '../__generated__/resolvers-types.ts';
 import { BULK, countsOf, type BulkCredentials, type BulkService, type SendRequest } from '../bulk.ts';
 import { isObj } from '../model.ts';
 import { log } from '../../runtime/log.ts';
@@ -22,7 +31,8 @@ const PAGE = 25;
 
 function credentials(c: BulkCredentialsInput): BulkCredentials {
   const username = email(c.username, 'credentials.username').toLowerCase();
-  if (typeof c.password !== 'string' || c.password.length === 0 || c.password.length > 200) throw badUserInput('credentials.password must be 1 to 200 characters', 'credentials.password');
+  if (typeof c.password !== 'string' || c.password.length === 0 || c.password.length > 200)
+    throw badUserInput('credentials.password must be 1 to 200 characters', 'credentials.password');
   return { username, password: c.password };
 }
 
@@ -81,7 +91,9 @@ const threadId = (id: string): string => {
 };
 
 const refusedCredentials = (err: unknown): unknown =>
-  err instanceof UpstreamError && err.status === 401 ? new GraphQLError('the bulk mailbox refused these credentials', { extensions: { code: 'UNAUTHENTICATED', field: 'credentials' } }) : err;
+  err instanceof UpstreamError && err.status === 401
+    ? new GraphQLError('the bulk mailbox refused these credentials', { extensions: { code: 'UNAUTHENTICATED', field: 'credentials' } })
+    : err;
 
 const cursorOf = (offset: number): string => offsetCursor('inbox', offset);
 const offsetOf = (after: string | null | undefined): number => cursorOffset('inbox', after, 'after must be an endCursor of bulkInbox');
@@ -226,12 +238,20 @@ export function bulkResolvers(bulk: BulkService, maxBytes: number) {
       const participants = input.participants.map((p, i) => email(p, `input.participants[${i}]`).toLowerCase());
       if (input.html.trim() === '' || input.html.length > 1_000_000) throw badUserInput('input.html: 1 character to 1 MB', 'input.html');
       try {
-        return await bulk.keyed(ctx.auth.tenant, idem, { op: 'thread', username: creds.username, subject, participants, html: input.html }, async () => {
-          const data = await ctx.upstream.call<unknown>(ctx, BULK.threadStart, { body: { subject, participants, body: input.html, username: creds.username, password: creds.password } });
-          const t = thread(data);
-          if (!t) throw new UpstreamError('decode', 'the answer carries no thread', 'pecmassiva', 'threads', 201);
-          return { id: t.id, value: t };
-        }, (id) => readThread(ctx, creds, id));
+        return await bulk.keyed(
+          ctx.auth.tenant,
+          idem,
+          { op: 'thread', username: creds.username, subject, participants, html: input.html },
+          async () => {
+            const data = await ctx.upstream.call<unknown>(ctx, BULK.threadStart, {
+              body: { subject, participants, body: input.html, username: creds.username, password: creds.password },
+            });
+            const t = thread(data);
+            if (!t) throw new UpstreamError('decode', 'the answer carries no thread', 'pecmassiva', 'threads', 201);
+            return { id: t.id, value: t };
+          },
+          (id) => readThread(ctx, creds, id),
+        );
       } catch (err) {
         throw refusedCredentials(err);
       }
@@ -242,11 +262,19 @@ export function bulkResolvers(bulk: BulkService, maxBytes: number) {
       const tid = threadId(id);
       if (html.trim() === '' || html.length > 1_000_000) throw badUserInput('html: 1 character to 1 MB', 'html');
       try {
-        return await bulk.keyed(ctx.auth.tenant, idem, { op: 'reply', username: creds.username, thread: tid, html }, async () => {
-          const t = thread(await ctx.upstream.call<unknown>(ctx, BULK.threadReply, { params: { id: tid }, body: { body: html, username: creds.username, password: creds.password } }));
-          if (!t) throw new UpstreamError('decode', 'the answer carries no thread', 'pecmassiva', 'threads', 200);
-          return { id: t.id, value: t };
-        }, (tidDone) => readThread(ctx, creds, tidDone));
+        return await bulk.keyed(
+          ctx.auth.tenant,
+          idem,
+          { op: 'reply', username: creds.username, thread: tid, html },
+          async () => {
+            const t = thread(
+              await ctx.upstream.call<unknown>(ctx, BULK.threadReply, { params: { id: tid }, body: { body: html, username: creds.username, password: creds.password } }),
+            );
+            if (!t) throw new UpstreamError('decode', 'the answer carries no thread', 'pecmassiva', 'threads', 200);
+            return { id: t.id, value: t };
+          },
+          (tidDone) => readThread(ctx, creds, tidDone),
+        );
       } catch (err) {
         throw refusedCredentials(err);
       }
@@ -293,7 +321,13 @@ export function bulkResolvers(bulk: BulkService, maxBytes: number) {
    * a round that needs more pages than it took units for and gets no more uses the pages it paid
    * for (`complete` false when the last page is not among them): no page read is discarded.
    */
-  async function newest(ctx: CallContext & { upstream: Upstream }, creds: BulkCredentials, q: string, after: number, pages: number): Promise<{ found: BulkInboxMessage[]; complete: boolean; pages: number } | null> {
+  async function newest(
+    ctx: CallContext & { upstream: Upstream },
+    creds: BulkCredentials,
+    q: string,
+    after: number,
+    pages: number,
+  ): Promise<{ found: BulkInboxMessage[]; complete: boolean; pages: number } | null> {
     let units = 0;
     for (const want = pages > 1 ? 2 : 1; units < want; units++) if (!(await bulk.spendRead())) break;
     if (units === 0) return null;
@@ -334,7 +368,14 @@ export function bulkResolvers(bulk: BulkService, maxBytes: number) {
     const pause = (ms: number): Promise<void> =>
       new Promise((resolve) => {
         const timer = setTimeout(resolve, ms);
-        stop.signal.addEventListener('abort', () => { clearTimeout(timer); resolve(); }, { once: true });
+        stop.signal.addEventListener(
+          'abort',
+          () => {
+            clearTimeout(timer);
+            resolve();
+          },
+          { once: true },
+        );
       });
     async function* loop(): AsyncGenerator<{ inboxMessageReceived: BulkInboxMessage }> {
       // Background reads: an operation of their own on the tenant's day (the subscribing one has ended).

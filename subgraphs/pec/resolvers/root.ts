@@ -87,7 +87,8 @@ export function rootResolvers(service: PecService) {
       const box = await service.current(ctx, 'MAILBOX', mid);
       const docs = activationDocuments(documents, boxTypeOf((box.record as Record<string, unknown>).tipo_casella), service.maxPdfBytes);
       const state = contractState(box.rawState);
-      if (state !== 'registrata' && state !== 'documenti_errati') throw badUserInput(`the activation documents are taken in REGISTERED or DOCUMENTS_REJECTED only; this mailbox is ${state ?? 'unknown'}`, 'id');
+      if (state !== 'registrata' && state !== 'documenti_errati')
+        throw badUserInput(`the activation documents are taken in REGISTERED or DOCUMENTS_REJECTED only; this mailbox is ${state ?? 'unknown'}`, 'id');
       return service.operate(ctx, 'MAILBOX', eps.activate, mid, { body: { documenti: docs } });
     },
     renewMailbox: async (_root, { id, years, idempotencyKey: key }, ctx) => {

@@ -7,8 +7,14 @@ import { boxTypeOf, contractState, isFinalState, isObj, isoDay, isoTime, mailbox
 import type { PecService, TrackedPec } from '../service.ts';
 
 const rec = (p: TrackedPec): Obj => p.record;
-const str = (name: string) => (p: TrackedPec): string | null => text(rec(p)[name]);
-const names = (v: unknown): string[] => list(v).map(text).filter((s): s is string => s !== null);
+const str =
+  (name: string) =>
+  (p: TrackedPec): string | null =>
+    text(rec(p)[name]);
+const names = (v: unknown): string[] =>
+  list(v)
+    .map(text)
+    .filter((s): s is string => s !== null);
 
 const NOTICE_STATES: Readonly<Record<string, PecNotificationStatus>> = {
   codice_in_richiesta: 'CODE_REQUESTED',
@@ -53,17 +59,15 @@ export function typeResolvers(service: PecService) {
     users: (p) =>
       list(rec(p).multiutenza)
         .filter(isObj)
-        .map(
-          (u): MailboxUser => ({
-            id: text(u.id_utenza),
-            userId: text(u.userid),
-            firstName: text(u.nome),
-            lastName: text(u.cognome),
-            description: text(u.descrizione),
-            passwordEmail: text(u.email_gestione_password),
-            activatedAt: isoTime(isObj(u.timestamp) ? u.timestamp.attivazione : null),
-          }),
-        ),
+        .map((u): MailboxUser => ({
+          id: text(u.id_utenza),
+          userId: text(u.userid),
+          firstName: text(u.nome),
+          lastName: text(u.cognome),
+          description: text(u.descrizione),
+          passwordEmail: text(u.email_gestione_password),
+          activatedAt: isoTime(isObj(u.timestamp) ? u.timestamp.attivazione : null),
+        })),
     applicant: (p) => {
       const r = rec(p);
       return {

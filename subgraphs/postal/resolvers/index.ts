@@ -46,8 +46,8 @@ function provinceCode(v: string | null | undefined, field: string): string | nul
 
 /** The vendor's Istat code without leading zeros, as its paths and filters take it. */
 
-
-const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : null);
+const num = (v: unknown): number | null =>
+  typeof v === 'number' && Number.isFinite(v) ? v : typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : null;
 const int = (v: unknown): number | null => {
   const n = num(v);
   return n === null ? null : Math.round(n);

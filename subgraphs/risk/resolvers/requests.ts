@@ -22,21 +22,7 @@ import type {
   RiskRequestResolvers,
 } from '../__generated__/resolvers-types.ts';
 import type { SignedFileValue } from '../../runtime/tracking/files.ts';
-import {
-  bool,
-  callbackOf,
-  int,
-  isFinalState,
-  isObj,
-  jsonList,
-  kycQueryOf,
-  normaliseState,
-  objectOrNull,
-  subjectOf,
-  text,
-  toDateTime,
-  type Obj,
-} from '../model.ts';
+import { bool, callbackOf, int, isFinalState, isObj, jsonList, kycQueryOf, normaliseState, objectOrNull, subjectOf, text, toDateTime, type Obj } from '../model.ts';
 import { kycEntitiesOfRequest, kycEntityResolvers } from '../kyc.ts';
 import type { RiskService } from '../service.ts';
 import type { TrackedRequest } from '../store.ts';
@@ -44,7 +30,10 @@ import { FAMILIES, RISK } from '../upstream.ts';
 import { municipalityRef } from '../../runtime/municipality.ts';
 
 const rec = (p: TrackedRequest): Obj => p.record;
-const str = (name: string) => (p: TrackedRequest): string | null => text(rec(p)[name]);
+const str =
+  (name: string) =>
+  (p: TrackedRequest): string | null =>
+    text(rec(p)[name]);
 
 /** The fields every request type shares (the `RiskRequest` interface). */
 const common = {
@@ -185,7 +174,10 @@ export function requestResolvers(service: RiskService) {
   const NegativeRecordsRequest: NegativeRecordsRequestResolvers = {
     ...common,
     taxCodeOrVat: str('cf_piva'),
-    kinds: (p) => jsonList(rec(p).tipo).map(text).filter((s): s is string => s !== null),
+    kinds: (p) =>
+      jsonList(rec(p).tipo)
+        .map(text)
+        .filter((s): s is string => s !== null),
     outcome: (p) => {
       const e = objectOrNull(rec(p).esito);
       return e ? { code: int(e.codice), info: text(e.info) } : null;
@@ -196,7 +188,13 @@ export function requestResolvers(service: RiskService) {
       const s = objectOrNull(rec(p).soggetto);
       const n = s ? objectOrNull(s.negativita) : null;
       if (!s || !n) return null;
-      return { code: text(s.code), protests: bool(n.protesti), proceedings: bool(n.procedure), prejudicialEvents: bool(n.pregiudizievoli), involvedInProceedings: bool(n.coinvoltoInProcedura) };
+      return {
+        code: text(s.code),
+        protests: bool(n.protesti),
+        proceedings: bool(n.procedure),
+        prejudicialEvents: bool(n.pregiudizievoli),
+        involvedInProceedings: bool(n.coinvoltoInProcedura),
+      };
     },
     detail: async (p, _args, ctx): Promise<NegativeRecordsDetail | null> => {
       const d = await negativeDetail(p, ctx);
@@ -245,7 +243,10 @@ export function requestResolvers(service: RiskService) {
     vatCode: (p) => text(rec(p).vatCode) ?? text(rec(p).code),
     autorenew: (p) => bool(rec(p).autorenew),
     expiresAt: (p) => toDateTime(rec(p).expiryTimestamp),
-    updatedFields: (p) => jsonList(rec(p).updatedFields).map(text).filter((s): s is string => s !== null),
+    updatedFields: (p) =>
+      jsonList(rec(p).updatedFields)
+        .map(text)
+        .filter((s): s is string => s !== null),
     latestDataset: (p) => rec(p).latestDataset ?? null,
     previousDataset: (p) => rec(p).previousDataset ?? null,
   };

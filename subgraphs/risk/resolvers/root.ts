@@ -7,13 +7,7 @@ import { GraphQLError } from 'graphql';
 import type { SubgraphContext } from '../../runtime/context.ts';
 import { badUserInput, toClientError } from '../../runtime/errors.ts';
 import { UpstreamError } from '../../upstream/errors.ts';
-import type {
-  CompanyResolvers,
-  MutationResolvers,
-  QueryResolvers,
-  RiskFamily,
-  SubscriptionResolvers,
-} from '../__generated__/resolvers-types.ts';
+import type { CompanyResolvers, MutationResolvers, QueryResolvers, RiskFamily, SubscriptionResolvers } from '../__generated__/resolvers-types.ts';
 import { companyScoreIdentifier, scoreIdentifier } from '../identifiers.ts';
 import { creditScores } from '../loaders.ts';
 import { isFinalState, isObj, toSeconds } from '../model.ts';

@@ -128,7 +128,14 @@ export class FileGrants {
   }
 
   /** A signed URL under `<publicUrl>/files/<area>/` for one upstream document (a grant is reused while more than half its life is left). */
-  async issue(publicUrl: string, auth: UpstreamAuth, endpoint: Endpoint, params: Record<string, string>, fileName: string, contentType = 'application/pdf'): Promise<SignedFileValue> {
+  async issue(
+    publicUrl: string,
+    auth: UpstreamAuth,
+    endpoint: Endpoint,
+    params: Record<string, string>,
+    fileName: string,
+    contentType = 'application/pdf',
+  ): Promise<SignedFileValue> {
     const nowS = Math.floor(this.now() / 1000);
     const docKey = `${auth.tenant}|${endpoint.path}|${JSON.stringify(params)}`;
     let grant = await this.store.forDocument(docKey);
@@ -195,7 +202,10 @@ export class FileGrants {
     } catch (err) {
       if (err instanceof UpstreamError) {
         const status = err.status === 404 || err.status === 400 ? 404 : err.status === 406 || err.status === 422 ? 409 : err.kind === 'timeout' ? 504 : 502;
-        sendJson(res, status, { error: status === 409 ? 'the document is not ready yet' : status === 404 ? 'not found' : 'upstream unavailable', upstream: { status: err.status, error: err.upstreamCode, message: err.message } });
+        sendJson(res, status, {
+          error: status === 409 ? 'the document is not ready yet' : status === 404 ? 'not found' : 'upstream unavailable',
+          upstream: { status: err.status, error: err.upstreamCode, message: err.message },
+        });
         return;
       }
       throw err;

@@ -112,7 +112,7 @@ export class MemoryPollBook implements PollBook {
 
   async budgetLeft(now: number, max: number): Promise<number> {
     const cutoff = now - 60_000;
-    while (this.calls.length > 0 && (this.calls[0]) <= cutoff) this.calls.shift();
+    while (this.calls.length > 0 && this.calls[0] <= cutoff) this.calls.shift();
     return Math.max(0, max - this.calls.length);
   }
 

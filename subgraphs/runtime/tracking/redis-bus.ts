@@ -142,7 +142,11 @@ export class RedisEventBus<T> implements EventBus<T> {
 
   async publish(topic: string, event: T): Promise<void> {
     const json = JSON.stringify(event);
-    await this.redis.multi().set(`bus:latest:${topic}`, json, 'PX', this.latestTtlMs).publish(this.channelPrefix + topic, json).exec();
+    await this.redis
+      .multi()
+      .set(`bus:latest:${topic}`, json, 'PX', this.latestTtlMs)
+      .publish(this.channelPrefix + topic, json)
+      .exec();
   }
 
   async latest(topic: string): Promise<T | undefined> {

@@ -162,7 +162,10 @@ export class RedisTrackedStore<F extends string = string> implements TrackedStor
   /** Lists `key` among the request's reservations; the list (and the entry) live as long as it. */
   private keepKey(m: ReturnType<Redis['multi']>, tenant: string, id: string, key: string, at: number): void {
     const keys = `reskeys:${tenant}:${low(id)}`;
-    m.sadd(keys, key).pexpireat(keys, at, 'NX').pexpireat(keys, at, 'GT').pexpireat(`req:${tenant}:${low(id)}`, at, 'GT');
+    m.sadd(keys, key)
+      .pexpireat(keys, at, 'NX')
+      .pexpireat(keys, at, 'GT')
+      .pexpireat(`req:${tenant}:${low(id)}`, at, 'GT');
   }
 
   private async rawReservation(key: string): Promise<{ raw: string; r: Reservation<F> } | undefined> {

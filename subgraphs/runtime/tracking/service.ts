@@ -111,13 +111,17 @@ function atRiskOf(err: unknown, area: Area, method: string, path: string): numbe
 export function fingerprintOf(family: string, body: Obj): string {
   const rest = { ...body };
   delete rest.callback;
-  return createHash('sha256').update(canonicalJson({ family, body: rest })).digest('base64url');
+  return createHash('sha256')
+    .update(canonicalJson({ family, body: rest }))
+    .digest('base64url');
 }
 
 function canonicalJson(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
   if (isObj(v)) {
-    const keys = Object.keys(v).filter((k) => v[k] !== undefined).sort();
+    const keys = Object.keys(v)
+      .filter((k) => v[k] !== undefined)
+      .sort();
     return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(v[k])}`).join(',')}}`;
   }
   return JSON.stringify(v) ?? 'null';
@@ -132,8 +136,7 @@ export const keyReused = (key: string): GraphQLError =>
 export function outcomeUnknownError(err: unknown, key: string, atRisk: number): GraphQLError {
   const base = err instanceof UpstreamError ? upstreamToGraphQL(err) : null;
   const message =
-    `${base ? `${base.message}: ` : ''}the order may have been created and charged; ` +
-    `repeat the mutation with idempotencyKey "${key}" to get it without paying twice`;
+    `${base ? `${base.message}: ` : ''}the order may have been created and charged; ` + `repeat the mutation with idempotencyKey "${key}" to get it without paying twice`;
   return new GraphQLError(message, {
     extensions: { ...(base?.extensions ?? { code: 'UPSTREAM_UNAVAILABLE' }), outcome: 'unknown', atRisk, idempotencyKey: key },
   });
@@ -246,7 +249,14 @@ export class TrackingService<F extends string, K extends string> {
 
   /** The signed-download grants. */
   get files(): FileGrants {
-    this.filesValue ??= new FileGrants({ signer: this.signer, area: this.area.name, ttlSeconds: this.fileTtlSeconds, store: this.fileGrants, cipher: this.cipher, tokens: () => this.workTokens });
+    this.filesValue ??= new FileGrants({
+      signer: this.signer,
+      area: this.area.name,
+      ttlSeconds: this.fileTtlSeconds,
+      store: this.fileGrants,
+      cipher: this.cipher,
+      tokens: () => this.workTokens,
+    });
     return this.filesValue;
   }
 
@@ -319,7 +329,15 @@ export class TrackingService<F extends string, K extends string> {
   }
 
   /** Claims the key and orders, or answers from what the key already holds. */
-  private async createOnce(ctx: SubgraphContext, family: F, body: Obj, relayTo: RelayTarget | null, key: string, fingerprint: string, send: CreateSend): Promise<TrackedRequest<F>> {
+  private async createOnce(
+    ctx: SubgraphContext,
+    family: F,
+    body: Obj,
+    relayTo: RelayTarget | null,
+    key: string,
+    fingerprint: string,
+    send: CreateSend,
+  ): Promise<TrackedRequest<F>> {
     const { tenant } = ctx.auth;
     const base = this.publicUrl();
     const reservation = base && send.callback !== false ? randomId(16) : null;
@@ -577,8 +595,7 @@ export class TrackingService<F extends string, K extends string> {
       // subscriber or a relayed caller that reacts at once sees them.
       await this.changed?.(entry, opts.source).catch((err: unknown) => log.error({ area: this.area.name, id: entry.id, err }, 'change not fully handled'));
       await this.publish(entry);
-    }
-    else {
+    } else {
       // A change stored earlier whose publication failed (or was cut short): publish it now.
       const known = await this.bus.latest(this.requestTopic(auth.tenant, entry.id)).catch(() => entry);
       if (known === undefined || known.seq < entry.seq) await this.publish(entry);
@@ -596,7 +613,8 @@ export class TrackingService<F extends string, K extends string> {
           log.warn({ area: this.area.name, id: entry.id, reason: why }, "relay to the caller's callback refused");
         },
       }).then((status) => {
-        if (!refused && (status === null || status >= 400)) log.error({ area: this.area.name, id: entry.id, status: status ?? 'no answer' }, "relay to the caller's callback failed");
+        if (!refused && (status === null || status >= 400))
+          log.error({ area: this.area.name, id: entry.id, status: status ?? 'no answer' }, "relay to the caller's callback failed");
       });
       this.relays.add(p);
       void p.finally(() => this.relays.delete(p));
@@ -697,7 +715,10 @@ export class TrackingService<F extends string, K extends string> {
         store: this.store,
         reread: (reservation, id) => this.reread(reservation, id),
         accept: async (reservation, record) => {
-          await this.apply({ token: this.workTokens.use(reservation.token), tenant: reservation.tenant }, reservation.family, record, { source: 'callback', relay: reservation.relay });
+          await this.apply({ token: this.workTokens.use(reservation.token), tenant: reservation.tenant }, reservation.family, record, {
+            source: 'callback',
+            relay: reservation.relay,
+          });
         },
         onRefused: (why) => {
           if (why !== 'method') log.warn({ area: this.area.name, reason: why }, 'callback refused');

@@ -492,8 +492,7 @@ export function nextObservation<F extends string>(
   const leavesFinal = policy.isFinal(cur.rawState) && !policy.isFinal(rawState) && rawState !== cur.rawState;
   if (older || leavesFinal) return { entry: { ...cur, checkedAt: now, relay }, changed: false };
   const version = policy.versionOf?.(record) ?? null;
-  const moved =
-    rawState !== cur.rawState || (updatedAt !== null && updatedAt !== cur.updatedAt) || (version !== null && version !== (policy.versionOf?.(cur.record) ?? null));
+  const moved = rawState !== cur.rawState || (updatedAt !== null && updatedAt !== cur.updatedAt) || (version !== null && version !== (policy.versionOf?.(cur.record) ?? null));
   // Keep what an earlier, richer answer said (e.g. a record read after the creation's answer).
   const merged = Object.freeze({ ...cur.record, ...record });
   const entry: TrackedRequest<F> = {

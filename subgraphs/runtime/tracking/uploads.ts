@@ -39,4 +39,3 @@ export function base64Pdf(value: string, field: string, maxBytes = DEFAULT_MAX_P
   if (bytes.length < 8 || bytes.subarray(0, 5).toString('latin1') !== '%PDF-') throw badUserInput(`${field} is not a PDF file (it must start with %PDF-)`, field);
   return bytes.toString('base64');
 }
-
