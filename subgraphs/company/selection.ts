@@ -53,7 +53,13 @@ function collect(
     if (!included(sel, info.variableValues)) continue;
     if (sel.kind === Kind.FIELD) {
       const name = sel.name.value;
-      if (name === '__typename' && prefix === '') continue;
+      if (name === '__typename') {
+        // The type's name needs no data (the gateway's response cache adds it to every selection):
+        // beside other selections it is nothing; alone it still asks whether the field above has
+        // a value, which that field's own data answers.
+        if (prefix !== '' && set.selections.length === 1) out.add(prefix);
+        continue;
+      }
       const path = prefix === '' ? name : `${prefix}.${name}`;
       if (!sel.selectionSet || isNestedCompanyPath(path)) out.add(path);
       else collect(sel.selectionSet, path, false, info, out, seenFragments);
