@@ -368,10 +368,15 @@ describe('ServerLife: readiness and drain', () => {
 
 describe('image and compose definitions', () => {
   const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
-  /** `node <file>` of a command names a file the build emits. */
+  /**
+   * `node <file>` of a command names a file the build emits: `dist/X.js` from the source `X.ts`
+   * (a clean checkout has no `dist/`; this run's own build is elsewhere and checked above).
+   */
   const entryOf = (command: readonly string[]): string => {
     expect(command[0]).toBe('node');
-    expect(existsSync(join(ROOT, command[1])), command[1]).toBe(true);
+    expect(command[1]).toMatch(/^dist\/.+\.js$/);
+    const source = command[1].replace(/^dist\//, '').replace(/\.js$/, '.ts');
+    expect(existsSync(join(ROOT, source)), `${command[1]} from ${source}`).toBe(true);
     return command[1];
   };
 

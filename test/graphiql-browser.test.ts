@@ -162,10 +162,22 @@ describe('GraphiQL as shipped', () => {
   it('a reload keeps the tabs as they were: none added', async () => {
     const page = await openGraphiQL();
     try {
+      // A first visit: the tests before this one share the browser profile and edited its tabs.
+      await page.evaluate(() => localStorage.clear());
+      await page.reload();
+      await page.locator('.graphiql-tab').first().waitFor({ timeout: 60_000 });
+      expect(await page.locator('.graphiql-tab-button').allInnerTexts()).toEqual(EXAMPLES.map((e) => e.title));
       await openTab(page, 'LegalForms');
       // GraphiQL writes the open tab's editors to its storage a moment after a switch; a reload comes later.
       const stored = (): Promise<string> => page.evaluate(() => `${localStorage.getItem('graphiql:query') ?? ''}|${localStorage.getItem('graphiql:variables') ?? ''}`);
       await expect.poll(stored, { timeout: 20_000 }).toMatch(/query LegalForms[\s\S]*\|$/);
+      // …and its tab state (which tabs, which one is open), which the reload restores.
+      const tabState = (): Promise<string> =>
+        page.evaluate(() => {
+          const state = JSON.parse(localStorage.getItem('graphiql:tabState') ?? '{}') as { tabs?: Array<{ query?: string | null }>; activeTabIndex?: number };
+          return `${state.tabs?.length ?? 0}|${state.tabs?.[state.activeTabIndex ?? -1]?.query ?? ''}`;
+        });
+      await expect.poll(tabState, { timeout: 20_000 }).toMatch(new RegExp(`^${EXAMPLES.length}\\|[\\s\\S]*query LegalForms`));
       await page.reload();
       await page.locator('.graphiql-tab').first().waitFor({ timeout: 60_000 });
       expect(await page.locator('.graphiql-tab-button').allInnerTexts()).toEqual(EXAMPLES.map((e) => e.title));
