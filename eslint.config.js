@@ -7,7 +7,7 @@ import tseslint from 'typescript-eslint';
 import globals from 'globals';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'dist/', '.build-test-*/', 'client/generated/', 'data/', '.scratch*/'] },
+  { ignores: ['node_modules/', 'dist/', '.build-*/', 'client/generated/', 'data/', '.scratch*/'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

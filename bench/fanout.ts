@@ -11,6 +11,11 @@
  * the layer's CPU. Memory per subscriber: the layer's process (emulator included, no client) after a
  * full GC, idle with no subscriber versus idle with N subscribed (RSS and V8 heap).
  *
+ * The baseline: graphql-ws's own server (`useServer` over a graphql-js schema, the same `ws` library)
+ * with one async generator per subscriber, as a plain GraphQL subscription server runs it (each event
+ * executed and serialised per subscriber); timed from the moment the event is published to it. It
+ * runs in this process too, and its clients in a child process alike.
+ *
  * Environment: `BENCH_FANOUT` (comma list, default 1000,10000), `BENCH_FANOUT_ROUNDS` (default 5;
  * the first, a warm-up, is not counted), `BENCH_FANOUT_CPUPROFILE` (a file: CPU profile of the last
  * round, summarised by `npx tsx bench/cold.ts --summary <file>`).
@@ -22,10 +27,17 @@ import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import { EventEmitter } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { buildSchema } from 'graphql';
+import { useServer } from 'graphql-ws/use/ws';
 import { request } from 'undici';
+import { WebSocketServer } from 'ws';
 import { makeFiscalCode } from '../contract/checksums.ts';
 import { DEFAULT_TOKEN } from '../emulator/server.ts';
 import { startStack } from '../stack.ts';
+import { delivered, type TopicDelivery } from '../gateway/subscription-sharing.ts';
 import { calibrate, LocalPool, now, pct, type RoundResult } from './subscriber-pool.ts';
 
 const ORDER = `mutation($input: PersonSubjectInput!) { orderPatrimonialReport(level: STANDARD, input: $input) { id state } }`;
@@ -44,6 +56,12 @@ export interface FanoutRow {
   /** Layer's process, idle, per subscriber: RSS and V8 heap bytes. */
   rssPerSubscriber: number;
   heapPerSubscriber: number;
+  /** Callback → the server wrote the last frame, p50 (the rest of `lastP50` is the clients' reading). */
+  writtenP50: number;
+  /** The same N on the baseline (graphql-ws alone): callback → last delivery p50 / p99. */
+  baselineLastP50: number;
+  baselineLastP99: number;
+  baselineLost: number;
   problems: string[];
 }
 
@@ -119,6 +137,119 @@ const idleMemory = async (): Promise<{ rss: number; heap: number }> => {
   return { rss: m.rss, heap: m.heapUsed };
 };
 
+/** One side of the fan-out: where its subscribers connect, and how a round's event is made and fired. */
+interface FanoutSide {
+  url: string;
+  token: string;
+  /** A new item to follow (its id), in the state subscribers get first. */
+  prepare(): Promise<string>;
+  /** Makes the item's final state happen; resolves when it was handed to the server. */
+  fire(id: string): Promise<void>;
+  /** When the event entered the server (its callback arrived, or it was published), `now()` ms. */
+  firedAt(): number;
+  /** When the server had written the event to every subscriber's socket, `now()` ms (NaN: not known). */
+  writtenAt?(): number;
+}
+
+interface SideRun {
+  each: number[];
+  last: number[];
+  /** Event → the server wrote its last frame (the layer's shared-subscription delivery), per round. */
+  written: number[];
+  lost: number;
+  rss: number;
+  heap: number;
+  problems: Set<string>;
+}
+
+/** `rounds` + 1 rounds (the first a warm-up) of N subscribers of one item, then its final state. */
+async function runSide(side: FanoutSide, n: number, rounds: number, profileFile: string | null): Promise<SideRun> {
+  const clients = new ClientProcess();
+  const acc: SideRun = { each: [], last: [], written: [], lost: 0, rss: 0, heap: 0, problems: new Set() };
+  try {
+    const before = await idleMemory();
+    await clients.call({ op: 'open', url: side.url, token: side.token, n });
+    for (let round = 0; round <= rounds; round++) {
+      calibrate();
+      const id = await side.prepare();
+      await clients.call({ op: 'subscribe', id });
+      if (round === 1) {
+        const idle = await idleMemory();
+        acc.rss = (idle.rss - before.rss) / n;
+        acc.heap = (idle.heap - before.heap) / n;
+      }
+      // BENCH_FANOUT_CPUPROFILE=<file>: a V8 CPU profile of the last round of the last N.
+      const profiler = profileFile && round === rounds ? new Session() : null;
+      if (profiler) {
+        profiler.connect();
+        await profiler.post('Profiler.enable');
+        await profiler.post('Profiler.start');
+      }
+      await side.fire(id);
+      const result = (await clients.call({ op: 'collect' }))!;
+      if (profiler) {
+        writeFileSync(profileFile!, JSON.stringify((await profiler.post('Profiler.stop')).profile));
+        profiler.disconnect();
+      }
+      const got = result.delivered.filter((t) => !Number.isNaN(t));
+      if (result.errors.length > 0) acc.problems.add(result.errors.slice(0, 2).join(' | '));
+      const firedAt = side.firedAt();
+      if (Number.isNaN(firedAt)) acc.problems.add('no event seen at the server');
+      if (round === 0) continue;
+      acc.lost += n - got.length;
+      acc.each.push(...got.map((t) => t - firedAt));
+      if (got.length > 0) acc.last.push(Math.max(...got) - firedAt);
+      const written = side.writtenAt?.() ?? Number.NaN;
+      if (!Number.isNaN(written)) acc.written.push(written - firedAt);
+    }
+    await clients.call({ op: 'close' });
+  } finally {
+    clients.kill();
+  }
+  return acc;
+}
+
+/** The baseline: graphql-ws's server alone, one async generator per subscriber (see the module doc). */
+async function startBareGraphqlWs(): Promise<FanoutSide & { close(): Promise<void> }> {
+  const finals = new EventEmitter();
+  finals.setMaxListeners(0);
+  let firedAt = Number.NaN;
+  let next = 0;
+  const schema = buildSchema(`
+    enum RiskRequestState { PROCESSING COMPLETE }
+    type RiskRequest { id: ID! state: RiskRequestState! done: Boolean! }
+    type Query { ping: Boolean }
+    type Subscription { riskRequestUpdated(id: ID!): RiskRequest }
+  `);
+  async function* follow({ id }: { id: string }): AsyncGenerator<{ riskRequestUpdated: { id: string; state: string; done: boolean } }> {
+    yield { riskRequestUpdated: { id, state: 'PROCESSING', done: false } };
+    await new Promise((r) => finals.once(id, r));
+    yield { riskRequestUpdated: { id, state: 'COMPLETE', done: true } };
+  }
+  const server = createServer();
+  const wss = new WebSocketServer({ server, path: '/graphql' });
+  const ws = useServer({ schema, roots: { subscription: { riskRequestUpdated: follow } } }, wss);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `ws://127.0.0.1:${port}/graphql`,
+    token: 'none',
+    prepare: async () => `baseline-${++next}`,
+    async fire(id) {
+      firedAt = now();
+      finals.emit(id);
+    },
+    firedAt: () => firedAt,
+    async close() {
+      await ws.dispose();
+      for (const c of wss.clients) c.terminate();
+      wss.close();
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+    },
+  };
+}
+
 export async function runFanoutBench(): Promise<FanoutRow[]> {
   const counts = (process.env.BENCH_FANOUT ?? '1000,10000')
     .split(',')
@@ -137,80 +268,68 @@ export async function runFanoutBench(): Promise<FanoutRow[]> {
     return text ? (JSON.parse(text) as unknown) : null;
   };
   const taxCode = makeFiscalCode({ surname: 'Rossi', name: 'Mario', birthDate: '1990-04-28', gender: 'M', cadastralCode: 'L117' });
-  const order = async (): Promise<string> => {
-    const res = await request(stack.gateway.graphqlUrl, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${DEFAULT_TOKEN}` },
-      body: JSON.stringify({ query: ORDER, variables: { input: { name: 'Mario', surname: 'Rossi', taxCode } } }),
-    });
-    const body = (await res.body.json()) as { data?: { orderPatrimonialReport: { id: string } }; errors?: unknown };
-    if (!body.data) throw new Error(`order failed: ${JSON.stringify(body.errors)}`);
-    return body.data.orderPatrimonialReport.id;
-  };
   let callbackAt = Number.NaN;
+  let writtenAt = Number.NaN;
+  let fanout = 0;
+  // The server's part: when the shared subscription had written the final event to every socket.
+  const onDelivered = (message: unknown): void => {
+    if ((message as TopicDelivery).subscribers >= fanout) writtenAt = now();
+  };
+  dc.subscribe(delivered.name, onDelivered);
+  const layer: FanoutSide = {
+    url: stack.gateway.wsUrl,
+    token: DEFAULT_TOKEN,
+    async prepare() {
+      const res = await request(stack.gateway.graphqlUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${DEFAULT_TOKEN}` },
+        body: JSON.stringify({ query: ORDER, variables: { input: { name: 'Mario', surname: 'Rossi', taxCode } } }),
+      });
+      const body = (await res.body.json()) as { data?: { orderPatrimonialReport: { id: string } }; errors?: unknown };
+      if (!body.data) throw new Error(`order failed: ${JSON.stringify(body.errors)}`);
+      callbackAt = Number.NaN;
+      writtenAt = Number.NaN;
+      return body.data.orderPatrimonialReport.id;
+    },
+    writtenAt: () => writtenAt,
+    // The emulator completes the request and POSTs its callback to the gateway.
+    fire: async (id) => void (await emu('POST', 'risk/advance', { id })),
+    firedAt: () => callbackAt,
+  };
   const onStart = (message: unknown): void => {
     if ((message as { request: IncomingMessage }).request.url?.startsWith('/callbacks/risk/')) callbackAt = now();
   };
   dc.subscribe('http.server.request.start', onStart);
+  const baseline = await startBareGraphqlWs();
   const rows: FanoutRow[] = [];
   try {
     await emu('POST', 'risk/timing', { completeAfterMs: 0 });
     for (const n of counts) {
-      const clients = new ClientProcess();
-      try {
-        const before = await idleMemory();
-        await clients.call({ op: 'open', url: stack.gateway.wsUrl, token: DEFAULT_TOKEN, n });
-        const acc = { each: [] as number[], last: [] as number[], lost: 0, problems: new Set<string>(), rss: 0, heap: 0 };
-        for (let round = 0; round <= rounds; round++) {
-          calibrate();
-          const id = await order();
-          await clients.call({ op: 'subscribe', id });
-          if (round === 1) {
-            const idle = await idleMemory();
-            acc.rss = (idle.rss - before.rss) / n;
-            acc.heap = (idle.heap - before.heap) / n;
-          }
-          callbackAt = Number.NaN;
-          // BENCH_FANOUT_CPUPROFILE=<file>: a V8 CPU profile of the last round of the last N.
-          const profiler = process.env.BENCH_FANOUT_CPUPROFILE && round === rounds && n === counts.at(-1) ? new Session() : null;
-          if (profiler) {
-            profiler.connect();
-            await profiler.post('Profiler.enable');
-            await profiler.post('Profiler.start');
-          }
-          await emu('POST', 'risk/advance', { id });
-          const result = (await clients.call({ op: 'collect' }))!;
-          if (profiler) {
-            writeFileSync(process.env.BENCH_FANOUT_CPUPROFILE!, JSON.stringify((await profiler.post('Profiler.stop')).profile));
-            profiler.disconnect();
-          }
-          const got = result.delivered.filter((t) => !Number.isNaN(t));
-          if (result.errors.length > 0) acc.problems.add(result.errors.slice(0, 2).join(' | '));
-          if (Number.isNaN(callbackAt)) acc.problems.add('no callback seen at the gateway');
-          if (round === 0) continue;
-          acc.lost += n - got.length;
-          acc.each.push(...got.map((t) => t - callbackAt));
-          if (got.length > 0) acc.last.push(Math.max(...got) - callbackAt);
-        }
-        await clients.call({ op: 'close' });
-        rows.push({
-          subscribers: n,
-          rounds,
-          eachP50: pct(acc.each, 50),
-          eachP99: pct(acc.each, 99),
-          lastP50: pct(acc.last, 50),
-          lastP99: pct(acc.last, 99),
-          lost: acc.lost,
-          rssPerSubscriber: acc.rss,
-          heapPerSubscriber: acc.heap,
-          problems: [...acc.problems],
-        });
-      } finally {
-        clients.kill();
-      }
+      const profile = process.env.BENCH_FANOUT_CPUPROFILE && n === counts.at(-1) ? process.env.BENCH_FANOUT_CPUPROFILE : null;
+      fanout = n;
+      const l = await runSide(layer, n, rounds, profile);
+      const b = await runSide(baseline, n, rounds, null);
+      rows.push({
+        subscribers: n,
+        rounds,
+        eachP50: pct(l.each, 50),
+        eachP99: pct(l.each, 99),
+        lastP50: pct(l.last, 50),
+        lastP99: pct(l.last, 99),
+        writtenP50: pct(l.written, 50),
+        lost: l.lost,
+        rssPerSubscriber: l.rss,
+        heapPerSubscriber: l.heap,
+        baselineLastP50: pct(b.last, 50),
+        baselineLastP99: pct(b.last, 99),
+        baselineLost: b.lost,
+        problems: [...l.problems, ...[...b.problems].map((p) => `baseline: ${p}`)],
+      });
     }
   } finally {
     dc.unsubscribe('http.server.request.start', onStart);
+    dc.unsubscribe(delivered.name, onDelivered);
+    await baseline.close();
     await stack.close();
   }
   return rows;
@@ -218,11 +337,13 @@ export async function runFanoutBench(): Promise<FanoutRow[]> {
 
 export function printFanoutRows(rows: FanoutRow[]): void {
   console.log('\nSubscription fan-out on one gateway (one connection per subscriber, clients in another process; one shared subgraph subscription)\n');
-  console.log('| subscribers | rounds | callback → each delivery p50 | p99 | callback → last delivery p50 | p99 | lost | idle RSS per subscriber | idle heap per subscriber |');
-  console.log('|---|---|---|---|---|---|---|---|---|');
+  console.log(
+    '| subscribers | rounds | callback → each delivery p50 | p99 | callback → last delivery p50 | p99 | callback → last frame written (server) p50 | lost | idle RSS per subscriber | idle heap per subscriber | baseline (graphql-ws alone): last delivery p50 / p99 |',
+  );
+  console.log('|---|---|---|---|---|---|---|---|---|---|---|');
   for (const r of rows) {
     console.log(
-      `| ${r.subscribers} | ${r.rounds} | ${r.eachP50.toFixed(1)} ms | ${r.eachP99.toFixed(1)} ms | ${r.lastP50.toFixed(1)} ms | ${r.lastP99.toFixed(1)} ms | ${r.lost} | ${(r.rssPerSubscriber / 1024).toFixed(1)} KB | ${(r.heapPerSubscriber / 1024).toFixed(1)} KB |`,
+      `| ${r.subscribers} | ${r.rounds} | ${r.eachP50.toFixed(1)} ms | ${r.eachP99.toFixed(1)} ms | ${r.lastP50.toFixed(1)} ms | ${r.lastP99.toFixed(1)} ms | ${r.writtenP50.toFixed(1)} ms | ${r.lost} | ${(r.rssPerSubscriber / 1024).toFixed(1)} KB | ${(r.heapPerSubscriber / 1024).toFixed(1)} KB | ${r.baselineLastP50.toFixed(1)} / ${r.baselineLastP99.toFixed(1)} ms |`,
     );
   }
   for (const r of rows) for (const p of r.problems) console.log(`- ${r.subscribers}: ${p}`);

@@ -10,11 +10,11 @@
  * over the throughput run, divided by its operations); bursts of 20 and 200 identical operations
  * (upstream calls, p50/max of each answer's arrival minus the upstream call's return); the
  * ownership walk, warm and cold; RSS idle and under 200 concurrent connections (each side in a
- * child process of its own).
+ * process of its own, as deployed: see "Memory" below).
  *
  * Other benches add rows with `SPEED_SECTIONS` (a function of `SpeedContext` returning rows).
  */
-import { spawn } from 'node:child_process';
+import { readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
@@ -29,8 +29,16 @@ const LATENCY_MS = Number(process.env.BENCH_UPSTREAM_LATENCY_MS ?? 40);
 const N = Number(process.env.BENCH_OPERATIONS ?? 40);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
 const THROUGHPUT_MS = Number(process.env.BENCH_THROUGHPUT_MS ?? 3000);
+/** Untimed load on each side before a throughput reading (`BENCH_WARMUP_MS`). */
+const WARMUP_MS = Number(process.env.BENCH_WARMUP_MS ?? 1500);
 
 export const PROFILE = `query($v: String!) { company(vatCode: $v) { companyName address { town } managers { roles { role { code } } } shareholders { percentShare } ecofin { turnover netWorth } } }`;
+/**
+ * The bursts' question: identity, address and balance-sheet figures, one upstream GET (IT-advanced),
+ * so that "after the call's return" is the one call's (the profile also buys IT-stakeholders, by
+ * POST and callback).
+ */
+export const IDENTITY = `query($v: String!) { company(vatCode: $v) { companyName vatCode address { streetName zipCode town } ecofin { turnover netWorth shareCapital } } }`;
 export const WALK = `query($v: String!) { company(vatCode: $v) { companyName shareholders { percentShare owners { ... on ShareholderCompany { company { companyName address { town } } } } } } }`;
 /** The walk as the baseline's schema (built from the JSON, no union) asks it. */
 const WALK_BASELINE = `query($v: String!) { company(vatCode: $v) { companyName shareholders { percentShare owners { company { companyName address { town } } } } } }`;
@@ -82,10 +90,10 @@ export const SPEED_SECTIONS: Array<(ctx: SpeedContext) => Promise<SpeedRow[]>> =
   async () => {
     const { runFanoutBench } = await import('./fanout.ts');
     return (await runFanoutBench()).map((r) => ({
-      what: `fan-out to ${r.subscribers} subscribers: callback → last delivery p50 / p99 (${r.lost} lost; ${(r.rssPerSubscriber / 1024).toFixed(1)} KB RSS per subscriber)`,
+      what: `fan-out to ${r.subscribers} subscribers: callback → last delivery p50 / p99 (the server wrote the last frame at p50 ${r.writtenP50.toFixed(1)} ms; ${r.lost} lost; ${(r.rssPerSubscriber / 1024).toFixed(1)} KB RSS per subscriber)`,
       layer: `${r.lastP50.toFixed(1)} / ${r.lastP99.toFixed(1)} ms`,
-      baseline: '—',
-      ratio: NaN,
+      baseline: `${r.baselineLastP50.toFixed(1)} / ${r.baselineLastP99.toFixed(1)} ms (graphql-ws alone${r.baselineLost ? `, ${r.baselineLost} lost` : ''})`,
+      ratio: r.baselineLastP99 > 0 ? r.lastP99 / r.baselineLastP99 : NaN,
     }));
   },
 ];
@@ -175,7 +183,14 @@ export async function startLayerSide(latencyMs: number): Promise<Side & { stack:
       await (await request(`${emu}/calls`, { method: 'DELETE' })).body.dump();
     },
     async setLatency(ms) {
-      await (await request(`${emu}/latency`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ area: 'company', ms }) })).body.dump();
+      // Every call answers after `ms`, and a composite tier bought by POST calls back after `ms` too
+      // (the baseline answers everything after `ms`).
+      for (const [path, body] of [
+        ['latency', { area: 'company', ms }],
+        ['company/async', { ms }],
+      ] as const) {
+        await (await request(`${emu}/${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })).body.dump();
+      }
     },
     clearCaches: () => stack.upstream.clearCache(),
     close: () => stack.close(),
@@ -227,11 +242,11 @@ function deepMerge(a: unknown, b: unknown): unknown {
   return b ?? a;
 }
 
-export async function startBaselineSide(samples: { profile: unknown; walk: unknown }, latencyMs: number): Promise<Side & { runtime: GatewayRuntime }> {
+export async function startBaselineSide(samples: { profile: unknown; walk: unknown; identity?: unknown }, latencyMs: number): Promise<Side & { runtime: GatewayRuntime }> {
   let latency = latencyMs;
   let calls: Array<{ returnedAt: number }> = [];
   // One schema answering both shapes: the walk's and the profile's fields merged.
-  const merged = deepMerge(samples.walk, samples.profile);
+  const merged = deepMerge(deepMerge(samples.walk, samples.profile), samples.identity ?? {});
   const yoga = createYoga({
     graphqlEndpoint: '/graphql',
     logging: false,
@@ -322,6 +337,10 @@ async function warmRows(ctx: SpeedContext, label: string, layerQuery: string, ba
   await ctx.baseline.send(baselineQuery, { v: vat });
   const p50 = [await sequentialP50(ctx.layer, N, layerQuery, () => ({ v: vat })), await sequentialP50(ctx.baseline, N, baselineQuery, () => ({ v: vat }))];
   out.push(row(`${label}, warm: p50`, p50[0], p50[1], msFmt));
+  // Each side warmed up under the same load first: the JIT compiles the code they share (the Hive
+  // runtime) while the first measured side runs, which would favour the second.
+  await throughput(ctx.layer, layerQuery, () => ({ v: vat }), CONCURRENCY, WARMUP_MS);
+  await throughput(ctx.baseline, baselineQuery, () => ({ v: vat }), CONCURRENCY, WARMUP_MS);
   const l = await throughput(ctx.layer, layerQuery, () => ({ v: vat }));
   const b = await throughput(ctx.baseline, baselineQuery, () => ({ v: vat }));
   out.push(row(`${label}, warm: throughput`, l.rps, b.rps, opsFmt));
@@ -349,6 +368,8 @@ async function coldRows(ctx: SpeedContext, label: string, layerQuery: string, ba
   }
   const out = [row(`${label}, cold, upstream ${latencyMs} ms: p50`, pct(layerSeq, 50), pct(baseSeq, 50), msFmt)];
   if (!vat) {
+    await throughput(ctx.layer, layerQuery, () => ({ v: nextCold() }), CONCURRENCY, WARMUP_MS);
+    await throughput(ctx.baseline, baselineQuery, () => ({ v: nextCold() }), CONCURRENCY, WARMUP_MS);
     const l = await throughput(ctx.layer, layerQuery, () => ({ v: nextCold() }));
     const b = await throughput(ctx.baseline, baselineQuery, () => ({ v: nextCold() }));
     out.push(row(`${label}, cold, upstream ${latencyMs} ms: throughput`, l.rps, b.rps, opsFmt));
@@ -360,13 +381,13 @@ async function coldRows(ctx: SpeedContext, label: string, layerQuery: string, ba
 async function burstRows(ctx: SpeedContext, n: number): Promise<SpeedRow[]> {
   await Promise.all([ctx.layer.setLatency(ctx.latencyMs), ctx.baseline.setLatency(ctx.latencyMs)]);
   // What one operation alone calls upstream (the layer's profile takes two endpoints).
-  const single = async (side: Side): Promise<number> => (await burst(side, 1, PROFILE, { v: nextCold() })).calls;
+  const single = async (side: Side): Promise<number> => (await burst(side, 1, IDENTITY, { v: nextCold() })).calls;
   const [l1, b1] = [await single(ctx.layer), await single(ctx.baseline)];
-  const l = await burst(ctx.layer, n, PROFILE, { v: nextCold() });
-  const b = await burst(ctx.baseline, n, PROFILE, { v: nextCold() });
+  const l = await burst(ctx.layer, n, IDENTITY, { v: nextCold() });
+  const b = await burst(ctx.baseline, n, IDENTITY, { v: nextCold() });
   return [
     {
-      what: `burst of ${n} identical profiles: upstream calls (one operation alone)`,
+      what: `burst of ${n} identical company identities: upstream calls (one operation alone)`,
       layer: `${l.calls} (${l1})`,
       baseline: `${b.calls} (${b1})`,
       ratio: l.calls / l1 / (b.calls / b1),
@@ -378,46 +399,72 @@ async function burstRows(ctx: SpeedContext, n: number): Promise<SpeedRow[]> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Memory, each side alone in a child process
+// Memory, each side alone in a process of its own, as it is deployed: plain `node`, no TypeScript
+// loader (tsx's loader thread alone holds ~100 MB), with the heap cap `npm start` uses. The layer is
+// what `npm start` runs (`scripts/start.mjs`: dist/main.js, built when stale); the baseline is this file with its types
+// stripped (esbuild), run with SPEED_MEMORY=baseline. The load comes from this process and the RSS
+// is read from /proc, so the client is never counted.
 
 interface MemoryReading {
   idleMb: number;
   loadedMb: number;
 }
 
-/** In the child: start one side, one query, RSS; then 200 connections asking at once for 3 s, peak RSS. */
-async function measureMemoryHere(which: 'layer' | 'baseline'): Promise<MemoryReading> {
-  const layer = which === 'layer' ? await startLayerSide(LATENCY_MS) : null;
-  let side: Side;
-  if (layer) side = layer;
-  else {
-    const samples = JSON.parse(process.env.SPEED_SAMPLES ?? '{}') as { profile: unknown; walk: unknown };
-    side = await startBaselineSide(samples, LATENCY_MS);
-  }
-  const q = PROFILE;
-  await side.send(q, { v: WALK_VAT });
-  global.gc?.();
-  const idle = process.memoryUsage().rss;
+const ROOT = resolve(fileURLToPath(import.meta.url), '../..');
+/** The heap cap `npm start` runs with. */
+const HEAP_CAP = ['--max-old-space-size=256'];
+const rssOf = (pid: number): number => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) * 1024;
+
+/** One query, RSS; then 200 connections asking at once for 3 s, peak RSS (sampled every 50 ms). */
+async function readMemory(pid: number, side: Pick<Side, 'send' | 'name'>): Promise<MemoryReading> {
+  const first = await side.send(PROFILE, { v: WALK_VAT });
+  if (first.body.errors) throw new Error(`${side.name}: ${JSON.stringify(first.body.errors).slice(0, 300)}`);
+  const idle = rssOf(pid);
   let peak = idle;
-  const timer = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 50);
-  await throughput(side, q, (i) => ({ v: i % 2 ? WALK_VAT : '03456783053' }), 200, 3000);
+  const timer = setInterval(() => (peak = Math.max(peak, rssOf(pid))), 50);
+  await throughput(side as Side, PROFILE, (i) => ({ v: i % 2 ? WALK_VAT : '03456783053' }), 200, 3000);
   clearInterval(timer);
-  peak = Math.max(peak, process.memoryUsage().rss);
-  await side.close();
+  peak = Math.max(peak, rssOf(pid));
   return { idleMb: idle / 2 ** 20, loadedMb: peak / 2 ** 20 };
 }
 
-async function measureMemoryInChild(which: 'layer' | 'baseline', samples: unknown): Promise<MemoryReading> {
-  // The heap cap `npm start` runs with (README, Speed: memory), so the reading is the deployed one's.
-  const child = spawn(process.execPath, ['--max-old-space-size=256', '--expose-gc', '--import', 'tsx', new URL(import.meta.url).pathname], {
-    env: { ...process.env, SPEED_MEMORY: which, SPEED_SAMPLES: JSON.stringify(samples) },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  let out = '';
-  child.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));
-  await new Promise<void>((resolve, reject) => child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`memory child (${which}) exited ${code}`)))));
-  const line = out.trim().split('\n').pop() ?? '{}';
-  return JSON.parse(line) as MemoryReading;
+export async function measureLayerMemory(): Promise<MemoryReading> {
+  // `npm start`'s own script: builds dist/ when stale, then runs dist/main.js in its process.
+  // Imported here, as the layer is: the baseline's process (this file with types stripped) loads no project module.
+  const { spawnNode } = await import('../services/processes.ts');
+  const layer = await spawnNode(
+    'layer',
+    [...HEAP_CAP, 'scripts/start.mjs'],
+    { ...process.env, PORT: '0', OPENAPI_ENV: 'emulator' },
+    /GraphiQL and GraphQL:\s+(\S+)[\s\S]*embedded emulator at [^\s,]+/,
+  );
+  try {
+    const emulator = /embedded emulator at ([^\s,]+)/.exec(layer.output())![1];
+    await (
+      await request(`${emulator}/_emulator/latency`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ area: 'company', ms: LATENCY_MS }) })
+    ).body.dump();
+    return await readMemory(layer.proc.pid!, { name: 'layer', send: (q, v) => post(layer.url, q, v) });
+  } finally {
+    await layer.kill();
+  }
+}
+
+export async function measureBaselineMemory(samples: unknown): Promise<MemoryReading> {
+  const { build } = await import('esbuild');
+  const out = resolve(ROOT, 'bench', '.speed-baseline.mjs');
+  // Types stripped only; its relative imports (the layer's) are never loaded by the baseline.
+  await build({ entryPoints: [fileURLToPath(import.meta.url)], outfile: out, platform: 'node', format: 'esm', bundle: false, logLevel: 'warning' });
+  try {
+    const { spawnNode } = await import('../services/processes.ts');
+    const baseline = await spawnNode('baseline', [...HEAP_CAP, out], { ...process.env, SPEED_MEMORY: 'baseline', SPEED_SAMPLES: JSON.stringify(samples) }, /baseline at (\S+)/);
+    try {
+      return await readMemory(baseline.proc.pid!, { name: 'baseline', send: (q, v) => post(baseline.url, q, v) });
+    } finally {
+      await baseline.kill();
+    }
+  } finally {
+    rmSync(out, { force: true });
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -429,7 +476,8 @@ export async function runSpeedBench(): Promise<SpeedRow[]> {
   // The baseline answers what the layer answers.
   const profile = ((await layer.send(PROFILE, { v: WALK_VAT })).body.data as { company: unknown }).company;
   const walk = ((await layer.send(WALK, { v: WALK_VAT })).body.data as { company: unknown }).company;
-  const baseline = await startBaselineSide({ profile, walk }, LATENCY_MS);
+  const identity = ((await layer.send(IDENTITY, { v: WALK_VAT })).body.data as { company: unknown }).company;
+  const baseline = await startBaselineSide({ profile, walk, identity }, LATENCY_MS);
   const ctx: SpeedContext = { layer, baseline, latencyMs: LATENCY_MS };
   const rows: SpeedRow[] = [];
   try {
@@ -446,7 +494,7 @@ export async function runSpeedBench(): Promise<SpeedRow[]> {
     await baseline.close();
     await layer.close();
   }
-  const [lm, bm] = [await measureMemoryInChild('layer', { profile, walk }), await measureMemoryInChild('baseline', { profile, walk })];
+  const [lm, bm] = [await measureLayerMemory(), await measureBaselineMemory({ profile, walk, identity })];
   rows.push(row('RSS idle (after one query)', lm.idleMb, bm.idleMb, (n) => `${n.toFixed(0)} MB`));
   rows.push(row('RSS under 200 concurrent connections (peak)', lm.loadedMb, bm.loadedMb, (n) => `${n.toFixed(0)} MB`));
   printSpeedRows(rows);
@@ -462,11 +510,12 @@ export function printSpeedRows(rows: SpeedRow[]): void {
   for (const r of rows) console.log(`| ${r.what} | ${r.layer} | ${r.baseline} | ${Number.isFinite(r.ratio) ? r.ratio.toFixed(2) : '—'} |`);
 }
 
-const which = process.env.SPEED_MEMORY;
-if (which === 'layer' || which === 'baseline') {
-  const reading = await measureMemoryHere(which);
-  console.log(JSON.stringify(reading));
-  process.exit(0);
+if (process.env.SPEED_MEMORY === 'baseline') {
+  // The baseline alone (see `measureBaselineMemory`): serves until SIGTERM.
+  const samples = JSON.parse(process.env.SPEED_SAMPLES ?? '{}') as { profile: unknown; walk: unknown; identity?: unknown };
+  const side = await startBaselineSide(samples, LATENCY_MS);
+  process.once('SIGTERM', () => void side.close().then(() => process.exit(0)));
+  console.log(`baseline at ${side.graphqlUrl}`);
 } else if (process.argv[1] && fileURLToPath(import.meta.url) === resolve(process.argv[1])) {
   await runSpeedBench();
   await agent.close();

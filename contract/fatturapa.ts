@@ -8,6 +8,8 @@
  * `CedentePrestatore`, …), namespace prefixes ignored. Nothing here imports the layer or the emulator.
  */
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
+import { EU_VAT_COUNTRIES, vatPrefixOf } from './eu.ts';
+import { isObj } from './values.ts';
 
 /** The two transmission formats: to private parties (FPR12) and to the public administration (FPA12). */
 export type FatturaFormat = 'FPR12' | 'FPA12';
@@ -102,39 +104,11 @@ export const BUYER_ISSUED_TYPES = ['TD16', 'TD17', 'TD18', 'TD19', 'TD20'] as co
 export const isBuyerIssued = (documentType: string): boolean => (BUYER_ISSUED_TYPES as readonly string[]).includes(documentType);
 
 /**
- * Where goods come from within the EU other than Italy (TD18's supplier is there), as VAT ids write
- * them (Greece EL): the member states and Northern Ireland (XI), inside the EU's rules for goods.
+ * Where goods come from within the EU other than Italy (TD18's supplier is there): the member states
+ * and Northern Ireland (XI), inside the EU's rules for goods, by ISO code and as VAT ids write them
+ * (Greece both GR and EL).
  */
-export const EU_OTHER_COUNTRIES = [
-  'AT',
-  'BE',
-  'BG',
-  'CY',
-  'CZ',
-  'DE',
-  'DK',
-  'EE',
-  'EL',
-  'GR',
-  'ES',
-  'FI',
-  'FR',
-  'HR',
-  'HU',
-  'IE',
-  'LT',
-  'LU',
-  'LV',
-  'MT',
-  'NL',
-  'PL',
-  'PT',
-  'RO',
-  'SE',
-  'SI',
-  'SK',
-  'XI',
-] as const;
+export const EU_OTHER_COUNTRIES: readonly string[] = EU_VAT_COUNTRIES.filter((c) => c !== 'IT').flatMap((c) => (vatPrefixOf(c) === c ? [c] : [c, vatPrefixOf(c)]));
 
 /** The party the document is the company's own: the buyer of a self-invoice (TD16–TD20), else the seller. */
 export const companyOf = (s: Pick<FatturaSummary, 'documentType' | 'sender' | 'recipient'>): FatturaParty => (isBuyerIssued(s.documentType) ? s.recipient : s.sender);
@@ -232,9 +206,6 @@ export interface FatturaSummary {
 
 export type FatturaRead = { ok: true; summary: FatturaSummary } | { ok: false; error: 'structure' | 'missing'; field: string };
 
-type Node = Record<string, unknown>;
-const isNode = (v: unknown): v is Node => typeof v === 'object' && v !== null && !Array.isArray(v);
-
 /** Elements that may repeat, read as arrays even when there is one. */
 const ARRAYS = new Set(['DettaglioLinee', 'DatiRiepilogo', 'FatturaElettronicaBody', 'ScontoMaggiorazione', 'DatiCassaPrevidenziale', 'DatiFattureCollegate']);
 
@@ -256,7 +227,7 @@ class Missing extends Error {
 function at(node: unknown, path: string): unknown {
   let cur: unknown = node;
   for (const seg of path.split('/')) {
-    if (!isNode(cur)) return undefined;
+    if (!isObj(cur)) return undefined;
     cur = cur[seg];
   }
   return cur;
@@ -330,20 +301,20 @@ export function readFattura(xml: string): FatturaRead {
     return { ok: false, error: 'structure', field: 'FatturaElettronica' };
   }
   const root = at(doc, 'FatturaElettronica');
-  if (!isNode(root)) return { ok: false, error: 'structure', field: 'FatturaElettronica' };
+  if (!isObj(root)) return { ok: false, error: 'structure', field: 'FatturaElettronica' };
   try {
     const header = at(root, 'FatturaElettronicaHeader');
     const bodies = at(root, 'FatturaElettronicaBody');
     const body: unknown = Array.isArray(bodies) ? bodies[0] : undefined;
-    if (!isNode(header)) throw new Missing('FatturaElettronicaHeader');
-    if (!isNode(body)) throw new Missing('FatturaElettronicaBody');
+    if (!isObj(header)) throw new Missing('FatturaElettronicaHeader');
+    if (!isObj(body)) throw new Missing('FatturaElettronicaBody');
     const versione = typeof root['@versione'] === 'string' ? root['@versione'] : null;
     const formatText = text(header, 'DatiTrasmissione/FormatoTrasmissione') ?? versione;
     if (formatText !== 'FPR12' && formatText !== 'FPA12') throw new Missing('FormatoTrasmissione');
     const seller = at(header, 'CedentePrestatore');
     const buyer = at(header, 'CessionarioCommittente');
-    if (!isNode(seller)) throw new Missing('CedentePrestatore');
-    if (!isNode(buyer)) throw new Missing('CessionarioCommittente');
+    if (!isObj(seller)) throw new Missing('CedentePrestatore');
+    if (!isObj(buyer)) throw new Missing('CessionarioCommittente');
     const sender = party(seller);
     const recipient = party(buyer);
     if (sender.vatNumber === null) throw new Missing('CedentePrestatore/DatiAnagrafici/IdFiscaleIVA');

@@ -5,6 +5,7 @@
  */
 import { deliverCallbackPayload } from '../contract/callback-delivery.ts';
 import { fail, type EmuResponse } from './core.ts';
+import { isObj, type Obj } from '../contract/values.ts';
 
 export interface VendorCallback {
   url: string;
@@ -84,9 +85,6 @@ const MAX_HEADER_KEY = 256;
 const MAX_HEADERS_JSON = 2048;
 const MAX_CUSTOM_JSON = 512;
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-
-type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 const urlNotSet = (): EmuResponse => fail(428, 704, "url not set in 'callback', required");
 const badHeaders = (): EmuResponse => fail(406, 708, 'Headers not valid, must be an object with key : value');

@@ -128,16 +128,6 @@ export const fail = (status: number, error: number, message: string): EmuRespons
   json: { success: false, message, error, data: null },
 });
 
-/**
- * A request or record field as text: a string as it is, a finite number as its digits, anything else
- * (absent, null, an object) as `fallback`, never `[object Object]`.
- */
-export function text(v: unknown, fallback = ''): string {
-  if (typeof v === 'string') return v;
-  if (typeof v === 'number' && Number.isFinite(v)) return String(v);
-  return fallback;
-}
-
 /** 24-hex Mongo-style id, deterministic when given a seed string. */
 export function hexId(seed?: string): string {
   if (seed === undefined) {

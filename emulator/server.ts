@@ -63,6 +63,7 @@ import { callbackSettings } from './callbacks.ts';
 import { Scheduler, type ClockMode } from './scheduler.ts';
 import { priceOf } from '../contract/prices.ts';
 import { scopeAllows } from '../contract/scopes.ts';
+import { isObj } from '../contract/values.ts';
 import { FreeTierCounters } from './free-tiers.ts';
 import { Accounts, type EmuAccount } from './oauth/accounts.ts';
 
@@ -570,7 +571,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
     } catch {
       return json(400, { error: 'invalid JSON body' });
     }
-    const obj = typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
+    const obj = isObj(body) ? body : {};
     const [first, second] = segments;
 
     if (first === 'calls' && segments.length === 1) {

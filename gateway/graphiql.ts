@@ -23,7 +23,6 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { GraphiQLOptions } from 'graphql-yoga';
-import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import { compressBody, negotiateEncoding, type ContentEncoding } from './compression.ts';
 import type { ExampleOperation } from './examples.ts';
 import type { GatewayRoute } from './index.ts';
@@ -91,8 +90,12 @@ window.addEventListener('pointerdown', function (event) {
 }, true);
 </script>`;
 
-/** The page's HTML. */
-export function renderGraphiQLPage(opts: GraphiQLPageOptions): string {
+/**
+ * The page's HTML. The renderer is loaded on first use: its module holds the 9 MB editor bundle as
+ * a string, which a gateway nobody opens GraphiQL on never needs in memory.
+ */
+export async function renderGraphiQLPage(opts: GraphiQLPageOptions): Promise<string> {
+  const { renderGraphiQL } = await import('@graphql-yoga/render-graphiql');
   const html = renderGraphiQL(graphiqlSettings(opts));
   const at = html.indexOf('<script>');
   const before = (opts.oneClickTabs === false ? '' : ONE_CLICK_TABS) + seedFirstTab(opts.examples[0]);
@@ -128,18 +131,19 @@ const PAGE_HEADERS = {
  */
 export function graphiqlRoute(opts: GraphiQLPageOptions): GatewayRoute {
   const endpoint = opts.endpoint ?? '/graphql';
-  let page: { body: Buffer; tag: string } | null = null;
+  let page: Promise<{ body: Buffer; tag: string }> | null = null;
   const encoded = new Map<ContentEncoding, Promise<Buffer>>();
-  const load = (): { body: Buffer; tag: string } => {
-    if (!page) {
-      const body = Buffer.from(renderGraphiQLPage(opts), 'utf8');
-      page = { body, tag: createHash('sha256').update(body).digest('base64url').slice(0, 27) };
-    }
+  const load = (): Promise<{ body: Buffer; tag: string }> => {
+    page ??= renderGraphiQLPage(opts).then((html) => {
+      const body = Buffer.from(html, 'utf8');
+      return { body, tag: createHash('sha256').update(body).digest('base64url').slice(0, 27) };
+    });
+    page.catch(() => (page = null));
     return page;
   };
-  const bodyIn = (encoding: ContentEncoding | null): Promise<Buffer> => {
-    const { body } = load();
-    if (!encoding) return Promise.resolve(body);
+  const bodyIn = async (encoding: ContentEncoding | null): Promise<Buffer> => {
+    const { body } = await load();
+    if (!encoding) return body;
     let pending = encoded.get(encoding);
     if (!pending) {
       // Static content, compressed once: brotli 5 gives 1.9 MB in about a second; 11 would take a minute.
@@ -157,7 +161,7 @@ export function graphiqlRoute(opts: GraphiQLPageOptions): GatewayRoute {
     }
     const encoding = opts.compress === false ? null : negotiateEncoding(req.headers['accept-encoding']);
     // One ETag per representation: a cache holding the brotli body never revalidates it for gzip.
-    const etag = `"${load().tag}${encoding ? `-${encoding}` : ''}"`;
+    const etag = `"${(await load()).tag}${encoding ? `-${encoding}` : ''}"`;
     const headers = {
       ...PAGE_HEADERS,
       'content-type': 'text/html; charset=utf-8',

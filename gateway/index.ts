@@ -23,9 +23,9 @@ import { createGatewayLogger, useLogContext } from './logger.ts';
 import { useDocumentLimits } from './limits.ts';
 import { httpCheck, ServerLife, DEFAULT_SHUTDOWN_TIMEOUT_MS, type DrainResult, type ReadinessCheck } from '../subgraphs/runtime/health.ts';
 import { useInProcessSubgraphs, type SubgraphFetch } from './in-process.ts';
-import { useSubscriptionSharing } from './subscription-sharing.ts';
+import { useSubscriptionSharing, useWebSocketSharing } from './subscription-sharing.ts';
 import { createResponseCache, type ResponseCacheOptions } from './response-cache.ts';
-import { metricsPlugins } from './metrics.ts';
+import { metricsPlugins, OperationNames, sharingMetrics } from './metrics.ts';
 import { tracingPlugins } from './tracing.ts';
 import { log } from '../subgraphs/runtime/log.ts';
 
@@ -131,6 +131,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
   );
 
   const persisted = persistedOperations(opts.persisted);
+  const operationNames = new OperationNames();
   const runtime = createGatewayRuntime({
     supergraph,
     transportEntries,
@@ -153,7 +154,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     plugins: (ctx) => [
       useLogContext(),
       ...tracingPlugins(ctx),
-      ...metricsPlugins(ctx.log),
+      ...metricsPlugins(ctx.log, operationNames),
       useDocumentLimits(),
       useForwardAuthorization(),
       useForwardAccountKey(),
@@ -226,6 +227,8 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
   const wss = new WebSocketServer({
     server,
     path: '/graphql',
+    // A graphql-ws message is a document and its variables: 2 MiB is plenty (ws's default is 100 MiB).
+    maxPayload: 2 * 2 ** 20,
     verifyClient: ({ origin, req }: { origin: string | undefined; req: IncomingMessage }) => websocketOriginAllowed(origin, req.headers.host, opts.corsOrigins ?? []),
   });
   // The runtime puts the subscribe payload in the context's `params` and the connection params in
@@ -234,9 +237,13 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     req: ctx.extra.request,
     socket: ctx.extra.socket,
   }));
+  // graphql-ws subscribers of a running shared subscription get its events on their socket directly (`subscription-sharing.ts`).
+  const sharing = useWebSocketSharing({ metrics: sharingMetrics(operationNames) });
   const ws = useServer(
     {
       ...wsOptions,
+      subscribe: sharing.wrap(wsOptions.subscribe!),
+      execute: sharing.wrap(wsOptions.execute!),
       onConnect: (ctx) => {
         if (ctx.connectionParams) normaliseAuthorization(ctx.connectionParams);
         life.wsConnected(ctx);
@@ -244,7 +251,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
       },
       onClose: (ctx) => life.wsClosed(ctx),
       // A document persisted operations refuse is answered with an `error` message (its code), not a throw (4500 closes the socket).
-      onSubscribe: async (ctx, id, payload) => (await persisted.refused(payload)) ?? wsOptions.onSubscribe?.(ctx, id, payload),
+      onSubscribe: async (ctx, id, payload) => (await persisted.refused(payload)) ?? sharing.onSubscribe(ctx, id, payload, async () => wsOptions.onSubscribe?.(ctx, id, payload)),
     },
     wss,
   );

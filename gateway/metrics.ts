@@ -11,8 +11,9 @@ import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import type { Logger } from '@graphql-hive/logger';
 import { getOperationAST, type DocumentNode, type ExecutionResult } from 'graphql';
 import { parseBounded } from './limits.ts';
+import { opensSharedTopic, type SharingMetrics } from './subscription-sharing.ts';
 import type { GraphQLParams } from 'graphql-yoga';
-import { METRICS_PATH, operations, registry, subscriptionsOpen } from '../subgraphs/runtime/metrics.ts';
+import { METRICS_PATH, operations, registerLayerMetrics, registry, subscriptionsOpen } from '../subgraphs/runtime/metrics.ts';
 
 /**
  * `ok`; `partial` (data and errors, a budget stopping part of it included); `refused` (a budget or
@@ -118,6 +119,9 @@ export function useOperationMetrics(names = new OperationNames()): GatewayPlugin
             return;
           }
           operations.inc({ ...labels, outcome: 'ok' });
+          // A graphql-ws subscription opening a shared topic: its subscribers (itself included) are
+          // counted open by the sharing, which knows when each leaves; this execution may outlive it.
+          if (opensSharedTopic(args.contextValue)) return;
           subscriptionsOpen.inc({ operation: labels.operation });
           return {
             onEnd() {
@@ -134,8 +138,34 @@ export function useOperationMetrics(names = new OperationNames()): GatewayPlugin
   };
 }
 
-/** The gateway's metric plugins; `log` is the runtime's logger (the plugins' context). */
-export function metricsPlugins(log: Logger): GatewayPlugin[] {
+/**
+ * Counts the graphql-ws subscribers a shared subscription serves (`useWebSocketSharing`), as
+ * `useOperationMetrics` counts what the runtime runs: a joiner is an operation (`ok` once the topic's
+ * document was accepted, else the refusal's outcome, its name a label only if a validated document
+ * had it), and every subscriber, the opener included, a subscription open until it ends.
+ */
+export function sharingMetrics(names: OperationNames): SharingMetrics {
+  return {
+    served(shape, operation) {
+      const label = shape.name ? names.admit(shape.name) : 'anonymous';
+      if (operation) operations.inc({ operation: label, type: 'subscription', outcome: 'ok' });
+      subscriptionsOpen.inc({ operation: label });
+      let open = true;
+      return () => {
+        if (!open) return;
+        open = false;
+        subscriptionsOpen.dec({ operation: label });
+      };
+    },
+    refused(shape, result) {
+      operations.inc({ operation: names.seen(shape.name, 'invalid'), type: 'subscription', outcome: outcomeOf(result) });
+    },
+  };
+}
+
+/** The gateway's metric plugins; `log` is the runtime's logger (the plugins' context); `names` the operation labels. */
+export function metricsPlugins(log: Logger, names = new OperationNames()): GatewayPlugin[] {
+  registerLayerMetrics();
   return [
     useMeshPrometheus({
       log,
@@ -165,6 +195,6 @@ export function metricsPlugins(log: Logger): GatewayPlugin[] {
         graphql_envelop_schema_change: false,
       },
     }) as GatewayPlugin,
-    useOperationMetrics(),
+    useOperationMetrics(names),
   ];
 }

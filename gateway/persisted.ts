@@ -169,6 +169,7 @@ export interface PersistedOperations {
 
 type ErrorSpec = { message: string; extensions: { code: string; http?: { status: number } } };
 const toError = (spec: ErrorSpec): GraphQLError => createGraphQLError(spec.message, { extensions: spec.extensions });
+const hashMismatch: ErrorSpec = { message: 'provided sha does not match query', extensions: { code: 'PERSISTED_QUERY_HASH_MISMATCH', http: { status: 400 } } };
 
 /** What a request carries of its document: the text and/or the extension with its hash. */
 type RequestDocument = Pick<GraphQLParams, 'query'> & { extensions?: Record<string, unknown> | null };
@@ -254,7 +255,7 @@ export function persistedOperations(opts: PersistedOperationsOptions = {}): Pers
       const hash = persistedQueryHash(params);
       if (hash === null || typeof params.query !== 'string' || resolved.has(context)) return;
       if (sha256Hex(params.query) !== hash.toLowerCase()) {
-        throw createGraphQLError('provided sha does not match query', { extensions: { code: 'PERSISTED_QUERY_HASH_MISMATCH', http: { status: 400 } } });
+        throw toError(hashMismatch);
       }
       const pending: Pending = { hash: hash.toLowerCase(), query: params.query, state: 'pending' };
       byContext.set(context, pending);
@@ -296,7 +297,9 @@ export function persistedOperations(opts: PersistedOperationsOptions = {}): Pers
     plugins: [register],
     refused: async (params) => {
       const hash = persistedQueryHash(params);
-      if (params.query || hash === null) return null;
+      if (hash === null) return null;
+      // A document whose hash is not its own: refused with its code, not a closed socket.
+      if (typeof params.query === 'string') return sha256Hex(params.query) === hash.toLowerCase() ? null : [toError(hashMismatch)];
       return (await lookUp(hash)) === null ? [toError(notFound)] : null;
     },
     close: () => store.close(),

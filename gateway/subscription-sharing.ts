@@ -9,10 +9,15 @@
  * Why: an event reaching N clients used to run N gateway executions fed by N subgraph
  * subscriptions; now one execution per topic, and per client only the delivery.
  */
+import dc from 'node:diagnostics_channel';
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
-import { getOperationAST, Kind, OperationTypeNode, print, type DocumentNode, type ExecutionResult } from 'graphql';
+import { getOperationAST, GraphQLError, Kind, OperationTypeNode, print, type DocumentNode, type ExecutionResult } from 'graphql';
+import { LRUCache } from 'lru-cache';
 import { callerSessionOf, keyHash, stableJson } from './caller-session.ts';
 import { replayedCost } from './cost.ts';
+import { connectionParamsError } from './authorization.ts';
+import { parseBounded } from './limits.ts';
+import { log } from '../subgraphs/runtime/log.ts';
 
 type Result = ExecutionResult;
 
@@ -21,8 +26,163 @@ export interface SubscriptionSharingOptions {
   onTopic?: (open: boolean) => void;
 }
 
-/** One client's view of a topic: events pushed by the topic, pulled by the client's iteration. */
-class Feed implements AsyncIterableIterator<Result> {
+/**
+ * One event of a topic, as every subscriber may get it: as it came (for the subscriber that reports
+ * its cost) or de-duplicated (for the others), each built once and, for the graphql-ws path, each
+ * serialised once however many sockets it goes to.
+ */
+export class SharedEvent {
+  private shared: Result | undefined;
+  private readonly text: { paid?: string; shared?: string } = {};
+  constructor(readonly value: Result) {}
+
+  /** The event as a subscriber that did not pay for it sees it (its cost reported as shared). */
+  get dedup(): Result {
+    return (this.shared ??= deduplicated(this.value));
+  }
+
+  /** The event as JSON: as it came when `paid`, else de-duplicated. */
+  json(paid: boolean): string {
+    return paid ? (this.text.paid ??= JSON.stringify(this.value)) : (this.text.shared ??= JSON.stringify(this.dedup));
+  }
+}
+
+/**
+ * `openapi:shared-subscription:delivered` (node:diagnostics_channel): one event handed to every
+ * subscriber of a topic (on graphql-ws, written to every socket), with when that began and ended
+ * (`performance.now()`). For benches and profiling; nothing is measured without a subscriber.
+ */
+export const delivered = dc.channel('openapi:shared-subscription:delivered');
+export interface TopicDelivery {
+  subscribers: number;
+  startedAt: number;
+  endedAt: number;
+}
+
+/** Where a topic's events go: one subscriber. `paid`: this subscriber reports the event's cost. */
+export interface Sink {
+  deliver(event: SharedEvent, paid: boolean): void;
+  /** The topic ended (or failed with `error`). */
+  end(error?: unknown): void;
+}
+
+/** One shared subscription: its source (the first subscriber's execution) and its subscribers. */
+export interface Topic {
+  readonly key: string;
+  readonly sinks: Set<Sink>;
+  /** The latest event, for subscribers joining later. */
+  last: SharedEvent | undefined;
+  source: AsyncIterator<Result> | null;
+  closed: boolean;
+}
+
+/**
+ * The topics of one gateway path (the envelop plugin below; the graphql-ws delivery of
+ * `useWebSocketSharing`): opening, joining, leaving, and pumping one source to every sink. The
+ * subscriber that reports an event's cost is the earliest still there; the others get it
+ * de-duplicated, so the euro reported across subscribers is what was paid.
+ */
+export class TopicHub {
+  private readonly topics = new Map<string, Topic>();
+  constructor(private readonly onTopic?: (open: boolean) => void) {}
+
+  /** The running (or opening) topic of `key`, if any. */
+  get(key: string): Topic | undefined {
+    return this.topics.get(key);
+  }
+
+  /** A new topic for `key`, opening (its source comes with `start`). */
+  open(key: string): Topic {
+    const topic: Topic = { key, sinks: new Set(), last: undefined, source: null, closed: false };
+    this.topics.set(key, topic);
+    this.onTopic?.(true);
+    return topic;
+  }
+
+  /** Adds a subscriber; a late joiner first gets the latest event (which it did not pay for). */
+  join(topic: Topic, sink: Sink): void {
+    topic.sinks.add(sink);
+    if (topic.last !== undefined) sink.deliver(topic.last, false);
+  }
+
+  /** Removes a subscriber; the last one leaving closes the topic (and its source). */
+  leave(topic: Topic, sink: Sink): void {
+    if (!topic.sinks.delete(sink)) return;
+    if (topic.sinks.size === 0) this.close(topic);
+  }
+
+  /** Runs `source` for the topic: every event to every subscriber, then their end. */
+  start(topic: Topic, source: AsyncIterator<Result>): void {
+    topic.source = source;
+    if (topic.closed) {
+      // Everyone left while it was opening.
+      void source.return?.()?.catch(() => undefined);
+      return;
+    }
+    void this.pump(topic, source);
+  }
+
+  /**
+   * The topic could not open (refused: validation, credentials, budget, …): every subscriber but
+   * `except` (the opener, which gets `result` from its own execution) gets the same refusal, with
+   * its `extensions.code`, and the topic closes.
+   */
+  refuse(topic: Topic, result: Result, except?: Sink): void {
+    const event = new SharedEvent(result);
+    for (const sink of topic.sinks) {
+      if (sink === except) continue;
+      sink.deliver(event, true);
+      sink.end();
+    }
+    this.close(topic);
+  }
+
+  /** The topic failed to open: every subscriber gets `error`. */
+  fail(topic: Topic, error: unknown): void {
+    for (const sink of topic.sinks) sink.end(error);
+    this.close(topic);
+  }
+
+  private close(topic: Topic): void {
+    if (topic.closed) return;
+    topic.closed = true;
+    if (this.topics.get(topic.key) === topic) this.topics.delete(topic.key);
+    this.onTopic?.(false);
+    void topic.source?.return?.()?.catch(() => undefined);
+  }
+
+  private async pump(topic: Topic, source: AsyncIterator<Result>): Promise<void> {
+    try {
+      for (;;) {
+        const r = await source.next();
+        if (r.done || topic.closed) break;
+        const event = new SharedEvent(r.value);
+        topic.last = event;
+        const t0 = delivered.hasSubscribers ? performance.now() : 0;
+        let paid = true;
+        for (const sink of topic.sinks) {
+          sink.deliver(event, paid);
+          paid = false;
+        }
+        if (delivered.hasSubscribers) delivered.publish({ subscribers: topic.sinks.size, startedAt: t0, endedAt: performance.now() } satisfies TopicDelivery);
+      }
+      for (const sink of topic.sinks) sink.end();
+    } catch (err) {
+      log.warn({ err }, '[gateway] a shared subscription failed');
+      for (const sink of topic.sinks) sink.end(err);
+    } finally {
+      // Subscribers still joined have been ended; the next subscriber opens a fresh subscription.
+      if (this.topics.get(topic.key) === topic) this.topics.delete(topic.key);
+      if (!topic.closed) {
+        topic.closed = true;
+        this.onTopic?.(false);
+      }
+    }
+  }
+}
+
+/** One client's view of a topic on the envelop path: events pushed by the topic, pulled by the client's iteration. */
+class Feed implements AsyncIterableIterator<Result>, Sink {
   private readonly queue: Result[] = [];
   private waiting: ((r: IteratorResult<Result>) => void) | null = null;
   private failed: ((err: unknown) => void) | null = null;
@@ -30,6 +190,10 @@ class Feed implements AsyncIterableIterator<Result> {
   private done = false;
 
   constructor(private readonly leave: (feed: Feed) => void) {}
+
+  deliver(event: SharedEvent, paid: boolean): void {
+    this.push(paid ? event.value : event.dedup);
+  }
 
   push(value: Result): void {
     if (this.done) return;
@@ -81,15 +245,6 @@ class Feed implements AsyncIterableIterator<Result> {
   }
 }
 
-/** One shared subscription: its source (the first client's execution) and the clients' feeds. */
-interface Topic {
-  feeds: Set<Feed>;
-  /** The latest event, for clients joining later. */
-  last: Result | undefined;
-  source: AsyncIterator<Result> | null;
-  closed: boolean;
-}
-
 const printed = new WeakMap<DocumentNode, string>();
 const printedOf = (doc: DocumentNode): string => {
   let s = printed.get(doc);
@@ -99,11 +254,11 @@ const printedOf = (doc: DocumentNode): string => {
 
 /**
  * What makes two subscriptions the same topic (see the module doc): the caller's session (every
- * credential that changes the answer, hashed: `caller-session.ts`) and a hash of the document,
- * operation name and variables (keys sorted), so no token or password sits in a key.
+ * credential that changes the answer, hashed: `caller-session.ts`) and a hash of the document's
+ * text, operation name and variables (keys sorted), so no token or password sits in a key.
  */
-export function topicKey(args: { document: DocumentNode; operationName?: string | null; variableValues?: unknown; contextValue?: unknown }): string {
-  return `${callerSessionOf(args.contextValue)}|${keyHash(printedOf(args.document), args.operationName ?? '', stableJson(args.variableValues ?? {}))}`;
+function topicKey(context: unknown, documentText: string, operationName: string | null | undefined, variables: unknown): string {
+  return `${callerSessionOf(context)}|${keyHash(documentText, operationName ?? '', stableJson(variables ?? {}))}`;
 }
 
 /**
@@ -137,97 +292,349 @@ function deduplicated(event: Result): Result {
   return { ...event, extensions: { ...event.extensions, cost: replayedCost(cost, 'dedup') } };
 }
 
-const isAsyncIterable = (x: unknown): x is AsyncIterable<Result> => typeof x === 'object' && x !== null && Symbol.asyncIterator in x;
+export const isAsyncIterable = (x: unknown): x is AsyncIterable<Result> => typeof x === 'object' && x !== null && Symbol.asyncIterator in x;
 
-/** The envelop plugin sharing subscriptions by topic (see the module doc). */
+/**
+ * The envelop plugin sharing subscriptions by topic (see the module doc). graphql-ws clients are
+ * shared before they reach it (`useWebSocketSharing`); this one shares what runs the envelop
+ * pipeline (SSE, and the first graphql-ws subscriber of a topic).
+ */
 export function useSubscriptionSharing(opts: SubscriptionSharingOptions = {}): GatewayPlugin {
-  const topics = new Map<string, Topic>();
-
-  const close = (key: string, topic: Topic): void => {
-    if (topic.closed) return;
-    topic.closed = true;
-    if (topics.get(key) === topic) topics.delete(key);
-    opts.onTopic?.(false);
-    void topic.source?.return?.()?.catch(() => undefined);
-  };
-
-  const join = (key: string, topic: Topic): Feed => {
-    const feed = new Feed((f) => {
-      topic.feeds.delete(f);
-      if (topic.feeds.size === 0) close(key, topic);
-    });
-    topic.feeds.add(feed);
-    if (topic.last !== undefined) feed.push(deduplicated(topic.last));
+  const hub = new TopicHub(opts.onTopic);
+  const join = (topic: Topic): Feed => {
+    const feed = new Feed((f) => hub.leave(topic, f));
+    hub.join(topic, feed);
     return feed;
-  };
-
-  const pump = async (key: string, topic: Topic, source: AsyncIterator<Result>): Promise<void> => {
-    try {
-      for (;;) {
-        const r = await source.next();
-        if (r.done || topic.closed) break;
-        topic.last = r.value;
-        // One client (the earliest still there) reports the event's upstream cost; the others
-        // report it de-duplicated, so the euro reported across clients is what was paid.
-        let first = true;
-        for (const feed of topic.feeds) {
-          feed.push(first ? r.value : deduplicated(r.value));
-          first = false;
-        }
-      }
-      for (const feed of topic.feeds) feed.end();
-    } catch (err) {
-      for (const feed of topic.feeds) feed.end(err);
-    } finally {
-      // Clients still joined have been ended; the next subscriber opens a fresh subscription.
-      if (topics.get(key) === topic) topics.delete(key);
-      if (!topic.closed) {
-        topic.closed = true;
-        opts.onTopic?.(false);
-      }
-    }
   };
 
   return {
     onSubscribe({ args, subscribeFn, setSubscribeFn }) {
       if (!singleState(args)) return;
-      const key = topicKey(args);
+      const { contextValue, document, operationName, variableValues } = args as {
+        contextValue: unknown;
+        document: DocumentNode;
+        operationName?: string | null;
+        variableValues?: unknown;
+      };
+      const key = topicKey(contextValue, printedOf(document), operationName, variableValues);
       setSubscribeFn(async (subscribeArgs) => {
-        const running = topics.get(key);
-        if (running) return join(key, running);
+        const running = hub.get(key);
+        if (running) return join(running);
         // The first client opens the topic; others arriving meanwhile join it.
-        const topic: Topic = { feeds: new Set(), last: undefined, source: null, closed: false };
-        topics.set(key, topic);
-        opts.onTopic?.(true);
-        const first = join(key, topic);
+        const topic = hub.open(key);
+        const first = join(topic);
         let result: unknown;
         try {
           result = await subscribeFn(subscribeArgs);
         } catch (err) {
-          for (const feed of topic.feeds) feed.end(err);
-          close(key, topic);
+          hub.fail(topic, err);
           throw err;
         }
         if (!isAsyncIterable(result)) {
-          // Refused (validation, credentials, budget, …): anyone who joined meanwhile (same
-          // credentials, same document) gets the same refusal, with its `extensions.code`.
-          for (const feed of topic.feeds) {
-            if (feed === first) continue;
-            feed.push(result as Result);
-            feed.end();
-          }
-          close(key, topic);
+          hub.refuse(topic, result as Result, first);
           return result as Result;
         }
-        topic.source = result[Symbol.asyncIterator]();
-        if (topic.closed) {
-          // Everyone left while it was opening.
-          void topic.source.return?.()?.catch(() => undefined);
-          return first;
-        }
-        void pump(key, topic, topic.source);
+        hub.start(topic, result[Symbol.asyncIterator]());
         return first;
       });
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// graphql-ws: subscribers joining a running topic skip the runtime's pipeline entirely
+
+/** The socket of a graphql-ws connection (the `ws` library's), as far as delivery needs it. */
+interface DeliverySocket {
+  readonly readyState: number;
+  /** Bytes queued and not yet sent (a reader that stopped reading makes it grow). */
+  readonly bufferedAmount?: number;
+  send(data: string, cb: (err?: Error) => void): void;
+  close(code?: number, reason?: string): void;
+}
+
+/**
+ * A subscriber whose socket holds this much unsent data is not reading: it is disconnected (1013,
+ * try again later) rather than kept growing the gateway's memory with events for it.
+ */
+export const MAX_BUFFERED_BYTES = 4 * 2 ** 20;
+const OPEN = 1;
+const ignore = (): void => undefined;
+
+/**
+ * One graphql-ws subscriber of a topic. Events are written to its socket as they come, serialised
+ * once per topic (`SharedEvent.json`) and framed with its id, without graphql-ws's per-subscriber
+ * iteration and serialisation. To graphql-ws it is the subscription's result: an iterator that
+ * yields nothing and ends when the topic does (graphql-ws then sends `complete`, or `error` when
+ * the topic failed), and whose `return` (the client's `complete`, the socket closing) leaves the topic.
+ */
+export class SocketSink implements Sink, AsyncIterableIterator<Result> {
+  private readonly prefix: string;
+  private settle: ((r: IteratorResult<Result>) => void) | null = null;
+  private fail: ((err: unknown) => void) | null = null;
+  private outcome: { error?: unknown } | null = null;
+  /** Leaves the topic (the client's `complete`, its socket closing). */
+  leave: () => void = ignore;
+  /** Called once when this subscriber's subscription ends, however it ends. */
+  ended: () => void = ignore;
+  /** What it asked (for its metrics). */
+  shape: Shape | null = null;
+
+  constructor(
+    private readonly socket: DeliverySocket,
+    id: string,
+  ) {
+    this.prefix = `{"id":${JSON.stringify(id)},"type":"next","payload":`;
+  }
+
+  deliver(event: SharedEvent, paid: boolean): void {
+    if (this.outcome !== null || this.socket.readyState !== OPEN) return;
+    if ((this.socket.bufferedAmount ?? 0) > MAX_BUFFERED_BYTES) {
+      this.socket.close(1013, 'Subscriber too slow');
+      return;
+    }
+    this.socket.send(`${this.prefix}${event.json(paid)}}`, ignore);
+  }
+
+  end(error?: unknown): void {
+    if (this.outcome !== null) return;
+    this.outcome = error === undefined ? {} : { error };
+    this.ended();
+    if (this.settle) this.finish();
+  }
+
+  private finish(): void {
+    const [settle, fail, outcome] = [this.settle!, this.fail!, this.outcome!];
+    this.settle = this.fail = null;
+    if ('error' in outcome) fail(publicError(outcome.error));
+    else settle({ value: undefined, done: true });
+  }
+
+  next(): Promise<IteratorResult<Result>> {
+    return new Promise((resolve, reject) => {
+      this.settle = resolve;
+      this.fail = reject;
+      if (this.outcome !== null) this.finish();
+    });
+  }
+
+  return(): Promise<IteratorResult<Result>> {
+    this.leave();
+    this.end();
+    return Promise.resolve({ value: undefined, done: true });
+  }
+
+  [Symbol.asyncIterator](): AsyncIterableIterator<Result> {
+    return this;
+  }
+}
+
+/**
+ * The error a subscriber is sent when its shared subscription failed: a GraphQL error as it is (its
+ * `extensions.code` included), anything else as the runtime masks it (the cause is logged once).
+ */
+function publicError(error: unknown): Error {
+  if (error instanceof GraphQLError) return error;
+  return new GraphQLError('Unexpected error.', { extensions: { code: 'INTERNAL_SERVER_ERROR' } });
+}
+
+/** What a shareable subscription document is, by its text (parsed once). */
+interface Shape {
+  document: DocumentNode;
+  /** The operation's name for the metrics (`null`: anonymous). */
+  name: string | null;
+}
+
+/** The graphql-ws `Subscribe` payload. */
+interface SubscribePayload {
+  query?: string | null;
+  operationName?: string | null;
+  variables?: Record<string, unknown> | null;
+  extensions?: Record<string, unknown> | null;
+}
+
+/** The graphql-ws connection context, as far as sharing reads it. */
+interface WsContext {
+  connectionParams?: Readonly<Record<string, unknown>>;
+  extra: { socket: DeliverySocket; request: { headers: Record<string, unknown> } };
+}
+
+/** The execution args graphql-ws receives from `onSubscribe` and passes to `subscribe`/`execute`. */
+interface WsExecutionArgs {
+  document: DocumentNode;
+  contextValue?: unknown;
+}
+
+const OPENS = Symbol('opens a shared topic');
+const JOINS = Symbol('joins a shared topic');
+/** graphql-ws runs `subscribe` for a document whose operation is a subscription: a joiner's stand-in. */
+const JOINED_DOCUMENT = parseBounded('subscription Joined { __typename }');
+
+/** How the subscribers served from a topic are counted (the runtime counts only what it runs). */
+export interface SharingMetrics {
+  /**
+   * A subscriber is served by a topic that started (its document accepted): a subscription open
+   * until the returned function is called, and (`operation`, joiners) an operation `ok`. The
+   * opener's operation is counted by the runtime.
+   */
+  served(shape: Shape, operation: boolean): () => void;
+  /** A subscriber that joined a topic while it opened, and the topic was refused (`result`) or failed. */
+  refused(shape: Shape, result: Result): void;
+}
+
+export interface WebSocketSharingOptions extends SubscriptionSharingOptions {
+  metrics?: SharingMetrics;
+  /** Distinct subscription documents whose shape is remembered. @default 500 */
+  maxDocuments?: number;
+  /** Longer documents are not shared (nor remembered): they take the runtime's path. @default 16 KiB */
+  maxDocumentLength?: number;
+}
+
+/** Whether an operation's context is that of a graphql-ws subscription opening a shared topic (its subscribers are counted by the sharing). */
+export const opensSharedTopic = (contextValue: unknown): boolean => typeof contextValue === 'object' && contextValue !== null && OPENS in contextValue;
+
+export interface WebSocketSharing {
+  /**
+   * graphql-ws `onSubscribe`: the execution args of a subscriber joining a shared topic, or
+   * `open()`'s (the runtime's args) marked as the opener of a new topic, or `open()`'s as they are
+   * when the subscription is not shared.
+   */
+  onSubscribe<T>(ctx: WsContext, id: string, payload: SubscribePayload, open: () => Promise<T>): Promise<T>;
+  /** Wraps graphql-ws's `subscribe`/`execute`: a joiner's result is its sink; an opener's is run and shared. */
+  wrap<A extends WsExecutionArgs, R>(run: (args: A) => R | Promise<R>): (args: A) => Promise<R>;
+}
+
+/**
+ * Shared subscriptions for graphql-ws clients (see the module doc): the first subscriber of a topic
+ * runs the runtime's pipeline as any operation does (parse, validation, credentials, budget,
+ * execution, result hooks) and its result stream becomes the topic's source; a subscriber of the
+ * same topic arriving later is handed the topic's events directly on its socket. What it skips
+ * would give it the same answer: the same document, variables and credentials (the topic key),
+ * already validated and accepted. A connection whose params carry a malformed credential, a
+ * document without text (a persisted-query hash) and subscriptions that are not `singleState` take
+ * the normal path.
+ *
+ * Why: one event to 10,000 subscribers was 10,000 runs of the runtime's result pipeline and of
+ * graphql-ws's serialisation; it is now one serialisation and 10,000 socket writes. Subscribing
+ * was the runtime's whole pipeline per subscriber; a joiner is now a parse-cache lookup and a hash.
+ */
+export function useWebSocketSharing(opts: WebSocketSharingOptions = {}): WebSocketSharing {
+  const hub = new TopicHub(opts.onTopic);
+  const shapes = new LRUCache<string, Shape | false>({ max: opts.maxDocuments ?? 500 });
+  const maxLength = opts.maxDocumentLength ?? 16 * 1024;
+  /** Subscribers of topics still opening, counted once the topic starts (or is refused). */
+  const waiting = new WeakMap<Topic, SocketSink[]>();
+  const serve = (sink: SocketSink, operation: boolean): void => {
+    if (sink.shape && opts.metrics) sink.ended = opts.metrics.served(sink.shape, operation);
+  };
+  /** The topic started: its subscribers still there are counted (the opener's operation by the runtime). */
+  const started = (topic: Topic, opener: SocketSink): void => {
+    for (const sink of waiting.get(topic) ?? []) if (topic.sinks.has(sink)) serve(sink, sink !== opener);
+    waiting.delete(topic);
+  };
+  const refused = (topic: Topic, result: Result, opener: SocketSink): void => {
+    for (const sink of waiting.get(topic) ?? []) if (sink !== opener && sink.shape) opts.metrics?.refused(sink.shape, result);
+    waiting.delete(topic);
+  };
+  const failedResult = (err: unknown): Result => ({ errors: [publicError(err) as GraphQLError] });
+
+  const shapeOf = (query: string, operationName: string | null | undefined, variables: unknown): Shape | null => {
+    const cacheKey = `${operationName ?? ''}\u0000${query}`;
+    let shape = shapes.get(cacheKey);
+    if (shape === undefined) {
+      shape = false;
+      try {
+        const document = parseBounded(query);
+        const op = getOperationAST(document, operationName ?? undefined);
+        if (op?.operation === OperationTypeNode.SUBSCRIPTION) shape = { document, name: op.name?.value ?? null };
+      } catch {
+        // Not parsable: the runtime answers it.
+      }
+      shapes.set(cacheKey, shape);
+    }
+    if (shape === false) return null;
+    return singleState({ document: shape.document, operationName, variableValues: variables ?? {} }) ? shape : null;
+  };
+
+  const sinkFor = (topic: Topic, ctx: WsContext, id: string, shape: Shape): SocketSink => {
+    const sink = new SocketSink(ctx.extra.socket, id);
+    sink.leave = () => hub.leave(topic, sink);
+    sink.shape = shape;
+    return sink;
+  };
+
+  return {
+    async onSubscribe(ctx, id, payload, open) {
+      const query = payload.query;
+      // Not shared: a document without text or too long to remember, one with extensions (a
+      // persisted-query hash the runtime checks), a connection whose credential is malformed.
+      if (typeof query !== 'string' || query.length > maxLength || Object.keys(payload.extensions ?? {}).length > 0 || connectionParamsError(ctx.connectionParams) !== null) {
+        return open();
+      }
+      const shape = shapeOf(query, payload.operationName, payload.variables);
+      if (shape === null) return open();
+      // The credentials as the runtime merges them into the operation's context (request headers, then connection params).
+      const key = topicKey({ headers: { ...ctx.extra.request.headers, ...(ctx.connectionParams ?? {}) } }, query, payload.operationName, payload.variables);
+      const running = hub.get(key);
+      if (running) {
+        const sink = sinkFor(running, ctx, id, shape);
+        // Counted now if its document was accepted already, else once it is (or with its refusal).
+        if (running.source) serve(sink, true);
+        else waiting.get(running)?.push(sink);
+        hub.join(running, sink);
+        // graphql-ws's execution args (its `schema` is not read: `subscribe` is ours).
+        const joined: WsExecutionArgs = { document: JOINED_DOCUMENT, contextValue: { [JOINS]: sink } };
+        return joined as never;
+      }
+      const topic = hub.open(key);
+      const sink = sinkFor(topic, ctx, id, shape);
+      waiting.set(topic, [sink]);
+      hub.join(topic, sink);
+      let args: unknown;
+      try {
+        args = await open();
+      } catch (err) {
+        refused(topic, failedResult(err), sink);
+        hub.fail(topic, err);
+        throw err;
+      }
+      if (!args || Array.isArray(args) || typeof (args as WsExecutionArgs).contextValue !== 'object' || (args as WsExecutionArgs).contextValue === null) {
+        // Refused before execution (an `error` message): the others joined meanwhile get its first error.
+        const errors = Array.isArray(args) ? (args as unknown[]).filter((e): e is GraphQLError => e instanceof GraphQLError) : [];
+        const refusal = errors[0] ?? new GraphQLError('The subscription was refused.', { extensions: { code: 'BAD_REQUEST' } });
+        refused(topic, { errors: [refusal] }, sink);
+        hub.fail(topic, refusal);
+        return args as never;
+      }
+      ((args as WsExecutionArgs).contextValue as Record<symbol, unknown>)[OPENS] = { topic, sink };
+      return args as never;
+    },
+
+    wrap<A extends WsExecutionArgs, R>(run: (args: A) => R | Promise<R>) {
+      return async (args: A): Promise<R> => {
+        const context = (args.contextValue ?? {}) as Record<symbol, unknown>;
+        const joined = context[JOINS];
+        // A sink is what graphql-ws iterates (an async iterable result).
+        if (joined instanceof SocketSink) return joined as R;
+        const opening = context[OPENS] as { topic: Topic; sink: SocketSink } | undefined;
+        if (!opening) return run(args);
+        let result: R;
+        try {
+          result = await run(args);
+        } catch (err) {
+          refused(opening.topic, failedResult(err), opening.sink);
+          hub.fail(opening.topic, err);
+          throw err;
+        }
+        if (!isAsyncIterable(result)) {
+          refused(opening.topic, result as Result, opening.sink);
+          hub.refuse(opening.topic, result as Result, opening.sink);
+          return result;
+        }
+        hub.start(opening.topic, result[Symbol.asyncIterator]());
+        started(opening.topic, opening.sink);
+        return opening.sink as R;
+      };
     },
   };
 }

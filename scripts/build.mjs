@@ -8,22 +8,21 @@
 //    `supergraph.graphql` and `data/`. This list is the one place that knows what is packaged.
 //
 // `--out <dir>` builds elsewhere (the directory must be inside the package, for node_modules).
-import { cpSync, existsSync, readdirSync, rmSync, statSync } from 'node:fs';
+// The build's folder gets `.built`: the fingerprint of the sources it was built from (see
+// scripts/build-inputs.mjs, which lists what is read and packaged).
+import { cpSync, existsSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { join, relative, resolve } from 'node:path';
+import { ASSETS, CODE_DIRS, fingerprint, SKIP, STAMP } from './build-inputs.mjs';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const outArg = process.argv.indexOf('--out');
 const OUT = resolve(ROOT, outArg > 0 ? process.argv[outArg + 1] : 'dist');
 
-/** Folders compiled by tsconfig.build.json; their non-TypeScript files are copied beside the code. */
-const CODE_DIRS = ['contract', 'services', 'gateway', 'subgraphs', 'emulator'];
-/** Files and folders read at run time outside those (copied as they are). */
-const ASSETS = ['supergraph.graphql', 'data'];
-/** Never packaged: generated types, tests' leftovers. */
-const SKIP = /(^|\/)(__generated__|node_modules)(\/|$)|\.(ts|tsbuildinfo)$/;
-
+// The fingerprint is taken before compiling: an edit made while the build runs makes the next
+// `npm start` build again.
+const sources = fingerprint(ROOT);
 rmSync(OUT, { recursive: true, force: true });
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
 execFileSync(process.execPath, [tsc, '-p', join(ROOT, 'tsconfig.build.json'), '--outDir', OUT], { cwd: ROOT, stdio: 'inherit' });
@@ -45,3 +44,4 @@ for (const asset of ASSETS) {
   copyTree(asset);
 }
 console.log(`build: JavaScript and ${copied} runtime files in ${relative(ROOT, OUT) || '.'}/`);
+writeFileSync(join(OUT, STAMP), `${sources}\n`);

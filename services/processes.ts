@@ -62,7 +62,15 @@ export interface SpawnOptions {
 export async function spawnService(name: string, script: 'emulator' | 'gateway' | 'subgraph', args: string[], env: NodeJS.ProcessEnv, opts: SpawnOptions = {}): Promise<Service> {
   const ready = script === 'subgraph' ? new RegExp(`\\n  ${args[0]}: (http://127\\.0\\.0\\.1:\\d+)/${args[0]}/graphql `) : READY[script];
   const entry = opts.dist ? [...(opts.nodeArgs ?? []), `${opts.dist}/services/${script}.js`] : ['--import', 'tsx', ...(opts.nodeArgs ?? []), `services/${script}.ts`];
-  const proc = spawn(process.execPath, [...entry, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  return spawnNode(name, [...entry, ...args], env, ready);
+}
+
+/**
+ * Runs `node <nodeArgs>` in the project's folder and resolves once its output matches `ready`:
+ * `url` is the match's first group; `output()` all it printed so far (stdout and stderr).
+ */
+export async function spawnNode(name: string, nodeArgs: string[], env: NodeJS.ProcessEnv, ready: RegExp): Promise<Service> {
+  const proc = spawn(process.execPath, nodeArgs, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   proc.stderr.on('data', (chunk: Buffer) => {
     out += chunk.toString();
@@ -90,7 +98,6 @@ export async function spawnService(name: string, script: 'emulator' | 'gateway' 
   };
 }
 
-/** A GraphQL response as the gateway sends it, with the cost it reports. */
 export interface GraphQLResponse<T = Record<string, unknown>> {
   data?: T | null;
   errors?: Array<{ message: string; path?: Array<string | number>; extensions?: Record<string, unknown> & { code?: string } }>;

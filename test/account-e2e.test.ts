@@ -11,6 +11,7 @@ import { startTestStack, type TestStack } from './support/stack.ts';
 import { createResolvers } from '../subgraphs/account/resolvers.ts';
 import { accountAccess, checkAccess, keyMatches } from '../subgraphs/account/access.ts';
 import type { SubgraphContext } from '../subgraphs/runtime/context.ts';
+import type { Obj } from '../contract/values.ts';
 
 const EMAIL = 'operator@example.com';
 const APIKEY = 'account-e2e-apikey-0123456789';
@@ -27,7 +28,6 @@ afterAll(async () => {
   await t?.close();
 });
 
-type Obj = Record<string, unknown>;
 /** As the operator (the key sent), unless `headers` says otherwise. */
 const ok = async <T = Obj>(query: string, variables?: Obj, headers?: Record<string, string>): Promise<T> => {
   const res = await t.gql<T>(query, variables, headers ?? OPERATOR);

@@ -17,8 +17,10 @@ import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { once } from 'node:events';
 import { builtinModules } from 'node:module';
-import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
@@ -383,9 +385,10 @@ describe('image and compose definitions', () => {
   it('package.json builds and runs the built JavaScript', () => {
     expect(pkg.scripts.build).toBe('node scripts/build.mjs');
     for (const s of ['start:prod', 'gateway:prod', 'subgraph:prod', 'emulator:prod']) entryOf(pkg.scripts[s].split(' '));
-    // `npm start` from a fresh clone: main.ts through tsx, with the heap cap.
-    expect(pkg.scripts.start).toMatch(/^node (?:\S+ )*--import tsx main\.ts$/);
-    expect(pkg.scripts.start).toMatch(/ --max-old-space-size=\d+ /);
+    // `npm start` from a fresh clone: dist/ built when stale, then the built main, with the heap cap.
+    expect(pkg.scripts.start).toMatch(/^node --max-old-space-size=\d+ scripts\/start\.mjs$/);
+    // `npm run dev`: the sources through tsx, no build.
+    expect(pkg.scripts.dev).toMatch(/^node (?:\S+ )*--import tsx main\.ts$/);
   });
 
   it('compose.yaml: Redis, the emulator (profile), one service per subgraph and two gateways, each checked on /readyz', () => {
@@ -461,5 +464,38 @@ describe('image and compose definitions', () => {
     const cmd = /^CMD (\[.*\])$/m.exec(runtime);
     expect(entryOf(JSON.parse(cmd![1]) as string[])).toBe('dist/main.js');
     for (const ignored of ['node_modules', 'dist', '.git', '.env']) expect(readFileSync(join(ROOT, '.dockerignore'), 'utf8').split('\n')).toContain(ignored);
+  });
+});
+
+describe('npm start builds dist/ again when it is not the build of the sources as they are', () => {
+  // The fingerprint `scripts/start.mjs` compares with `dist/.built` (`scripts/build-inputs.mjs`).
+  const root = mkdtempSync(join(tmpdir(), 'fingerprint-'));
+  afterAll(() => rmSync(root, { recursive: true, force: true }));
+  const write = (rel: string, text: string): void => {
+    mkdirSync(dirname(join(root, rel)), { recursive: true });
+    writeFileSync(join(root, rel), text);
+  };
+
+  it('changes with an edit, a new file, a removed or moved one; not with generated types or node_modules', async () => {
+    const { fingerprint } = (await import(pathToFileURL(join(ROOT, 'scripts', 'build-inputs.mjs')).href)) as { fingerprint: (root: string) => string };
+    write('main.ts', 'one');
+    write('gateway/a.ts', 'a');
+    write('subgraphs/x/schema.graphql', 'type Query { a: Int }');
+    const first = fingerprint(root);
+    expect(fingerprint(root)).toBe(first);
+    write('subgraphs/x/__generated__/types.ts', 'generated');
+    write('gateway/node_modules/m.js', 'x');
+    expect(fingerprint(root)).toBe(first);
+    write('gateway/a.ts', 'ab');
+    const edited = fingerprint(root);
+    expect(edited).not.toBe(first);
+    write('contract/new.ts', 'n');
+    const added = fingerprint(root);
+    expect(added).not.toBe(edited);
+    renameSync(join(root, 'contract/new.ts'), join(root, 'contract/moved.ts'));
+    const moved = fingerprint(root);
+    expect(moved).not.toBe(added);
+    rmSync(join(root, 'contract/moved.ts'));
+    expect(fingerprint(root)).not.toBe(moved);
   });
 });

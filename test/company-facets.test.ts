@@ -31,11 +31,12 @@ import {
 } from '../subgraphs/company/facets.ts';
 import { vendorData, vendorExampleKeys } from '../subgraphs/company/fixtures/examples.ts';
 import { companySubgraph } from '../subgraphs/company/index.ts';
+import { undescribed } from './support/schema.ts';
 import { searchEnrichment } from '../subgraphs/company/resolvers/search.ts';
 
 // @apollo/subgraph loads graphql's CommonJS build; vitest would give this file the ESM one (two
 // instances of graphql cannot share a schema), so execute with the instance @apollo/subgraph uses.
-const { getNamedType, graphql, isEnumType, isInputObjectType, isInterfaceType, isObjectType } = createRequire(import.meta.url)('graphql') as typeof GraphQLModule;
+const { getNamedType, graphql, isInterfaceType, isObjectType } = createRequire(import.meta.url)('graphql') as typeof GraphQLModule;
 
 const VAT = '12485671007'; // OPENAPI S.P.A., the company of the vendor's examples
 const HOLDING = '16935371001'; // OPEN HOLDING S.R.L., its sole owner
@@ -235,24 +236,7 @@ describe('company facet tables', () => {
 
 describe('company schema', () => {
   it('describes every type, field, argument, enum value and input field', () => {
-    const missing: string[] = [];
-    for (const type of Object.values(getSchema().getTypeMap())) {
-      if (type.name.startsWith('_') || type.name.startsWith('link__') || type.name.startsWith('federation__')) continue;
-      if (['String', 'Int', 'Float', 'Boolean', 'ID'].includes(type.name)) continue;
-      if (!type.description && type.name !== 'Query' && type.name !== 'Mutation') missing.push(type.name);
-      if (isObjectType(type) || isInterfaceType(type)) {
-        for (const f of Object.values(type.getFields())) {
-          if (f.name.startsWith('_')) continue;
-          if (!f.description) missing.push(`${type.name}.${f.name}`);
-          for (const a of f.args) if (!a.description) missing.push(`${type.name}.${f.name}(${a.name})`);
-        }
-      } else if (isInputObjectType(type)) {
-        for (const f of Object.values(type.getFields())) if (!f.description) missing.push(`${type.name}.${f.name}`);
-      } else if (isEnumType(type)) {
-        for (const v of type.getValues()) if (!v.description) missing.push(`${type.name}.${v.name}`);
-      }
-    }
-    expect(missing).toEqual([]);
+    expect(undescribed(getSchema(), ['Query', 'Mutation'])).toEqual([]);
   });
 });
 
@@ -509,6 +493,21 @@ describe('other root fields', () => {
     const vies = await run(`{ foreignCompany(country: "IE", id: "6388047V", level: VAT_REGISTRY) { companyName vatRegistration { valid } } }`);
     expect(vies.calls.map((c) => c.path)).toEqual(['/EU-start/IE6388047V']);
     expect(vies.data?.foreignCompany).toEqual({ companyName: 'GOOGLE IRELAND LIMITED', vatRegistration: { valid: true } });
+  });
+
+  it('foreignCompany VAT_REGISTRY for Greece: the country is GR (ISO), the VAT number asked of VIES is EL-prefixed, once', async () => {
+    for (const id of ['094014201', 'EL094014201', 'el 094.014.201']) {
+      const r = await run(`{ foreignCompany(country: "GR", id: "${id}", level: VAT_REGISTRY) { companyName } }`);
+      expect(r.errors, id).toBeUndefined();
+      expect(
+        r.calls.map((c) => c.path),
+        id,
+      ).toEqual(['/EU-start/EL094014201']);
+    }
+    // EL is how VAT numbers write Greece, not its country code
+    const el = await run(`{ foreignCompany(country: "EL", id: "094014201", level: VAT_REGISTRY) { companyName } }`);
+    expect(el.calls).toEqual([]);
+    expect(el.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
   });
 
   it('frenchCompanySearch picks its enrichment from the items selection; dry runs return the count', async () => {

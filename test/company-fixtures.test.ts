@@ -28,6 +28,15 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeItalianVat } from '../contract/checksums.ts';
+import {
+  BALANCE_SHEET_SECTIONS,
+  COMPANY_DATES_FIELDS,
+  EMPLOYEE_STATISTICS_FIELDS,
+  INCOME_STATEMENT_SECTIONS,
+  OPERATING_RESULTS_FIELDS,
+  RATIO_FIELDS,
+  WEB_AND_SOCIAL_LINKS,
+} from '../contract/company-payloads.ts';
 import { json, startStub, type Stub } from './support/stub.ts';
 import { startTestStack, type GraphQLResponse, type TestStack } from './support/stack.ts';
 
@@ -435,18 +444,16 @@ function employees(v: unknown): Obj | null {
   return e ? { range: coded(e.employeeRange), count: num(e.employee), trend: num(e.employeeTrend) } : null;
 }
 
-const STATISTICS_FIELDS = ['fixedTermContract', 'permanentContract', 'partialTimeContract', 'fullTimeContract', 'director', 'frameworkContract', 'whiteCollar', 'apprentice'];
-const STATISTICS = `employeeStatistics { ${STATISTICS_FIELDS.join(' ')} }`;
+const STATISTICS = `employeeStatistics { ${EMPLOYEE_STATISTICS_FIELDS.join(' ')} }`;
 function statistics(v: unknown): Obj | null {
   const s = obj(v);
-  return s ? Object.fromEntries(STATISTICS_FIELDS.map((f) => [f, num(s[f])])) : null;
+  return s ? Object.fromEntries(EMPLOYEE_STATISTICS_FIELDS.map((f) => [f, num(s[f])])) : null;
 }
 
-const WEB_FIELDS = ['eCommerce', 'website', 'facebook', 'youtube', 'twitter', 'instagram', 'linkedin', 'pinterest', 'vimeo'];
-const WEB = `webAndSocial { hasSocial ${WEB_FIELDS.join(' ')} }`;
+const WEB = `webAndSocial { hasSocial ${WEB_AND_SOCIAL_LINKS.join(' ')} }`;
 function web(v: unknown): Obj | null {
   const w = obj(v);
-  return w ? { hasSocial: bool(w.hasSocial), ...Object.fromEntries(WEB_FIELDS.map((f) => [f, text(w[f])])) } : null;
+  return w ? { hasSocial: bool(w.hasSocial), ...Object.fromEntries(WEB_AND_SOCIAL_LINKS.map((f) => [f, text(w[f])])) } : null;
 }
 
 const CONTACTS = `email contacts { telephoneNumber fax }`;
@@ -540,7 +547,7 @@ const shareholders = (v: unknown): Obj[] | null =>
 
 const ECONOMICS = `publicTenders { year applied won value }
   foreignTrade { isImporter importPercentShare importCountries isExporter exportPercentShare exportCountries }
-  operatingResults { ebitda ebitdaL2Y ebit ebitL2Y cashFlow cashFlowL2Y }
+  operatingResults { ${OPERATING_RESULTS_FIELDS.join(' ')} }
   rae { code description } sae { code description }`;
 function economics(d: Obj): Obj {
   const ft = obj(d.foreignTrade);
@@ -557,57 +564,27 @@ function economics(d: Obj): Obj {
           exportCountries: text(ft.exportCountries),
         }
       : null,
-    operatingResults: or ? Object.fromEntries(['ebitda', 'ebitdaL2Y', 'ebit', 'ebitL2Y', 'cashFlow', 'cashFlowL2Y'].map((f) => [f, num(or[f])])) : null,
+    operatingResults: or ? Object.fromEntries(OPERATING_RESULTS_FIELDS.map((f) => [f, num(or[f])])) : null,
     rae: coded(d.rae),
     sae: coded(d.sae),
   };
 }
 
-const BALANCE_SHEET = [
-  'assetsAggregateValues',
-  'creditsToShareholders',
-  'intangibleFixedAssets',
-  'tangibleFixedAssets',
-  'financialFixedAssets',
-  'inventory',
-  'credits',
-  'financialAssets',
-  'cashEquivalents',
-  'liabilitiesAggregateValues',
-  'netWorth',
-  'riskProvisions',
-  'debts',
-];
-const INCOME_STATEMENT = ['incomeStatementAggregateValues', 'productionValue', 'productionCosts', 'revenuesFinancialCharges', 'adjustments', 'annualResult'];
 const sections = (d: Obj, names: readonly string[]): Obj => Object.fromEntries(names.map((s) => [s, lines(d[s])]));
 const selectSections = (field: string, names: readonly string[]): string => `${field} { ${names.map((s) => `${s} { code value }`).join(' ')} }`;
 
-/** Ratio sections and their fields, as schema.graphql names them. */
-const RATIOS: Readonly<Record<string, readonly string[]>> = {
-  coverageRatios: ['ebitdaNetInterestCoverage', 'ffoNetInterestCoverage', 'ebitNetInterestCoverage', 'ebitdaGrossInterestCoverage', 'ebitGrossInterestCoverage'],
-  development: ['ebitVariation', 'grossFinancialDebt', 'totalAssets', 'mol', 'addedValue', 'productionValue'],
-  efficiency: ['turnoverIndex', 'inventoryRotation', 'currentAssetsRotation', 'accountsReceivableRotation'],
-  financialBurden: ['rod', 'rodFinanziario', 'burdenIndex'],
-  financialCycle: ['accountsReceivableDuration', 'stockDuration', 'debtsToSuppliersDuration', 'financialCycleDuration'],
-  financialStability: ['secondaryMarginStructure', 'marginStructure', 'fixedAssetsCoverageRate', 'marginStructureIndex', 'workingCapitalCoverage', 'acidTest', 'currentRatio'],
-  financialStatementKpi: ['debtsTurnover', 'totalInventoryTurnover'],
-  indebtedness: ['bankDebtTotalAssets', 'grossFinancialDebtTotalAssets', 'capitalizationDegree', 'leverage', 'bankDebtRatio', 'debtRatio'],
-  leverageRatios: ['pfnEbitda', 'ebitdaNetLeverage', 'ffoNetLeverage', 'ebitdaGrossLeverage'],
-  liquidityRatios: ['cashShortTermFinancialDebt', 'cashShortTermBankDebt', 'cashTotalShortTermDebt', 'fcfShortTermFinancialDebt'],
-  profitability: ['ros', 'roe', 'incidenceOfExtraFeaturesManagement', 'roi', 'roaMonetary'],
-  structureRatios: ['netFinancialDebtEquityNetWorth', 'pfnNetWorth', 'financialDebtComposition', 'netDebtTotalSources', 'grossFinancialDebtNetWorth'],
-};
-const SELECT_RATIOS = `ratios { ${Object.entries(RATIOS)
+const SELECT_RATIOS = `ratios { ${Object.entries(RATIO_FIELDS)
   .map(([s, fields]) => `${s} { ${fields.join(' ')} }`)
   .join(' ')} }`;
 function ratios(d: Obj): Obj {
   return Object.fromEntries(
-    Object.entries(RATIOS).map(([s, fields]) => {
+    Object.entries(RATIO_FIELDS).map(([s, fields]) => {
       const section = obj(d[s]);
       if (!section) return [s, null];
-      // The vendor's keys, blanks around them trimmed (`"secondaryMarginStructure "` in the example).
-      const byName = new Map(Object.entries(section).map(([k, v]) => [k.trim(), v]));
-      return [s, Object.fromEntries(fields.map((f) => [f, num(byName.get(f))]))];
+      // The vendor's keys, blanks around them trimmed (`"secondaryMarginStructure "` in the example);
+      // only the listed fields are read, so a field the list lacks is left unread and fails the row.
+      const keyOf = new Map(Object.keys(section).map((k) => [k.trim(), k]));
+      return [s, Object.fromEntries(fields.map((f) => [f, num(section[keyOf.get(f) ?? f])]))];
     }),
   );
 }
@@ -931,33 +908,49 @@ function beneficialOwner(o: Obj): Obj {
   };
 }
 
+/** Managers, shareholdings and group: the ownership sections of IT-stakeholders and IT-aml. */
+const OWNERSHIP = `${MANAGERS} ${SHAREHOLDERS} ${GROUP}`;
+const ownership = (d: Obj): Obj => ({ managers: managers(d.managers), shareholders: shareholders(d.shareholders), corporateGroup: group(d.corporateGroups) });
+
+/** IT-ubo bought for `vat`, answered with `example`. */
+function uboRow(endpoint: string, example: string, vat: string): Row {
+  return {
+    endpoint,
+    example,
+    request: { method: 'GET', path: `/IT-ubo/${vat}` },
+    operation: `query($v: String!) { company(vatCode: $v) { beneficialOwners { ${UBO_FIELDS} } } }`,
+    variables: { v: vat },
+    expected: (b) => ({ company: { beneficialOwners: itRecords(b).map(beneficialOwner) } }),
+  };
+}
+
+/** The sections of the Marketing shape beyond the identity (IT-full holds them too). */
+const MARKETING = `activityStatus rawActivityStatus pec ${CONTACTS} ${WEB} ${ATECO} ${ECOFIN} ${EMPLOYEES} ${STATISTICS} ${INNOVATIVE} ${GROUP} ${OFFICES}`;
+const marketing = (d: Obj): Obj => ({
+  ...status(d.companyStatus),
+  pec: text(d.pec),
+  ...contacts(d),
+  webAndSocial: web(d.webAndSocial),
+  ...classification(d),
+  ecofin: ecofin(d.ecofin),
+  employees: employees(d.employees),
+  employeeStatistics: statistics(d.employeesStatistic),
+  ...innovative(d),
+  corporateGroup: group(d.corporateGroups),
+  allOffices: offices(d.allOffices),
+});
+
 /** IT-marketing (sections of the Marketing shape) bought for `vat`, answered with `example`. */
 function marketingRow(endpoint: string, example: string, vat: string): Row {
   return {
     endpoint,
     example,
     request: { method: 'GET', path: `/IT-marketing/${vat}` },
-    operation: `query($v: String!) { company(vatCode: $v) {
-      ${COMPOSITE_IDENTITY} activityStatus rawActivityStatus pec ${CONTACTS} ${WEB} ${ATECO} ${ECOFIN} ${EMPLOYEES} ${STATISTICS} ${INNOVATIVE} ${GROUP} ${OFFICES} } }`,
+    operation: `query($v: String!) { company(vatCode: $v) { ${COMPOSITE_IDENTITY} ${MARKETING} } }`,
     variables: { v: vat },
     expected: (b) => {
       const d = compositeData(b);
-      return {
-        company: {
-          ...compositeIdentity(d),
-          ...status(d.companyStatus),
-          pec: text(d.pec),
-          ...contacts(d),
-          webAndSocial: web(d.webAndSocial),
-          ...classification(d),
-          ecofin: ecofin(d.ecofin),
-          employees: employees(d.employees),
-          employeeStatistics: statistics(d.employeesStatistic),
-          ...innovative(d),
-          corporateGroup: group(d.corporateGroups),
-          allOffices: offices(d.allOffices),
-        },
-      };
+      return { company: { ...compositeIdentity(d), ...marketing(d) } };
     },
   };
 }
@@ -1059,22 +1052,8 @@ const ROWS: Row[] = [
       };
     },
   },
-  {
-    endpoint: 'IT-ubo (owners found)',
-    example: 'GET /IT-ubo/{vatCode_taxCode_or_id} #presence',
-    request: { method: 'GET', path: `/IT-ubo/${VAT}` },
-    operation: `query($v: String!) { company(vatCode: $v) { beneficialOwners { ${UBO_FIELDS} } } }`,
-    variables: { v: VAT },
-    expected: (b) => ({ company: { beneficialOwners: itRecords(b).map(beneficialOwner) } }),
-  },
-  {
-    endpoint: 'IT-ubo (none found)',
-    example: 'GET /IT-ubo/{vatCode_taxCode_or_id} #non-presence',
-    request: { method: 'GET', path: `/IT-ubo/${NO_UBO_VAT}` },
-    operation: `query($v: String!) { company(vatCode: $v) { beneficialOwners { ${UBO_FIELDS} } } }`,
-    variables: { v: NO_UBO_VAT },
-    expected: (b) => ({ company: { beneficialOwners: itRecords(b).map(beneficialOwner) } }),
-  },
+  uboRow('IT-ubo (owners found)', 'GET /IT-ubo/{vatCode_taxCode_or_id} #presence', VAT),
+  uboRow('IT-ubo (none found)', 'GET /IT-ubo/{vatCode_taxCode_or_id} #non-presence', NO_UBO_VAT),
   {
     endpoint: 'IT-pa',
     example: 'GET /IT-pa/{taxCode_vatCode}',
@@ -1225,20 +1204,11 @@ const ROWS: Row[] = [
     endpoint: 'IT-stakeholders',
     example: 'GET /IT-stakeholders/{vatCode_or_taxCode} #synchronous',
     request: { method: 'GET', path: `/IT-stakeholders/${VAT}` },
-    operation: `query($v: String!) { company(vatCode: $v) { ${COMPOSITE_IDENTITY} ${MANAGERS} ${SHAREHOLDERS} ${EMPLOYEES} ${STATISTICS} ${GROUP} } }`,
+    operation: `query($v: String!) { company(vatCode: $v) { ${COMPOSITE_IDENTITY} ${OWNERSHIP} ${EMPLOYEES} ${STATISTICS} } }`,
     variables: { v: VAT },
     expected: (b) => {
       const d = compositeData(b);
-      return {
-        company: {
-          ...compositeIdentity(d),
-          managers: managers(d.managers),
-          shareholders: shareholders(d.shareholders),
-          employees: employees(d.employees),
-          employeeStatistics: statistics(d.employeesStatistic),
-          corporateGroup: group(d.corporateGroups),
-        },
-      };
+      return { company: { ...compositeIdentity(d), ...ownership(d), employees: employees(d.employees), employeeStatistics: statistics(d.employeesStatistic) } };
     },
   },
   {
@@ -1246,18 +1216,16 @@ const ROWS: Row[] = [
     example: 'GET /IT-aml/{vatCode_or_taxCode} #synchronous',
     request: { method: 'GET', path: `/IT-aml/${VAT}` },
     operation: `query($v: String!) { company(vatCode: $v) {
-      ${COMPOSITE_IDENTITY} ${MANAGERS} ${SHAREHOLDERS} ${ECONOMICS} ${ECOFIN} ${GROUP} ${selectSections('balanceSheet', ['debts'])} } }`,
+      ${COMPOSITE_IDENTITY} ${OWNERSHIP} ${ECONOMICS} ${ECOFIN} ${selectSections('balanceSheet', ['debts'])} } }`,
     variables: { v: VAT },
     expected: (b) => {
       const d = compositeData(b);
       return {
         company: {
           ...compositeIdentity(d),
-          managers: managers(d.managers),
-          shareholders: shareholders(d.shareholders),
+          ...ownership(d),
           ...economics(d),
           ecofin: ecofin(d.ecofin),
-          corporateGroup: group(d.corporateGroups),
           balanceSheet: sections(d, ['debts']),
         },
       };
@@ -1268,12 +1236,11 @@ const ROWS: Row[] = [
     example: 'GET /IT-full/{vatCode_or_taxCode} #synchronous',
     request: { method: 'GET', path: `/IT-full/${VAT}` },
     operation: `query($v: String!) { company(vatCode: $v) {
-      ${COMPOSITE_IDENTITY} activityStatus rawActivityStatus legalForm rawLegalForm legalFormDescription detailedLegalForm { code description }
-      dates { registrationDate startDate incorporationDate foundingDate endDate } isMarketable
-      pec ${CONTACTS} ${WEB} ${ATECO} ${ECOFIN} ${EMPLOYEES} ${STATISTICS} ${INNOVATIVE} ${GROUP} ${OFFICES}
+      ${COMPOSITE_IDENTITY} ${MARKETING} legalForm rawLegalForm legalFormDescription detailedLegalForm { code description }
+      dates { ${COMPANY_DATES_FIELDS.join(' ')} } isMarketable
       artisanRegistry { isRegistered registrationDate registrationNumber } hasSoaCertification
       ${MANAGERS} ${SHAREHOLDERS} ${ECONOMICS}
-      ${selectSections('balanceSheet', BALANCE_SHEET)} ${selectSections('incomeStatement', INCOME_STATEMENT)} ${SELECT_RATIOS} } }`,
+      ${selectSections('balanceSheet', BALANCE_SHEET_SECTIONS)} ${selectSections('incomeStatement', INCOME_STATEMENT_SECTIONS)} ${SELECT_RATIOS} } }`,
     variables: { v: VAT },
     expected: (b) => {
       const d = compositeData(b);
@@ -1283,31 +1250,13 @@ const ROWS: Row[] = [
       return {
         company: {
           ...compositeIdentity(d),
-          ...status(d.companyStatus),
+          ...marketing(d),
           legalForm: text(obj(lf?.legalForm)?.code),
           rawLegalForm: text(obj(lf?.legalForm)?.code),
           legalFormDescription: text(obj(lf?.legalForm)?.description),
           detailedLegalForm: coded(lf?.detailedLegalForm),
-          dates: dates
-            ? {
-                registrationDate: dt(dates.registrationDate),
-                startDate: dt(dates.startDate),
-                incorporationDate: dt(dates.incorporationDate),
-                foundingDate: dt(dates.foundingDate),
-                endDate: dt(dates.endDate),
-              }
-            : null,
+          dates: dates ? Object.fromEntries(COMPANY_DATES_FIELDS.map((f) => [f, dt(dates[f])])) : null,
           isMarketable: bool(obj(d.marketable)?.isMarketable),
-          pec: text(d.pec),
-          ...contacts(d),
-          webAndSocial: web(d.webAndSocial),
-          ...classification(d),
-          ecofin: ecofin(d.ecofin),
-          employees: employees(d.employees),
-          employeeStatistics: statistics(d.employeesStatistic),
-          ...innovative(d),
-          corporateGroup: group(d.corporateGroups),
-          allOffices: offices(d.allOffices),
           artisanRegistry: artisan
             ? {
                 isRegistered: bool(artisan.belongsToArtisanBusinessRegistry),
@@ -1319,8 +1268,8 @@ const ROWS: Row[] = [
           managers: managers(d.managers),
           shareholders: shareholders(d.shareholders),
           ...economics(d),
-          balanceSheet: sections(d, BALANCE_SHEET),
-          incomeStatement: sections(d, INCOME_STATEMENT),
+          balanceSheet: sections(d, BALANCE_SHEET_SECTIONS),
+          incomeStatement: sections(d, INCOME_STATEMENT_SECTIONS),
           ratios: ratios(d),
         },
       };

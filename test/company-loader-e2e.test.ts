@@ -12,8 +12,8 @@ const OPENAPI_SPA = '12485671007';
 const BETA_SERVIZI = '04123450159'; // two company shareholders
 
 beforeAll(async () => {
-  // A budget of €1: every tier but IT-full fits.
-  t = await startTestStack({ OPENAPI_RETRY_BASE_MS: '5', OPENAPI_POLL_MIN_MS: '50', OPENAPI_TIMEOUT_MS: '800' });
+  // A budget of €1: every tier but IT-full fits. No test here waits for a timeout: a generous one keeps a loaded machine from failing the slow tier.
+  t = await startTestStack({ OPENAPI_RETRY_BASE_MS: '5', OPENAPI_POLL_MIN_MS: '50', OPENAPI_TIMEOUT_MS: '5000' });
 });
 afterAll(async () => {
   await t?.close();

@@ -9,8 +9,6 @@
  *
  * Every wait is on an event (a subscription message, a delivery); timeouts are safety limits only.
  */
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { createClient, type Client, type FormattedExecutionResult } from 'graphql-ws';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,6 +17,8 @@ import { DEFAULT_TOKEN } from '../emulator/server.ts';
 import { Signer } from '../subgraphs/runtime/signing.ts';
 import { withSafety as safety } from './support/safety.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
+import type { Obj } from '../contract/values.ts';
+import { startReceiver, type Receiver } from './support/receiver.ts';
 
 const LAYER_SECRET = 'company-monitor-test-secret-0123456789';
 const ENV = { LAYER_SECRET, COMPANY_RELAY_ALLOW_PRIVATE: '1' };
@@ -27,46 +27,10 @@ const VAT = '12485671007';
 const TENANT_B = 'company-monitor-tenant-b-token';
 const SAFETY_MS = 20_000;
 
-type Obj = Record<string, unknown>;
 type Result = FormattedExecutionResult<Obj, unknown>;
 
 let t: TestStack;
 const clients: Client[] = [];
-
-interface Receiver {
-  url: string;
-  next(): Promise<{ headers: IncomingMessage['headers']; body: string }>;
-  close(): Promise<void>;
-}
-
-/** The caller's own callback endpoint. */
-async function startReceiver(): Promise<Receiver> {
-  const deliveries: Array<{ headers: IncomingMessage['headers']; body: string }> = [];
-  const waiting: Array<() => void> = [];
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      deliveries.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
-      res.writeHead(200).end('ok');
-      for (const w of waiting.splice(0)) w();
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  let taken = 0;
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
-    async next() {
-      while (deliveries.length <= taken) await new Promise<void>((r) => waiting.push(r));
-      return deliveries[taken++];
-    },
-    close: () =>
-      new Promise<void>((r) => {
-        server.closeAllConnections();
-        server.close(() => r());
-      }),
-  };
-}
 
 let receiver: Receiver;
 const withSafety = <T>(p: Promise<T>, what: string): Promise<T> => safety(p, what, SAFETY_MS);

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { vendorData, vendorExample, vendorExampleKeys } from '../subgraphs/company/fixtures/examples.ts';
-import { TIER_COVERAGE, type Tier } from '../subgraphs/company/facets.ts';
+import { FACETS, TIER_COVERAGE, TIERS, type Facet, type Tier } from '../subgraphs/company/facets.ts';
 import { normalizeTier } from '../subgraphs/company/loaders.ts';
 import type { CompanyModel } from '../subgraphs/company/model.ts';
 import {
@@ -25,6 +25,23 @@ import type { VComposite, VEuStart, VForeign, VItAdvanced, VLegalForm, VMonitor 
 
 const first = <T>(key: string): T => (vendorData(key) as T[])[0];
 const composite = (tier: string): CompanyModel => normalizeComposite(vendorData(`GET /${tier}/{vatCode_or_taxCode} #synchronous`) as VComposite);
+
+/**
+ * Facets whose section no vendor example carries, and the tiers that hold them (the vendor schema's
+ * composite shapes: subsidiaries and affiliateCompanies are in IT-stakeholders, IT-aml and IT-full;
+ * the PEC history is IT-pec's alone, no tier's). Checked by hand since no example can.
+ */
+const NOT_IN_ANY_EXAMPLE = {
+  subsidiaries: ['IT-stakeholders', 'IT-aml', 'IT-full'],
+  affiliates: ['IT-stakeholders', 'IT-aml', 'IT-full'],
+  pecHistory: [],
+} as const satisfies Partial<Record<Facet, readonly Tier[]>>;
+type NotInAnyExample = keyof typeof NOT_IN_ANY_EXAMPLE;
+/** The model field of each of those facets. */
+const NOT_IN_ANY_EXAMPLE_FIELD = { subsidiaries: 'subsidiaries', affiliates: 'affiliates', pecHistory: 'pecHistory' } as const satisfies Record<
+  NotInAnyExample,
+  keyof CompanyModel
+>;
 
 describe('dates', () => {
   it('become ISO 8601 date-times in UTC', () => {
@@ -401,8 +418,8 @@ describe('composite tiers', () => {
       'IT-aml': composite('IT-aml'),
       'IT-full': composite('IT-full'),
     };
-    // a field of the model per facet (subsidiaries and affiliates are not in any example)
-    const probe: Partial<Record<string, (m: CompanyModel) => unknown>> = {
+    // a field of the model per facet that some vendor example carries (every facet but NOT_IN_ANY_EXAMPLE's)
+    const probe: Record<Exclude<Facet, NotInAnyExample>, (m: CompanyModel) => unknown> = {
       companyName: (m) => m.companyName,
       vatCode: (m) => m.vatCode,
       openapiId: (m) => m.id,
@@ -442,14 +459,49 @@ describe('composite tiers', () => {
       taxCodeCeased: (m) => m.taxCodeCeasedUpdateDate,
       sdiCodeUpdate: (m) => m.sdiCodeUpdateDate,
       recordCreation: (m) => m.recordCreationDate,
+      taxCode: (m) => m.taxCode,
+      companyDates: (m) => m.dates?.incorporationDate,
+      marketable: (m) => m.isMarketable,
+      atecoSecondary: (m) => m.atecoClassification?.secondaryAteco,
+      internationalClassification: (m) => m.internationalClassification?.nace?.code,
+      employeesStatistic: (m) => m.employeeStatistics?.permanentContract,
+      innovativeSmeAndSu: (m) => m.isInnovativeStartUp,
+      mail: (m) => m.email,
+      contacts: (m) => m.contacts?.telephoneNumber,
+      webAndSocial: (m) => m.webAndSocial?.website,
+      artisanRegistry: (m) => m.artisanRegistry?.isRegistered,
+      soaCertification: (m) => m.hasSoaCertification,
+      foreignTrade: (m) => m.foreignTrade?.isImporter,
+      publicTenders: (m) => m.publicTenders?.length,
+      operatingResults: (m) => m.operatingResults?.ebitda,
     };
+    expect(
+      FACETS.filter((f) => !(f in probe) && !(f in NOT_IN_ANY_EXAMPLE)),
+      'a facet neither probed nor listed as in no example',
+    ).toEqual([]);
     for (const [tier, model] of Object.entries(examples) as [Tier, CompanyModel][]) {
       for (const [facet, get] of Object.entries(probe)) {
-        const held = TIER_COVERAGE[tier].has(facet as never);
-        const value = get!(model);
+        const held = TIER_COVERAGE[tier].has(facet as Facet);
+        const value = get(model);
         if (held) expect(value ?? null, `${tier} should fill ${facet}`).not.toBeNull();
         else expect(value ?? null, `${tier} should not claim ${facet}`).toBeNull();
       }
+    }
+  });
+
+  it('facets no vendor example carries: the tiers that hold them, listed by hand', () => {
+    const models = [
+      normalizeTier('IT-start', vendorData('GET /IT-start/{vatCode_taxCode_or_id}'), '12485671007'),
+      normalizeTier('IT-advanced', vendorData('GET /IT-advanced/{vatCode_taxCode_or_id}'), '12485671007'),
+      ...(['IT-marketing', 'IT-stakeholders', 'IT-aml', 'IT-full'] as const).map(composite),
+    ];
+    for (const [facet, tiers] of Object.entries(NOT_IN_ANY_EXAMPLE) as [NotInAnyExample, readonly Tier[]][]) {
+      expect(
+        TIERS.filter((t) => TIER_COVERAGE[t].has(facet)),
+        `the tiers holding ${facet}`,
+      ).toEqual(tiers);
+      // still in no example: once one carries the facet, move it to the probe above
+      for (const m of models) expect(m[NOT_IN_ANY_EXAMPLE_FIELD[facet]] ?? null, `${facet} in an example`).toBeNull();
     }
   });
 });
@@ -780,6 +832,11 @@ describe('companies outside Italy', () => {
       address: { streetName: '3RD FLOOR, GORDON HOUSE, BARROW STREET, DUBLIN 4', country: 'IE', isBranchOffice: false },
       vatRegistration: { valid: true, formatValid: true },
     });
+  });
+
+  it('EU-start for Greece: VIES answers the VAT prefix EL as the country; the company is in GR (ISO), its VAT number EL-prefixed', () => {
+    const greek = { ...first<VEuStart>('GET /EU-start/{vatCode_taxCode}'), countryCode: 'EL', vatCode: '094014201' };
+    expect(normalizeEuStart(greek)).toMatchObject({ country: 'GR', vatCode: 'EL094014201', address: { country: 'GR' } });
   });
 });
 

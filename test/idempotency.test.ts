@@ -11,14 +11,13 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { MemoryRequestStore, type IdempotencyRecord } from '../subgraphs/risk/store.ts';
 import { CF, CF2 } from './support/risk.ts';
 import { startTestStack, type EmulatorCall, type GraphQLResponse, type TestStack } from './support/stack.ts';
+import type { Obj } from '../contract/values.ts';
 
 /** The layer's upstream timeout: an answer later than this is lost. */
 const TIMEOUT_MS = 1000;
 const LATE_MS = TIMEOUT_MS + 600;
 const SAFETY_MS = 10_000;
 const TENANT_B = 'idempotency-test-tenant-b-token';
-
-type Obj = Record<string, unknown>;
 
 let t: TestStack;
 

@@ -14,11 +14,11 @@ import WebSocket from 'ws';
 import { makeFiscalCode } from '../contract/checksums.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
 import { withSafety } from './support/safety.ts';
+import type { Obj } from '../contract/values.ts';
 
 const ENV = { LAYER_SECRET: 'invoicing-e2e-test-secret-0123456789', INVOICING_RELAY_ALLOW_PRIVATE: '1', INVOICING_POLL_INTERVAL_MS: '60000' };
 const SAFETY_MS = 20_000;
 
-type Obj = Record<string, unknown>;
 type Result = FormattedExecutionResult<Obj, unknown>;
 
 /** The issuing company (OpenAPI S.p.A., the vendor's own example) and two customers. */
@@ -451,8 +451,10 @@ describe('passive invoices, the list and documents', () => {
         .subarray(0, 4)
         .toString(),
     ).toBe('%PDF');
-    // A tampered URL is refused.
-    expect((await fetch(String(doc.invoice.pdf.url).replace(/\/files\/invoicing\/./, '/files/invoicing/x'))).status).toBe(403);
+    // A tampered URL is refused (its first signed character changed: to 'x', or 'y' where it was 'x').
+    const tampered = String(doc.invoice.pdf.url).replace(/\/files\/invoicing\/(.)/, (_, c: string) => `/files/invoicing/${c === 'x' ? 'y' : 'x'}`);
+    expect(tampered).not.toBe(String(doc.invoice.pdf.url));
+    expect((await fetch(tampered)).status).toBe(403);
   });
 });
 

@@ -237,6 +237,16 @@ describe('document-type rules', () => {
     expect(s.sender.country).toBe('XI');
   });
 
+  it('TD18: a Greek supplier, by ISO code (GR) or as its VAT ids write it (EL), is an EU supplier', () => {
+    for (const country of ['GR', 'EL']) {
+      const s = invoiceFromInput(
+        input({ documentType: 'TD18', sender: foreign('Athens AE', country, '094014201'), recipient: party('Openapi SpA', COMPANY), recipientCode: '0000000' }),
+      );
+      expect(s.sender.country).toBe(country);
+      expect(checkFatturaXml(buildFattura(s, '1')).documentType).toBe('TD18');
+    }
+  });
+
   it('ImponibileImporto within ±1 € of its lines is accepted (SDI 00422), further off refused; the regime list names RF20', () => {
     const doc = (taxable: string, tax: string, total: string): string => xmlOf({ lines: line(1, '100.00', '200.00'), summaries: summary(taxable, tax), total });
     expect(checkFatturaXml(doc('200.60', '44.13', '244.73')).vatSummaries[0].taxable).toBe(200.6);

@@ -11,8 +11,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { json, startStub, type Stub } from './support/stub.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
-
-type Obj = Record<string, unknown>;
+import type { Obj } from '../contract/values.ts';
 
 const EXAMPLES = JSON.parse(readFileSync(new URL('../subgraphs/invoicing/fixtures/vendor-examples.json', import.meta.url), 'utf8')) as Record<string, unknown>;
 const example = (key: string): Obj => structuredClone(EXAMPLES[key]) as Obj;

@@ -6,10 +6,9 @@
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { startTestStack, type TestStack } from './support/stack.ts';
+import type { Obj } from '../contract/values.ts';
 
 const ENV = { LAYER_SECRET: 'invoicing-input-test-secret-0123456789', INVOICING_POLL_INTERVAL_MS: '60000' };
-
-type Obj = Record<string, unknown>;
 
 const SENDER_VAT = '12485671007';
 const CUSTOMER_VAT = '01234567897';

@@ -6,11 +6,10 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startTestStack, type TestStack } from './support/stack.ts';
+import type { Obj } from '../contract/values.ts';
 
 // The deployment says the account has an invoicing subscription; the accounts below have none active.
 const ENV = { LAYER_SECRET: 'invoicing-money-test-secret-0123456789', INVOICING_RELAY_ALLOW_PRIVATE: '1', INVOICING_POLL_INTERVAL_MS: '60000', OPENAPI_PRICE_PLAN: 'subscription' };
-
-type Obj = Record<string, unknown>;
 
 const SENDER_VAT = '12485671007';
 const CUSTOMER_VAT = '01234567897';

@@ -10,8 +10,8 @@ import WebSocket from 'ws';
 import { makeFiscalCode } from '../contract/checksums.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
 import { withSafety } from './support/safety.ts';
+import type { Obj } from '../contract/values.ts';
 
-type Obj = Record<string, unknown>;
 const SAFETY_MS = 20_000;
 const VAT = '12485671007';
 const CF = makeFiscalCode({ surname: 'Bianchi', name: 'Luca', birthDate: '1975-06-01', gender: 'M', cadastralCode: 'F205' });

@@ -12,6 +12,7 @@ import WebSocket from 'ws';
 import { DEFAULT_BULK_PASSWORD, DEFAULT_BULK_USERNAME } from '../emulator/pecmassiva/index.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
 import { withSafety as safety } from './support/safety.ts';
+import type { Obj } from '../contract/values.ts';
 
 const ENV = {
   LAYER_SECRET: 'pec-bulk-test-secret-0123456789abc',
@@ -21,7 +22,6 @@ const ENV = {
   PECMASSIVA_INBOX_POLL_MS: '100',
 };
 const SAFETY_MS = 30_000;
-type Obj = Record<string, unknown>;
 type Result = FormattedExecutionResult<Obj, unknown>;
 
 let t: TestStack;

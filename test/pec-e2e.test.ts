@@ -9,14 +9,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, type Client, type FormattedExecutionResult } from 'graphql-ws';
 import WebSocket from 'ws';
 import { request } from 'undici';
-import { PDF_B64, PEC_CF } from './support/pec.ts';
+import { PDF_B64, PEC_CF, registerNotificationInput } from './support/pec.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
 import { withSafety as safety } from './support/safety.ts';
+import type { Obj } from '../contract/values.ts';
 
 const ENV = { LAYER_SECRET: 'pec-e2e-test-secret-0123456789ab', PEC_POLL_INTERVAL_MS: '60000' };
 const SAFETY_MS = 20_000;
 
-type Obj = Record<string, unknown>;
 type Result = FormattedExecutionResult<Obj, unknown>;
 
 let t: TestStack;
@@ -230,19 +230,7 @@ describe('mailbox lifecycle through the gateway', () => {
 
 describe('company-register notification', () => {
   it('from start to comunicazione_evasa, pushed, with the delegation form and its signed upload', async () => {
-    const input = {
-      address: 'azienda@legalmail.it',
-      taxCodeOrVat: '12485671007',
-      companyName: 'Azienda Test',
-      city: 'Roma',
-      province: 'RM',
-      firstName: 'Mario',
-      lastName: 'Rossi',
-      taxCode: PEC_CF,
-      role: 'LEGALE_RAPPRESENTANTE',
-      email: 'mario@example.com',
-      mobile: '3331234567',
-    };
+    const input = registerNotificationInput('azienda@legalmail.it');
     await t.clearCalls();
     const started = await t.gql<{ notifyCompanyRegister: Obj }>(
       `mutation($input: NotifyCompanyRegisterInput!) { notifyCompanyRegister(input: $input) { id status rawStatus done delegationForm { url } } }`,
@@ -315,19 +303,7 @@ describe('company-register notification', () => {
 describe('company-register notification finalize under an idempotency key', () => {
   /** A notification of `tk` in DOCUMENTS_UPLOADED (the provider's step moved by the test). */
   async function uploaded(name: string, tk = token): Promise<string> {
-    const input = {
-      address: `${name}@legalmail.it`,
-      taxCodeOrVat: '12485671007',
-      companyName: 'Azienda Test',
-      city: 'Roma',
-      province: 'RM',
-      firstName: 'Mario',
-      lastName: 'Rossi',
-      taxCode: PEC_CF,
-      role: 'LEGALE_RAPPRESENTANTE',
-      email: 'mario@example.com',
-      mobile: '3331234567',
-    };
+    const input = registerNotificationInput(`${name}@legalmail.it`);
     const id = String(
       (await gql<{ notifyCompanyRegister: Obj }>(`mutation($input: NotifyCompanyRegisterInput!) { notifyCompanyRegister(input: $input) { id } }`, { input }, tk))
         .notifyCompanyRegister.id,

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { startEmulator, type RunningEmulator } from '../emulator/server.ts';
 import { mailboxBody, PDF_B64, PEC_CF } from './support/pec.ts';
+import type { Obj } from '../contract/values.ts';
 
 let emu: RunningEmulator;
 let token: string;
@@ -20,8 +21,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await emu?.close();
 });
-
-type Obj = Record<string, unknown>;
 
 async function control(path: string, body: unknown = {}): Promise<Obj> {
   const res = await request(`${emu.url}/_emulator/${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });

@@ -14,9 +14,8 @@ import { json, startStub, type Stub } from './support/stub.ts';
 import { startTestStack, type GraphQLResponse, type TestStack } from './support/stack.ts';
 import { PDF_B64, PEC_CF } from './support/pec.ts';
 import { withSafety } from './support/safety.ts';
-import { textOf } from './support/values.ts';
+import { asText, type Obj } from '../contract/values.ts';
 
-type Obj = Record<string, unknown>;
 const examples = JSON.parse(readFileSync(new URL('../subgraphs/pec/fixtures/vendor-examples.json', import.meta.url), 'utf8')) as Record<string, Obj>;
 const ex = (key: string): Obj => {
   const e = examples[key];
@@ -64,7 +63,7 @@ async function run<T = Obj>(serving: Array<[string, { status: number; body: unkn
 
 const iso = (s: unknown): string | null => (typeof s === 'number' ? new Date(s * 1000).toISOString() : null);
 const day = (v: unknown): string | null => {
-  const m = /^(\d{2})\/(\d{2})\/(\d{4})$/.exec(textOf(v));
+  const m = /^(\d{2})\/(\d{2})\/(\d{4})$/.exec(asText(v));
   return m ? `${m[3]}-${m[2]}-${m[1]}` : null;
 };
 const BOX_TYPES: Obj = { DOMICILIODIGITALE: 'DIGITALDOMICILE', PECMASSIVA: 'PECBULK' };

@@ -8,11 +8,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
-import { PDF_B64, PEC_CF } from './support/pec.ts';
+import { PDF_B64, PEC_CF, registerNotificationInput } from './support/pec.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
 import { withSafety } from './support/safety.ts';
+import type { Obj } from '../contract/values.ts';
 
-type Obj = Record<string, unknown>;
 let t: TestStack;
 let client: Client;
 const clients: Client[] = [];
@@ -76,19 +76,7 @@ describe('uploaded company-register notification seen by another token of the ac
     const a = await tokenOf();
     const b = await tokenOf();
     const as = (tk: string): Record<string, string> => ({ authorization: `Bearer ${tk}` });
-    const input = {
-      address: 'two.tokens@legalmail.it',
-      taxCodeOrVat: '12485671007',
-      companyName: 'Azienda Test',
-      city: 'Roma',
-      province: 'RM',
-      firstName: 'Mario',
-      lastName: 'Rossi',
-      taxCode: PEC_CF,
-      role: 'LEGALE_RAPPRESENTANTE',
-      email: 'mario@example.com',
-      mobile: '3331234567',
-    };
+    const input = registerNotificationInput('two.tokens@legalmail.it');
     const started = await t.gql<{ notifyCompanyRegister: Obj }>(`mutation($input: NotifyCompanyRegisterInput!) { notifyCompanyRegister(input: $input) { id } }`, { input }, as(a));
     expect(started.errors).toBeUndefined();
     const id = String(started.data!.notifyCompanyRegister.id);

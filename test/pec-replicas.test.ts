@@ -15,7 +15,7 @@ import type { BulkService, Sending } from '../subgraphs/pec/bulk.ts';
 import { closeRedis, connectRedis } from '../subgraphs/runtime/redis.ts';
 import { UpstreamClient } from '../subgraphs/upstream/client.ts';
 import { loadUpstreamConfig } from '../subgraphs/upstream/config.ts';
-import { withSafety } from './support/safety.ts';
+import { sendingUntil } from './support/pec.ts';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const PREFIX = `test:pec-replicas:${randomBytes(4).toString('hex')}:`;
@@ -48,20 +48,6 @@ async function replica(extra: NodeJS.ProcessEnv = {}): Promise<{ bulk: BulkServi
   };
   running.add(stop);
   return { bulk: sg.bulk, stop };
-}
-
-/** Waits for a sending event matching `pred` (latest first) on a replica's bus. */
-async function until(bulk: BulkService, tenant: string, id: string, pred: (s: Sending) => boolean): Promise<Sending> {
-  const it = bulk.bus.subscribe(bulk.topic(tenant, id), { initial: async () => [(await bulk.get(tenant, id))!], identity: (e) => e.id, version: (e) => e.seq });
-  try {
-    for (;;) {
-      const r = await withSafety(it.next(), 'sending event', 20_000);
-      if (r.done) throw new Error('stream ended');
-      if (pred(r.value)) return r.value;
-    }
-  } finally {
-    await it.return?.();
-  }
 }
 
 const creds = { username: DEFAULT_BULK_USERNAME, password: DEFAULT_BULK_PASSWORD };
@@ -118,12 +104,12 @@ describe('a bulk sending across two replicas', () => {
     await listener.psubscribe(`${PREFIX}bus:*`);
     const a = await replica();
     const queued = await a.bulk.queue({ token, tenant }, creds, request('uno'), null);
-    await until(a.bulk, tenant, queued.id, (s) => sent(s) >= 10);
+    await sendingUntil(a.bulk, tenant, queued.id, (s) => sent(s) >= 10);
     const b = await replica();
     // B looks for unfinished sendings while A is on its second of four requests: A holds this one.
     expect((await b.bulk.get(tenant, queued.id))?.done).toBe(false);
     expect(await b.bulk.takeUp()).toEqual([]);
-    const done = await until(a.bulk, tenant, queued.id, (s) => s.done);
+    const done = await sendingUntil(a.bulk, tenant, queued.id, (s) => s.done);
     expect(done.recipients.map((r) => r.state)).toEqual(Array(40).fill('DELIVERED'));
     // B's view is A's record, as A left it.
     expect(await b.bulk.get(tenant, queued.id)).toEqual(done);
@@ -144,12 +130,12 @@ describe('a bulk sending across two replicas', () => {
     const a = await replica();
     const b = await replica();
     const queued = await a.bulk.queue({ token, tenant }, creds, request('due'), null);
-    await until(a.bulk, tenant, queued.id, (s) => sent(s) >= 10);
+    await sendingUntil(a.bulk, tenant, queued.id, (s) => sent(s) >= 10);
     expect(await b.bulk.takeUp()).toEqual([]);
     // A stops between two requests and gives the sending back; B takes it up at once.
     await a.stop();
     expect(await b.bulk.takeUp()).toEqual([queued.id]);
-    const done = await until(b.bulk, tenant, queued.id, (s) => s.done);
+    const done = await sendingUntil(b.bulk, tenant, queued.id, (s) => s.done);
     expect(done.recipients.map((r) => r.state)).toEqual(Array(40).fill('DELIVERED'));
     const codes = [...new Set(done.recipients.map((r) => r.code))];
     expect(codes).toHaveLength(4);
@@ -166,7 +152,7 @@ describe('a bulk sending across two replicas', () => {
     const a = await replica(env);
     const b = await replica(env);
     const queued = await a.bulk.queue({ token, tenant }, creds, request('tre'), null);
-    const done = await until(a.bulk, tenant, queued.id, (s) => s.done);
+    const done = await sendingUntil(a.bulk, tenant, queued.id, (s) => s.done);
     expect(done.recipients.map((r) => r.state)).toEqual(Array(40).fill('DELIVERED'));
     expect(a.bulk.leaseStats).toEqual({ lost: 0, takenUp: 0 });
     expect(b.bulk.leaseStats).toEqual({ lost: 0, takenUp: 0 });
@@ -183,7 +169,7 @@ describe('a bulk sending across two replicas', () => {
     const a = await replica(env);
     const b = await replica(env);
     const queued = await a.bulk.queue({ token, tenant }, creds, request('quattro'), null);
-    await until(a.bulk, tenant, queued.id, (s) => sent(s) >= 10);
+    await sendingUntil(a.bulk, tenant, queued.id, (s) => sent(s) >= 10);
     await a.bulk.halt();
     // The lease is still A's: B waits for it to lapse (polled, with a deadline), then runs the rest.
     let taken: string[] = [];
@@ -194,7 +180,7 @@ describe('a bulk sending across two replicas', () => {
     }
     expect(taken).toEqual([queued.id]);
     expect(b.bulk.leaseStats).toEqual({ lost: 0, takenUp: 1 });
-    const done = await until(b.bulk, tenant, queued.id, (s) => s.done);
+    const done = await sendingUntil(b.bulk, tenant, queued.id, (s) => s.done);
     expect(done.recipients.map((r) => r.state)).toEqual(Array(40).fill('DELIVERED'));
     const codes = [...new Set(done.recipients.map((r) => r.code))];
     expect(codes).toHaveLength(4);

@@ -16,7 +16,7 @@ import { UpstreamClient } from '../subgraphs/upstream/client.ts';
 import { loadUpstreamConfig } from '../subgraphs/upstream/config.ts';
 import { MemoryCostLedger, type CostLedger } from '../subgraphs/upstream/ledger.ts';
 import { freeTierOf } from '../contract/prices.ts';
-import { withSafety } from './support/safety.ts';
+import { sendingUntil } from './support/pec.ts';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const PREFIX = `test:pec-restart:${randomBytes(4).toString('hex')}:`;
@@ -34,20 +34,6 @@ function service(ledger?: CostLedger, env: NodeJS.ProcessEnv = {}): { bulk: Bulk
   const entry = { stores, stop: async () => void (await stopBulk()) };
   open.push(entry);
   return { bulk, stores, stop: entry.stop };
-}
-
-/** Waits for a sending event matching `pred` on a service's bus (latest first). */
-async function until(bulk: BulkService, tenant: string, id: string, pred: (s: Sending) => boolean): Promise<Sending> {
-  const it = bulk.bus.subscribe(bulk.topic(tenant, id), { initial: async () => [(await bulk.get(tenant, id))!], identity: (e) => e.id, version: (e) => e.seq });
-  try {
-    for (;;) {
-      const r = await withSafety(it.next(), 'sending event', 20_000);
-      if (r.done) throw new Error('stream ended');
-      if (pred(r.value)) return r.value;
-    }
-  } finally {
-    await it.return?.();
-  }
 }
 
 beforeAll(async () => {
@@ -80,7 +66,7 @@ describe('bulk queue across a restart', () => {
       { sender: DEFAULT_BULK_USERNAME, recipients, subject: 'Riavvio', html: '<p>x</p>', attachments: [] },
       'restart-key-1',
     );
-    await until(a.bulk, tenant, queued.id, (s) => s.recipients.filter((r) => r.state === 'SENT').length >= 250);
+    await sendingUntil(a.bulk, tenant, queued.id, (s) => s.recipients.filter((r) => r.state === 'SENT').length >= 250);
     // The layer stops (its queue and timers with it).
     await a.stop();
 
@@ -95,7 +81,7 @@ describe('bulk queue across a restart', () => {
       'restart-key-1',
     );
     expect(again.id).toBe(queued.id);
-    const done = await until(b.bulk, tenant, queued.id, (s) => s.recipients.every((r) => r.state !== 'QUEUED'));
+    const done = await sendingUntil(b.bulk, tenant, queued.id, (s) => s.recipients.every((r) => r.state !== 'QUEUED'));
     // Every recipient handed to the service (some already accepted: their receipts are read on), none lost, none unknown.
     expect(done.recipients.filter((r) => ['SENT', 'ACCEPTED', 'DELIVERED'].includes(r.state))).toHaveLength(1000);
     // Each batch reached the service once (a request refused for the pace, 429, sent nothing and was queued again).
@@ -129,12 +115,12 @@ describe('bulk queue across a restart', () => {
       { sender: DEFAULT_BULK_USERNAME, recipients, subject: 'Riavvio 2', html: '<p>x</p>', attachments: [] },
       null,
     );
-    await until(a.bulk, tenant, queued.id, (s) => s.recipients.filter((r) => r.state !== 'QUEUED').length >= 250);
+    await sendingUntil(a.bulk, tenant, queued.id, (s) => s.recipients.filter((r) => r.state !== 'QUEUED').length >= 250);
     await a.stop();
     // As if the stopped process had taken the second batch and died before its answer.
     expect(await a.stores.store.claimBatch(queued.id, 250)).toBe(true);
     const b = service();
-    const done = await until(b.bulk, tenant, queued.id, (s) => s.recipients.every((r) => r.state !== 'QUEUED'));
+    const done = await sendingUntil(b.bulk, tenant, queued.id, (s) => s.recipients.every((r) => r.state !== 'QUEUED'));
     expect(done.recipients.slice(250).every((r) => r.state === 'UNKNOWN')).toBe(true);
     const after = emu.calls().filter((c) => c.area === 'pecmassiva' && c.method === 'POST' && c.status === 201).length;
     expect(after - before).toBe(1);
@@ -158,10 +144,10 @@ describe('bulk queue across a restart', () => {
     try {
       const whileQueued = JSON.parse(String(await redis.get(`pecmassiva:s:${queued.id}`))) as Record<string, unknown>;
       expect(typeof whileQueued.sealedPassword).toBe('string');
-      await until(a.bulk, tenant, queued.id, (s) => s.recipients.every((r) => r.state === 'SENT'));
+      await sendingUntil(a.bulk, tenant, queued.id, (s) => s.recipients.every((r) => r.state === 'SENT'));
       // The receipts arrive (the emulator's `advance`); the next reads find them.
       await fetch(`${emu.url}/_emulator/pecmassiva/advance`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
-      const done = await until(a.bulk, tenant, queued.id, (s) => s.done);
+      const done = await sendingUntil(a.bulk, tenant, queued.id, (s) => s.done);
       expect(done.recipients.map((r) => r.state)).toEqual(['DELIVERED', 'DELIVERED']);
       const stored = JSON.parse(String(await redis.get(`pecmassiva:s:${queued.id}`))) as Record<string, unknown>;
       expect((stored.sending as Sending).done).toBe(true);

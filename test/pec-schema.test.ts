@@ -3,35 +3,15 @@
  * described; the paths table takes a deployment's `PEC_PATHS` and refuses bad ones; box-type words
  * and states are read in either spelling.
  */
-import { readFileSync } from 'node:fs';
-import { buildSubgraphSchema } from '@apollo/subgraph';
-import { isEnumType, isInputObjectType, isInterfaceType, isObjectType, parse } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { priceOf } from '../contract/prices.ts';
 import { boxTypeOf, contractState, mailboxStatus } from '../subgraphs/pec/model.ts';
 import { boxTypeWord, PEC_DEFAULT_PATHS, pecEndpoints } from '../subgraphs/pec/upstream.ts';
+import { subgraphSchema, undescribed } from './support/schema.ts';
 
 describe('pec schema', () => {
   it('describes every type, field, argument, enum value and input field', () => {
-    const schema = buildSubgraphSchema({ typeDefs: parse(readFileSync(new URL('../subgraphs/pec/schema.graphql', import.meta.url), 'utf8')) });
-    const missing: string[] = [];
-    for (const type of Object.values(schema.getTypeMap())) {
-      if (type.name.startsWith('_') || type.name.startsWith('link__') || type.name.startsWith('federation__')) continue;
-      if (['String', 'Int', 'Float', 'Boolean', 'ID'].includes(type.name)) continue;
-      if (!type.description) missing.push(type.name);
-      if (isObjectType(type) || isInterfaceType(type)) {
-        for (const f of Object.values(type.getFields())) {
-          if (f.name.startsWith('_')) continue;
-          if (!f.description) missing.push(`${type.name}.${f.name}`);
-          for (const a of f.args) if (!a.description) missing.push(`${type.name}.${f.name}(${a.name})`);
-        }
-      } else if (isInputObjectType(type)) {
-        for (const f of Object.values(type.getFields())) if (!f.description) missing.push(`${type.name}.${f.name}`);
-      } else if (isEnumType(type)) {
-        for (const v of type.getValues()) if (!v.description) missing.push(`${type.name}.${v.name}`);
-      }
-    }
-    expect(missing).toEqual([]);
+    expect(undescribed(subgraphSchema('pec'))).toEqual([]);
   });
 });
 

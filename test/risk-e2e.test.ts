@@ -7,8 +7,6 @@
  * Completion is driven explicitly (emulator timing 0 = only `advance` completes), so no assertion
  * depends on time; timeouts below are safety limits only.
  */
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, type Client, type FormattedExecutionResult } from 'graphql-ws';
 import WebSocket from 'ws';
@@ -17,13 +15,14 @@ import { bureauInput, CF, CF2 } from './support/risk.ts';
 import { Signer } from '../subgraphs/runtime/signing.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
 import { withSafety as safety } from './support/safety.ts';
+import type { Obj } from '../contract/values.ts';
+import { startReceiver, type Receiver } from './support/receiver.ts';
 
 // The stack's configuration: a known signing secret (to forge and tamper in tests), relays to the
 // loopback receiver allowed (the SSRF guard refuses them otherwise) and a fast poller.
 const LAYER_SECRET = 'risk-e2e-test-secret-0123456789';
 const ENV = { LAYER_SECRET, RISK_RELAY_ALLOW_PRIVATE: '1', RISK_POLL_INTERVAL_MS: '100', RISK_POLL_LATE_AFTER_MS: '1500', RISK_POLL_MAX_CALLS_PER_MIN: '600' };
 
-type Obj = Record<string, unknown>;
 type Result = FormattedExecutionResult<Obj, unknown>;
 
 const SAFETY_MS = 20_000;
@@ -32,47 +31,7 @@ const TENANT_B = 'risk-e2e-tenant-b-token';
 let t: TestStack;
 const clients: Client[] = [];
 
-/** A callback receiver standing in for the user's own endpoint. */
-interface Receiver {
-  url: string;
-  deliveries: Array<{ headers: IncomingMessage['headers']; body: string }>;
-  next(): Promise<{ headers: IncomingMessage['headers']; body: string }>;
-  close(): Promise<void>;
-}
 let receiver: Receiver;
-
-async function startReceiver(): Promise<Receiver> {
-  const deliveries: Receiver['deliveries'] = [];
-  const waiting: Array<() => void> = [];
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      deliveries.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
-      res.writeHead(200).end('ok');
-      for (const w of waiting.splice(0)) w();
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  let taken = 0;
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
-    deliveries,
-    async next() {
-      const deadline = Date.now() + SAFETY_MS;
-      while (deliveries.length <= taken) {
-        if (Date.now() > deadline) throw new Error('no callback relayed to the receiver');
-        await new Promise<void>((r) => waiting.push(r));
-      }
-      return deliveries[taken++];
-    },
-    close: () =>
-      new Promise<void>((r) => {
-        server.closeAllConnections();
-        server.close(() => r());
-      }),
-  };
-}
 
 /** A safety limit on a wait an event ends (see `support/safety.ts`). */
 const withSafety = <T>(p: Promise<T>, what: string): Promise<T> => safety(p, what, SAFETY_MS);
@@ -262,7 +221,7 @@ describe('patrimonial report', () => {
     await t.control('risk/advance', { id });
     expect(await statesUntilDone(it)).toEqual(['COMPLETE']);
 
-    const relayed = await receiver.next();
+    const relayed = await withSafety(receiver.next(), 'relay to the caller’s callback');
     expect(relayed.headers['x-session']).toBe('abc123');
     expect(relayed.headers['content-type']).toMatch(/x-www-form-urlencoded/);
     const payload = JSON.parse(new URLSearchParams(relayed.body).get('payload') ?? '{}') as { data: Obj; success: boolean };

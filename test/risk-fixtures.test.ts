@@ -7,12 +7,11 @@
  */
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeFiscalCode } from '../contract/checksums.ts';
 import { json, startStub, type Stub } from './support/stub.ts';
 import { startTestStack, type GraphQLResponse, type TestStack } from './support/stack.ts';
-import { textOf } from './support/values.ts';
+import { asText, type Obj } from '../contract/values.ts';
+import { bureauInput, CF, PDF } from './support/risk.ts';
 
-type Obj = Record<string, unknown>;
 const examples = JSON.parse(readFileSync(new URL('../subgraphs/risk/fixtures/vendor-examples.json', import.meta.url), 'utf8')) as Record<string, Obj>;
 const dataOf = (key: string): Obj => {
   const body = examples[key];
@@ -22,9 +21,7 @@ const dataOf = (key: string): Obj => {
 const iso = (sec: unknown): string => new Date(Number(sec) * 1000).toISOString();
 const sqlIso = (s: unknown): string | null => (typeof s === 'string' ? `${s.replace(' ', 'T')}.000Z` : null);
 
-const CF = makeFiscalCode({ surname: 'Rossi', name: 'Mario', birthDate: '1990-04-28', gender: 'M', cadastralCode: 'L117' });
 const VAT = '12485671007';
-const PDF = Buffer.from('%PDF-1.4\n%%EOF\n').toString('base64');
 
 const COMMON = `
   fragment Common on RiskRequest {
@@ -206,27 +203,7 @@ describe('vendor examples through the gateway: person bureau (IT-bureau-persona 
   });
 
   it('POST', async () => {
-    const year = new Date().getUTCFullYear();
-    const input = {
-      firstName: 'Mario',
-      lastName: 'Rossi',
-      email: 'm.rossi@example.com',
-      birthDate: '1990-04-28',
-      gender: 'MALE',
-      taxCode: CF,
-      birthPlace: { city: 'Terni', province: 'TR', country: 'Italia' },
-      residence: { address: 'Via Rossini', streetNumber: '2', city: 'Terni', postalCode: '05100', province: 'TR', country: 'Italia' },
-      document: {
-        type: 'IDENTITY_CARD',
-        number: 'IT567TRF',
-        releaseDate: '2020-12-01',
-        expirationDate: `${year + 5}-12-01`,
-        releasePlace: { city: 'Terni', province: 'TR' },
-        authority: 'comune',
-        file: PDF,
-      },
-      healthInsuranceCardFile: PDF,
-    };
+    const input = bureauInput();
     const { data, calls } = await run<{ orderPersonBureauReport: Obj }>(
       serve('POST /IT-bureau-persona', 'POST /IT-crif-persona'),
       `mutation($input: PersonBureauInput!) { orderPersonBureauReport(input: $input) { ...Common ... on PersonBureauRequest { ${BUREAU} } } } ${COMMON}`,
@@ -316,7 +293,7 @@ describe('vendor examples through the gateway: company reports', () => {
       expect(data.orderCompanyReport).toMatchObject({
         companyName: String(rec.companyName ?? rec.name),
         taxCode: String(rec.taxCode),
-        vatCode: rec.vatCode === undefined ? null : textOf(rec.vatCode),
+        vatCode: rec.vatCode === undefined ? null : asText(rec.vatCode),
       });
     });
   }

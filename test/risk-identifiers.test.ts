@@ -11,12 +11,11 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { request } from 'undici';
-import { readFileSync } from 'node:fs';
-import { isEnumType, isInputObjectType, isInterfaceType, isObjectType, parse } from 'graphql';
-import { buildSubgraphSchema } from '@apollo/subgraph';
 import { companyIdOfVat } from '../emulator/company/ids.ts';
 import { CF, CF2 } from './support/risk.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
+import type { Obj } from '../contract/values.ts';
+import { subgraphSchema, undescribed } from './support/schema.ts';
 
 const OPENAPI_SPA = '12485671007';
 const BETA_SERVIZI = '04123450159';
@@ -35,8 +34,6 @@ beforeEach(async () => {
 });
 
 const riskCalls = async (): Promise<string[]> => (await t.calls('risk')).map((c) => `${c.method} ${c.path} ${c.status}`);
-
-type Obj = Record<string, unknown>;
 
 async function gql(query: string, variables?: Obj): Promise<Obj> {
   const res = await t.gql<Obj>(query, variables);
@@ -194,24 +191,6 @@ describe('verifyFiscalCode by GET or POST', () => {
 
 describe('risk schema', () => {
   it('describes every type, field, argument, enum value and input field', () => {
-    const schema = buildSubgraphSchema({ typeDefs: parse(readFileSync(new URL('../subgraphs/risk/schema.graphql', import.meta.url), 'utf8')) });
-    const missing: string[] = [];
-    for (const type of Object.values(schema.getTypeMap())) {
-      if (type.name.startsWith('_') || type.name.startsWith('link__') || type.name.startsWith('federation__')) continue;
-      if (['String', 'Int', 'Float', 'Boolean', 'ID'].includes(type.name)) continue;
-      if (!type.description) missing.push(type.name);
-      if (isObjectType(type) || isInterfaceType(type)) {
-        for (const f of Object.values(type.getFields())) {
-          if (f.name.startsWith('_')) continue;
-          if (!f.description) missing.push(`${type.name}.${f.name}`);
-          for (const a of f.args) if (!a.description) missing.push(`${type.name}.${f.name}(${a.name})`);
-        }
-      } else if (isInputObjectType(type)) {
-        for (const f of Object.values(type.getFields())) if (!f.description) missing.push(`${type.name}.${f.name}`);
-      } else if (isEnumType(type)) {
-        for (const v of type.getValues()) if (!v.description) missing.push(`${type.name}.${v.name}`);
-      }
-    }
-    expect(missing).toEqual([]);
+    expect(undescribed(subgraphSchema('risk'))).toEqual([]);
   });
 });

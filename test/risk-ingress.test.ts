@@ -18,6 +18,7 @@ import { MemoryReplayGuard, Signer } from '../subgraphs/runtime/signing.ts';
 import { CF, CF2 } from './support/risk.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
 import { withSafety as safety } from './support/safety.ts';
+import type { Obj } from '../contract/values.ts';
 
 const LAYER_SECRET = 'risk-ingress-test-secret-0123456789';
 const ENV = {
@@ -30,8 +31,6 @@ const ENV = {
   OPENAPI_TIMEOUT_MS: '1500',
 };
 const SAFETY_MS = 15_000;
-
-type Obj = Record<string, unknown>;
 
 let t: TestStack;
 let receiver: Receiver;

@@ -9,8 +9,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { bureauInput } from './support/risk.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
+import type { Obj } from '../contract/values.ts';
 
-type Obj = Record<string, unknown>;
 let t: TestStack;
 
 beforeAll(async () => {

@@ -15,8 +15,7 @@ import { UpstreamError } from '../subgraphs/upstream/errors.ts';
 import { CF, CF2 } from './support/risk.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
 import { withSafety as safety } from './support/safety.ts';
-
-type Obj = Record<string, unknown>;
+import type { Obj } from '../contract/values.ts';
 
 const ENV = {
   LAYER_SECRET: 'risk-polling-test-secret-0123456789',

@@ -15,8 +15,7 @@ import { guardedRelayAgent, isPrivateAddress, privateLiteralHost, relayRefusal }
 import { relayTarget } from '../subgraphs/risk/validate.ts';
 import { CF } from './support/risk.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
-
-type Obj = Record<string, unknown>;
+import type { Obj } from '../contract/values.ts';
 
 let t: TestStack;
 let hits = 0;

@@ -16,12 +16,11 @@ import { bureauInput, CF, CF2 } from './support/risk.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
 import { logLevelOfEnv, logTo, setLogLevel } from '../subgraphs/runtime/log.ts';
 import type { LogLevel } from '@graphql-hive/logger';
+import type { Obj } from '../contract/values.ts';
 
 // Poller off: only the test's own requests reach the emulator, so its call log counts them.
 const ENV = { LAYER_SECRET: 'robustness-test-secret-0123456789', RISK_POLL_MAX_CALLS_PER_MIN: '0' };
 const SAFETY_MS = 15_000;
-
-type Obj = Record<string, unknown>;
 
 let t: TestStack;
 const unhandled: Array<{ kind: string; error: unknown }> = [];

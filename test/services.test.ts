@@ -10,8 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { bureauInput, CF } from './support/risk.ts';
 import { baseEnv as serviceEnv, emulatorControl, freePort, gqlAt, otherSubgraphs, spawnService, subgraphUrlsEnv, until, type Service } from '../services/processes.ts';
-
-type Obj = Record<string, unknown>;
+import type { Obj } from '../contract/values.ts';
 
 const SECRET = 'services-test-secret-0123456789';
 

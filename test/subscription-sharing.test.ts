@@ -12,8 +12,8 @@ import { createClient, type Client, type FormattedExecutionResult } from 'graphq
 import { makeFiscalCode } from '../contract/checksums.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
 import { withSafety } from './support/safety.ts';
+import type { Obj } from '../contract/values.ts';
 
-type Obj = Record<string, unknown>;
 type Result = FormattedExecutionResult<Obj, unknown>;
 
 const TENANT_B = 'subscription-sharing-tenant-b';
@@ -74,12 +74,20 @@ async function next(it: AsyncIterator<Result>): Promise<Obj> {
 }
 
 /** Polls a condition (a safety limit, not a timed assertion). */
-async function until(what: string, ok: () => boolean): Promise<void> {
+async function until(what: string, ok: () => boolean | Promise<boolean>): Promise<void> {
   const end = Date.now() + 20_000;
-  while (!ok()) {
+  while (!(await ok())) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 10));
   }
+}
+
+const metricsText = async (): Promise<string> => (await fetch(`${t.stack.gateway.url}/metrics`)).text();
+
+/** `openapi_subscriptions_open` of one operation name. */
+async function openOf(operation: string): Promise<number> {
+  const line = (await metricsText()).split('\n').find((l) => l.startsWith('openapi_subscriptions_open{') && l.includes(`operation="${operation}"`));
+  return line ? Number(line.split(' ').at(-1)) : 0;
 }
 
 async function order(): Promise<string> {
@@ -129,6 +137,93 @@ describe('one subgraph subscription per topic', () => {
     expect(subscribes()).toBe(2);
     for (const it of a) await it.return!();
     await b.return?.();
+  });
+
+  it('late joiners are served from the running subscription, each counted open until it ends', async () => {
+    const FOLLOW = `subscription Follow($id: ID!) { riskRequestUpdated(id: $id) { id state done } }`;
+    const before = await openOf('Follow');
+    const id = await order();
+    const opener = subscribe(FOLLOW, { id });
+    expect(await next(opener)).toEqual({ riskRequestUpdated: { id, state: 'PROCESSING', done: false } });
+    const joiners = Array.from({ length: 30 }, () => subscribe(FOLLOW, { id }));
+    for (const it of joiners) expect(await next(it)).toEqual({ riskRequestUpdated: { id, state: 'PROCESSING', done: false } });
+    expect(subscribes()).toBe(1);
+    expect(await openOf('Follow')).toBe(before + 31);
+
+    await t.control('risk/advance', { id });
+    for (const it of [opener, ...joiners]) expect(await next(it)).toEqual({ riskRequestUpdated: { id, state: 'COMPLETE', done: true } });
+    for (const it of [opener, ...joiners]) expect((await withSafety(it.next(), 'end of stream', 20_000)).done).toBe(true);
+    // The opener's count ends with its execution.
+    await until('every subscriber counted closed', async () => (await openOf('Follow')) === before);
+    expect(await openOf('Follow')).toBe(before);
+    expect(subscribes()).toBe(1);
+  });
+
+  it('a connection whose params carry a malformed credential is refused, though the topic it asks for runs', async () => {
+    const id = await order();
+    const opener = subscribe(UPDATED, { id });
+    expect(await next(opener)).toEqual({ riskRequestUpdated: { id, state: 'PROCESSING', done: false } });
+    const client = createClient({ url: t.stack.gateway.wsUrl, webSocketImpl: WebSocket, connectionParams: { token: 'abc' }, retryAttempts: 0, lazy: true });
+    clients.push(client);
+    const refused = await withSafety(client.iterate<Obj>({ query: UPDATED, variables: { id } }).next(), 'refusal', 20_000).then(
+      (r) => (r.value as Result | undefined)?.errors ?? [],
+      (err: unknown) => (Array.isArray(err) ? (err as Array<{ extensions?: Obj }>) : [{ message: String(err) }]),
+    );
+    expect(refused.map((e) => (e as { extensions?: Obj }).extensions?.code)).toContain('UNAUTHENTICATED');
+    await opener.return!();
+  });
+
+  it('the opener leaving while joiners stay: the open count follows the subscribers still there', async () => {
+    const WATCH = `subscription Watch($id: ID!) { riskRequestUpdated(id: $id) { id state done } }`;
+    const id = await order();
+    const before = await openOf('Watch');
+    const opener = subscribe(WATCH, { id });
+    await next(opener);
+    const joiners = Array.from({ length: 3 }, () => subscribe(WATCH, { id }));
+    for (const it of joiners) await next(it);
+    expect(await openOf('Watch')).toBe(before + 4);
+    await opener.return!();
+    await until('the opener counted closed', async () => (await openOf('Watch')) === before + 3);
+    expect(await openOf('Watch')).toBe(before + 3);
+    for (const it of joiners) await it.return!();
+    await until('every subscriber counted closed', async () => (await openOf('Watch')) === before);
+    expect(await openOf('Watch')).toBe(before);
+  });
+
+  it('a document refused at validation, asked by several at once, never becomes an operation label nor counts as ok', async () => {
+    const JUNK = `subscription JunkName($id: ID!) { riskRequestUpdated(id: $id) { nope } }`;
+    const id = await order();
+    const answers = await Promise.all(
+      Array.from({ length: 3 }, async () => {
+        const r = await withSafety(subscribe(JUNK, { id }).next(), 'refusal', 20_000).then(
+          (x) => (x.value as Result | undefined)?.errors ?? [],
+          (err: unknown) => (Array.isArray(err) ? (err as unknown[]) : [err]),
+        );
+        return r.length;
+      }),
+    );
+    expect(answers.every((n) => n > 0)).toBe(true);
+    expect(await metricsText()).not.toContain('JunkName');
+  });
+
+  it('a subscriber whose persisted-query hash does not match its document is refused, though the topic runs', async () => {
+    const id = await order();
+    const opener = subscribe(UPDATED, { id });
+    await next(opener);
+    const client = createClient({ url: t.stack.gateway.wsUrl, webSocketImpl: WebSocket, retryAttempts: 0, lazy: true });
+    clients.push(client);
+    const got = await withSafety(
+      client.iterate<Obj>({ query: UPDATED, variables: { id }, extensions: { persistedQuery: { version: 1, sha256Hash: 'f'.repeat(64) } } }).next(),
+      'refusal',
+      20_000,
+    ).then(
+      (r) => JSON.stringify(r.value ?? null),
+      (err: unknown) => `refused: ${JSON.stringify(err)}`,
+    );
+    // An `error` message with its code (not a closed socket), and none of the topic's states.
+    expect(got).toContain('PERSISTED_QUERY_HASH_MISMATCH');
+    expect(got).not.toContain('PROCESSING');
+    await opener.return!();
   });
 
   it('subscriptions over many items (every request of a family) are not shared: a joiner would get only the last item', async () => {

@@ -2,6 +2,7 @@
  * Datasets by endpoint name (`IT-advanced`, `IT-full`, `FR-start`, …): what the monitor watches and
  * what asynchronous requests deliver.
  */
+import { isObj } from '../../contract/values.ts';
 import { foreignAdvanced, foreignLookup, foreignStart } from './foreign.ts';
 import { lookupCompany } from './lookup.ts';
 import type { CompanyProfile } from './model.ts';
@@ -77,7 +78,7 @@ export function fieldPaths(record: unknown): { leaves: string[]; all: Set<string
   const leaves: string[] = [];
   const all = new Set<string>();
   const walk = (v: unknown, prefix: string): void => {
-    if (typeof v === 'object' && v !== null && !Array.isArray(v)) {
+    if (isObj(v)) {
       if (prefix) all.add(prefix);
       for (const [k, child] of Object.entries(v)) walk(child, prefix ? `${prefix}.${k}` : k);
       return;

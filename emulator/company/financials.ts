@@ -4,6 +4,8 @@
  * vendor's example company: every code of every section, with the example's values scaled to the
  * company's turnover (and a little noise), and ratios near the example's.
  */
+import type { LineSection, OperatingResultsField, RatioSection } from '../../contract/company-payloads.ts';
+import { isObj } from '../../contract/values.ts';
 import { LINE_CODES } from './line-codes.ts';
 import type { CompanyProfile } from './model.ts';
 import { OPENAPI_FIXED_SECTIONS } from './openapi-spa.ts';
@@ -13,35 +15,19 @@ import { Rng } from './random.ts';
 /** Turnover of the example year the template values belong to. */
 const TEMPLATE_TURNOVER = 4_432_761;
 
-export const RATIO_SECTIONS = [
-  'coverageRatios',
-  'development',
-  'efficiency',
-  'financialBurden',
-  'financialCycle',
-  'financialStability',
-  'financialStatementKpi',
-  'indebtedness',
-  'leverageRatios',
-  'liquidityRatios',
-  'profitability',
-  'structureRatios',
-] as const;
-
 type LineItem = { code: string; value: number };
 
 const isLineItems = (v: unknown): v is LineItem[] =>
   Array.isArray(v) && v.every((x) => typeof x === 'object' && x !== null && typeof (x as LineItem).code === 'string' && typeof (x as LineItem).value === 'number');
 
-const isNumberRecord = (v: unknown): v is Record<string, number> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v) && Object.values(v).every((x) => typeof x === 'number');
+const isNumberRecord = (v: unknown): v is Record<string, number> => isObj(v) && Object.values(v).every((x) => typeof x === 'number');
 
 /** Line items of one section (`debts`, `productionValue`, …). */
-export function lineItems(p: CompanyProfile, section: string): LineItem[] {
+export function lineItems(p: CompanyProfile, section: LineSection): LineItem[] {
   const fixed = p.fixedSections?.[section];
   if (isLineItems(fixed)) return fixed;
   const template = OPENAPI_FIXED_SECTIONS[section];
-  const codes = LINE_CODES[section] ?? [];
+  const codes = LINE_CODES[section];
   const turnover = lastFiled(p)?.turnover ?? 0;
   const scale = turnover / TEMPLATE_TURNOVER;
   const byCode = new Map(isLineItems(template) ? template.map((x) => [x.code, x.value]) : []);
@@ -53,7 +39,7 @@ export function lineItems(p: CompanyProfile, section: string): LineItem[] {
 }
 
 /** A ratio section (all numbers). */
-export function ratios(p: CompanyProfile, section: string): Record<string, number> {
+export function ratios(p: CompanyProfile, section: RatioSection): Record<string, number> {
   const fixed = p.fixedSections?.[section];
   if (isNumberRecord(fixed)) return fixed;
   const template = OPENAPI_FIXED_SECTIONS[section];
@@ -84,5 +70,5 @@ export function operatingResults(p: CompanyProfile): Record<string, number> {
     ebitL2Y: Math.round(ebit * l2y),
     cashFlow,
     cashFlowL2Y: Math.round(cashFlow * l2y),
-  };
+  } satisfies Record<OperatingResultsField, number>;
 }

@@ -5,6 +5,7 @@
  * or without prefix, company number, tax code, 24-hex id) maps back to the same core where the
  * identifiers are derived from one another.
  */
+import { EU_VAT_COUNTRIES, vatPrefixOf } from '../../contract/eu.ts';
 import { hexId } from '../core.ts';
 import { hash32, hashMod, Rng, dayBetween, dayToSeconds } from './random.ts';
 import { ACTIVITIES, type Activity } from './tables.ts';
@@ -25,8 +26,8 @@ export const ISO_COUNTRIES = new Set(
   ).split(' '),
 );
 
-/** EU member states as VIES spells them (Greece is EL, Northern Ireland XI). */
-export const EU_VAT_COUNTRIES = new Set('AT BE BG CY CZ DE DK EE EL ES FI FR HR HU IE IT LT LU LV MT NL PL PT RO SE SI SK XI'.split(' '));
+/** The VAT-number prefixes VIES knows: the EU member states and Northern Ireland (XI), Greece as EL. */
+export const EU_VAT_PREFIXES: ReadonlySet<string> = new Set(EU_VAT_COUNTRIES.map(vatPrefixOf));
 
 type TownRow = readonly [name: string, zip: string, lon: number, lat: number, extra?: { dept?: string; deptName?: string; insee?: string; region?: string; regionName?: string }];
 

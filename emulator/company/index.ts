@@ -16,6 +16,7 @@
  * Pending requests are jobs on the emulator's scheduler (`../scheduler.ts`), and the dates of
  * monitors follow its clock.
  */
+import { isObj } from '../../contract/values.ts';
 import type { AreaModule } from '../core.ts';
 import { Scheduler } from '../scheduler.ts';
 import { AsyncRequests } from './async.ts';
@@ -88,7 +89,7 @@ const num = (body: unknown, key: string): number | undefined => {
 
 export function createCompanyModule(opts: CompanyModuleOptions = {}): AreaModule {
   let slowMs = Math.max(0, opts.slowMs ?? 0);
-  const asyncMs = Math.max(0, opts.asyncMs ?? 100);
+  let asyncMs = Math.max(0, opts.asyncMs ?? 100);
   const scheduler = opts.scheduler ?? new Scheduler();
   const requests = new AsyncRequests(scheduler);
   const monitors = new Monitors(scheduler);
@@ -102,8 +103,13 @@ export function createCompanyModule(opts: CompanyModuleOptions = {}): AreaModule
         slowMs = Math.max(0, num(body, 'ms') ?? 0);
         return { slowMs };
       },
+      // POST /_emulator/company/async {ms}: how long a POSTed composite tier takes to complete and call back.
+      async: (body) => {
+        asyncMs = Math.max(0, num(body, 'ms') ?? 100);
+        return { asyncMs };
+      },
       complete: (body) => {
-        const id = typeof body === 'object' && body !== null ? (body as Record<string, unknown>).id : undefined;
+        const id = isObj(body) ? body.id : undefined;
         return { completed: requests.complete(typeof id === 'string' ? id.toLowerCase() : undefined) };
       },
       advance: (body) => {
@@ -111,8 +117,8 @@ export function createCompanyModule(opts: CompanyModuleOptions = {}): AreaModule
         return { pending: requests.pending() };
       },
       monitorCheck: (body) => {
-        const o = typeof body === 'object' && body !== null ? (body as Record<string, unknown>) : {};
-        const changes = typeof o.changes === 'object' && o.changes !== null && !Array.isArray(o.changes) ? (o.changes as Record<string, unknown>) : {};
+        const o = isObj(body) ? body : {};
+        const changes = isObj(o.changes) ? o.changes : {};
         return { monitor: typeof o.id === 'string' ? monitors.check(o.id, changes) : null };
       },
       reset: () => {

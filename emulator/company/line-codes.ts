@@ -2,7 +2,9 @@
  * Balance-sheet and income-statement line codes per section (the `IIC…` codes of the vendor's
  * IT-full example, in its order). Generated companies fill every code of every section.
  */
-export const LINE_CODES: Record<string, readonly string[]> = {
+import type { LineSection } from '../../contract/company-payloads.ts';
+
+export const LINE_CODES: Readonly<Record<LineSection, readonly string[]>> = {
   assetsAggregateValues: ['IIC072', 'IIC001', 'IIC071', 'IIC074', 'IIC039'],
   creditsToShareholders: ['IIC002', 'IIC193'],
   intangibleFixedAssets: ['IIC011'],
@@ -201,6 +203,3 @@ export const LINE_CODES: Record<string, readonly string[]> = {
   adjustments: ['IIC163', 'IIC162', 'IIC164', 'IIC246', 'IIC245', 'IIC350', 'IICC351', 'IIC167', 'IIC168', 'IIC166', 'IIC165', 'IIC169'],
   annualResult: ['IIC191', 'IIC192', 'IIC250', 'IIC179', 'IIC177', 'IIC347', 'IIC178'],
 };
-
-/** The line-item sections, in the order the vendor lists them. */
-export const LINE_SECTIONS = Object.keys(LINE_CODES);

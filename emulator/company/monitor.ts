@@ -3,6 +3,7 @@
  * /monitor/{id}?callback` simulates a check and fires the callback with the record, whose
  * `updatedFields` hold the monitored fields' current values.
  */
+import { isObj } from '../../contract/values.ts';
 import { fail, hexId, ok, type EmuRequest, type EmuResponse } from '../core.ts';
 import { deliverCallback, readCallback, type StoredCallback } from '../callbacks.ts';
 import { datasetOf, fieldPaths, MONITOR_DATASETS, valueAt } from './datasets.ts';
@@ -41,13 +42,12 @@ function withChanges(dataset: unknown, changes: Record<string, unknown>): unknow
     let at: Record<string, unknown> = copy;
     for (const p of parts.slice(0, -1)) {
       const next = at[p];
-      at = isObject(next) ? next : (at[p] = {});
+      at = isObj(next) ? next : (at[p] = {});
     }
     at[parts[parts.length - 1]] = value;
   }
   return copy;
 }
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 export class Monitors {
   private readonly records = new Map<string, MonitorRecord>();
@@ -68,7 +68,7 @@ export class Monitors {
   }
 
   create(req: EmuRequest): EmuResponse {
-    const body = isObject(req.body) ? req.body : {};
+    const body = isObj(req.body) ? req.body : {};
     const code = typeof body.code === 'string' || typeof body.code === 'number' ? String(body.code).trim() : '';
     if (!code) return fail(428, 1209, 'code required');
     const dataset = typeof body.dataset === 'string' ? body.dataset.trim() : '';

@@ -4,18 +4,19 @@
  */
 import { fail, ok, type EmuRequest, type EmuResponse, type Route } from '../core.ts';
 import { isValidFiscalCode, isValidItalianVat } from '../../contract/checksums.ts';
+import type { CompositeShape } from '../../contract/company-payloads.ts';
 import { priceOf } from '../../contract/prices.ts';
 import type { AsyncRequests } from './async.ts';
 import { readCallback } from '../callbacks.ts';
 import { IT_DATASETS } from './datasets.ts';
 import { ERRORS, FOREIGN_ERRORS, invalid, notFound, required, type EndpointErrors, type ErrorKey } from './errors.ts';
-import { COUNTRIES, EU_VAT_COUNTRIES, foreignAdvanced, foreignLookup, foreignStart, ISO_COUNTRIES, isCountry, wwTop } from './foreign.ts';
+import { COUNTRIES, EU_VAT_PREFIXES, foreignAdvanced, foreignLookup, foreignStart, ISO_COUNTRIES, isCountry, wwTop } from './foreign.ts';
 import { ANY, lookupCompany, NO_ID, type Accepts } from './lookup.ts';
 import type { CompanyProfile } from './model.ts';
 import type { Monitors } from './monitor.ts';
 import { isRegistered } from './ownership.ts';
 import { lastFiled, profileOf } from './profile.ts';
-import { closedRecord, compositeRecord, uboRecords, vatGroupRecord, type CompositeShape } from './shapes.ts';
+import { closedRecord, compositeRecord, uboRecords, vatGroupRecord } from './shapes.ts';
 import { frSearch, itSearch } from './search.ts';
 import { LEGAL_FORMS, legalFormByCode } from './tables.ts';
 
@@ -232,7 +233,7 @@ function euStart(raw: string | undefined): EmuResponse {
   if (value.length < 3) return fail(400, 400, 'countryCode and vatCode required');
   const country = value.slice(0, 2);
   const number = value.slice(2);
-  if (!EU_VAT_COUNTRIES.has(country)) return fail(406, 401, 'countryCode not valid');
+  if (!EU_VAT_PREFIXES.has(country)) return fail(406, 401, 'countryCode not valid');
   const answer = (valid: boolean, formatValid: boolean, name: string | null, address: string | null): EmuResponse =>
     ok([{ valid, formatValid, countryCode: country, vatCode: number, companyName: name, companyAddress: address }]);
   if (country === 'IT') {

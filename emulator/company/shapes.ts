@@ -5,8 +5,8 @@
  * Every renderer reads the same profile, so all endpoints agree on the same company.
  */
 import type { CompanyProfile, CompanyRef, Holding, Manager, Party } from './model.ts';
-import { lineItems, operatingResults, RATIO_SECTIONS, ratios } from './financials.ts';
-import { LINE_SECTIONS } from './line-codes.ts';
+import { COMPOSITE_SECTIONS, LINE_SECTIONS, RATIO_SECTIONS, type CompositeShape, type EmployeeStatisticsField } from '../../contract/company-payloads.ts';
+import { lineItems, operatingResults, ratios } from './financials.ts';
 import { ageOn, type Person } from './people.ts';
 import type { StreetAddress } from './places.ts';
 import { employeesNow, lastFiled, profileOf } from './profile.ts';
@@ -43,12 +43,12 @@ export function registeredOffice(a: StreetAddress): Json {
 // ---------------------------------------------------------------------------------------------
 // Start / advanced family
 
+/** The keys every record of the start/advanced family opens with. */
+const recordHead = (p: CompanyProfile, office: Json): Json => ({ taxCode: p.taxCode, companyName: p.name, vatCode: p.vat, address: { registeredOffice: office } });
+
 export function startRecord(p: CompanyProfile): Json {
   return {
-    taxCode: p.taxCode,
-    companyName: p.name,
-    vatCode: p.vat,
-    address: { registeredOffice: registeredOffice(p.address) },
+    ...recordHead(p, registeredOffice(p.address)),
     activityStatus: p.status,
     creationTimestamp: p.creationTimestamp,
     lastUpdateTimestamp: p.lastUpdateTimestamp,
@@ -93,10 +93,7 @@ export function advancedRecord(p: CompanyProfile): Json {
   const ceased = p.status === 'CESSATA';
   const group = vatGroupRecord(p);
   return {
-    taxCode: p.taxCode,
-    companyName: p.name,
-    vatCode: p.vat,
-    address: { registeredOffice: registeredOffice(p.address) },
+    ...recordHead(p, registeredOffice(p.address)),
     activityStatus: p.status,
     reaCode: p.rea,
     cciaa: p.cciaa,
@@ -125,29 +122,16 @@ export function advancedRecord(p: CompanyProfile): Json {
   };
 }
 
-export function addressRecord(p: CompanyProfile): Json {
-  return {
-    taxCode: p.taxCode,
-    companyName: p.name,
-    vatCode: p.vat,
-    address: { registeredOffice: registeredOffice(p.address) },
-    creationTimestamp: p.creationTimestamp,
-    lastUpdateTimestamp: p.lastUpdateTimestamp,
-    id: p.id,
-  };
-}
+/** IT-address and IT-name: the record head, its timestamps and the Openapi id. */
+const lookupRecord = (p: CompanyProfile, office: Json): Json => ({
+  ...recordHead(p, office),
+  creationTimestamp: p.creationTimestamp,
+  lastUpdateTimestamp: p.lastUpdateTimestamp,
+  id: p.id,
+});
 
-export function nameRecord(p: CompanyProfile): Json {
-  return {
-    taxCode: p.taxCode,
-    companyName: p.name,
-    vatCode: p.vat,
-    address: { registeredOffice: { town: p.address.town.name } },
-    creationTimestamp: p.creationTimestamp,
-    lastUpdateTimestamp: p.lastUpdateTimestamp,
-    id: p.id,
-  };
-}
+export const addressRecord = (p: CompanyProfile): Json => lookupRecord(p, registeredOffice(p.address));
+export const nameRecord = (p: CompanyProfile): Json => lookupRecord(p, { town: p.address.town.name });
 
 export const pecRecord = (p: CompanyProfile): Json => ({ pec: p.pec, history: p.pecHistory.map((h) => ({ ...h })) });
 export const sdiRecord = (p: CompanyProfile): Json => ({ sdiCode: p.sdiCode, id: p.id });
@@ -408,7 +392,7 @@ function employeesStatistic(p: CompanyProfile): Json {
     frameworkContract: Math.round(rng.float(0, 5, 0)),
     whiteCollar,
     apprentice: Math.round(rng.float(0, 10, 0)),
-  };
+  } satisfies Record<EmployeeStatisticsField, number>;
 }
 
 function webAndSocial(p: CompanyProfile): Json {
@@ -511,116 +495,11 @@ function sectionMakers(p: CompanyProfile): Record<string, () => unknown> {
   return makers;
 }
 
-/** Sections of each composite shape, in the vendor schema's order. */
-export const SHAPE_SECTIONS = {
-  marketing: [
-    'companyDetails',
-    'companyStatus',
-    'address',
-    'branches',
-    'atecoClassification',
-    'internationalClassification',
-    'corporateGroups',
-    'employees',
-    'employeesStatistic',
-    'innovativeSmeAndSu',
-    'mail',
-    'contacts',
-    'ecofin',
-    'webAndSocial',
-    'pec',
-    'allOffices',
-  ],
-  stakeholders: ['companyDetails', 'address', 'branches', 'managers', 'shareholders', 'corporateGroups', 'subsidiaries', 'affiliateCompanies', 'employees', 'employeesStatistic'],
-  aml: [
-    'companyDetails',
-    'address',
-    'branches',
-    'managers',
-    'shareholders',
-    'corporateGroups',
-    'subsidiaries',
-    'affiliateCompanies',
-    'foreignTrade',
-    'publicTenders',
-    'operatingResults',
-    'ecofin',
-    'debts',
-    'rae',
-    'sae',
-  ],
-  full: [
-    'companyDetails',
-    'legalForm',
-    'companyStatus',
-    'companyDates',
-    'address',
-    'marketable',
-    'branches',
-    'atecoClassification',
-    'internationalClassification',
-    'ecofin',
-    'employees',
-    'operatingResults',
-    'employeesStatistic',
-    'innovativeSmeAndSu',
-    'mail',
-    'contacts',
-    'webAndSocial',
-    'pec',
-    'publicTenders',
-    'foreignTrade',
-    'managers',
-    'shareholders',
-    'corporateGroups',
-    'subsidiaries',
-    'affiliateCompanies',
-    'artisanBusinessRegistry',
-    'soaCertification',
-    'assetsAggregateValues',
-    'creditsToShareholders',
-    'intangibleFixedAssets',
-    'tangibleFixedAssets',
-    'financialFixedAssets',
-    'inventory',
-    'credits',
-    'financialAssets',
-    'cashEquivalents',
-    'liabilitiesAggregateValues',
-    'netWorth',
-    'riskProvisions',
-    'debts',
-    'incomeStatementAggregateValues',
-    'productionValue',
-    'productionCosts',
-    'revenuesFinancialCharges',
-    'adjustments',
-    'annualResult',
-    'coverageRatios',
-    'development',
-    'efficiency',
-    'financialBurden',
-    'financialCycle',
-    'financialStability',
-    'financialStatementKpi',
-    'indebtedness',
-    'leverageRatios',
-    'liquidityRatios',
-    'profitability',
-    'structureRatios',
-    'rae',
-    'sae',
-    'allOffices',
-  ],
-} as const satisfies Record<string, readonly string[]>;
-
-export type CompositeShape = keyof typeof SHAPE_SECTIONS;
-
 /** A composite dataset (`data` object of IT-marketing, IT-stakeholders, IT-aml, IT-full). */
 export function compositeRecord(p: CompanyProfile, shape: CompositeShape): Json {
   const makers = sectionMakers(p);
   const out: Json = {};
-  for (const section of SHAPE_SECTIONS[shape]) {
+  for (const section of COMPOSITE_SECTIONS[shape]) {
     const make = makers[section];
     if (!make) continue;
     const value = make();

@@ -6,9 +6,7 @@
  */
 import { deliverCallback, type StoredCallback } from '../callbacks.ts';
 import type { EmuResponse } from '../core.ts';
-
-export type Obj = Record<string, unknown>;
-export const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+import type { Obj } from '../../contract/values.ts';
 
 /** The contract's six notification events, in the enum's (dash) spelling. */
 export const EVENTS = ['receipt', 'receipt-credentials', 'receipt-retry', 'receipt-error', 'customer-invoice', 'supplier-invoice'] as const;

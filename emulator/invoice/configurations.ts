@@ -12,7 +12,8 @@ import { INVOICE_CONFIGURATIONS_INCLUDED, surchargeOf } from '../../contract/pri
 import { readCallback } from '../callbacks.ts';
 import { hexId, ok, type EmuRequest, type EmuResponse, type Route } from '../core.ts';
 import type { Scheduler } from '../scheduler.ts';
-import { eventOf, fiscalIdNotFound, invoiceFail, isObj, showConfiguration, type ApiConfiguration, type Configuration, type InvoiceState, type Obj } from './accounts.ts';
+import { eventOf, fiscalIdNotFound, invoiceFail, showConfiguration, type ApiConfiguration, type Configuration, type InvoiceState } from './accounts.ts';
+import { isObj, type Obj } from '../../contract/values.ts';
 
 /** The wallet's refusal number (as `server.ts` answers 402). */
 const CREDIT_ERROR_CODE = 610;

@@ -21,10 +21,11 @@
  */
 import type { AreaModule } from '../core.ts';
 import { Scheduler } from '../scheduler.ts';
-import { InvoiceState, isObj } from './accounts.ts';
+import { InvoiceState } from './accounts.ts';
 import { configurationRoutes } from './configurations.ts';
 import { InvoiceEngine, SDI_STATUSES, type InvoiceTiming, type SdiStatus } from './invoices.ts';
 import { ReceiptEngine, type ReceiptTiming } from './receipts.ts';
+import { isObj } from '../../contract/values.ts';
 
 export interface InvoiceModuleOptions {
   /** Step delays of invoices. @default DEFAULT_INVOICE_TIMING (1.5 s, 1.5 s, 15 days) */

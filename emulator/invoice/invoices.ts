@@ -20,10 +20,11 @@
 import { cents, companyOf, documentTotalOf, expectedSummaries, readFattura, summaryFor, type FatturaParty, type FatturaSummary } from '../../contract/fatturapa.ts';
 import { isValidItalianVat } from '../../contract/checksums.ts';
 import { priceOf, subscribedSurchargeOf, surchargeOf } from '../../contract/prices.ts';
-import { hexId, ok, text, type EmuRequest, type EmuResponse, type Route } from '../core.ts';
+import { hexId, ok, type EmuRequest, type EmuResponse, type Route } from '../core.ts';
 import { renderPdf } from '../pdf.ts';
 import type { Scheduler } from '../scheduler.ts';
-import { fiscalIdNotFound, invoiceFail, type Account, type Configuration, type Invoice, type InvoiceState, type Obj } from './accounts.ts';
+import { fiscalIdNotFound, invoiceFail, type Account, type Configuration, type Invoice, type InvoiceState } from './accounts.ts';
+import { asText, isObj, type Obj, objects } from '../../contract/values.ts';
 
 /** Every SDI status, and which end the invoice. */
 export const SDI_STATUSES = ['BOOKED', 'SENT', 'DELIVERED', 'NOT_DELIVERED', 'RECEIVED', 'ACCEPTED', 'REJECTED', 'TERMS_EXPIRED', 'ERROR'] as const;
@@ -42,8 +43,6 @@ export const DEFAULT_INVOICE_TIMING: InvoiceTiming = { sentAfterMs: 1500, outcom
 
 const CODE_LENGTH = { FPR12: 7, FPA12: 6 } as const;
 const WRONG_ID = /^[0-9a-f]{24}$/i;
-
-const isRecord = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function partyRecord(p: FatturaParty): Obj {
   return {
@@ -300,21 +299,21 @@ export class InvoiceEngine {
    * invoice to a private party (NEW → SENT → DONE | ERROR) and notifies `customer-invoice`.
    */
   submitCrossBorder(req: EmuRequest): EmuResponse {
-    const b = isRecord(req.body) ? req.body : {};
-    const sender = isRecord(b.sender) ? b.sender : null;
-    const recipient = isRecord(b.recipient) ? b.recipient : null;
+    const b = isObj(req.body) ? req.body : {};
+    const sender = isObj(b.sender) ? b.sender : null;
+    const recipient = isObj(b.recipient) ? b.recipient : null;
     if (!sender || !recipient) return invoiceFail(422, 422, 'Validation Error: Missing required field sender or recipient');
-    const from = text(sender.country).toUpperCase();
-    const to = text(recipient.country).toUpperCase();
+    const from = asText(sender.country).toUpperCase();
+    const to = asText(recipient.country).toUpperCase();
     if (from !== 'FR' && from !== 'DE') return invoiceFail(400, 400, 'sender.country must be FR or DE');
     if (!/^[A-Z]{2}$/.test(to)) return invoiceFail(422, 422, 'Validation Error: Missing required field recipient.country');
     if (to === from) return invoiceFail(400, 400, 'recipient.country equals sender.country: use the domestic invoicing endpoint');
-    const fiscalId = text(sender.fiscal_id).toUpperCase();
+    const fiscalId = asText(sender.fiscal_id).toUpperCase();
     const account = this.state.account(req.token.owner);
     const config = account.configurations.get(fiscalId);
     if (!config || !fiscalId.startsWith(from)) return fiscalIdNotFound();
     if (!config.customer_invoice) return invoiceFail(403, 403, 'Unauthorized access');
-    const lines = Array.isArray(b.lines) ? b.lines.filter(isRecord) : [];
+    const lines = objects(b.lines);
     if (lines.length === 0 || typeof b.document_number !== 'string' || typeof b.issue_date !== 'string') return invoiceFail(422, 422, 'Validation Error: Missing required field');
     const price = priceOf('invoice', 'POST', '/WW-invoices');
     if (price > req.token.credit + 1e-9) return invoiceFail(402, 610, `Billing error message: Insufficient Credit in Wallet: ${price} > ${req.token.credit} code 810`);
@@ -323,7 +322,7 @@ export class InvoiceEngine {
       const unit = Number(l.unit_price);
       return {
         line_number: i + 1,
-        description: text(l.description),
+        description: asText(l.description),
         quantity,
         unit_price: unit,
         total_price: cents(quantity * unit),
@@ -385,7 +384,7 @@ export class InvoiceEngine {
    * checked, never echoed); submissions then carry them in `X-Signature-User` / `X-Signature-Password`.
    */
   activateSignature(req: EmuRequest): EmuResponse {
-    const b = isRecord(req.body) ? req.body : {};
+    const b = isObj(req.body) ? req.body : {};
     const fiscalId = typeof b.fiscal_id === 'string' ? b.fiscal_id : '';
     const user = typeof b.username === 'string' ? b.username.trim() : '';
     const password = typeof b.password === 'string' ? b.password : '';
@@ -405,13 +404,13 @@ export class InvoiceEngine {
    * date and direction) are refused. Imported invoices are final and notify nothing.
    */
   importInvoice(req: EmuRequest): EmuResponse {
-    const b = isRecord(req.body) ? req.body : {};
+    const b = isObj(req.body) ? req.body : {};
     if (typeof b.invoice !== 'string' || b.invoice.trim() === '') return invoiceFail(400, 400, 'Invalid input data');
     const xml = b.invoice.trim().startsWith('<') ? b.invoice : Buffer.from(b.invoice, 'base64').toString('utf8');
     const read = readFattura(xml);
     if (!read.ok) return invoiceFail(400, 400, 'Invalid input data');
-    const details = isRecord(b.details) ? b.details : {};
-    const status = details.sdi_status === undefined ? 'DELIVERED' : text(details.sdi_status);
+    const details = isObj(b.details) ? b.details : {};
+    const status = details.sdi_status === undefined ? 'DELIVERED' : asText(details.sdi_status);
     if (!['DELIVERED', 'ACCEPTED', 'REJECTED', 'TERMS_EXPIRED', 'NOT_DELIVERED'].includes(status))
       return invoiceFail(400, 400, 'Invalid input data: sdi_status must be definitive');
     const s = read.summary;
@@ -422,7 +421,7 @@ export class InvoiceEngine {
     const config = asSender ?? asRecipient;
     if (!config) return fiscalIdNotFound();
     const direction = asSender ? 'outgoing' : 'incoming';
-    const sdiId = details.sdi_id === undefined ? null : text(details.sdi_id);
+    const sdiId = details.sdi_id === undefined ? null : asText(details.sdi_id);
     for (const inv of account.invoices.values()) {
       const r = inv.record;
       const d = r.details as Obj;
@@ -502,8 +501,8 @@ export class InvoiceEngine {
       const r = inv.record;
       const lines = [
         `Invoice ${String(r.document_number)} of ${String(r.issue_date)} (${String(r.type)})`,
-        `From: ${String((r.sender as Obj).name)} ${text((r.sender as Obj).vat_id)}`,
-        `To: ${String((r.recipient as Obj).name)} ${text((r.recipient as Obj).vat_id ?? (r.recipient as Obj).tax_code)}`,
+        `From: ${String((r.sender as Obj).name)} ${asText((r.sender as Obj).vat_id)}`,
+        `To: ${String((r.recipient as Obj).name)} ${asText((r.recipient as Obj).vat_id ?? (r.recipient as Obj).tax_code)}`,
         ...((r.invoice_lines as Obj[]) ?? []).map((l) => `${String(l.description)}  x${String(l.quantity)}  ${String(l.total_price)}  VAT ${String(l.vat_rate)}%`),
         `Total: ${String(r.total_gross_amount)} ${String(r.currency)}`,
       ];

@@ -9,10 +9,11 @@
  * then stays `new`, queued, and is submitted at midnight. Notifications: `receipt` when ready,
  * `receipt-retry`, `receipt-error`, as `{data: {data: receipt, custom}}` (the vendor's example).
  */
-import { hexId, ok, text, type EmuRequest, type EmuResponse, type Route } from '../core.ts';
+import { hexId, ok, type EmuRequest, type EmuResponse, type Route } from '../core.ts';
 import { renderPdf } from '../pdf.ts';
 import type { Scheduler } from '../scheduler.ts';
-import { fiscalIdNotFound, invoiceFail, isObj, type Configuration, type InvoiceState, type Obj, type Receipt } from './accounts.ts';
+import { fiscalIdNotFound, invoiceFail, type Configuration, type InvoiceState, type Receipt } from './accounts.ts';
+import { asText, isObj, type Obj } from '../../contract/values.ts';
 
 export interface ReceiptTiming {
   /** new → submitted. ≤ 0: only `receiptAdvance`. */
@@ -48,7 +49,7 @@ export function closedWindowWait(ms: number): number {
 function itemOf(raw: Obj, i: number): Obj | string {
   const quantity = Number(raw.quantity);
   const gross = Number(raw.unit_price);
-  const code = text(raw.vat_rate_code);
+  const code = asText(raw.vat_rate_code);
   if (!Number.isFinite(quantity) || quantity <= 0) return `items[${i}].quantity`;
   if (typeof raw.description !== 'string' || raw.description.trim() === '') return `items[${i}].description`;
   if (!Number.isFinite(gross) || gross < 0) return `items[${i}].unit_price`;
@@ -318,7 +319,7 @@ export class ReceiptEngine {
     if (/application\/pdf/i.test(String(req.headers['content-type'] ?? ''))) {
       const rec = r.record;
       const lines = [
-        `Documento commerciale ${text(rec.document_number, '(in attesa)')} (${String(rec.type)})`,
+        `Documento commerciale ${asText(rec.document_number, '(in attesa)')} (${String(rec.type)})`,
         ...(rec.items as Obj[]).map((i) => `${String(i.description)}  x${String(i.quantity)}  ${String(i.total_amount)}  IVA ${String(i.vat_rate)}`),
         `Totale: ${String(rec.total_amount)} EUR`,
       ];

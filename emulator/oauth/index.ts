@@ -31,12 +31,12 @@ import { AREA_HOSTS, type Area } from '../../contract/areas.ts';
 import { Accounts, type EmuAccount, type TokenLimits, type TokenMeta } from './accounts.ts';
 import { v1Routes } from './v1.ts';
 import { SCOPE_FORMAT, globPattern, sandboxScope } from '../../contract/scopes.ts';
+import { isObj } from '../../contract/values.ts';
 
 const YEAR_S = 365 * 86_400;
 const iso = Accounts.iso;
 const TOKEN_FORMAT = /^[A-Za-z0-9_.-]{8,128}$/;
 
-const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const bare = (body: unknown, status = 200): EmuResponse => ({ status, json: body });
 const data = (d: unknown): EmuResponse => ({ status: 200, json: { data: d } });
 

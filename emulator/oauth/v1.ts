@@ -9,9 +9,9 @@
 import { fail, hexId, type EmuRequest, type EmuResponse, type EmuServices, type Route } from '../core.ts';
 import type { EmuAccount } from './accounts.ts';
 import { SCOPE_FORMAT, globPattern, sandboxScope } from '../../contract/scopes.ts';
+import { isObj } from '../../contract/values.ts';
 
 const YEAR_S = 365 * 86_400;
-const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function need(req: EmuRequest): { account: EmuAccount; services: EmuServices } {
   if (!req.account || !req.services) throw new Error('the authorization area needs the emulator server');

@@ -22,7 +22,8 @@ import { fail, hexId, ok, type EmuRequest, type EmuResponse, type Route } from '
 import { renderPdf } from '../pdf.ts';
 import type { JobId, Scheduler } from '../scheduler.ts';
 import { ADDRESS, isCertifiedDomain } from './domains.ts';
-import { bodyOf, HEX24, pdfAnswer, str, textError, type Obj } from './shared.ts';
+import { bodyOf, HEX24, pdfAnswer, str, textError } from './shared.ts';
+import type { Obj } from '../../contract/values.ts';
 
 interface Notice {
   rec: Obj;

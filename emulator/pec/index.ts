@@ -18,7 +18,7 @@ import { Scheduler } from '../scheduler.ts';
 import { Notices } from './comunica.ts';
 import { certifiedDomains, isCertifiedDomain } from './domains.ts';
 import { Mailboxes } from './mailboxes.ts';
-import { isObj } from './shared.ts';
+import { isObj } from '../../contract/values.ts';
 
 export interface PecModuleOptions {
   /** Milliseconds from the activation documents' upload to the verification's outcome (≤ 0: only `advance`). @default 2000 */

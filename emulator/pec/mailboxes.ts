@@ -15,7 +15,8 @@ import { fail, hexId, ok, type EmuRequest, type EmuResponse, type Route } from '
 import { decodeBase64Pdf, renderPdf } from '../pdf.ts';
 import type { JobId, Scheduler } from '../scheduler.ts';
 import { ADDRESS, domainsOf, isStandardFamily, PROVIDER_DOMAINS, STANDARD_FAMILY, vendorBoxType, type VendorBoxType } from './domains.ts';
-import { bodyOf, ddmmyyyy, digits, HEX24, isDdMmYyyy, isObj, pdfAnswer, plusYears, str, textError, type Obj } from './shared.ts';
+import { bodyOf, ddmmyyyy, digits, HEX24, isDdMmYyyy, pdfAnswer, plusYears, str, textError } from './shared.ts';
+import { isObj, type Obj } from '../../contract/values.ts';
 
 interface Box {
   rec: Obj;

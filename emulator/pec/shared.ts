@@ -1,9 +1,6 @@
 /** Small helpers of the emulator's PEC area: body access, ids, dates, text/plain and PDF answers. */
 import type { EmuRequest, EmuResponse } from '../core.ts';
-
-export type Obj = Record<string, unknown>;
-
-export const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+import { isObj, type Obj } from '../../contract/values.ts';
 
 export const bodyOf = (req: EmuRequest): Obj => (isObj(req.body) ? req.body : {});
 

@@ -31,10 +31,11 @@
  * - `GET /cron-start` runs the provider's dispatch job now: every receipt waiting is produced →
  *   `{success, message, data: {started: true, receipts: n}}`.
  */
-import { text, type AreaModule, type EmuRequest, type EmuResponse } from '../core.ts';
+import { type AreaModule, type EmuRequest, type EmuResponse } from '../core.ts';
 import { isCertifiedDomain } from '../pec/domains.ts';
-import { bodyOf, isObj, str, type Obj } from '../pec/shared.ts';
+import { bodyOf, str } from '../pec/shared.ts';
 import { Scheduler, type JobId } from '../scheduler.ts';
+import { asText, isObj, type Obj } from '../../contract/values.ts';
 
 export const DEFAULT_BULK_USERNAME = 'bulk@pecmassiva.com';
 export const DEFAULT_BULK_PASSWORD = 'emulator-bulk-password';
@@ -437,7 +438,7 @@ export function createPecMassivaModule(opts: PecMassivaOptions = {}): AreaModule
             sender: 'mittente@legalmail.it',
             recipient: String(b.username),
             date: rfc2822(now()),
-            object: `POSTA CERTIFICATA: ${text(b.subject, 'Nuovo messaggio')} ${i}`,
+            object: `POSTA CERTIFICATA: ${asText(b.subject, 'Nuovo messaggio')} ${i}`,
             body: 'Nuovo messaggio',
           });
         return { inbox: acc.inbox.length };

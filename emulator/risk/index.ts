@@ -26,8 +26,8 @@ import { RiskJobs } from './jobs.ts';
 import { kycRoutes } from './kyc.ts';
 import { negativitaRoutes } from './negativita.ts';
 import { reportRoutes } from './reports.ts';
-import { isObj } from './util.ts';
 import { verifyCfRoutes } from './verifycf.ts';
+import { isObj } from '../../contract/values.ts';
 
 export interface RiskModuleOptions {
   /**

@@ -13,7 +13,8 @@ import { fail, hexId, ok } from '../core.ts';
 import { renderPdf } from '../pdf.ts';
 import type { PendingWork, RiskContext } from './jobs.ts';
 import type { StoredCallback } from './util.ts';
-import { bodyOf, bump, isIsoDate, isObj, pick, readRiskCallback, rng, str } from './util.ts';
+import { bodyOf, bump, isIsoDate, pick, readRiskCallback, rng, str } from './util.ts';
+import { isObj } from '../../contract/values.ts';
 
 export type KycType = 'full' | 'pep' | 'sanction_list' | 'adverse_media';
 const TYPES: KycType[] = ['full', 'pep', 'sanction_list', 'adverse_media'];

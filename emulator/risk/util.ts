@@ -5,15 +5,12 @@
 import type { EmuRequest, EmuResponse } from '../core.ts';
 import { fail } from '../core.ts';
 import { readCallback, type CallbackRead, type CallbackRules } from '../callbacks.ts';
+import { isObj, type Obj } from '../../contract/values.ts';
 
 export type { StoredCallback } from '../callbacks.ts';
 
 /** 24-hex Mongo-style ids, as every risk record uses. */
 export const HEX24 = /^[0-9a-f]{24}$/i;
-
-export type Obj = Record<string, unknown>;
-
-export const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** The parsed body when it is a JSON object (or form fields); an empty object otherwise. */
 export const bodyOf = (req: EmuRequest): Obj => (isObj(req.body) ? req.body : {});

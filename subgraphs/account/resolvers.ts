@@ -7,7 +7,6 @@ import { optionalText, requiredText } from '../runtime/validate.ts';
 import type { CallOptions } from '../upstream/upstream.ts';
 import type { Endpoint } from '../upstream/endpoint.ts';
 import { orNull, UpstreamError } from '../upstream/errors.ts';
-import { asText } from '../upstream/coerce.ts';
 import { OAUTH, type TokenDetail } from './upstream.ts';
 import { registerSecrets } from '../runtime/redact.ts';
 import { AREA_HOSTS } from '../../contract/areas.ts';
@@ -15,17 +14,14 @@ import { managedTokenOf, SUBGRAPH_AREAS } from '../upstream/service-token.ts';
 import { accountGuardOf } from '../upstream/account-guard.ts';
 import { SCOPE_FORMAT } from '../../contract/scopes.ts';
 import { ACCOUNT_KEY_HEADER, checkAccess, type AccountAccess } from './access.ts';
+import { asText, isObj, objects, type Obj } from '../../contract/values.ts';
+import { float as num } from '../upstream/coerce.ts';
 
-type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
-const num = (v: unknown): number | null =>
-  typeof v === 'number' && Number.isFinite(v) ? v : typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : null;
 const int = (v: unknown): number | null => {
   const n = num(v);
   return n === null ? null : Math.round(n);
 };
-const str = (v: unknown): string | null => (typeof v === 'string' ? v : typeof v === 'number' ? String(v) : null);
-const list = (v: unknown): Obj[] => (Array.isArray(v) ? v.filter(isObj) : []);
+const str = (v: unknown): string | null => asText(v, null);
 
 /** What a token looks like in lists: never its whole value. */
 export const hintOf = (token: string): string => (token.length >= 12 ? `…${token.slice(-4)}` : '…');
@@ -220,19 +216,19 @@ export function createResolvers(opts: AccountOptions): Resolvers {
       },
       transactions: async (_, args, ctx) => {
         const p = paging(args, 50);
-        return list(await call(ctx, OAUTH.transactions, { query: p })).map((t) => ({
+        return objects(await call(ctx, OAUTH.transactions, { query: p })).map((t) => ({
           id: asText(t.id),
           amount: num(t.amount) ?? 0,
           createdAt: str(t.createdAt),
           description: str(t.description),
         }));
       },
-      tokens: async (_, args, ctx) => list(await call(ctx, OAUTH.tokens, { query: paging(args, 100) })).map(token),
+      tokens: async (_, args, ctx) => objects(await call(ctx, OAUTH.tokens, { query: paging(args, 100) })).map(token),
       token: async (_, args, ctx) => {
         const d = await detail(ctx, tokenArg(args.token));
         return d ? token(d) : null;
       },
-      scopes: async (_, __, ctx) => list(await call(ctx, OAUTH.scopes)).map(scope),
+      scopes: async (_, __, ctx) => objects(await call(ctx, OAUTH.scopes)).map(scope),
       scope: async (_, args, ctx) => {
         const id = requiredText(args.id, 'id', 64);
         const d = await orNull(call<Obj>(ctx, OAUTH.scope, { params: { id } }));
@@ -249,7 +245,7 @@ export function createResolvers(opts: AccountOptions): Resolvers {
       },
       subscriptions: async (_, args, ctx) => {
         const p = paging(args, 100);
-        return list(await call(ctx, OAUTH.subscriptions, { query: { ...p, scopes: args.scopes?.join(',') } })).map(subscription);
+        return objects(await call(ctx, OAUTH.subscriptions, { query: { ...p, scopes: args.scopes?.join(',') } })).map(subscription);
       },
       subscription: async (_, args, ctx) => {
         const d = await orNull(call<Obj>(ctx, OAUTH.subscription, { params: { id: requiredText(args.id, 'id', 64) } }));
@@ -279,7 +275,7 @@ export function createResolvers(opts: AccountOptions): Resolvers {
       },
       errors: async (_, args, ctx) => {
         const p = paging(args, 50);
-        return list(await call(ctx, OAUTH.errors, { query: { ...p, scopes: args.scopes?.join(',') } })).map((e) => ({
+        return objects(await call(ctx, OAUTH.errors, { query: { ...p, scopes: args.scopes?.join(',') } })).map((e) => ({
           id: asText(e.id),
           scope: str(e.scope),
           domain: str(e.domain),
@@ -290,7 +286,7 @@ export function createResolvers(opts: AccountOptions): Resolvers {
           ip: str(e.ip),
         }));
       },
-      callbacks: async (_, args, ctx) => list(await call(ctx, OAUTH.callbacks, { query: paging(args, 50) })).map(callback),
+      callbacks: async (_, args, ctx) => objects(await call(ctx, OAUTH.callbacks, { query: paging(args, 50) })).map(callback),
       callback: async (_, args, ctx) => {
         const d = await orNull(call<Obj>(ctx, OAUTH.callback, { params: { id: requiredText(args.id, 'id', 64) } }));
         return isObj(d) ? callback(d) : null;

@@ -20,6 +20,15 @@
  * (`priceOf`). No GraphQL here: `selection.ts` turns a selection set into paths.
  */
 import type { Endpoint } from '../upstream/endpoint.ts';
+import {
+  COMPOSITE_SECTIONS,
+  LINE_SECTIONS,
+  RATIO_SECTIONS,
+  type CompositeSection,
+  type CompositeShape,
+  type LineSection,
+  type RatioSection,
+} from '../../contract/company-payloads.ts';
 import { priceOf, priceTable, type PriceTable } from '../../contract/prices.ts';
 import { COMPANY_ENDPOINTS } from './upstream.ts';
 
@@ -227,28 +236,59 @@ export const SEED_RANK = 0;
 
 const IDENTITY: Facet[] = ['companyName', 'vatCode', 'taxCode', 'lastUpdate', 'address'];
 const START: Facet[] = [...IDENTITY, 'openapiId', 'addressDetail', 'activityStatus', 'registryStatus', 'registrationDate', 'sdiCode', 'sdiCodeUpdate', 'recordCreation'];
-/** companyDetails + address of the composite shapes. */
-const COMPOSITE: Facet[] = [...IDENTITY, 'registration', 'companyDetails', 'addressNames', 'branches'];
 
-/** Facets only the IT-start/IT-advanced payloads carry (the Openapi id, the register's own fields). */
-const ONLY_IN_START_ADVANCED: ReadonlySet<Facet> = new Set<Facet>([
-  'openapiId',
-  'addressDetail',
-  'registryStatus',
-  'sdiCode',
-  'sdiCodeUpdate',
-  'recordCreation',
-  'vatGroup',
-  'balanceSheetHistory',
-  'ateco2025',
-  'ceased',
-  'taxCodeCeased',
-]);
+/**
+ * The facets each section of the composite shapes holds (the vendor examples, as `normalize.ts`
+ * reads them); the balance-sheet and income-statement sections other than `debts` hold
+ * `financialStatements`, the ratio sections `ratios`.
+ */
+const SECTION_FACETS: Readonly<Record<Exclude<CompositeSection, LineSection | RatioSection>, readonly Facet[]>> = {
+  companyDetails: ['companyName', 'vatCode', 'taxCode', 'lastUpdate', 'registration', 'companyDetails'],
+  legalForm: ['legalForm', 'detailedLegalForm'],
+  companyStatus: ['activityStatus'],
+  companyDates: ['registrationDate', 'activityDates', 'companyDates'],
+  address: ['address', 'addressNames'],
+  marketable: ['marketable'],
+  branches: ['branches'],
+  atecoClassification: ['ateco', 'atecoSecondary'],
+  internationalClassification: ['internationalClassification'],
+  ecofin: ['ecofinSummary', 'ecofin'],
+  employees: ['employees', 'employeeCount'],
+  operatingResults: ['operatingResults'],
+  employeesStatistic: ['employeesStatistic'],
+  innovativeSmeAndSu: ['innovativeSmeAndSu'],
+  mail: ['mail'],
+  contacts: ['contacts'],
+  webAndSocial: ['webAndSocial'],
+  pec: ['pec'],
+  publicTenders: ['publicTenders'],
+  foreignTrade: ['foreignTrade'],
+  managers: ['managers'],
+  shareholders: ['shareholdersSummary', 'shareholders'],
+  corporateGroups: ['corporateGroups'],
+  subsidiaries: ['subsidiaries'],
+  affiliateCompanies: ['affiliates'],
+  artisanBusinessRegistry: ['artisanRegistry'],
+  soaCertification: ['soaCertification'],
+  rae: ['raeSae'],
+  sae: ['raeSae'],
+  allOffices: ['allOffices'],
+};
 
-/** Facets no tier holds, only a single-purpose endpoint (`SOURCE_COVERAGE`). */
-const ONLY_IN_SINGLE_PURPOSE: ReadonlySet<Facet> = new Set<Facet>(['pecHistory']);
+const isLineSection = (s: string): s is LineSection => (LINE_SECTIONS as readonly string[]).includes(s);
+const isRatioSection = (s: string): s is RatioSection => (RATIO_SECTIONS as readonly string[]).includes(s);
 
-/** What each tier's payload holds (contract: "Response shapes are built from sections"). */
+function facetsOfSection(section: CompositeSection): readonly Facet[] {
+  if (section === 'debts') return ['debts'];
+  if (isLineSection(section)) return ['financialStatements'];
+  if (isRatioSection(section)) return ['ratios'];
+  return SECTION_FACETS[section];
+}
+
+/** What a composite shape's payload holds: the facets of its sections (contract: "Response shapes are built from sections"). */
+const compositeCoverage = (shape: CompositeShape): Set<Facet> => new Set<Facet>(COMPOSITE_SECTIONS[shape].flatMap(facetsOfSection));
+
+/** What each tier's payload holds. */
 export const TIER_COVERAGE: Readonly<Record<Tier, ReadonlySet<Facet>>> = {
   'IT-start': new Set<Facet>(START),
   'IT-advanced': new Set<Facet>([
@@ -267,55 +307,10 @@ export const TIER_COVERAGE: Readonly<Record<Tier, ReadonlySet<Facet>>> = {
     'balanceSheetHistory',
     'shareholdersSummary',
   ]),
-  'IT-marketing': new Set<Facet>([
-    ...COMPOSITE,
-    'activityStatus',
-    'ateco',
-    'atecoSecondary',
-    'internationalClassification',
-    'corporateGroups',
-    'employees',
-    'employeeCount',
-    'employeesStatistic',
-    'innovativeSmeAndSu',
-    'mail',
-    'contacts',
-    'ecofinSummary',
-    'ecofin',
-    'webAndSocial',
-    'pec',
-    'allOffices',
-  ]),
-  'IT-stakeholders': new Set<Facet>([
-    ...COMPOSITE,
-    'managers',
-    'shareholdersSummary',
-    'shareholders',
-    'corporateGroups',
-    'subsidiaries',
-    'affiliates',
-    'employees',
-    'employeeCount',
-    'employeesStatistic',
-  ]),
-  'IT-aml': new Set<Facet>([
-    ...COMPOSITE,
-    'managers',
-    'shareholdersSummary',
-    'shareholders',
-    'corporateGroups',
-    'subsidiaries',
-    'affiliates',
-    'foreignTrade',
-    'publicTenders',
-    'operatingResults',
-    'ecofinSummary',
-    'ecofin',
-    'debts',
-    'raeSae',
-  ]),
-  // The contract: Full holds every section; only what the start/advanced payloads alone carry is missing.
-  'IT-full': new Set<Facet>(FACETS.filter((f) => !ONLY_IN_START_ADVANCED.has(f) && !ONLY_IN_SINGLE_PURPOSE.has(f))),
+  'IT-marketing': compositeCoverage('marketing'),
+  'IT-stakeholders': compositeCoverage('stakeholders'),
+  'IT-aml': compositeCoverage('aml'),
+  'IT-full': compositeCoverage('full'),
 };
 
 export const covers = (have: ReadonlySet<Facet>, need: Iterable<Facet>): boolean => {

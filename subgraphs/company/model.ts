@@ -4,6 +4,16 @@
  * resolvers read it. Field names match `schema.graphql`, so a section can be returned as is.
  * Every field is optional: a tier fills only the sections it holds (see `facets.ts`).
  */
+import type {
+  BalanceSheetSection,
+  CompanyDatesField,
+  EmployeeStatisticsField,
+  IncomeStatementSection,
+  OperatingResultsField,
+  RATIO_FIELDS,
+  RatioSection,
+  WebAndSocialLink,
+} from '../../contract/company-payloads.ts';
 
 export interface CodedValueModel {
   code: string;
@@ -36,13 +46,7 @@ export interface AddressModel {
   coordinates?: GeoPointModel | null;
 }
 
-export interface CompanyDatesModel {
-  registrationDate?: string | null;
-  startDate?: string | null;
-  incorporationDate?: string | null;
-  foundingDate?: string | null;
-  endDate?: string | null;
-}
+export type CompanyDatesModel = { [F in CompanyDatesField]?: string | null };
 
 export interface AtecoClassificationModel {
   ateco?: CodedValueModel | null;
@@ -64,34 +68,14 @@ export interface EmployeesModel {
   trend?: number | null;
 }
 
-export interface EmployeeStatisticsModel {
-  fixedTermContract?: number | null;
-  permanentContract?: number | null;
-  partialTimeContract?: number | null;
-  fullTimeContract?: number | null;
-  director?: number | null;
-  frameworkContract?: number | null;
-  whiteCollar?: number | null;
-  apprentice?: number | null;
-}
+export type EmployeeStatisticsModel = { [F in EmployeeStatisticsField]?: number | null };
 
 export interface ContactsModel {
   telephoneNumber?: string | null;
   fax?: string | null;
 }
 
-export interface WebAndSocialModel {
-  hasSocial?: boolean | null;
-  eCommerce?: string | null;
-  website?: string | null;
-  facebook?: string | null;
-  youtube?: string | null;
-  twitter?: string | null;
-  instagram?: string | null;
-  linkedin?: string | null;
-  pinterest?: string | null;
-  vimeo?: string | null;
-}
+export type WebAndSocialModel = { hasSocial?: boolean | null } & { [L in WebAndSocialLink]?: string | null };
 
 export interface VatGroupModel {
   participates?: boolean | null;
@@ -169,14 +153,7 @@ export interface PublicTenderYearModel {
   value?: number | null;
 }
 
-export interface OperatingResultsModel {
-  ebitda?: number | null;
-  ebitdaL2Y?: number | null;
-  ebit?: number | null;
-  ebitL2Y?: number | null;
-  cashFlow?: number | null;
-  cashFlowL2Y?: number | null;
-}
+export type OperatingResultsModel = { [F in OperatingResultsField]?: number | null };
 
 export interface EcofinModel {
   balanceSheetDate?: string | null;
@@ -265,52 +242,10 @@ export interface FinancialLineModel {
   value: number | null;
 }
 
-export const BALANCE_SHEET_SECTIONS = [
-  'assetsAggregateValues',
-  'creditsToShareholders',
-  'intangibleFixedAssets',
-  'tangibleFixedAssets',
-  'financialFixedAssets',
-  'inventory',
-  'credits',
-  'financialAssets',
-  'cashEquivalents',
-  'liabilitiesAggregateValues',
-  'netWorth',
-  'riskProvisions',
-  'debts',
-] as const;
-export type BalanceSheetSection = (typeof BALANCE_SHEET_SECTIONS)[number];
-
-export const INCOME_STATEMENT_SECTIONS = [
-  'incomeStatementAggregateValues',
-  'productionValue',
-  'productionCosts',
-  'revenuesFinancialCharges',
-  'adjustments',
-  'annualResult',
-] as const;
-export type IncomeStatementSection = (typeof INCOME_STATEMENT_SECTIONS)[number];
-
 export type BalanceSheetSectionsModel = { [K in BalanceSheetSection]?: FinancialLineModel[] | null };
 export type IncomeStatementSectionsModel = { [K in IncomeStatementSection]?: FinancialLineModel[] | null };
 
-/** Ratio sections: their fields, as the vendor spec names them (all numbers). */
-export const RATIO_FIELDS = {
-  coverageRatios: ['ebitdaNetInterestCoverage', 'ffoNetInterestCoverage', 'ebitNetInterestCoverage', 'ebitdaGrossInterestCoverage', 'ebitGrossInterestCoverage'],
-  development: ['ebitVariation', 'grossFinancialDebt', 'totalAssets', 'mol', 'addedValue', 'productionValue'],
-  efficiency: ['turnoverIndex', 'inventoryRotation', 'currentAssetsRotation', 'accountsReceivableRotation'],
-  financialBurden: ['rod', 'rodFinanziario', 'burdenIndex'],
-  financialCycle: ['accountsReceivableDuration', 'stockDuration', 'debtsToSuppliersDuration', 'financialCycleDuration'],
-  financialStability: ['secondaryMarginStructure', 'marginStructure', 'fixedAssetsCoverageRate', 'marginStructureIndex', 'workingCapitalCoverage', 'acidTest', 'currentRatio'],
-  financialStatementKpi: ['debtsTurnover', 'totalInventoryTurnover'],
-  indebtedness: ['bankDebtTotalAssets', 'grossFinancialDebtTotalAssets', 'capitalizationDegree', 'leverage', 'bankDebtRatio', 'debtRatio'],
-  leverageRatios: ['pfnEbitda', 'ebitdaNetLeverage', 'ffoNetLeverage', 'ebitdaGrossLeverage'],
-  liquidityRatios: ['cashShortTermFinancialDebt', 'cashShortTermBankDebt', 'cashTotalShortTermDebt', 'fcfShortTermFinancialDebt'],
-  profitability: ['ros', 'roe', 'incidenceOfExtraFeaturesManagement', 'roi', 'roaMonetary'],
-  structureRatios: ['netFinancialDebtEquityNetWorth', 'pfnNetWorth', 'financialDebtComposition', 'netDebtTotalSources', 'grossFinancialDebtNetWorth'],
-} as const;
-export type RatioSection = keyof typeof RATIO_FIELDS;
+/** Ratio sections and their fields (`contract/company-payloads.ts`), all numbers. */
 export type FinancialRatiosModel = { [S in RatioSection]?: { [F in (typeof RATIO_FIELDS)[S][number]]?: number | null } | null };
 
 /** One company, as much of it as the tiers bought so far hold. */

@@ -7,7 +7,7 @@
 import { UpstreamError } from '../upstream/errors.ts';
 import type { SinglePurposeSource } from './facets.ts';
 import type { CompanyModel, PecHistoryEntryModel } from './model.ts';
-import { bool, isoDateTime, normalizeItStart, str } from './normalize.ts';
+import { bool, isoDateTime, normalizeItStart, str, streetOf } from './normalize.ts';
 import type { VItStart, VVatGroup } from './upstream.ts';
 
 /** `data` element of IT-pec. */
@@ -259,12 +259,7 @@ function paAddress(v: unknown): PublicAdministrationAddressOut | null {
   const town = obj(ro.town);
   const province = obj(ro.province);
   return {
-    streetName: str(ro.streetName),
-    toponym: str(ro.toponym),
-    street: str(ro.street),
-    streetNumber: str(ro.streetNumber),
-    hamlet: str(ro.hamlet),
-    zipCode: str(ro.zipCode),
+    ...streetOf(ro),
     town: town ? str(town.description) : str(ro.town),
     townCode: town ? str(town.code) : str(ro.townCode),
     townIstatCode: town ? str(town.istat) : null,

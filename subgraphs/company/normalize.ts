@@ -16,13 +16,20 @@
  * (the vendor examples) is a list of lines. A code an enum does not know leaves the enum null and is
  * kept as written in the `raw…` field beside it (`rawActivityStatus`, `rawOfficeType` …).
  */
+import { countryOfVatPrefix } from '../../contract/eu.ts';
 import {
   BALANCE_SHEET_SECTIONS,
+  COMPANY_DATES_FIELDS,
+  EMPLOYEE_STATISTICS_FIELDS,
   INCOME_STATEMENT_SECTIONS,
+  OPERATING_RESULTS_FIELDS,
   RATIO_FIELDS,
+  RATIO_SECTIONS,
+  WEB_AND_SOCIAL_LINKS,
+} from '../../contract/company-payloads.ts';
+import {
   type ActivityStatusCode,
   type AddressModel,
-  type BalanceSheetSectionsModel,
   type BalanceSheetSummaryModel,
   type CodedValueModel,
   type CompanyModel,
@@ -34,7 +41,6 @@ import {
   type ForeignCompanyModel,
   type ForeignLevel,
   type GeoPointModel,
-  type IncomeStatementSectionsModel,
   type IndustryCodeModel,
   type IndustryCodeScheme,
   type LocationAreaModel,
@@ -45,7 +51,6 @@ import {
   type MonitorDatasetCode,
   type OfficeModel,
   type OfficeTypeCode,
-  type RatioSection,
   type RegistryStatusCode,
   type ShareholderModel,
   type ShareholdingModel,
@@ -75,6 +80,7 @@ import type {
   VOffice,
   VRole,
 } from './upstream.ts';
+import { isObj, type Obj } from '../../contract/values.ts';
 import { bool, dateTime as isoDateTime, float as num, int, str } from '../upstream/coerce.ts';
 
 /** Items of the composite list sections, as `upstream.ts` types them. */
@@ -119,6 +125,11 @@ export function listOf<T extends object>(v: unknown): T[] {
   return v && typeof v === 'object' ? [v as T] : [];
 }
 
+/** A section that is a plain list of fields (`contract/company-payloads.ts`): each of `fields`, read from `src` with `read`. */
+function fieldsOf<F extends string, T>(src: Readonly<Partial<Record<F, unknown>>>, fields: readonly F[], read: (v: unknown) => T): Record<F, T> {
+  return Object.fromEntries(fields.map((f) => [f, read(src[f])])) as Record<F, T>;
+}
+
 const OFFICE_TYPES: readonly OfficeTypeCode[] = ['SSL', 'SL', 'UL', 'S', 'D'];
 const ACTIVITY_STATUSES: readonly ActivityStatusCode[] = ['A', 'CF', 'CS', 'I', 'IF', 'IS', 'S'];
 const LEGAL_FORM_CATEGORIES: readonly LegalFormCategoryCode[] = ['SC', 'AL', 'SP'];
@@ -159,16 +170,18 @@ export function registryStatusOf(v: unknown): RegistryStatusCode | null {
 // Italian companies: IT-start, IT-advanced
 // ---------------------------------------------------------------------------------------------
 
+/** The street fields of an Italian `address.registeredOffice` (IT-start, IT-advanced, IT-pa). */
+const STREET_FIELDS = ['streetName', 'toponym', 'street', 'streetNumber', 'hamlet', 'zipCode'] as const;
+
+/** The street of an Italian `address.registeredOffice`: its street fields as text. */
+export const streetOf = (ro: Readonly<Partial<Record<(typeof STREET_FIELDS)[number], unknown>>>): Record<(typeof STREET_FIELDS)[number], string | null> =>
+  fieldsOf(ro, STREET_FIELDS, str);
+
 function registeredOffice(ro: VItRegisteredOffice | null | undefined): AddressModel | null {
   if (!ro) return null;
   const province = str(ro.province);
   return {
-    streetName: str(ro.streetName),
-    toponym: str(ro.toponym),
-    street: str(ro.street),
-    streetNumber: str(ro.streetNumber),
-    hamlet: str(ro.hamlet),
-    zipCode: str(ro.zipCode),
+    ...streetOf(ro),
     town: str(ro.town),
     townCode: str(ro.townCode),
     province: province ? { code: province, description: null } : null,
@@ -347,6 +360,18 @@ export function linesOf(v: unknown): FinancialLineModel[] | null {
   return out;
 }
 
+/** The line-item sections of `names` the payload has; undefined when it has none of them. */
+function lineSectionsOf<S extends string>(d: VComposite, names: readonly S[]): { [K in S]?: FinancialLineModel[] | null } | undefined {
+  const out: { [K in S]?: FinancialLineModel[] | null } = {};
+  let any = false;
+  for (const s of names) {
+    if (d[s] === undefined) continue;
+    out[s] = linesOf(d[s]);
+    any = true;
+  }
+  return any ? out : undefined;
+}
+
 /** Object keys with stray whitespace (`"secondaryMarginStructure "` in the spec example) trimmed. */
 function trimmedKeys(v: unknown): Record<string, unknown> | null {
   if (!v || typeof v !== 'object' || Array.isArray(v)) return null;
@@ -358,13 +383,11 @@ function trimmedKeys(v: unknown): Record<string, unknown> | null {
 function ratiosOf(d: VComposite): FinancialRatiosModel | undefined {
   let any = false;
   const out: FinancialRatiosModel = {};
-  for (const section of Object.keys(RATIO_FIELDS) as RatioSection[]) {
+  for (const section of RATIO_SECTIONS) {
     const src = trimmedKeys(d[section]);
     if (!src) continue;
     any = true;
-    const values: Record<string, number | null> = {};
-    for (const field of RATIO_FIELDS[section]) values[field] = num(src[field]);
-    (out as Record<string, unknown>)[section] = values;
+    (out as Record<string, unknown>)[section] = fieldsOf(src, RATIO_FIELDS[section], num);
   }
   return any ? out : undefined;
 }
@@ -384,20 +407,7 @@ export function normalizeComposite(d: VComposite): CompanyModel {
   put(out, 'legalFormDescription', d.legalForm, str(d.legalForm?.legalForm?.description));
   put(out, 'detailedLegalForm', d.legalForm, coded(d.legalForm?.detailedLegalForm));
   const dd = d.companyDates;
-  put(
-    out,
-    'dates',
-    dd,
-    dd
-      ? {
-          registrationDate: isoDateTime(dd.registrationDate),
-          startDate: isoDateTime(dd.startDate),
-          incorporationDate: isoDateTime(dd.incorporationDate),
-          foundingDate: isoDateTime(dd.foundingDate),
-          endDate: isoDateTime(dd.endDate),
-        }
-      : null,
-  );
+  put(out, 'dates', dd, dd ? fieldsOf(dd, COMPANY_DATES_FIELDS, isoDateTime) : null);
   put(out, 'isMarketable', d.marketable, bool(d.marketable?.isMarketable));
   put(out, 'numberOfBranches', d.branches, int(d.branches?.numberOfBranches));
   const ac = d.atecoClassification;
@@ -430,47 +440,13 @@ export function normalizeComposite(d: VComposite): CompanyModel {
   const em = d.employees;
   put(out, 'employees', em, em ? { range: coded(em.employeeRange), count: int(em.employee), trend: num(em.employeeTrend) } : null);
   const es = d.employeesStatistic;
-  put(
-    out,
-    'employeeStatistics',
-    es,
-    es
-      ? {
-          fixedTermContract: num(es.fixedTermContract),
-          permanentContract: num(es.permanentContract),
-          partialTimeContract: num(es.partialTimeContract),
-          fullTimeContract: num(es.fullTimeContract),
-          director: num(es.director),
-          frameworkContract: num(es.frameworkContract),
-          whiteCollar: num(es.whiteCollar),
-          apprentice: num(es.apprentice),
-        }
-      : null,
-  );
+  put(out, 'employeeStatistics', es, es ? fieldsOf(es, EMPLOYEE_STATISTICS_FIELDS, num) : null);
   put(out, 'isInnovativeStartUp', d.innovativeSmeAndSu, bool(d.innovativeSmeAndSu?.isInnovativeStartUp));
   put(out, 'isInnovativeSme', d.innovativeSmeAndSu, bool(d.innovativeSmeAndSu?.isInnovativeSme));
   put(out, 'email', d.mail, str(d.mail?.email));
   put(out, 'contacts', d.contacts, d.contacts ? { telephoneNumber: str(d.contacts.telephoneNumber), fax: str(d.contacts.fax) } : null);
   const w = d.webAndSocial;
-  put(
-    out,
-    'webAndSocial',
-    w,
-    w
-      ? {
-          hasSocial: bool(w.hasSocial),
-          eCommerce: str(w.eCommerce),
-          website: str(w.website),
-          facebook: str(w.facebook),
-          youtube: str(w.youtube),
-          twitter: str(w.twitter),
-          instagram: str(w.instagram),
-          linkedin: str(w.linkedin),
-          pinterest: str(w.pinterest),
-          vimeo: str(w.vimeo),
-        }
-      : null,
-  );
+  put(out, 'webAndSocial', w, w ? { hasSocial: bool(w.hasSocial), ...fieldsOf(w, WEB_AND_SOCIAL_LINKS, str) } : null);
   put(out, 'pec', d.pec, str(d.pec));
   put(
     out,
@@ -560,41 +536,15 @@ export function normalizeComposite(d: VComposite): CompanyModel {
   );
   put(out, 'hasSoaCertification', d.soaCertification, bool(d.soaCertification?.hasSoaCertification));
   const or = d.operatingResults;
-  put(
-    out,
-    'operatingResults',
-    or,
-    or
-      ? {
-          ebitda: num(or.ebitda),
-          ebitdaL2Y: num(or.ebitdaL2Y),
-          ebit: num(or.ebit),
-          ebitL2Y: num(or.ebitL2Y),
-          cashFlow: num(or.cashFlow),
-          cashFlowL2Y: num(or.cashFlowL2Y),
-        }
-      : null,
-  );
+  put(out, 'operatingResults', or, or ? fieldsOf(or, OPERATING_RESULTS_FIELDS, num) : null);
   put(out, 'rae', d.rae, coded(d.rae));
   put(out, 'sae', d.sae, coded(d.sae));
   put(out, 'allOffices', d.allOffices, listOf<VOffice>(d.allOffices).map(officeOf));
 
-  const bs: BalanceSheetSectionsModel = {};
-  let anyBs = false;
-  for (const s of BALANCE_SHEET_SECTIONS) {
-    if (d[s] === undefined) continue;
-    bs[s] = linesOf(d[s]);
-    anyBs = true;
-  }
-  if (anyBs) out.balanceSheet = bs;
-  const is: IncomeStatementSectionsModel = {};
-  let anyIs = false;
-  for (const s of INCOME_STATEMENT_SECTIONS) {
-    if (d[s] === undefined) continue;
-    is[s] = linesOf(d[s]);
-    anyIs = true;
-  }
-  if (anyIs) out.incomeStatement = is;
+  const bs = lineSectionsOf(d, BALANCE_SHEET_SECTIONS);
+  if (bs) out.balanceSheet = bs;
+  const is = lineSectionsOf(d, INCOME_STATEMENT_SECTIONS);
+  if (is) out.incomeStatement = is;
   const ratios = ratiosOf(d);
   if (ratios) out.ratios = ratios;
   return out;
@@ -618,13 +568,8 @@ function officeOf(o: VOffice): OfficeModel {
   };
 }
 
-type Plain = Record<string, unknown>;
-
-const isPlain = (v: unknown): v is Plain => typeof v === 'object' && v !== null && !Array.isArray(v);
-
 /** Two objects that name different things (coded values with different codes, a person and a company). */
-const distinct = (a: Plain, b: Plain): boolean =>
-  (['code', 'kind'] as const).some((k) => a[k] !== undefined && a[k] !== null && b[k] !== undefined && b[k] !== null && a[k] !== b[k]);
+const distinct = (a: Obj, b: Obj): boolean => (['code', 'kind'] as const).some((k) => a[k] !== undefined && a[k] !== null && b[k] !== undefined && b[k] !== null && a[k] !== b[k]);
 
 /**
  * One value from two answers, `primary` first: a value `primary` lacks (absent or null) is taken
@@ -636,8 +581,8 @@ function mergeValue(primary: unknown, secondary: unknown): unknown {
   if (primary === undefined || primary === null) return secondary === undefined ? primary : secondary;
   if (secondary === undefined || secondary === null) return primary;
   if (Array.isArray(primary)) return primary.length === 0 && Array.isArray(secondary) && secondary.length > 0 ? secondary : primary;
-  if (!isPlain(primary) || !isPlain(secondary) || distinct(primary, secondary)) return primary;
-  const out: Plain = { ...secondary };
+  if (!isObj(primary) || !isObj(secondary) || distinct(primary, secondary)) return primary;
+  const out: Obj = { ...secondary };
   for (const [k, v] of Object.entries(primary)) out[k] = mergeValue(v, secondary[k]);
   return out;
 }
@@ -879,11 +824,13 @@ export function normalizeForeign(v: VForeign, level: ForeignLevel, country: stri
 }
 
 export function normalizeEuStart(v: VEuStart): ForeignCompanyModel {
-  const country = str(v.countryCode);
+  // VIES answers its VAT prefix as the country (EL for Greece); the schema promises the ISO code.
+  const prefix = str(v.countryCode);
+  const country = prefix === null ? null : countryOfVatPrefix(prefix);
   // VIES answers the number without its country prefix; the schema promises it with the prefix,
   // as every other foreign endpoint gives it.
   const vat = str(v.vatCode);
-  const vatCode = vat && country && !vat.toUpperCase().startsWith(country.toUpperCase()) ? `${country.toUpperCase()}${vat}` : vat;
+  const vatCode = vat && prefix && !vat.toUpperCase().startsWith(prefix.toUpperCase()) ? `${prefix.toUpperCase()}${vat}` : vat;
   return {
     level: 'VAT_REGISTRY',
     country,

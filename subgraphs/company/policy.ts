@@ -8,7 +8,8 @@
  * its version: the check date and the values it reported (`updatedFields`).
  */
 import { createHash } from 'node:crypto';
-import type { AreaSpec, FamilyTable, Obj, StatePolicy } from '../runtime/tracking/policy.ts';
+import type { AreaSpec, FamilyTable, StatePolicy } from '../runtime/tracking/policy.ts';
+import type { Obj } from '../../contract/values.ts';
 import { COMPANY_ENDPOINTS } from './upstream.ts';
 
 export type CompanyFamilyName = 'COMPANY_MONITOR';

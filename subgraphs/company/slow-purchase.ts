@@ -36,7 +36,7 @@ import type { SubgraphContext } from '../runtime/context.ts';
 import type { ReplayGuard, Signer } from '../runtime/signing.ts';
 import { sendJson } from '../runtime/tracking/http.ts';
 import { BodyTooLarge, readBody, safeDecode } from '../runtime/tracking/ingress.ts';
-import { isObj } from '../runtime/tracking/policy.ts';
+import { isObj } from '../../contract/values.ts';
 import { CostMeter } from '../upstream/cost.ts';
 import type { Endpoint } from '../upstream/endpoint.ts';
 import type { CallOptions, Upstream } from '../upstream/upstream.ts';

@@ -86,7 +86,7 @@ export function documentTypeViolation(s: FatturaSummary): DocumentTypeViolation 
         `${t}: the supplier (sender) is established abroad, its country cannot be IT`,
       );
     }
-    if (t === 'TD18' && !(EU_OTHER_COUNTRIES as readonly string[]).includes(seller.country ?? '')) {
+    if (t === 'TD18' && !EU_OTHER_COUNTRIES.includes(seller.country ?? '')) {
       return v(
         'TD18_EU_SUPPLIER',
         'CedentePrestatore/DatiAnagrafici/IdFiscaleIVA/IdPaese',

@@ -7,11 +7,10 @@
 import { readFileSync } from 'node:fs';
 import { parse } from 'graphql';
 import type { Subgraph } from '../runtime/server.ts';
-import { trackingStoresFromEnv } from '../runtime/tracking/stores.ts';
-import { INVOICING_POLICY } from './policy.ts';
+import { trackedSubgraph } from '../runtime/tracking/subgraph.ts';
+import { INVOICING_AREA } from './policy.ts';
 import { createResolvers } from './resolvers/index.ts';
 import { InvoicingService, type InvoicingServiceOptions } from './service.ts';
-import type { InvoicingFamily } from './upstream.ts';
 
 const typeDefs = parse(readFileSync(new URL('./schema.graphql', import.meta.url), 'utf8'));
 
@@ -21,21 +20,5 @@ const typeDefs = parse(readFileSync(new URL('./schema.graphql', import.meta.url)
  * passed in `opts` win. Every `INVOICING_*` setting is read from that `env`.
  */
 export function createInvoicingSubgraph(opts: InvoicingServiceOptions & { env: NodeJS.ProcessEnv }): Subgraph & { service: InvoicingService } {
-  const { env } = opts;
-  const shared = opts.store ? null : trackingStoresFromEnv<InvoicingFamily>(env, 'invoicing', INVOICING_POLICY);
-  const service = new InvoicingService({ ...(shared ?? {}), ...opts });
-  return {
-    name: 'invoicing',
-    typeDefs,
-    resolvers: createResolvers(service),
-    http: (req, res, path) => service.http(req, res, path),
-    start: async (deps) => {
-      const stop = service.start(deps);
-      return async () => {
-        await stop();
-        await shared?.close();
-      };
-    },
-    service,
-  };
+  return trackedSubgraph({ area: INVOICING_AREA, typeDefs, service: (o) => new InvoicingService(o), resolvers: createResolvers }, opts);
 }

@@ -3,7 +3,7 @@
  * to the GraphQL type `<Type>`): invoices are the service's records (a tracked snapshot or a list
  * item), the rest are parts of them; a company reference carries only its key.
  */
-export type Obj = Record<string, unknown>;
+import type { Obj } from '../../contract/values.ts';
 
 /** A `Company` entity reference: the key the company subgraph gives (`lookupCode`). */
 export interface CompanyParent {

@@ -6,9 +6,9 @@
  * records' version: such a change is published like a new state. Receipts move new → submitted →
  * ready (retry and failed on the way), and a ready sale becomes voided when voided.
  */
-import type { AreaSpec, Obj, StatePolicy } from '../runtime/tracking/policy.ts';
-import { isObj } from '../runtime/tracking/policy.ts';
+import type { AreaSpec, StatePolicy } from '../runtime/tracking/policy.ts';
 import { FAMILIES, type InvoicingFamily, type InvoicingKind } from './upstream.ts';
+import { isObj, type Obj } from '../../contract/values.ts';
 
 /** States after which nothing changes: invoices' (upper case) and receipts' (lower case). */
 const FINAL = new Set(['DONE', 'ERROR', 'RECEIVED', 'failed', 'voided']);

@@ -6,7 +6,7 @@
 import { cents } from '../../contract/fatturapa.ts';
 import { badUserInput } from '../runtime/errors.ts';
 import { optionalText, requiredText } from '../runtime/validate.ts';
-import type { Obj } from './mappers.ts';
+import type { Obj } from '../../contract/values.ts';
 
 /** VAT codes a receipt item may carry. */
 export const RECEIPT_VAT_CODES = ['22', '10', '5', '4', 'N1', 'N2', 'N3', 'N4', 'N5', 'N6'] as const;

@@ -13,19 +13,17 @@ import { INVOICE_CONFIGURATIONS_INCLUDED, priceOf, subscribedSurchargeOf, surcha
 import type { SubgraphContext } from '../runtime/context.ts';
 import { badUserInput } from '../runtime/errors.ts';
 import { fingerprintOf, requestTopicOf, tenantTopicOf, TrackingService, type CreateSend, type TrackingServiceOptions } from '../runtime/tracking/service.ts';
-import type { Obj } from '../runtime/tracking/policy.ts';
 import { MemoryPollBook, type PollBook } from '../runtime/tracking/poller.ts';
 import { BodyTooLarge, callbackPurpose, isDefiniteRefusal, readBody, refuse, relay, safeDecode } from '../runtime/tracking/ingress.ts';
 import { sendJson } from '../runtime/tracking/http.ts';
-import { isObj } from '../runtime/tracking/policy.ts';
 import type { RelayTarget, TrackedRequest } from '../runtime/tracking/store.ts';
 import { layerSecret } from '../runtime/signing.ts';
 import { CostMeter } from '../upstream/cost.ts';
 import { UpstreamError } from '../upstream/errors.ts';
-import { asText } from '../upstream/coerce.ts';
 import { INVOICING_AREA, secondsOf } from './policy.ts';
 import { INVOICING, type InvoicingFamily, type InvoicingKind } from './upstream.ts';
 import { log } from '../runtime/log.ts';
+import { asText, isObj, type Obj, objects } from '../../contract/values.ts';
 
 export type InvoicingServiceOptions = TrackingServiceOptions<InvoicingFamily>;
 export type TrackedInvoice = TrackedRequest<InvoicingFamily>;
@@ -178,7 +176,7 @@ function sameSale(r: Obj, body: Obj): boolean {
   // The service answers the gross unit price as `gross_price` (its `unit_price` is net of VAT), the code as `vat_rate`.
   const items = (v: unknown, listed: boolean): string =>
     JSON.stringify(
-      (Array.isArray(v) ? v.filter(isObj) : []).map((i) => [
+      objects(v).map((i) => [
         asText(i.description),
         Number(i.quantity ?? 1),
         num(listed ? (i.gross_price ?? i.unit_price) : i.unit_price),
@@ -235,7 +233,7 @@ export class InvoicingService extends TrackingService<InvoicingFamily, Invoicing
   async configurations(ctx: SubgraphContext): Promise<Obj[]> {
     try {
       const list = await ctx.upstream.call<unknown>(ctx, INVOICING.configurationList);
-      return Array.isArray(list) ? list.filter(isObj) : [];
+      return objects(list);
     } catch (err) {
       if (err instanceof UpstreamError && err.graphqlCode === 'UPSTREAM_NOT_FOUND') return [];
       throw err;
@@ -478,7 +476,7 @@ export class InvoicingService extends TrackingService<InvoicingFamily, Invoicing
       throw err;
     }
     const since = Math.floor(startedAt / 1000) - FIND_CLOCK_SKEW_S;
-    const hits = (Array.isArray(list) ? list.filter(isObj) : [])
+    const hits = objects(list)
       .filter((r) => typeof r.id === 'string' && r.document_number === doc.number && r.issue_date === doc.date)
       .map((r) => ({ r, at: secondsOf(r.create_at ?? r.created_at) }))
       .filter((h) => h.at === null || h.at >= since)
@@ -680,7 +678,7 @@ export class InvoicingService extends TrackingService<InvoicingFamily, Invoicing
   async receiptsPage(ctx: SubgraphContext, query: Record<string, string | number | undefined>): Promise<Obj[]> {
     try {
       const list = await ctx.upstream.call<unknown>(ctx, INVOICING.receiptList, { query });
-      return Array.isArray(list) ? list.filter(isObj) : [];
+      return objects(list);
     } catch (err) {
       if (err instanceof UpstreamError && err.graphqlCode === 'UPSTREAM_NOT_FOUND') return [];
       throw err;
@@ -691,7 +689,7 @@ export class InvoicingService extends TrackingService<InvoicingFamily, Invoicing
   async page(ctx: SubgraphContext, query: Record<string, string | number | undefined>): Promise<Obj[]> {
     try {
       const list = await ctx.upstream.call<unknown>(ctx, INVOICING.invoiceList, { query });
-      return Array.isArray(list) ? list.filter(isObj) : [];
+      return objects(list);
     } catch (err) {
       if (err instanceof UpstreamError && err.graphqlCode === 'UPSTREAM_NOT_FOUND') return [];
       throw err;

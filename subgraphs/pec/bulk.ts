@@ -42,7 +42,8 @@ import { priceOf } from '../../contract/prices.ts';
 import type { Endpoint } from '../upstream/endpoint.ts';
 import { mayHaveBeenCarriedOut, UpstreamError } from '../upstream/errors.ts';
 import type { CallContext, Upstream } from '../upstream/upstream.ts';
-import { isObj, text, type Obj } from './model.ts';
+import { isObj, type Obj } from '../../contract/values.ts';
+import { text } from './model.ts';
 import { log } from '../runtime/log.ts';
 
 const WRITE_TIMEOUT = 30_000;

@@ -3,10 +3,11 @@
  * mailbox states (`in_attivazione` / `in_evasione`), box types (`DIGITALDOMICILE` /
  * `DOMICILIODIGITALE`, `PECBULK` / `PECMASSIVA`), dates (`dd/mm/yyyy`) and timestamps.
  */
-import { isObj, str as text, type Obj } from '../upstream/coerce.ts';
+import { str as text } from '../upstream/coerce.ts';
 import type { BoxType, PecKind } from './upstream.ts';
+import { isObj, type Obj } from '../../contract/values.ts';
 
-export { isObj, text, type Obj };
+export { text };
 
 /** Mailbox states in the contract's words (`in_attivazione`), plus the vendor's extra ones. */
 export type MailboxState = 'registrata' | 'in_attivazione' | 'evasa' | 'documenti_errati' | 'revocata' | 'chiusa' | 'registrazione_annullata';

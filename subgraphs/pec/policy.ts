@@ -2,9 +2,10 @@
  * What the async-work kit (`runtime/tracking/`) needs of the PEC area: its families (`upstream.ts`),
  * its state policy (`model.ts`), the shape of its ids and of its records (`stato`, not `state`).
  */
-import type { AreaSpec, FamilyTable, Obj, StatePolicy } from '../runtime/tracking/policy.ts';
+import type { AreaSpec, FamilyTable, StatePolicy } from '../runtime/tracking/policy.ts';
 import { awaitsUpstream, isActiveMonitor, isFinalState, rawStateOf, timestampsOf } from './model.ts';
 import { FAMILIES, type PecFamily, type PecKind } from './upstream.ts';
+import type { Obj } from '../../contract/values.ts';
 
 export const PEC_POLICY: StatePolicy<PecKind> = {
   stateOf: rawStateOf,

@@ -14,7 +14,8 @@ import type { CallContext, CallOptions, Upstream } from '../upstream/upstream.ts
 import type { Endpoint } from '../upstream/endpoint.ts';
 import { mayHaveBeenCarriedOut, UpstreamError } from '../upstream/errors.ts';
 import { priceOf } from '../../contract/prices.ts';
-import { contractState, isObj, type Obj } from './model.ts';
+import { isObj, type Obj } from '../../contract/values.ts';
+import { contractState } from './model.ts';
 import { pecArea } from './policy.ts';
 import type { PecProviderDomains } from '../../contract/pec-domains.ts';
 import { familiesOf, pecEndpoints, providerDomains, type PecEndpoints, type PecFamily, type PecKind } from './upstream.ts';

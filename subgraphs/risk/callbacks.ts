@@ -8,9 +8,9 @@ import {
   layerCallbackKey as kitLayerCallbackKey,
   type IngressDeps,
 } from '../runtime/tracking/ingress.ts';
-import type { Obj } from '../runtime/tracking/policy.ts';
 import { RISK_AREA } from './policy.ts';
 import type { RiskFamilyName } from './upstream.ts';
+import type { Obj } from '../../contract/values.ts';
 
 export {
   BodyTooLarge,

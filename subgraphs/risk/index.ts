@@ -7,11 +7,10 @@
 import { readFileSync } from 'node:fs';
 import { parse } from 'graphql';
 import type { Subgraph } from '../runtime/server.ts';
+import { trackedSubgraph } from '../runtime/tracking/subgraph.ts';
+import { RISK_AREA } from './policy.ts';
 import { createResolvers } from './resolvers/index.ts';
-import { trackingStoresFromEnv } from '../runtime/tracking/stores.ts';
-import { RISK_POLICY } from './policy.ts';
 import { RiskService, type RiskServiceOptions } from './service.ts';
-import type { RiskFamilyName } from './upstream.ts';
 
 const typeDefs = parse(readFileSync(new URL('./schema.graphql', import.meta.url), 'utf8'));
 
@@ -23,21 +22,5 @@ const typeDefs = parse(readFileSync(new URL('./schema.graphql', import.meta.url)
  * setting is read from that `env`, never from `process.env`.
  */
 export function createRiskSubgraph(opts: RiskServiceOptions & { env: NodeJS.ProcessEnv }): Subgraph & { service: RiskService } {
-  const { env } = opts;
-  const shared = opts.store ? null : trackingStoresFromEnv<RiskFamilyName>(env, 'risk', RISK_POLICY);
-  const service = new RiskService({ ...(shared ?? {}), ...opts });
-  return {
-    name: 'risk',
-    typeDefs,
-    resolvers: createResolvers(service),
-    http: (req, res, path) => service.http(req, res, path),
-    start: async (deps) => {
-      const stop = service.start(deps);
-      return async () => {
-        await stop();
-        await shared?.close();
-      };
-    },
-    service,
-  };
+  return trackedSubgraph({ area: RISK_AREA, typeDefs, service: (o) => new RiskService(o), resolvers: createResolvers }, opts);
 }

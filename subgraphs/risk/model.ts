@@ -6,7 +6,8 @@
  */
 import type { CreditScore, CreditScoreLevel, KycEntity, KycQuery, RiskCallback, RiskRequestState, RiskScore, RiskSubject } from './__generated__/resolvers-types.ts';
 import type { RiskRecordKind } from './upstream.ts';
-import { bool, float as num, int, isObj, list, obj, str as text, dateTime as toDateTime, unixSeconds as toSeconds, type Obj } from '../upstream/coerce.ts';
+import { bool, float as num, int, list, obj, str as text, dateTime as toDateTime, unixSeconds as toSeconds } from '../upstream/coerce.ts';
+import { isObj, objects, type Obj } from '../../contract/values.ts';
 
 // The one coercion of upstream values (`upstream/coerce.ts`), under the names this area uses:
 // `text` trims and drops blanks, `int` rounds a fraction to the nearest integer (a severity of 12.7
@@ -142,6 +143,9 @@ export function riskScoreOf(raw: unknown): RiskScore | null {
   );
 }
 
+/** The year and main industry heading a credit check's industry positions and profiles. */
+const industryOf = (section: Obj): { year: string | null; mainIndustry: string | null } => ({ year: text(section.year), mainIndustry: text(section.main_industry) });
+
 /** A credit score answer (start, advanced or top) in the schema's shape. */
 export function toCreditScore(level: CreditScoreLevel, raw: unknown): CreditScore {
   const d = obj(raw);
@@ -174,54 +178,42 @@ export function toCreditScore(level: CreditScoreLevel, raw: unknown): CreditScor
       ? {
           note: text(historyNote.description) ?? text(history.note),
           events: list(historyNote.events),
-          scores: list(history.risk_score)
-            .filter(isObj)
-            .map((m) => ({
-              month: text(m.month) ?? '',
-              score: riskScoreOf(m.score),
-              rawScore: text(m.score),
-              description: text(m.description),
-            })),
-          ratings: list(history.public_rating)
-            .filter(isObj)
-            .map((m) => ({ month: text(m.month) ?? '', rating: text(m.rating), balanceYear: text(m.balance_year) })),
-          creditLimits: list(history.operational_credit_limit)
-            .filter(isObj)
-            .map((m) => ({ month: text(m.month) ?? '', value: num(m.value) })),
+          scores: objects(history.risk_score).map((m) => ({
+            month: text(m.month) ?? '',
+            score: riskScoreOf(m.score),
+            rawScore: text(m.score),
+            description: text(m.description),
+          })),
+          ratings: objects(history.public_rating).map((m) => ({ month: text(m.month) ?? '', rating: text(m.rating), balanceYear: text(m.balance_year) })),
+          creditLimits: objects(history.operational_credit_limit).map((m) => ({ month: text(m.month) ?? '', value: num(m.value) })),
         }
       : null,
     positions: positions
       ? {
-          year: text(positions.year),
-          mainIndustry: text(positions.main_industry),
-          positions: list(positions.positions)
-            .filter(isObj)
-            .map((p) => ({
-              index: text(p.industry_index),
-              profile: text(p.industry_index_profile),
-              description: text(p.industry_position_description),
-              value: num(p.value),
-              position: text(p.industry_position),
-              totalPosition: text(p.industry_position_total),
-              lastYearTrend: num(p.industry_position_last_year_trend),
-              type: text(p.industry_position_type),
-            })),
+          ...industryOf(positions),
+          positions: objects(positions.positions).map((p) => ({
+            index: text(p.industry_index),
+            profile: text(p.industry_index_profile),
+            description: text(p.industry_position_description),
+            value: num(p.value),
+            position: text(p.industry_position),
+            totalPosition: text(p.industry_position_total),
+            lastYearTrend: num(p.industry_position_last_year_trend),
+            type: text(p.industry_position_type),
+          })),
         }
       : null,
     profiles: profiles
       ? {
-          year: text(profiles.year),
-          mainIndustry: text(profiles.main_industry),
+          ...industryOf(profiles),
           positionsCount: int(profiles.positions_count),
-          profiles: list(profiles.profiles)
-            .filter(isObj)
-            .map((p) => ({
-              name: text(p.name),
-              score: int(p.score),
-              scoreDescription: text(p.score_description),
-              trend: text(p.trend),
-              note: text(p.note),
-            })),
+          profiles: objects(profiles.profiles).map((p) => ({
+            name: text(p.name),
+            score: int(p.score),
+            scoreDescription: text(p.score_description),
+            trend: text(p.trend),
+            note: text(p.note),
+          })),
         }
       : null,
   };
@@ -239,44 +231,40 @@ export function kycQueryOf(v: unknown): KycQuery | null {
   };
 }
 
-const partialDates = (v: unknown) =>
-  list(v)
-    .filter(isObj)
-    .map((d) => ({ day: int(d.day), month: int(d.month), year: int(d.year), inferred: bool(d.inferred) }));
+const partialDates = (v: unknown) => objects(v).map((d) => ({ day: int(d.day), month: int(d.month), year: int(d.year), inferred: bool(d.inferred) }));
 
 /** A KYC entity's own fields (its evidences and files are read by `kyc.ts`). */
 export function kycEntityOf(e: Obj): Omit<KycEntity, 'evidences' | 'evidenceReport' | 'photoFiles'> {
   return {
     id: text(e.id),
     entityType: text(e.entity_type),
-    names: list(e.names)
-      .filter(isObj)
-      .map((n) => ({
-        title: text(n.title),
-        firstName: text(n.first_name),
-        lastName: text(n.last_name),
-        fullName: text(n.full_name),
-        primary: bool(n.primary),
-        native: bool(n.native),
-      })),
+    names: objects(e.names).map((n) => ({
+      title: text(n.title),
+      firstName: text(n.first_name),
+      lastName: text(n.last_name),
+      fullName: text(n.full_name),
+      primary: bool(n.primary),
+      native: bool(n.native),
+    })),
     gender: text(e.gender),
     birthDates: partialDates(e.birth_dates),
     deathDates: partialDates(e.death_dates),
-    locations: list(e.locations)
-      .filter(isObj)
-      .map((l) => ({ address: text(l.address), street: text(l.street), city: text(l.city), region: text(l.region), country: text(l.country), type: text(l.type) })),
+    locations: objects(e.locations).map((l) => ({
+      address: text(l.address),
+      street: text(l.street),
+      city: text(l.city),
+      region: text(l.region),
+      country: text(l.country),
+      type: text(l.type),
+    })),
     nationalities: list(e.nationalities)
       .map(text)
       .filter((s): s is string => s !== null),
-    codes: list(e.codes)
-      .filter(isObj)
-      .map((c) => ({ type: text(c.type), value: text(c.value) })),
+    codes: objects(e.codes).map((c) => ({ type: text(c.type), value: text(c.value) })),
     photos: list(e.photos)
       .map(text)
       .filter((s): s is string => s !== null),
-    recaps: list(e.recaps)
-      .filter(isObj)
-      .map((r) => ({ lang: text(r.lang), recap: text(r.recap) })),
+    recaps: objects(e.recaps).map((r) => ({ lang: text(r.lang), recap: text(r.recap) })),
     organizationDetails: e.organization_details ?? null,
     lastUpdate: e.last_update ?? null,
   };

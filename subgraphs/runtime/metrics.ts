@@ -9,7 +9,7 @@
  * gateway's `useOperationMetrics`). Endpoint labels are templates (`IT-start/{vat}`), never a path
  * holding a token or an identifier.
  */
-import { Counter, Gauge, Histogram, register, type Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, register, type Metric, type Registry } from 'prom-client';
 
 /** Where the metrics are served (the gateway's port, and each separate subgraph service's). */
 export const METRICS_PATH = '/metrics';
@@ -17,9 +17,24 @@ export const METRICS_PATH = '/metrics';
 /** The registry every metric of the process is in (prom-client's default). */
 export const registry: Registry = register;
 
+/** The layer's metrics, by name (see `registerLayerMetrics`). */
+const layerMetrics = new Map<string, Metric>();
+
 /** A metric of the registry by name, created once (a module loaded twice, e.g. by tests, reuses it). */
-function once<T>(name: string, make: () => T): T {
-  return (registry.getSingleMetric(name) as T | undefined) ?? make();
+function once<T extends Metric>(name: string, make: () => T): T {
+  const metric = (registry.getSingleMetric(name) as T | undefined) ?? make();
+  layerMetrics.set(name, metric);
+  return metric;
+}
+
+/**
+ * Puts the layer's metrics back in the registry where something removed them: Hive's Prometheus
+ * plugin clears the whole registry when its gateway is disposed, so a gateway started again in the
+ * same process (tests, an embedding application) would otherwise count into metrics no page shows.
+ * Called by every gateway's metric plugins and before every `/metrics` page.
+ */
+export function registerLayerMetrics(): void {
+  for (const [name, metric] of layerMetrics) if (!registry.getSingleMetric(name)) registry.registerMetric(metric);
 }
 
 export const upstreamCalls = once(
@@ -159,5 +174,6 @@ export function countBudgetRefused(scope: 'operation' | 'day' | 'unpriced', stag
 
 /** The Prometheus exposition of the registry, for a `/metrics` route. */
 export async function metricsText(): Promise<{ contentType: string; body: string }> {
+  registerLayerMetrics();
   return { contentType: registry.contentType, body: await registry.metrics() };
 }

@@ -10,6 +10,7 @@
  * Its shared state (cache, markers, pending slow datasets, rate bookings) is given to the
  * constructor: in memory by default, on Redis when built by `upstreamStores` with `REDIS_URL`.
  */
+import { setMaxListeners } from 'node:events';
 import { AccountGuard } from './account-guard.ts';
 import type { GuardStore } from './guard-store.ts';
 import { Agent, request, errors as undiciErrors } from 'undici';
@@ -131,6 +132,9 @@ export class UpstreamClient implements Upstream {
     stores: UpstreamClientStores | CacheStore = {},
   ) {
     const s: UpstreamClientStores = isCacheStore(stores) ? { cache: stores } : stores;
+    // Every request, wait and poll in flight listens to `closing` (and removes its listener when it
+    // ends): as many listeners as calls at once, which is no leak; Node's warning is kept for a real one.
+    setMaxListeners(10_000, this.closing.signal);
     this.cache = s.cache ?? new MemoryCacheStore(config.cacheMaxEntries);
     this.markers = s.markers ?? new MemoryInFlightMarkers();
     this.pending = s.pending ?? new MemoryPendingStore(config.cacheMaxEntries);

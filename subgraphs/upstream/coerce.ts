@@ -11,9 +11,7 @@
  * that must show the exact figure exposes it as a `Float` (or keeps the upstream record) beside it.
  */
 
-export type Obj = Record<string, unknown>;
-
-export const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+import { isObj, type Obj } from '../../contract/values.ts';
 
 /**
  * Text: a string trimmed, or a finite number as text (the vendor sends some codes as numbers);
@@ -24,14 +22,6 @@ export function str(v: unknown): string | null {
   if (typeof v !== 'string') return null;
   const t = v.trim();
   return t === '' || t === 'NULL' ? null : t;
-}
-
-/**
- * Text as the upstream sent it, for identifiers and codes compared or shown verbatim: a string
- * untouched, a number as text, '' for anything else (nothing, objects, lists).
- */
-export function asText(v: unknown): string {
-  return typeof v === 'string' ? v : typeof v === 'number' ? String(v) : '';
 }
 
 /** A finite number, from a number or a numeric string (`"12.5"`, `" 3 "`); null otherwise. */

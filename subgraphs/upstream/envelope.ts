@@ -13,6 +13,7 @@
  */
 import type { Area } from '../../contract/areas.ts';
 import { UpstreamError } from './errors.ts';
+import { isObj } from '../../contract/values.ts';
 
 export interface RawAnswer {
   status: number;
@@ -27,9 +28,6 @@ export interface Decoded {
   /** The whole parsed body. */
   body: unknown;
 }
-
-type Json = Record<string, unknown>;
-const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function parse(text: string): unknown {
   if (text.trim() === '') return undefined;
@@ -66,7 +64,7 @@ export function decodeEnvelope(area: Area, endpoint: string, answer: RawAnswer):
   const body = parse(answer.text);
 
   if (status >= 400) {
-    if (isObject(body)) {
+    if (isObj(body)) {
       const message = typeof body.message === 'string' && body.message ? body.message : `HTTP ${status}`;
       fail(message, errorNumber(body.error));
     }
@@ -78,7 +76,7 @@ export function decodeEnvelope(area: Area, endpoint: string, answer: RawAnswer):
     if (answer.text.trim() === '') return { data: null, body: null };
     throw new UpstreamError('decode', `not JSON (${answer.contentType || 'no content type'})`, area, endpoint, status);
   }
-  if (!isObject(body)) return { data: body, body };
+  if (!isObj(body)) return { data: body, body };
   if (body.success === false) {
     fail(typeof body.message === 'string' && body.message ? body.message : 'request refused', errorNumber(body.error));
   }

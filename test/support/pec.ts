@@ -1,6 +1,8 @@
-/** Shared PEC test data: a valid applicant, a real PDF, and registration bodies. */
+/** Shared PEC test data and waits: a valid applicant, a real PDF, registration bodies and inputs, a bulk sending's events. */
 import { makeFiscalCode } from '../../contract/checksums.ts';
 import { renderPdf } from '../../emulator/pdf.ts';
+import type { BulkService, Sending } from '../../subgraphs/pec/bulk.ts';
+import { withSafety } from './safety.ts';
 
 export const PEC_CF = makeFiscalCode({ surname: 'Rossi', name: 'Mario', birthDate: '1982-04-11', gender: 'M', cadastralCode: 'H501' });
 
@@ -28,4 +30,35 @@ export function mailboxBody(address: string, type: string): Record<string, unkno
     nazione_titolare: 'it',
     provincia_titolare: 'rm',
   };
+}
+
+/** A `NotifyCompanyRegisterInput` for the mailbox `address`: Mario Rossi, legal representative of Azienda Test (Roma). */
+export function registerNotificationInput(address: string): Record<string, string> {
+  return {
+    address,
+    taxCodeOrVat: '12485671007',
+    companyName: 'Azienda Test',
+    city: 'Roma',
+    province: 'RM',
+    firstName: 'Mario',
+    lastName: 'Rossi',
+    taxCode: PEC_CF,
+    role: 'LEGALE_RAPPRESENTANTE',
+    email: 'mario@example.com',
+    mobile: '3331234567',
+  };
+}
+
+/** Waits for an event of the bulk sending `id` matching `pred` on the service's bus (latest first). */
+export async function sendingUntil(bulk: BulkService, tenant: string, id: string, pred: (s: Sending) => boolean): Promise<Sending> {
+  const it = bulk.bus.subscribe(bulk.topic(tenant, id), { initial: async () => [(await bulk.get(tenant, id))!], identity: (e) => e.id, version: (e) => e.seq });
+  try {
+    for (;;) {
+      const r = await withSafety(it.next(), 'sending event', 20_000);
+      if (r.done) throw new Error('stream ended');
+      if (pred(r.value)) return r.value;
+    }
+  } finally {
+    await it.return?.();
+  }
 }

@@ -6,43 +6,15 @@
 import type { SubgraphContext } from '../../runtime/context.ts';
 import { badUserInput } from '../../runtime/errors.ts';
 import type { Endpoint } from '../../upstream/endpoint.ts';
+import { EU_VAT_COUNTRIES, vatPrefixOf } from '../../../contract/eu.ts';
 import { priceOf } from '../../../contract/prices.ts';
 import type { ForeignCompanyModel, ForeignLevel } from '../model.ts';
 import { normalizeEuStart, normalizeForeign } from '../normalize.ts';
 import { COMPANY_ENDPOINTS, countryEndpoint, DEDICATED_COUNTRIES, type DedicatedCountry } from '../upstream.ts';
 import { countryArg, foreignIdArg } from '../validate.ts';
 
-/** Member states in the EU VAT registry (VIES), by ISO code; XI is Northern Ireland. */
-export const VIES_COUNTRIES: ReadonlySet<string> = new Set([
-  'AT',
-  'BE',
-  'BG',
-  'CY',
-  'CZ',
-  'DE',
-  'DK',
-  'EE',
-  'ES',
-  'FI',
-  'FR',
-  'GR',
-  'HR',
-  'HU',
-  'IE',
-  'IT',
-  'LT',
-  'LU',
-  'LV',
-  'MT',
-  'NL',
-  'PL',
-  'PT',
-  'RO',
-  'SE',
-  'SI',
-  'SK',
-  'XI',
-]);
+/** Countries in the EU VAT registry (VIES), by ISO code: the member states and Northern Ireland (XI). */
+export const VIES_COUNTRIES: ReadonlySet<string> = new Set(EU_VAT_COUNTRIES);
 
 const isDedicated = (c: string): c is DedicatedCountry => (DEDICATED_COUNTRIES as readonly string[]).includes(c);
 
@@ -63,7 +35,7 @@ export async function foreignCompany(args: { country: string; id: string; level?
 
   if (level === 'VAT_REGISTRY') {
     if (!VIES_COUNTRIES.has(country)) throw badUserInput(`VAT_REGISTRY covers EU member states only, not ${country}`, 'country');
-    const prefix = country === 'GR' ? 'EL' : country;
+    const prefix = vatPrefixOf(country);
     const compact = id.replace(/[\s.-]/g, '').toUpperCase();
     if (!/^[A-Z0-9]{2,14}$/.test(compact)) throw badUserInput('id must be a VAT number (2 to 14 letters and digits, with or without country prefix)', 'id');
     const vat = compact.startsWith(prefix) ? compact : `${prefix}${compact}`;

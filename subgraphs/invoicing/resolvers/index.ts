@@ -9,11 +9,9 @@ import type { SubgraphContext } from '../../runtime/context.ts';
 import { badUserInput, toClientError } from '../../runtime/errors.ts';
 import { DateTimeScalar, parseIsoDateTime } from '../../runtime/scalars.ts';
 import { idempotencyKey, relayTarget } from '../../runtime/tracking/args.ts';
-import { isObj } from '../../runtime/tracking/policy.ts';
 import { payloads } from '../../runtime/tracking/subscribe.ts';
 import { email, fiscalCode, isCalendarDay, italianCodeShape, requiredText, vatOrFiscalCode } from '../../runtime/validate.ts';
 import { UpstreamError } from '../../upstream/errors.ts';
-import { asText } from '../../upstream/coerce.ts';
 import type {
   InvoiceResolvers,
   InvoiceState,
@@ -26,7 +24,7 @@ import type {
 } from '../__generated__/resolvers-types.ts';
 import { companyOf, readFattura, type FatturaSummary } from '../../../contract/fatturapa.ts';
 import { branchVatId, buildFattura, checkFatturaXml, crossBorderBody, invoiceFromInput } from '../fatturapa.ts';
-import type { InvoiceParent, Obj } from '../mappers.ts';
+import type { InvoiceParent } from '../mappers.ts';
 import { receiptBody } from '../receipts.ts';
 import { INVOICING_POLICY, secondsOf } from '../policy.ts';
 import { INVOICING } from '../upstream.ts';
@@ -40,6 +38,8 @@ import {
   type SignatureCredentials,
   type TrackedInvoice,
 } from '../service.ts';
+import { asText, isObj, type Obj, objects } from '../../../contract/values.ts';
+import { float as numOrNull } from '../../upstream/coerce.ts';
 
 const INVOICE_STATES: readonly string[] = ['NEW', 'SENT', 'RECEIVED', 'DONE', 'ERROR'];
 const SDI_STATUSES: readonly string[] = ['BOOKED', 'SENT', 'DELIVERED', 'NOT_DELIVERED', 'RECEIVED', 'ACCEPTED', 'REJECTED', 'TERMS_EXPIRED', 'ERROR'];
@@ -48,8 +48,6 @@ const RECEIPT_TYPES: readonly string[] = ['SALE', 'RETURN', 'VOID'];
 const INVOICE_ID = /^[0-9a-f]{24}$/;
 
 const str = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : typeof v === 'number' ? String(v) : null);
-const numOrNull = (v: unknown): number | null =>
-  typeof v === 'number' && Number.isFinite(v) ? v : typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : null;
 const iso = (v: unknown): string | null => {
   const s = secondsOf(v);
   return s === null ? null : new Date(s * 1000).toISOString();
@@ -103,6 +101,26 @@ const configurationsByRequest = new WeakMap<SubgraphContext, Promise<Obj[]>>();
 export function createResolvers(service: InvoicingService): Resolvers {
   const relayOpts = { allowPrivate: service.allowPrivateRelay };
 
+  /** The changes of one invoice or receipt of the caller until it is final (latest first); NOT_FOUND when the account has none of that id. */
+  async function changesOfOne(ctx: SubgraphContext, id: string, family: 'INVOICE' | 'RECEIPT'): Promise<AsyncIterableIterator<TrackedInvoice>> {
+    const { tenant } = ctx.auth;
+    let entry: TrackedInvoice;
+    try {
+      entry = await service.findForSubscription(ctx, invoiceId(id), family);
+    } catch (err) {
+      if (err instanceof UpstreamError && err.kind === 'http' && (err.status === 400 || err.status === 404)) {
+        throw new GraphQLError(`no ${family === 'INVOICE' ? 'invoice' : 'receipt'} ${id} of this account`, { extensions: { code: 'NOT_FOUND' } });
+      }
+      throw clientError(err);
+    }
+    return service.bus.subscribe(invoiceTopic(tenant, entry.id), {
+      initial: async () => [(await service.store.get(tenant, entry.id)) ?? entry],
+      identity: (e) => e.id,
+      version: (e) => e.seq,
+      until: (e) => INVOICING_POLICY.isFinal(e.rawState),
+    });
+  }
+
   const Invoice: InvoiceResolvers = {
     id: (p) => p.id,
     state: (p) => {
@@ -121,7 +139,7 @@ export function createResolvers(service: InvoicingService): Resolvers {
     taxAmount: (p) => numOrNull(p.record.total_tax_amount),
     payableAmount: (p) => numOrNull(p.record.total_payable_amount),
     toPublicAdministration: (p) => (typeof p.record.to_pa === 'boolean' ? p.record.to_pa : null),
-    lines: (p) => (Array.isArray(p.record.invoice_lines) ? p.record.invoice_lines.filter(isObj) : []),
+    lines: (p) => objects(p.record.invoice_lines),
     sender: (p) => (isObj(p.record.sender) ? p.record.sender : null),
     recipient: (p) => (isObj(p.record.recipient) ? p.record.recipient : null),
     sdi: (p) => (isObj(p.record.details) ? p.record.details : null),
@@ -325,24 +343,7 @@ export function createResolvers(service: InvoicingService): Resolvers {
       invoiceUpdated: {
         subscribe: async (_r, { id }, ctx: SubgraphContext) => {
           const { tenant } = ctx.auth;
-          if (id !== null && id !== undefined) {
-            let entry: TrackedInvoice;
-            try {
-              entry = await service.findForSubscription(ctx, invoiceId(id), 'INVOICE');
-            } catch (err) {
-              if (err instanceof UpstreamError && err.kind === 'http' && (err.status === 400 || err.status === 404)) {
-                throw new GraphQLError(`no invoice ${id} of this account`, { extensions: { code: 'NOT_FOUND' } });
-              }
-              throw clientError(err);
-            }
-            const source = service.bus.subscribe(invoiceTopic(tenant, entry.id), {
-              initial: async () => [(await service.store.get(tenant, entry.id)) ?? entry],
-              identity: (e) => e.id,
-              version: (e) => e.seq,
-              until: (e) => INVOICING_POLICY.isFinal(e.rawState),
-            });
-            return payloads('invoiceUpdated', source);
-          }
+          if (id !== null && id !== undefined) return payloads('invoiceUpdated', await changesOfOne(ctx, id, 'INVOICE'));
           const source = service.bus.subscribe(tenantTopic(tenant), {
             replayLatest: false,
             initial: async () => (await service.store.list(tenant, 'INVOICE')).filter((e) => e.record.direction !== 'incoming' && !INVOICING_POLICY.isFinal(e.rawState)),
@@ -376,24 +377,7 @@ export function createResolvers(service: InvoicingService): Resolvers {
       receiptUpdated: {
         subscribe: async (_r, { id }, ctx: SubgraphContext) => {
           const { tenant } = ctx.auth;
-          if (id !== null && id !== undefined) {
-            let entry: TrackedInvoice;
-            try {
-              entry = await service.findForSubscription(ctx, invoiceId(id), 'RECEIPT');
-            } catch (err) {
-              if (err instanceof UpstreamError && err.kind === 'http' && (err.status === 400 || err.status === 404)) {
-                throw new GraphQLError(`no receipt ${id} of this account`, { extensions: { code: 'NOT_FOUND' } });
-              }
-              throw clientError(err);
-            }
-            const source = service.bus.subscribe(invoiceTopic(tenant, entry.id), {
-              initial: async () => [(await service.store.get(tenant, entry.id)) ?? entry],
-              identity: (e) => e.id,
-              version: (e) => e.seq,
-              until: (e) => INVOICING_POLICY.isFinal(e.rawState),
-            });
-            return payloads('receiptUpdated', source);
-          }
+          if (id !== null && id !== undefined) return payloads('receiptUpdated', await changesOfOne(ctx, id, 'RECEIPT'));
           const source = service.bus.subscribe(tenantTopic(tenant), {
             replayLatest: false,
             initial: async () => (await service.store.list(tenant, 'RECEIPT')).filter((e) => !INVOICING_POLICY.isFinal(e.rawState)),
@@ -438,7 +422,7 @@ export function createResolvers(service: InvoicingService): Resolvers {
       totalAmount: (p) => numOrNull(p.record.total_amount),
       totalTaxableAmount: (p) => numOrNull(p.record.total_taxable_amount),
       totalVatAmount: (p) => numOrNull(p.record.total_vat_amount),
-      items: (p) => (Array.isArray(p.record.items) ? p.record.items.filter(isObj) : []),
+      items: (p) => objects(p.record.items),
       cashPaymentAmount: (p) => numOrNull(p.record.cash_payment_amount),
       electronicPaymentAmount: (p) => numOrNull(p.record.electronic_payment_amount),
       ticketRestaurantPaymentAmount: (p) => numOrNull(p.record.ticket_restaurant_payment_amount),

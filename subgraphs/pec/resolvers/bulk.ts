@@ -11,7 +11,6 @@ import { idempotencyKey } from '../../runtime/tracking/args.ts';
 import { payloads } from '../../runtime/tracking/subscribe.ts';
 import { email, requiredText } from '../../runtime/validate.ts';
 import { UpstreamError } from '../../upstream/errors.ts';
-import { asText } from '../../upstream/coerce.ts';
 import type { CallContext, Upstream } from '../../upstream/upstream.ts';
 import type {
   BulkCredentialsInput,
@@ -24,8 +23,8 @@ import type {
   SubscriptionResolvers,
 } from '../__generated__/resolvers-types.ts';
 import { BULK, countsOf, type BulkCredentials, type BulkService, type SendRequest } from '../bulk.ts';
-import { isObj } from '../model.ts';
 import { log } from '../../runtime/log.ts';
+import { asText, isObj, objects } from '../../../contract/values.ts';
 
 const PAGE = 25;
 
@@ -67,7 +66,7 @@ function sendRequest(input: BulkSendInput, maxBytes: number): SendRequest {
 /** A thread as the service gives it (`messages` a list, or a count in lists). */
 function thread(t: unknown): BulkThread | null {
   if (!isObj(t) || (typeof t.id !== 'string' && typeof t.id !== 'number')) return null;
-  const msgs = Array.isArray(t.messages) ? t.messages.filter(isObj) : [];
+  const msgs = objects(t.messages);
   return {
     id: String(t.id),
     subject: raw(t.subject),
@@ -99,7 +98,7 @@ const cursorOf = (offset: number): string => offsetCursor('inbox', offset);
 const offsetOf = (after: string | null | undefined): number => cursorOffset('inbox', after, 'after must be an endCursor of bulkInbox');
 
 /** A text exactly as the service wrote it (the receipts' quoted, space-padded addresses included). */
-const raw = (v: unknown): string | null => (typeof v === 'string' ? v : typeof v === 'number' ? String(v) : null);
+const raw = (v: unknown): string | null => asText(v, null);
 
 const message = (m: unknown): BulkInboxMessage | null =>
   isObj(m) ? { id: asText(m.id), sender: raw(m.sender), recipient: raw(m.recipient), date: raw(m.date), subject: raw(m.object), body: raw(m.body) } : null;

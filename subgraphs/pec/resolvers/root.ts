@@ -11,9 +11,8 @@ import { idempotencyKey } from '../../runtime/tracking/args.ts';
 import { email, requiredText } from '../../runtime/validate.ts';
 import { payloads } from '../../runtime/tracking/subscribe.ts';
 import { UpstreamError } from '../../upstream/errors.ts';
-import { asText } from '../../upstream/coerce.ts';
 import type { CompanyCertifiedMailResolvers, CompanyResolvers, MutationResolvers, QueryResolvers, SubscriptionResolvers } from '../__generated__/resolvers-types.ts';
-import { BOX_RANK, boxTypeOf, contractState, isFinalState, isObj, isStandardFamily, text } from '../model.ts';
+import { BOX_RANK, boxTypeOf, contractState, isFinalState, isStandardFamily, text } from '../model.ts';
 import { namedPriceOf, PEC_FINALIZE_PRICE_KEY, priceOf } from '../../../contract/prices.ts';
 import type { PecService, TrackedPec } from '../service.ts';
 import type { PecFamily } from '../upstream.ts';
@@ -30,6 +29,7 @@ import {
   signedDocument,
   years as validYears,
 } from '../validate.ts';
+import { asText, isObj } from '../../../contract/values.ts';
 
 const isNotFound = (err: unknown): boolean => err instanceof UpstreamError && err.kind === 'http' && (err.status === 400 || err.status === 404);
 

@@ -3,7 +3,8 @@ import type { SubgraphContext } from '../../runtime/context.ts';
 import type { SignedFileValue } from '../../runtime/tracking/files.ts';
 import type { MailboxResolvers, MailboxUser, PecNotificationResolvers, PecNotificationStatus } from '../__generated__/resolvers-types.ts';
 import { bool, int, list } from '../../upstream/coerce.ts';
-import { boxTypeOf, contractState, isFinalState, isObj, isoDay, isoTime, mailboxStatus, stampOf, text, type Obj } from '../model.ts';
+import { isObj, type Obj } from '../../../contract/values.ts';
+import { boxTypeOf, contractState, isFinalState, isoDay, isoTime, mailboxStatus, stampOf, text } from '../model.ts';
 import type { PecService, TrackedPec } from '../service.ts';
 
 const rec = (p: TrackedPec): Obj => p.record;

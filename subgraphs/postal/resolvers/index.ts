@@ -10,6 +10,7 @@ import { vendorIstat } from '../../../contract/istat.ts';
 import { istat6, POSTAL, type CapInfo, type MetroCityInfo, type ProvinceInfo, type SuppressedInfo } from '../upstream.ts';
 import type { SubgraphContext } from '../../runtime/context.ts';
 import { orNull } from '../../upstream/errors.ts';
+import { float as num } from '../../upstream/coerce.ts';
 
 const POSTAL_CODE = /^\d{5}$/;
 const CADASTRAL = /^[A-Za-z]\d{3}$/;
@@ -46,8 +47,6 @@ function provinceCode(v: string | null | undefined, field: string): string | nul
 
 /** The vendor's Istat code without leading zeros, as its paths and filters take it. */
 
-const num = (v: unknown): number | null =>
-  typeof v === 'number' && Number.isFinite(v) ? v : typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : null;
 const int = (v: unknown): number | null => {
   const n = num(v);
   return n === null ? null : Math.round(n);

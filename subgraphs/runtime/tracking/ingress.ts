@@ -35,11 +35,12 @@ import { deliverCallbackPayload, type DeliveryOptions } from '../../../contract/
 import type { ReplayGuard, Signer } from '../signing.ts';
 import { UpstreamError } from '../../upstream/errors.ts';
 import { sendJson } from './http.ts';
-import { isObj, type Obj, type StatePolicy } from './policy.ts';
+import { type StatePolicy } from './policy.ts';
 import type { Agent } from 'undici';
 import { guardedRelayAgent, relayRefusal } from './relay-guard.ts';
 import type { RelayTarget, Reservation, TrackedStore } from './store.ts';
 import { callbacks } from '../metrics.ts';
+import { isObj, type Obj } from '../../../contract/values.ts';
 
 /** The signature purpose of an area's callback URLs. */
 export const callbackPurpose = (area: string): string => `${area}-callback`;

@@ -5,10 +5,7 @@
  * and timestamps of a record, and what each state means for the kit).
  */
 import type { Endpoint } from '../../upstream/endpoint.ts';
-
-export type Obj = Record<string, unknown>;
-
-export const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+import type { Obj } from '../../../contract/values.ts';
 
 /** The endpoints of one family of tracked work. */
 export interface FamilyEndpoints<F extends string = string, K extends string = string> {

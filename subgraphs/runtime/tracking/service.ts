@@ -21,18 +21,18 @@ import type { CallContext, CallOptions, Upstream } from '../../upstream/upstream
 import { CostMeter } from '../../upstream/cost.ts';
 import { PASS_THROUGH_TOKENS, type WorkTokens } from '../../upstream/work-tokens.ts';
 import { mayHaveBeenCarriedOut, UpstreamError } from '../../upstream/errors.ts';
-import { asText } from '../../upstream/coerce.ts';
 import type { Endpoint } from '../../upstream/endpoint.ts';
 import { priceOf } from '../../../contract/prices.ts';
 import { FileGrants, type FileGrantStore } from './files.ts';
 import { sendJson } from './http.ts';
 import { callbackPurpose, deliveryNonce, handleCallback, isDefiniteRefusal, layerCallbackKey, relay, vendorCallback } from './ingress.ts';
-import { envPrefix, isObj, type AreaSpec, type Obj } from './policy.ts';
+import { envPrefix, type AreaSpec } from './policy.ts';
 import { Poller, pollerOptionsFromEnv, type PollBook } from './poller.ts';
 import { allowPrivateRelay } from './relay-guard.ts';
 import { MemoryTrackedStore, redactRelay, type IdempotencyRecord, type RelayTarget, type Reservation, type TrackedRequest, type TrackedStore } from './store.ts';
 import type { TokenCipher } from './cipher.ts';
 import { log } from '../log.ts';
+import { isObj, type Obj, asText } from '../../../contract/values.ts';
 
 /** The stores of an area's tracked work: memory by default, Redis from `trackingStores` (`stores.ts`). */
 export interface TrackingStoreSet<F extends string = string> {
