@@ -142,8 +142,11 @@ export function ruleMatches(rule: RateLimitRule, area: Area, method: string, pat
   return (rule.method === '*' || rule.method === method.toUpperCase()) && rule.endpoint === endpointOf(path);
 }
 
-/** A booking: go after `waitMs`, or refused (the wait would pass the bound) with the wait it needed. */
-export type RateBooking = { ok: true; waitMs: number } | { ok: false; retryAfterMs: number };
+/**
+ * A booking: go after `waitMs` (at `at`, epoch ms on the store's clock: the Redis server's for the
+ * Redis store), or refused (the wait would pass the bound) with the wait it needed.
+ */
+export type RateBooking = { ok: true; waitMs: number; at: number } | { ok: false; retryAfterMs: number };
 
 /** Where bookings are kept: per key, the send times of the last window (some maybe in the future). */
 export interface RateLimitStore {
@@ -188,7 +191,7 @@ export class MemoryRateLimitStore implements RateLimitStore {
     const at = earliestSlot(times, now, limit, windowMs);
     if (at - now > maxWaitMs) return { ok: false, retryAfterMs: at - now };
     times.push(at);
-    return { ok: true, waitMs: at - now };
+    return { ok: true, waitMs: at - now, at };
   }
 }
 

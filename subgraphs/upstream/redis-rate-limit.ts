@@ -9,7 +9,7 @@ import type { Redis } from 'ioredis';
 import { defineScript } from '../runtime/redis.ts';
 import type { RateBooking, RateLimitStore } from './rate-limits.ts';
 
-/** KEYS: the bookings. ARGV: limit, windowMs, maxWaitMs, member. Returns {1, wait} or {0, wait needed}. */
+/** KEYS: the bookings. ARGV: limit, windowMs, maxWaitMs, member. Returns {1, wait, at} or {0, wait needed}. */
 const BOOK = defineScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -28,7 +28,7 @@ local wait = at - now
 if wait > tonumber(ARGV[3]) then return {0, wait} end
 redis.call('ZADD', KEYS[1], at, ARGV[4])
 redis.call('PEXPIRE', KEYS[1], wait + window + 1000)
-return {1, wait}
+return {1, wait, at}
 `);
 
 export class RedisRateLimitStore implements RateLimitStore {
@@ -38,7 +38,7 @@ export class RedisRateLimitStore implements RateLimitStore {
   ) {}
 
   async book(key: string, limit: number, windowMs: number, maxWaitMs: number): Promise<RateBooking> {
-    const [ok, wait] = (await BOOK.run(this.redis, [this.ns + key], [limit, windowMs, Math.floor(maxWaitMs), randomUUID()])) as [number, number];
-    return ok === 1 ? { ok: true, waitMs: wait } : { ok: false, retryAfterMs: wait };
+    const [ok, wait, at] = (await BOOK.run(this.redis, [this.ns + key], [limit, windowMs, Math.floor(maxWaitMs), randomUUID()])) as [number, number, number];
+    return ok === 1 ? { ok: true, waitMs: wait, at } : { ok: false, retryAfterMs: wait };
   }
 }
