@@ -9,6 +9,7 @@ import { pipeline } from 'node:stream/promises';
 import { request } from 'undici';
 import type { GatewayRoute } from './index.ts';
 import { log } from '../subgraphs/runtime/log.ts';
+import { closeAfterAnswer, refuseTooLarge } from '../subgraphs/runtime/tracking/http.ts';
 
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'host', 'content-length']);
 
@@ -133,8 +134,7 @@ export function subgraphRoute(prefix: 'callbacks' | 'files', subgraphBaseUrls: R
     if (hasBody && !req.complete) {
       // Answered before the whole body was forwarded: the rest is discarded and the connection
       // closes after the answer (its unread rest could not be told from a next request).
-      req.unpipe();
-      req.resume();
+      closeAfterAnswer(req, res);
       headers.connection = 'close';
     }
     if (clientLeft) {
@@ -156,15 +156,13 @@ export function subgraphRoute(prefix: 'callbacks' | 'files', subgraphBaseUrls: R
 }
 
 /**
- * 413 with `connection: close`: the rest of the body is read and discarded while the answer goes
- * out (so the sender, still writing, sees the answer rather than a reset), then the connection ends.
+ * 413 with `connection: close`: the rest of the body is read and discarded, and the connection closes
+ * in stages (`closeAfterAnswer`), so the sender, still writing, reads the answer rather than a reset.
  */
 function bodyTooLarge(req: IncomingMessage, res: ServerResponse): void {
-  req.unpipe();
-  req.resume();
   if (res.headersSent) {
     res.destroy();
     return;
   }
-  res.writeHead(413, { 'content-type': 'application/json', 'cache-control': 'no-store', connection: 'close' }).end('{"error":"body too large"}');
+  refuseTooLarge(req, res);
 }

@@ -8,7 +8,7 @@
  * subgraph route alone, against a subgraph that is unreachable or dies mid answer.
  */
 import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi, type MockInstance } from 'vitest';
 import { request } from 'undici';
 import { subgraphRoute } from '../gateway/proxy.ts';
@@ -242,6 +242,38 @@ function postLarge(url: string, size: number, mode: 'content-length' | 'chunked'
   });
 }
 
+/**
+ * A sender that keeps writing after the answer came: 3 MB of a declared 10 MB, then (the answer and
+ * the server's end of the connection read) 1 MB more, then its own end. Resolves with the answer's
+ * status line and what went wrong on the way: nothing when the server closes in stages (RFC 9112
+ * §9.6), EPIPE or ECONNRESET when it closed at once and the kernel reset the connection.
+ */
+function writeOnAfterAnswer(url: string): Promise<{ statusLine: string; errors: string[] }> {
+  const u = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(u.port), u.hostname);
+    const errors: string[] = [];
+    let answer = '';
+    socket.on('error', (err: NodeJS.ErrnoException) => errors.push(err.code ?? err.message));
+    socket.on('data', (chunk: Buffer) => (answer += chunk.toString('latin1')));
+    const chunk = Buffer.alloc(64 * 1024, 0x20);
+    const write = (): Promise<void> => new Promise((done) => socket.write(chunk, () => setImmediate(done)));
+    socket.once('end', () => {
+      void (async () => {
+        for (let i = 0; i < 16 && !socket.destroyed; i++) await write();
+        socket.end();
+      })();
+    });
+    socket.once('close', () => resolve({ statusLine: answer.split('\r\n')[0], errors }));
+    socket.once('connect', () => {
+      socket.write(`POST ${u.pathname} HTTP/1.1\r\nhost: ${u.host}\r\ncontent-type: application/json\r\ncontent-length: ${10 * 1024 * 1024}\r\n\r\n`);
+      void (async () => {
+        for (let i = 0; i < 48 && !socket.readableEnded && !socket.destroyed; i++) await write();
+      })().catch(reject);
+    });
+  });
+}
+
 // ---------------------------------------------------------------------------------------------
 
 describe('signed downloads', () => {
@@ -354,6 +386,8 @@ describe('oversized callback bodies', () => {
       expect(answer.status, `subgraph, ${mode}`).toBe(413);
       expect(answer.headers.connection, `subgraph, ${mode}`).toBe('close');
     }
+    // A sender still writing after the answer reads it, and no reset: the connection closes in stages.
+    for (const url of [callback.url, direct]) expect(await writeOnAfterAnswer(url), url).toEqual({ statusLine: 'HTTP/1.1 413 Payload Too Large', errors: [] });
     expect(await t.calls('risk')).toEqual([]);
     await settle();
     await expectAlive();

@@ -34,7 +34,7 @@ import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { SubgraphContext } from '../runtime/context.ts';
 import type { ReplayGuard, Signer } from '../runtime/signing.ts';
-import { sendJson } from '../runtime/tracking/http.ts';
+import { refuseTooLarge, sendJson } from '../runtime/tracking/http.ts';
 import { BodyTooLarge, readBody, safeDecode } from '../runtime/tracking/ingress.ts';
 import { isObj } from '../../contract/values.ts';
 import { CostMeter } from '../upstream/cost.ts';
@@ -186,8 +186,7 @@ export class SlowPurchases {
       raw = await readBody(req);
     } catch (err) {
       if (err instanceof BodyTooLarge) {
-        req.resume();
-        sendJson(res, 413, { error: 'body too large' }, { connection: 'close' });
+        refuseTooLarge(req, res);
         return;
       }
       throw err;

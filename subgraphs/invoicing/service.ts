@@ -15,7 +15,7 @@ import { badUserInput } from '../runtime/errors.ts';
 import { fingerprintOf, requestTopicOf, tenantTopicOf, TrackingService, type CreateSend, type TrackingServiceOptions } from '../runtime/tracking/service.ts';
 import { MemoryPollBook, type PollBook } from '../runtime/tracking/poller.ts';
 import { BodyTooLarge, callbackPurpose, isDefiniteRefusal, readBody, refuse, relay, safeDecode } from '../runtime/tracking/ingress.ts';
-import { sendJson } from '../runtime/tracking/http.ts';
+import { refuseTooLarge, sendJson } from '../runtime/tracking/http.ts';
 import type { RelayTarget, TrackedRequest } from '../runtime/tracking/store.ts';
 import { layerSecret } from '../runtime/signing.ts';
 import { CostMeter } from '../upstream/cost.ts';
@@ -613,8 +613,7 @@ export class InvoicingService extends TrackingService<InvoicingFamily, Invoicing
       raw = await readBody(req);
     } catch (err) {
       if (!(err instanceof BodyTooLarge)) throw err;
-      req.resume();
-      sendJson(res, 413, { error: 'body too large' }, { connection: 'close' });
+      refuseTooLarge(req, res);
       return true;
     }
     let posted: unknown;

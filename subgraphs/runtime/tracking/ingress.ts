@@ -34,7 +34,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { deliverCallbackPayload, type DeliveryOptions } from '../../../contract/callback-delivery.ts';
 import type { ReplayGuard, Signer } from '../signing.ts';
 import { UpstreamError } from '../../upstream/errors.ts';
-import { sendJson } from './http.ts';
+import { refuseTooLarge, sendJson } from './http.ts';
 import { type StatePolicy } from './policy.ts';
 import type { Agent } from 'undici';
 import { guardedRelayAgent, relayRefusal } from './relay-guard.ts';
@@ -229,10 +229,8 @@ export async function handleCallback<F extends string>(req: IncomingMessage, res
     raw = await readBody(req);
   } catch (err) {
     if (err instanceof BodyTooLarge) {
-      // The rest is discarded while the answer goes out; the connection then closes.
-      req.resume();
       callbacks.inc({ area: area.name, outcome: 'too-large' });
-      sendJson(res, 413, { error: 'body too large' }, { connection: 'close' });
+      refuseTooLarge(req, res);
       return;
     }
     throw err;
