@@ -411,8 +411,10 @@ interface MemoryReading {
 }
 
 const ROOT = resolve(fileURLToPath(import.meta.url), '../..');
-/** The heap cap `npm start` runs with. */
-const HEAP_CAP = ['--max-old-space-size=256'];
+/** The V8 flags `npm start` runs with (its script in package.json: `node <flags> scripts/start.mjs`). */
+const START_FLAGS = ((JSON.parse(readFileSync(resolve(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start.match(/--[\w-]+=\S+/g) ?? []) as string[];
+/** The heap cap `npm start` runs with, for the baseline too. */
+const HEAP_CAP = START_FLAGS.filter((f) => f.startsWith('--max-old-space-size='));
 const rssOf = (pid: number): number => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) * 1024;
 
 /** One query, RSS; then 200 connections asking at once for 3 s, peak RSS (sampled every 50 ms). */
@@ -434,7 +436,7 @@ export async function measureLayerMemory(): Promise<MemoryReading> {
   const { spawnNode } = await import('../services/processes.ts');
   const layer = await spawnNode(
     'layer',
-    [...HEAP_CAP, 'scripts/start.mjs'],
+    [...START_FLAGS, 'scripts/start.mjs'],
     { ...process.env, PORT: '0', OPENAPI_ENV: 'emulator' },
     /GraphiQL and GraphQL:\s+(\S+)[\s\S]*embedded emulator at [^\s,]+/,
   );
