@@ -27,7 +27,7 @@ const MANAGERS = `query($vat: String!) { company(vatCode: $vat) { managers { __t
 let t: TestStack;
 
 beforeAll(async () => {
-  t = await startTestStack({ LAYER_SECRET, COMPANY_SLOW_CALLBACK_WAIT_MS: '300' });
+  t = await startTestStack({ LAYER_SECRET, COMPANY_SLOW_CALLBACK_WAIT_MS: '3000' });
   await t.control('tokens', { token: TENANT_B, owner: 'company-async-b@example.com' });
   // Requests complete only when the test says so.
   await t.control('company/slow', { ms: 3_600_000 });

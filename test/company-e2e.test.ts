@@ -7,6 +7,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { isRegistered } from '../emulator/company/index.ts';
 import { isValidItalianVat, makeItalianVat } from '../contract/checksums.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
+import { request } from 'undici';
+import { withSafety } from './support/safety.ts';
 
 let t: TestStack;
 
@@ -21,7 +23,7 @@ const NOT_REGISTERED = (() => {
 })();
 
 beforeAll(async () => {
-  t = await startTestStack({ OPENAPI_RETRY_BASE_MS: '5', OPENAPI_POLL_MIN_MS: '50', OPENAPI_TIMEOUT_MS: '800', OPENAPI_MAX_EURO_PER_OPERATION: '2' });
+  t = await startTestStack({ OPENAPI_RETRY_BASE_MS: '5', OPENAPI_POLL_MIN_MS: '50', OPENAPI_TIMEOUT_MS: '2000', OPENAPI_MAX_EURO_PER_OPERATION: '2' });
 });
 afterAll(async () => {
   await t?.close();
@@ -216,9 +218,18 @@ describe('bad input and upstream failures', () => {
   });
 
   it('maps a hanging upstream to UPSTREAM_TIMEOUT', async () => {
-    await t.control('faults', { area: 'company', hangMs: 1500, count: 3 });
+    await t.control('faults', { area: 'company', hangMs: 4000, count: 3 });
     const res = await t.gql(`{ company(vatCode: "${OPENAPI_SPA}") { companyName } }`);
     expect(res.errors?.[0]?.extensions?.code).toBe('UPSTREAM_TIMEOUT');
+    // The hung calls end (and are logged) before the next test reads the call log.
+    const inflight = async (): Promise<number> => ((await (await request(`${t.stack.emulatorUrl}/_emulator/inflight`)).body.json()) as { count: number }).count;
+    await withSafety(
+      (async () => {
+        while ((await inflight()) > 0) await new Promise((r) => setTimeout(r, 50));
+      })(),
+      'hung calls ended',
+      20_000,
+    );
   });
 
   it('follows the 302 → IT-check_id flow of a slow dataset (COMPANY_SLOW_PURCHASE=poll)', async () => {

@@ -160,7 +160,7 @@ async function receiver(): Promise<{ url: string; got: Delivery[]; waitFor: (n: 
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     got,
     async waitFor(n) {
-      const until = Date.now() + 3000;
+      const until = Date.now() + 20_000;
       while (got.length < n) {
         if (Date.now() > until) throw new Error(`receiver: ${got.length}/${n} deliveries`);
         await new Promise((r) => setTimeout(r, 20));

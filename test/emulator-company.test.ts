@@ -71,7 +71,7 @@ async function startReceiver(): Promise<Receiver> {
   return {
     url: `http://127.0.0.1:${port}/hook`,
     bodies,
-    async waitFor(n, timeoutMs = 3000) {
+    async waitFor(n, timeoutMs = 20_000) {
       const until = Date.now() + timeoutMs;
       while (bodies.length < n) {
         if (Date.now() > until) throw new Error(`callback receiver: ${bodies.length}/${n} deliveries after ${timeoutMs} ms`);
@@ -386,10 +386,13 @@ describe('ownership', () => {
 describe('slow requests and callbacks', () => {
   afterEach(async () => {
     await control('POST', 'company/slow', { ms: 0 });
+    await control('POST', 'clock', { mode: 'real' });
   });
 
   it('answers 302 → IT-check_id when slow, PENDING until ready, then the dataset; the 302 is charged, the poll is free', async () => {
     const direct = obj(await get(`/company/IT-aml/${ALFA_INDUSTRIE}`));
+    // The dataset is ready when the test moves the emulator's clock, not after a real 300 ms.
+    await control('POST', 'clock', { mode: 'manual' });
     expect(await control('POST', 'company/slow', { ms: 300 })).toEqual({ slowMs: 300 });
     await control('DELETE', 'calls');
     const first302 = await get(`/company/IT-aml/${ALFA_INDUSTRIE}`);
@@ -405,7 +408,7 @@ describe('slow requests and callbacks', () => {
     expect(poll.body.data).toEqual({ state: 'PENDING', id: pending.id });
     const other = (await control('POST', 'tokens', { owner: 'someone-else@example.com' })) as { token: string };
     expect((await get(location.slice(emu.url.length), other.token)).body).toMatchObject({ success: false, error: 244 });
-    await new Promise((r) => setTimeout(r, 350));
+    expect(await control('POST', 'company/advance', { ms: 300 })).toEqual({ pending: 0 });
     const done = await get(location.slice(emu.url.length));
     expect(done.body.data).toEqual(direct);
     const calls = (await control('GET', 'calls')) as CallRecord[];
@@ -686,6 +689,11 @@ describe('control API', () => {
     await control('POST', 'faults', { area: 'company', hangMs: 400, count: 1 });
     await expect(call('GET', `/company/IT-start/${OPENAPI}`, { timeoutMs: 100 })).rejects.toThrow();
     expect((await get(`/company/IT-start/${OPENAPI}`)).status).toBe(200);
+    // The hung call ends (and is logged) before the next test reads the call log.
+    for (const end = Date.now() + 20_000; ((await control('GET', 'inflight')) as { count: number }).count > 0;) {
+      if (Date.now() > end) throw new Error('the hung call never ended');
+      await new Promise((r) => setTimeout(r, 20));
+    }
   });
 
   it('switches callback delivery off and shows the delivery log', async () => {

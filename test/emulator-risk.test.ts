@@ -146,7 +146,7 @@ async function startReceiver(): Promise<Receiver> {
   return {
     url: `http://127.0.0.1:${port}`,
     received,
-    waitFor: (pred, timeoutMs = 5000) => {
+    waitFor: (pred, timeoutMs = 20_000) => {
       const already = received.find(pred);
       if (already) return Promise.resolve(already);
       return new Promise<Received>((resolve, reject) => {

@@ -159,7 +159,7 @@ describe('GraphiQL as shipped', () => {
       await run(page, /"legalForms":\s*\[/);
       expect(await response(page)).not.toMatch(/"errors"/);
       await openTab(page, 'OwnershipWalk');
-      await expect.poll(() => variables(page)).toMatch(/"vatCode":\s*"03456783053"/);
+      await expect.poll(() => variables(page), { timeout: 20_000 }).toMatch(/"vatCode":\s*"03456783053"/);
 
       // The docs explorer: one click on the sidebar's button shows the schema's root types.
       await page.locator('button[aria-label="Show Documentation Explorer"]').click();
@@ -223,9 +223,9 @@ describe('GraphiQL as shipped', () => {
       await page.locator('.graphiql-editor-tool .view-lines').first().click();
       await page.keyboard.press('ControlOrMeta+A');
       await page.keyboard.press('Delete');
-      await expect.poll(() => variables(page)).toBe('');
+      await expect.poll(() => variables(page), { timeout: 20_000 }).toBe('');
       await page.keyboard.insertText(JSON.stringify({ id }));
-      await expect.poll(() => variables(page)).toBe(JSON.stringify({ id }));
+      await expect.poll(() => variables(page), { timeout: 20_000 }).toBe(JSON.stringify({ id }));
       await page.locator('.graphiql-execute-button').first().click();
       // The latest known state first…
       await expect.poll(() => response(page), { timeout: 30_000 }).toMatch(/"state":\s*"PROCESSING"/);

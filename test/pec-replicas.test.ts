@@ -146,9 +146,9 @@ describe('a bulk sending across two replicas', () => {
   it('keeps its lease while it waits for receipts longer than the lease: no loss, each code read once', async () => {
     const tenant = 'replicas-tenant-3';
     const from = emu.calls().length;
-    // Receipts first read 3 s after each request: more than three leases of 900 ms with nothing due,
-    // while B looks for lapsed leases every 900 ms.
-    const env = { PECMASSIVA_LEASE_MS: '900', PECMASSIVA_POLL_MS: '3000' };
+    // Receipts first read 3 s after each request: two leases of 1.5 s with nothing due, while B
+    // looks for lapsed leases every lease.
+    const env = { PECMASSIVA_LEASE_MS: '1500', PECMASSIVA_POLL_MS: '3000' };
     const a = await replica(env);
     const b = await replica(env);
     const queued = await a.bulk.queue({ token, tenant }, creds, request('tre'), null);

@@ -360,6 +360,11 @@ describe('tenancy', () => {
     const r = await withSafety(first, 'feed event');
     expect(((r.value as Result).data as Obj).riskRequestsUpdated).toEqual({ id: mine.id, state: 'PROCESSING' });
     await feedB.return?.();
+    // B's request done, so that no poll of it lands in a later test's call log.
+    const watch = subscribeWs(UPDATED, { id: mine.id }, TENANT_B);
+    expect(await nextState(watch)).toBe('PROCESSING');
+    await t.control('risk/advance', { id: mine.id });
+    expect(await statesUntilDone(watch)).toContain('COMPLETE');
   });
 });
 

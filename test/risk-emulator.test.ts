@@ -39,24 +39,27 @@ async function call(method: 'GET' | 'POST', path: string, token: string, body?: 
 describe('delayAfterMs fault', () => {
   it('runs the handler (the request exists and is charged) and answers later', async () => {
     const token = emu.tokens.create({ credit: 100 }).token;
-    const fault = (await control('POST', 'faults', { area: 'risk', pathPrefix: '/IT-report-persona', delayAfterMs: 600, count: 1 })) as { delayAfterMs: number };
-    expect(fault.delayAfterMs).toBe(600);
+    const fault = (await control('POST', 'faults', { area: 'risk', pathPrefix: '/IT-report-persona', delayAfterMs: 3000, count: 1 })) as { delayAfterMs: number };
+    expect(fault.delayAfterMs).toBe(3000);
     const started = Date.now();
-    const pending = call('POST', '/risk/IT-report-persona', token, { name: 'Mario', surname: 'Rossi', taxCode: CF });
+    let answered = false;
+    const pending = call('POST', '/risk/IT-report-persona', token, { name: 'Mario', surname: 'Rossi', taxCode: CF }).finally(() => (answered = true));
     pending.catch(() => undefined);
     // Before the answer: the request is already listed, and the wallet charged.
-    await new Promise((r) => setTimeout(r, 200));
-    const list = await call('GET', '/risk/IT-report-persona', token);
-    expect(list.status).toBe(200);
-    expect((list.body as { data: unknown[] }).data).toHaveLength(1);
+    let listed: unknown[] = [];
+    while (listed.length === 0 && Date.now() - started < 2000) {
+      listed = ((await call('GET', '/risk/IT-report-persona', token)).body as { data: unknown[] }).data;
+    }
+    expect(answered).toBe(false);
+    expect(listed).toHaveLength(1);
     expect(emu.tokens.get(token)!.credit).toBeLessThan(100);
     const answer = await pending;
-    expect(Date.now() - started).toBeGreaterThanOrEqual(550);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(2950);
     expect(answer.status).toBe(200);
-    // Used up: the next call answers at once.
+    // Used up: the next call answers at once (well before another 3 s).
     const t0 = Date.now();
     await call('GET', '/risk/IT-report-persona', token);
-    expect(Date.now() - t0).toBeLessThan(500);
+    expect(Date.now() - t0).toBeLessThan(2000);
   });
 
   it('is refused without a status, hangMs or delayAfterMs', async () => {

@@ -314,7 +314,7 @@ describeStores<World>('tracking stores', { memory: memoryWorld, redis: redisWorl
     await closed;
     await a.bus.publish('topic', { id: 'r', seq: 2 });
     await back;
-    const next = await Promise.race([it.next(), new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 2000))]);
+    const next = await Promise.race([it.next(), new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 10_000))]);
     expect(next).toEqual({ value: { id: 'r', seq: 2 }, done: false });
     await it.return?.();
   });

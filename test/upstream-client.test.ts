@@ -159,11 +159,11 @@ describe('UpstreamClient', () => {
 
   it('times out per endpoint, retries, then reports UPSTREAM_TIMEOUT', async () => {
     stub = await startStub(async (_req, res) => {
-      await new Promise((r) => setTimeout(r, 400));
+      await new Promise((r) => setTimeout(r, 2_000));
       if (!res.destroyed) json(res, 200, ok([]));
     });
     client = make(stub.url, { OPENAPI_MAX_RETRIES: '1' });
-    await expect(client.call(ctxFor(), { ...start, timeoutMs: 60 }, { params: { id: '1' } })).rejects.toMatchObject({ kind: 'timeout', graphqlCode: 'UPSTREAM_TIMEOUT' });
+    await expect(client.call(ctxFor(), { ...start, timeoutMs: 300 }, { params: { id: '1' } })).rejects.toMatchObject({ kind: 'timeout', graphqlCode: 'UPSTREAM_TIMEOUT' });
     expect(stub.requests).toHaveLength(2);
   });
 
@@ -235,17 +235,18 @@ describe('UpstreamClient', () => {
   it('streams a slow document past the endpoint timeout (only idle time counts)', async () => {
     stub = await startStub(async (_req, res) => {
       res.writeHead(200, { 'content-type': 'application/pdf' });
-      for (let i = 0; i < 6; i++) {
+      // 800 ms in all, twice the timeout; no gap comes near it.
+      for (let i = 0; i < 8; i++) {
         res.write('%PDF-chunk\n');
-        await new Promise((r) => setTimeout(r, 50));
+        await new Promise((r) => setTimeout(r, 100));
       }
       res.end();
     });
     client = make(stub.url, { OPENAPI_RISK_URL: stub.url });
-    const doc = await client.download(ctxFor(), { area: 'risk', method: 'GET', path: '/IT-report-persona/{id}/download', timeoutMs: 120 }, { params: { id: 'x' } });
+    const doc = await client.download(ctxFor(), { area: 'risk', method: 'GET', path: '/IT-report-persona/{id}/download', timeoutMs: 400 }, { params: { id: 'x' } });
     let bytes = 0;
     for await (const chunk of doc.body) bytes += (chunk as Buffer).length;
-    expect(bytes).toBe(6 * '%PDF-chunk\n'.length);
+    expect(bytes).toBe(8 * '%PDF-chunk\n'.length);
   });
 
   it('gives up the slow flow after its budget with UPSTREAM_PENDING', async () => {
