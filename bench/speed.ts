@@ -411,8 +411,13 @@ interface MemoryReading {
 }
 
 const ROOT = resolve(fileURLToPath(import.meta.url), '../..');
-/** The V8 flags `npm start` runs with (its script in package.json: `node <flags> scripts/start.mjs`). */
-const START_FLAGS = ((JSON.parse(readFileSync(resolve(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start.match(/--[\w-]+=\S+/g) ?? []) as string[];
+/** The node flags `npm start` runs with: its script in package.json is `node <flags> scripts/start.mjs`. */
+const START_FLAGS = ((): string[] => {
+  const [node, ...rest] = (JSON.parse(readFileSync(resolve(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start.split(/\s+/);
+  if (node !== 'node') throw new Error(`npm start does not run node: ${node}`);
+  const script = rest.findIndex((t) => !t.startsWith('-'));
+  return script < 0 ? rest : rest.slice(0, script);
+})();
 /** The heap cap `npm start` runs with, for the baseline too. */
 const HEAP_CAP = START_FLAGS.filter((f) => f.startsWith('--max-old-space-size='));
 const rssOf = (pid: number): number => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) * 1024;

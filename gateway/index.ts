@@ -28,6 +28,7 @@ import { createResponseCache, type ResponseCacheOptions } from './response-cache
 import { metricsPlugins, OperationNames, sharingMetrics } from './metrics.ts';
 import { tracingPlugins } from './tracing.ts';
 import { log } from '../subgraphs/runtime/log.ts';
+import { onClosingConnection } from '../subgraphs/runtime/tracking/http.ts';
 
 /** An extra HTTP route of the gateway; answers true when it handled the request. */
 export type GatewayRoute = (req: IncomingMessage, res: ServerResponse, path: string) => Promise<boolean>;
@@ -183,6 +184,11 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
   const readinessChecks = [...Object.entries(opts.subgraphUrls).map(([name, url]) => httpCheck(`subgraph ${name}`, new URL('/healthz', url).href)), ...(opts.readiness ?? [])];
   const life = new ServerLife(readinessChecks, 'gateway');
   const server: Server = createServer((req, res) => {
+    // A request sent after one answered early with connection: close is not run (RFC 9112 §9.6).
+    if (onClosingConnection(req)) {
+      req.resume();
+      return;
+    }
     life.track(res);
     // A client that goes away (mid request body or mid answer) is normal, not a failure.
     let clientLeft = false;

@@ -6,9 +6,9 @@
  * the same credentials share: a caller without the operator's account key never gets the answer
  * of an operator's query in flight.
  */
-import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestStack, type GraphQLResponse, type TestStack } from './support/stack.ts';
+import { untilInFlight } from './support/inflight.ts';
 
 /** Sandbox companies, one per burst (each burst starts cold). */
 const VATS = { 20: '03456783053', 200: '03456782055' } as const;
@@ -64,13 +64,7 @@ describe('callers with other credentials', () => {
     await t.control('faults', { area: 'oauth', delayAfterMs: 1_000, count: 1 });
     const operator = t.gql<{ account: { wallet: { credit: number } } }>(WALLET, {}, { 'x-openapi-account-key': OPERATOR_KEY });
     // The operator's call is held upstream: the keyless caller arrives while it is in flight.
-    const deadline = Date.now() + 10_000;
-    for (;;) {
-      const { count } = (await (await request(`${t.stack.emulatorUrl}/_emulator/inflight`)).body.json()) as { count: number };
-      if (count > 0) break;
-      if (Date.now() > deadline) throw new Error('the operator’s call never reached the emulator');
-      await new Promise((r) => setTimeout(r, 10));
-    }
+    await untilInFlight(t.stack.emulatorUrl!, 'some');
     const keyless = await t.gql(WALLET);
     expect(keyless.data?.account ?? null).toBeNull();
     expect(keyless.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');

@@ -7,8 +7,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { isRegistered } from '../emulator/company/index.ts';
 import { isValidItalianVat, makeItalianVat } from '../contract/checksums.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
-import { request } from 'undici';
-import { withSafety } from './support/safety.ts';
+import { untilInFlight } from './support/inflight.ts';
 
 let t: TestStack;
 
@@ -222,14 +221,7 @@ describe('bad input and upstream failures', () => {
     const res = await t.gql(`{ company(vatCode: "${OPENAPI_SPA}") { companyName } }`);
     expect(res.errors?.[0]?.extensions?.code).toBe('UPSTREAM_TIMEOUT');
     // The hung calls end (and are logged) before the next test reads the call log.
-    const inflight = async (): Promise<number> => ((await (await request(`${t.stack.emulatorUrl}/_emulator/inflight`)).body.json()) as { count: number }).count;
-    await withSafety(
-      (async () => {
-        while ((await inflight()) > 0) await new Promise((r) => setTimeout(r, 50));
-      })(),
-      'hung calls ended',
-      20_000,
-    );
+    await untilInFlight(t.stack.emulatorUrl!, 'none');
   });
 
   it('follows the 302 → IT-check_id flow of a slow dataset (COMPANY_SLOW_PURCHASE=poll)', async () => {

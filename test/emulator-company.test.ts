@@ -10,6 +10,7 @@ import { request } from 'undici';
 import { DEFAULT_TOKEN, scopeAllows, startEmulator, type CallRecord, type RunningEmulator } from '../emulator/server.ts';
 import { createCompanyModule, isRegistered } from '../emulator/company/index.ts';
 import { isValidFiscalCode, isValidItalianVat, makeItalianVat } from '../contract/checksums.ts';
+import { untilInFlight } from './support/inflight.ts';
 
 type Json = Record<string, unknown>;
 
@@ -690,10 +691,7 @@ describe('control API', () => {
     await expect(call('GET', `/company/IT-start/${OPENAPI}`, { timeoutMs: 100 })).rejects.toThrow();
     expect((await get(`/company/IT-start/${OPENAPI}`)).status).toBe(200);
     // The hung call ends (and is logged) before the next test reads the call log.
-    for (const end = Date.now() + 20_000; ((await control('GET', 'inflight')) as { count: number }).count > 0;) {
-      if (Date.now() > end) throw new Error('the hung call never ended');
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    await untilInFlight(emu.url, 'none');
   });
 
   it('switches callback delivery off and shows the delivery log', async () => {

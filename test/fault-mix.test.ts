@@ -10,6 +10,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { Rng, registeredVats } from '../emulator/company/index.ts';
 import { makeFiscalCode } from '../contract/checksums.ts';
 import { startTestStack, type GraphQLResponse, type TestStack } from './support/stack.ts';
+import { untilInFlight } from './support/inflight.ts';
 
 const TIMEOUT_MS = 400;
 const WALLET = 100_000;
@@ -42,13 +43,7 @@ afterAll(async () => {
 
 /** Waits until the emulator handles no call (hangs and late answers finished): no sleeping. */
 async function quiescent(): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const res = await fetch(`${t.stack.emulatorUrl}/_emulator/inflight`);
-    if (((await res.json()) as { count: number }).count === 0) return;
-    if (Date.now() > deadline) throw new Error('safety limit: the emulator stays busy');
-    await new Promise((r) => setTimeout(r, 10));
-  }
+  await untilInFlight(t.stack.emulatorUrl!, 'none');
 }
 
 async function clearFaults(): Promise<void> {

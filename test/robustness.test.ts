@@ -12,6 +12,7 @@ import { connect, type AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi, type MockInstance } from 'vitest';
 import { request } from 'undici';
 import { subgraphRoute } from '../gateway/proxy.ts';
+import { registeredVats } from '../emulator/company/index.ts';
 import { bureauInput, CF, CF2 } from './support/risk.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
 import { logLevelOfEnv, logTo, setLogLevel } from '../subgraphs/runtime/log.ts';
@@ -243,33 +244,32 @@ function postLarge(url: string, size: number, mode: 'content-length' | 'chunked'
 }
 
 /**
- * A sender that keeps writing after the answer came: 3 MB of a declared 10 MB, then (the answer and
- * the server's end of the connection read) 1 MB more, then its own end. Resolves with the answer's
- * status line and what went wrong on the way: nothing when the server closes in stages (RFC 9112
- * §9.6), EPIPE or ECONNRESET when it closed at once and the kernel reset the connection.
+ * A sender that keeps writing after the answer came: a body of 3 MB, declared and sent whole (the
+ * answer and the server's end of the connection arrive after about 2 MB), then `next`, a request
+ * pipelined after it, then its own end. Resolves with the status lines it read and what went wrong
+ * on the way: nothing when the server closes in stages (RFC 9112 §9.6), EPIPE or ECONNRESET when it
+ * closed at once and the kernel reset the connection.
  */
-function writeOnAfterAnswer(url: string): Promise<{ statusLine: string; errors: string[] }> {
+function writeOnAfterAnswer(url: string, next = ''): Promise<{ statusLines: string[]; errors: string[] }> {
   const u = new URL(url);
-  return new Promise((resolve, reject) => {
-    const socket = connect(Number(u.port), u.hostname);
+  const size = 3 * 1024 * 1024;
+  return new Promise((resolve) => {
+    // Half-open: the server's end does not end this side, which goes on writing.
+    const socket = connect({ port: Number(u.port), host: u.hostname, allowHalfOpen: true });
     const errors: string[] = [];
     let answer = '';
     socket.on('error', (err: NodeJS.ErrnoException) => errors.push(err.code ?? err.message));
     socket.on('data', (chunk: Buffer) => (answer += chunk.toString('latin1')));
+    socket.once('close', () => resolve({ statusLines: answer.match(/^HTTP\/1\.1 .+$/gm)?.map((l) => l.trim()) ?? [], errors }));
     const chunk = Buffer.alloc(64 * 1024, 0x20);
-    const write = (): Promise<void> => new Promise((done) => socket.write(chunk, () => setImmediate(done)));
-    socket.once('end', () => {
+    const write = (data: Buffer | string): Promise<void> => new Promise((done) => socket.write(data, () => setImmediate(done)));
+    socket.once('connect', () => {
       void (async () => {
-        for (let i = 0; i < 16 && !socket.destroyed; i++) await write();
+        await write(`POST ${u.pathname} HTTP/1.1\r\nhost: ${u.host}\r\ncontent-type: application/json\r\ncontent-length: ${size}\r\n\r\n`);
+        for (let sent = 0; sent < size && !socket.destroyed; sent += chunk.length) await write(chunk);
+        if (next && !socket.destroyed) await write(next);
         socket.end();
       })();
-    });
-    socket.once('close', () => resolve({ statusLine: answer.split('\r\n')[0], errors }));
-    socket.once('connect', () => {
-      socket.write(`POST ${u.pathname} HTTP/1.1\r\nhost: ${u.host}\r\ncontent-type: application/json\r\ncontent-length: ${10 * 1024 * 1024}\r\n\r\n`);
-      void (async () => {
-        for (let i = 0; i < 48 && !socket.readableEnded && !socket.destroyed; i++) await write();
-      })().catch(reject);
     });
   });
 }
@@ -387,7 +387,13 @@ describe('oversized callback bodies', () => {
       expect(answer.headers.connection, `subgraph, ${mode}`).toBe('close');
     }
     // A sender still writing after the answer reads it, and no reset: the connection closes in stages.
-    for (const url of [callback.url, direct]) expect(await writeOnAfterAnswer(url), url).toEqual({ statusLine: 'HTTP/1.1 413 Payload Too Large', errors: [] });
+    for (const url of [callback.url, direct]) expect(await writeOnAfterAnswer(url), url).toEqual({ statusLines: ['HTTP/1.1 413 Payload Too Large'], errors: [] });
+    // A request pipelined after that body is not run: no answer, and no upstream call it would have made.
+    const [fresh] = registeredVats(7_300_000, 1);
+    const pipelined = `GET /graphql?query=${encodeURIComponent(`{ company(vatCode: "${fresh}") { companyName } }`)} HTTP/1.1\r\nhost: ${new URL(t.url).host}\r\naccept: application/json\r\nx-graphql-csrf: 1\r\n\r\n`;
+    await t.clearCalls();
+    expect(await writeOnAfterAnswer(callback.url, pipelined)).toEqual({ statusLines: ['HTTP/1.1 413 Payload Too Large'], errors: [] });
+    expect(await t.calls()).toEqual([]);
     expect(await t.calls('risk')).toEqual([]);
     await settle();
     await expectAlive();

@@ -26,6 +26,7 @@ import { ServerLife, DEFAULT_SHUTDOWN_TIMEOUT_MS, type DrainResult, type Readine
 import { METRICS_PATH, metricsText } from './metrics.ts';
 import { useIncomingTrace } from './tracing.ts';
 import { log, useRequestLogContext } from './log.ts';
+import { onClosingConnection } from './tracking/http.ts';
 
 /** What a subgraph module exports. */
 export interface Subgraph {
@@ -253,6 +254,11 @@ export async function startSubgraphServer(opts: SubgraphServerOptions): Promise<
   }
 
   const server: Server = createServer((req, res) => {
+    // A request sent after one answered early with connection: close is not run (RFC 9112 §9.6).
+    if (onClosingConnection(req)) {
+      req.resume();
+      return;
+    }
     life.track(res);
     // A client (the gateway) that goes away mid request body or mid answer is normal, not a failure.
     let clientLeft = false;

@@ -38,7 +38,7 @@ export class RedisRateLimitStore implements RateLimitStore {
   ) {}
 
   async book(key: string, limit: number, windowMs: number, maxWaitMs: number): Promise<RateBooking> {
-    const [ok, wait, at] = (await BOOK.run(this.redis, [this.ns + key], [limit, windowMs, Math.floor(maxWaitMs), randomUUID()])) as [number, number, number];
-    return ok === 1 ? { ok: true, waitMs: wait, at } : { ok: false, retryAfterMs: wait };
+    const reply = (await BOOK.run(this.redis, [this.ns + key], [limit, windowMs, Math.floor(maxWaitMs), randomUUID()])) as [1, number, number] | [0, number];
+    return reply[0] === 1 ? { ok: true, waitMs: reply[1], at: reply[2] } : { ok: false, retryAfterMs: reply[1] };
   }
 }

@@ -1,5 +1,6 @@
 /** Small HTTP helpers of the kit's routes (and the gateway's). */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   if (res.headersSent) {
@@ -21,23 +22,36 @@ export function decodeSegment(s: string): string | null {
 /** How long a connection closed after an early answer keeps reading what the client still sends. */
 export const LINGER_MS = 2_000;
 
+/** Sockets closing after an early answer (see `closeAfterAnswer`). */
+const closing = new WeakSet<Socket>();
+
+/**
+ * Whether a request arrived on a connection that is closing after an early answer: the server's
+ * request listener must not run it (RFC 9112 §9.6), only discard it.
+ */
+export function onClosingConnection(req: IncomingMessage): boolean {
+  return closing.has(req.socket);
+}
+
 /**
  * Ends the connection after this answer, for an answer sent while the client may still be sending
  * its body (a 413, an answer before the whole body was read): what the client still sends is read
- * and discarded, the answer says `connection: close`, and the connection closes in stages (RFC 9112
- * §9.6): the write side once the answer is out, the read side when the client closes its own or
- * after `lingerMs`.
+ * and discarded, the answer says `connection: close`, no request that follows on the connection is
+ * run (`onClosingConnection`), and the connection closes in stages (RFC 9112 §9.6): the write side
+ * once the answer is out, the read side when the client closes its own or after `lingerMs`.
  *
- * Node's HTTP server closes both sides at once after a `connection: close` answer
- * (`socket.destroySoon`). Data the client is still sending then meets a closed socket, the kernel
- * answers it with a reset, and the reset can erase the answer from the client's buffers before it
- * is read: the sender sees ECONNRESET or EPIPE instead of the 413.
+ * Node's HTTP server ends the write side after a `connection: close` answer and destroys the socket
+ * as soon as that is flushed (`socket.destroySoon`). Body bytes still unread or still arriving then
+ * meet a closed socket, the kernel answers them with a reset, and the reset can erase the answer from
+ * the client's buffers before it is read: the sender sees ECONNRESET or EPIPE instead of the 413.
+ * This socket's `destroySoon` is therefore replaced by the staged close.
  */
 export function closeAfterAnswer(req: IncomingMessage, res: ServerResponse, lingerMs = LINGER_MS): void {
   req.unpipe();
   req.resume();
   if (!res.headersSent) res.setHeader('connection', 'close');
   const socket = req.socket;
+  closing.add(socket);
   socket.destroySoon = () => {
     socket.end();
     const timer = setTimeout(() => socket.destroy(), lingerMs);
