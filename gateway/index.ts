@@ -28,7 +28,7 @@ import { createResponseCache, type ResponseCacheOptions } from './response-cache
 import { metricsPlugins, OperationNames, sharingMetrics } from './metrics.ts';
 import { tracingPlugins } from './tracing.ts';
 import { log } from '../subgraphs/runtime/log.ts';
-import { onClosingConnection } from '../subgraphs/runtime/tracking/http.ts';
+import { onClosingConnection } from '../subgraphs/runtime/http.ts';
 
 /** An extra HTTP route of the gateway; answers true when it handled the request. */
 export type GatewayRoute = (req: IncomingMessage, res: ServerResponse, path: string) => Promise<boolean>;

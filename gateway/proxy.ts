@@ -9,7 +9,7 @@ import { pipeline } from 'node:stream/promises';
 import { request } from 'undici';
 import type { GatewayRoute } from './index.ts';
 import { log } from '../subgraphs/runtime/log.ts';
-import { closeAfterAnswer, refuseTooLarge } from '../subgraphs/runtime/tracking/http.ts';
+import { closeAfterAnswer, refuseTooLarge } from '../subgraphs/runtime/http.ts';
 
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'host', 'content-length']);
 

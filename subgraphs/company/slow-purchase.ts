@@ -34,7 +34,7 @@ import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { SubgraphContext } from '../runtime/context.ts';
 import type { ReplayGuard, Signer } from '../runtime/signing.ts';
-import { refuseTooLarge, sendJson } from '../runtime/tracking/http.ts';
+import { refuseTooLarge, sendJson } from '../runtime/http.ts';
 import { BodyTooLarge, readBody, safeDecode } from '../runtime/tracking/ingress.ts';
 import { isObj } from '../../contract/values.ts';
 import { CostMeter } from '../upstream/cost.ts';

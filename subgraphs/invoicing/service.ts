@@ -15,7 +15,7 @@ import { badUserInput } from '../runtime/errors.ts';
 import { fingerprintOf, requestTopicOf, tenantTopicOf, TrackingService, type CreateSend, type TrackingServiceOptions } from '../runtime/tracking/service.ts';
 import { MemoryPollBook, type PollBook } from '../runtime/tracking/poller.ts';
 import { BodyTooLarge, callbackPurpose, isDefiniteRefusal, readBody, refuse, relay, safeDecode } from '../runtime/tracking/ingress.ts';
-import { refuseTooLarge, sendJson } from '../runtime/tracking/http.ts';
+import { refuseTooLarge, sendJson } from '../runtime/http.ts';
 import type { RelayTarget, TrackedRequest } from '../runtime/tracking/store.ts';
 import { layerSecret } from '../runtime/signing.ts';
 import { CostMeter } from '../upstream/cost.ts';

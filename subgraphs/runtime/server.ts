@@ -26,7 +26,7 @@ import { ServerLife, DEFAULT_SHUTDOWN_TIMEOUT_MS, type DrainResult, type Readine
 import { METRICS_PATH, metricsText } from './metrics.ts';
 import { useIncomingTrace } from './tracing.ts';
 import { log, useRequestLogContext } from './log.ts';
-import { onClosingConnection } from './tracking/http.ts';
+import { onClosingConnection } from './http.ts';
 
 /** What a subgraph module exports. */
 export interface Subgraph {

@@ -19,7 +19,7 @@ import { PASS_THROUGH_TOKENS, type WorkTokens } from '../../upstream/work-tokens
 import type { Endpoint } from '../../upstream/endpoint.ts';
 import { UpstreamError } from '../../upstream/errors.ts';
 import { TokenCipher } from './cipher.ts';
-import { decodeSegment, sendJson } from './http.ts';
+import { decodeSegment, sendJson } from '../http.ts';
 import { log } from '../log.ts';
 
 /** The signature purpose of an area's file URLs. */

@@ -34,7 +34,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { deliverCallbackPayload, type DeliveryOptions } from '../../../contract/callback-delivery.ts';
 import type { ReplayGuard, Signer } from '../signing.ts';
 import { UpstreamError } from '../../upstream/errors.ts';
-import { refuseTooLarge, sendJson } from './http.ts';
+import { refuseTooLarge, sendJson } from '../http.ts';
 import { type StatePolicy } from './policy.ts';
 import type { Agent } from 'undici';
 import { guardedRelayAgent, relayRefusal } from './relay-guard.ts';

@@ -24,7 +24,7 @@ import { mayHaveBeenCarriedOut, UpstreamError } from '../../upstream/errors.ts';
 import type { Endpoint } from '../../upstream/endpoint.ts';
 import { priceOf } from '../../../contract/prices.ts';
 import { FileGrants, type FileGrantStore } from './files.ts';
-import { sendJson } from './http.ts';
+import { sendJson } from '../http.ts';
 import { callbackPurpose, deliveryNonce, handleCallback, isDefiniteRefusal, layerCallbackKey, relay, vendorCallback } from './ingress.ts';
 import { envPrefix, type AreaSpec } from './policy.ts';
 import { Poller, pollerOptionsFromEnv, type PollBook } from './poller.ts';

@@ -1,4 +1,4 @@
-/** Small HTTP helpers of the kit's routes (and the gateway's). */
+/** HTTP helpers of the layer's servers: JSON answers, path segments, early answers that close the connection, and the request listener. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 
