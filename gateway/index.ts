@@ -27,8 +27,7 @@ import { useSubscriptionSharing, useWebSocketSharing } from './subscription-shar
 import { createResponseCache, type ResponseCacheOptions } from './response-cache.ts';
 import { metricsPlugins, OperationNames, sharingMetrics } from './metrics.ts';
 import { tracingPlugins } from './tracing.ts';
-import { log } from '../subgraphs/runtime/log.ts';
-import { onClosingConnection } from '../subgraphs/runtime/http.ts';
+import { requestListener } from '../subgraphs/runtime/http.ts';
 
 /** An extra HTTP route of the gateway; answers true when it handled the request. */
 export type GatewayRoute = (req: IncomingMessage, res: ServerResponse, path: string) => Promise<boolean>;
@@ -183,37 +182,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
   // Liveness, readiness (each subgraph's server reachable, plus the given checks) and graceful drain.
   const readinessChecks = [...Object.entries(opts.subgraphUrls).map(([name, url]) => httpCheck(`subgraph ${name}`, new URL('/healthz', url).href)), ...(opts.readiness ?? [])];
   const life = new ServerLife(readinessChecks, 'gateway');
-  const server: Server = createServer((req, res) => {
-    // A request sent after one answered early with connection: close is not run (RFC 9112 §9.6).
-    if (onClosingConnection(req)) {
-      req.resume();
-      return;
-    }
-    life.track(res);
-    // A client that goes away (mid request body or mid answer) is normal, not a failure.
-    let clientLeft = false;
-    res.once('close', () => {
-      if (!res.writableFinished) clientLeft = true;
-    });
-    // A write to a finished answer is a bug to log, never a reason to end the process.
-    res.on('error', (err) => {
-      if (!clientLeft) log.error({ err }, '[gateway] response error');
-    });
-    void dispatch(req, res).catch((err: unknown) => {
-      if (clientLeft) {
-        // One short line, no trace; only the route's prefix (the rest may be a signed token).
-        log.warn(`[gateway] client went away: ${req.method ?? ''} ${(req.url ?? '/').split('?')[0].split('/').slice(0, 3).join('/')}`);
-        return;
-      }
-      log.error({ err }, '[gateway] request failed');
-      if (res.headersSent || res.destroyed) {
-        // Part of an answer went out: cut it short rather than let it look complete.
-        res.destroy();
-        return;
-      }
-      res.writeHead(500, { 'content-type': 'application/json', 'cache-control': 'no-store' }).end('{"error":"internal"}');
-    });
-  });
+  const server: Server = createServer(requestListener('gateway', life, dispatch));
 
   async function dispatch(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = (req.url ?? '/').split('?')[0];

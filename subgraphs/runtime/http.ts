@@ -1,6 +1,8 @@
 /** HTTP helpers of the layer's servers: JSON answers, path segments, early answers that close the connection, and the request listener. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import type { ServerLife } from './health.ts';
+import { log } from './log.ts';
 
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   if (res.headersSent) {
@@ -29,7 +31,7 @@ const closing = new WeakSet<Socket>();
  * Whether a request arrived on a connection that is closing after an early answer: the server's
  * request listener must not run it (RFC 9112 §9.6), only discard it.
  */
-export function onClosingConnection(req: IncomingMessage): boolean {
+function onClosingConnection(req: IncomingMessage): boolean {
   return closing.has(req.socket);
 }
 
@@ -64,4 +66,46 @@ export function closeAfterAnswer(req: IncomingMessage, res: ServerResponse, ling
 export function refuseTooLarge(req: IncomingMessage, res: ServerResponse): void {
   closeAfterAnswer(req, res);
   sendJson(res, 413, { error: 'body too large' });
+}
+
+/**
+ * The request listener of the layer's HTTP servers (the gateway's, the subgraphs'): `handle` answers.
+ * - A request on a connection closing after an early answer is not run (RFC 9112 §9.6).
+ * - Every answer is tracked by `life`, for the drain.
+ * - A client that goes away (mid request body or mid answer) is normal, not a failure: one short
+ *   line, no trace, only the route's prefix (the rest may be a signed token).
+ * - A handler's failure answers 500, or cuts short an answer already begun rather than let it look
+ *   complete; a write to a finished answer is a bug to log, never a reason to end the process.
+ */
+export function requestListener(
+  name: string,
+  life: Pick<ServerLife, 'track'>,
+  handle: (req: IncomingMessage, res: ServerResponse) => Promise<unknown>,
+): (req: IncomingMessage, res: ServerResponse) => void {
+  return (req, res) => {
+    if (onClosingConnection(req)) {
+      req.resume();
+      return;
+    }
+    life.track(res);
+    let clientLeft = false;
+    res.once('close', () => {
+      if (!res.writableFinished) clientLeft = true;
+    });
+    res.on('error', (err) => {
+      if (!clientLeft) log.error({ err }, `[${name}] response error`);
+    });
+    void handle(req, res).catch((err: unknown) => {
+      if (clientLeft) {
+        log.warn(`[${name}] client went away: ${req.method ?? ''} ${(req.url ?? '/').split('?')[0].split('/').slice(0, 3).join('/')}`);
+        return;
+      }
+      log.error({ err }, `[${name}] request failed`);
+      if (res.headersSent || res.destroyed) {
+        res.destroy();
+        return;
+      }
+      res.writeHead(500, { 'content-type': 'application/json', 'cache-control': 'no-store' }).end('{"error":"internal"}');
+    });
+  };
 }

@@ -26,7 +26,7 @@ import { ServerLife, DEFAULT_SHUTDOWN_TIMEOUT_MS, type DrainResult, type Readine
 import { METRICS_PATH, metricsText } from './metrics.ts';
 import { useIncomingTrace } from './tracing.ts';
 import { log, useRequestLogContext } from './log.ts';
-import { onClosingConnection } from './http.ts';
+import { requestListener } from './http.ts';
 
 /** What a subgraph module exports. */
 export interface Subgraph {
@@ -253,37 +253,7 @@ export async function startSubgraphServer(opts: SubgraphServerOptions): Promise<
     disposers.push(() => ws.dispose());
   }
 
-  const server: Server = createServer((req, res) => {
-    // A request sent after one answered early with connection: close is not run (RFC 9112 §9.6).
-    if (onClosingConnection(req)) {
-      req.resume();
-      return;
-    }
-    life.track(res);
-    // A client (the gateway) that goes away mid request body or mid answer is normal, not a failure.
-    let clientLeft = false;
-    res.once('close', () => {
-      if (!res.writableFinished) clientLeft = true;
-    });
-    // A write to a finished answer is a bug to log, never a reason to end the process.
-    res.on('error', (err) => {
-      if (!clientLeft) log.error({ err }, '[subgraph] response error');
-    });
-    void handle(req, res).catch((err: unknown) => {
-      if (clientLeft) {
-        // One short line, no trace; only the route's prefix (the rest may be a signed token).
-        log.warn(`[subgraph] client went away: ${req.method ?? ''} ${(req.url ?? '/').split('?')[0].split('/').slice(0, 3).join('/')}`);
-        return;
-      }
-      log.error({ err }, '[subgraph] request failed');
-      if (res.headersSent || res.destroyed) {
-        // Part of an answer went out: cut it short rather than let it look complete.
-        res.destroy();
-        return;
-      }
-      res.writeHead(500, { 'content-type': 'application/json', 'cache-control': 'no-store' }).end('{"error":"internal"}');
-    });
-  });
+  const server: Server = createServer(requestListener('subgraph', life, handle));
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = req.url ?? '/';
