@@ -4,14 +4,13 @@
  * `[{name, value}]`), the vendor's errors, each area's rules; and the areas reading it over HTTP.
  * Every server started here is stopped in `afterEach`.
  */
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { callbackValue, readCallback, type CallbackRead, type CallbackRules } from '../emulator/callbacks.ts';
 import { fail } from '../emulator/core.ts';
 import { startEmulator, type RunningEmulator } from '../emulator/server.ts';
 import { Scheduler } from '../emulator/scheduler.ts';
+import { startReceiver } from './support/receiver.ts';
 
 type Json = Record<string, unknown>;
 
@@ -139,37 +138,6 @@ describe('readCallback', () => {
 
 // ---------------------------------------------------------------- over HTTP
 
-interface Delivery {
-  path: string;
-  headers: IncomingHttpHeaders;
-  text: string;
-}
-
-async function receiver(): Promise<{ url: string; got: Delivery[]; waitFor: (n: number) => Promise<void>; close: () => Promise<void> }> {
-  const got: Delivery[] = [];
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      got.push({ path: req.url ?? '', headers: req.headers, text: Buffer.concat(chunks).toString('utf8') });
-      res.writeHead(200).end();
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    got,
-    async waitFor(n) {
-      const until = Date.now() + 20_000;
-      while (got.length < n) {
-        if (Date.now() > until) throw new Error(`receiver: ${got.length}/${n} deliveries`);
-        await new Promise((r) => setTimeout(r, 20));
-      }
-    },
-    close: () => new Promise<void>((r) => server.close(() => r())),
-  };
-}
-
 const started: Array<{ close: () => Promise<void> }> = [];
 afterEach(async () => {
   while (started.length > 0) await started.pop()?.close();
@@ -187,12 +155,12 @@ async function post(emu: RunningEmulator, path: string, body: Json | URLSearchPa
 
 describe('the areas read callbacks with it', () => {
   it('company: a form-encoded request with PHP-style callback fields and [{name, value}] headers is delivered as asked', async () => {
-    const hook = await receiver();
+    const hook = await startReceiver();
     started.push(hook);
     const emu = await startEmulator({ scheduler: new Scheduler({ mode: 'manual' }) });
     started.push(emu);
     const form = new URLSearchParams({
-      'callback[url]': `${hook.url}/company`,
+      'callback[url]': `${hook.origin}/company`,
       'callback[method]': 'POST',
       'callback[field]': 'payload',
       'callback[headers][0][name]': 'X-Session',
@@ -201,11 +169,11 @@ describe('the areas read callbacks with it', () => {
     const created = await post(emu, '/company/IT-full/12485671007', form);
     expect(created.status).toBe(200);
     expect(created.json.data).toMatchObject({ state: 'PENDING' });
-    expect(hook.got).toHaveLength(0);
+    expect(hook.deliveries).toHaveLength(0);
     await emu.scheduler.advance(100); // the company's asyncMs, on the (manual) emulator clock
-    await hook.waitFor(1);
-    expect(hook.got[0]).toMatchObject({ path: '/company', headers: { 'x-session': 'abc', 'content-type': 'application/x-www-form-urlencoded' } });
-    expect(JSON.parse(new URLSearchParams(hook.got[0].text).get('payload') ?? '{}')).toHaveProperty('data.companyDetails.vatCode', '12485671007');
+    await hook.arrived(1);
+    expect(hook.deliveries[0]).toMatchObject({ path: '/company', headers: { 'x-session': 'abc', 'content-type': 'application/x-www-form-urlencoded' } });
+    expect(JSON.parse(new URLSearchParams(hook.deliveries[0].body).get('payload') ?? '{}')).toHaveProperty('data.companyDetails.vatCode', '12485671007');
     // The company's rule: more than 5 retries is refused.
     expect((await post(emu, '/company/IT-full/12485671007', { callback: { url: hook.url, retry: 8 } })).json).toMatchObject({ error: 740 });
     expect(

@@ -3,14 +3,13 @@
  * endpoints, ownership chains), the slow 302 → IT-check_id flow, callbacks, search, monitoring and
  * the control API. Every server started here is stopped in `afterAll`/`finally`.
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { DEFAULT_TOKEN, scopeAllows, startEmulator, type CallRecord, type RunningEmulator } from '../emulator/server.ts';
 import { createCompanyModule, isRegistered } from '../emulator/company/index.ts';
 import { isValidFiscalCode, isValidItalianVat, makeItalianVat } from '../contract/checksums.ts';
 import { untilInFlight } from './support/inflight.ts';
+import { startReceiver } from './support/receiver.ts';
 
 type Json = Record<string, unknown>;
 
@@ -47,45 +46,6 @@ const control = async (method: string, path: string, body?: unknown): Promise<un
 const data = (a: Answer): Json[] => a.body.data as Json[];
 const first = (a: Answer): Json => data(a)[0];
 const obj = (a: Answer): Json => a.body.data as Json;
-
-/** A tiny callback receiver on 127.0.0.1. */
-interface Receiver {
-  url: string;
-  bodies: Array<{ contentType: string; text: string }>;
-  waitFor(n: number, timeoutMs?: number): Promise<void>;
-  close(): Promise<void>;
-}
-
-async function startReceiver(): Promise<Receiver> {
-  const bodies: Receiver['bodies'] = [];
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      bodies.push({ contentType: req.headers['content-type'] ?? '', text: Buffer.concat(chunks).toString('utf8') });
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end('{"ok":true}');
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  const port = (server.address() as AddressInfo).port;
-  return {
-    url: `http://127.0.0.1:${port}/hook`,
-    bodies,
-    async waitFor(n, timeoutMs = 20_000) {
-      const until = Date.now() + timeoutMs;
-      while (bodies.length < n) {
-        if (Date.now() > until) throw new Error(`callback receiver: ${bodies.length}/${n} deliveries after ${timeoutMs} ms`);
-        await new Promise((r) => setTimeout(r, 20));
-      }
-    },
-    close: () =>
-      new Promise<void>((r) => {
-        server.close(() => r());
-        server.closeAllConnections();
-      }),
-  };
-}
 
 async function newToken(init: { scopes?: string[]; credit?: number; owner?: string } = {}): Promise<string> {
   const t = (await control('POST', 'tokens', init)) as { token: string };
@@ -436,8 +396,8 @@ describe('slow requests and callbacks', () => {
       const json = await call('POST', `/company/IT-marketing/${OPENAPI}`, { body: { callback: { url: receiver.url, method: 'JSON', custom: { ref: 7 } } } });
       expect(json.status).toBe(200);
       expect(json.body.data).toMatchObject({ state: 'PENDING' });
-      await receiver.waitFor(1);
-      const delivered = JSON.parse(receiver.bodies[0].text) as Json;
+      await receiver.arrived(1);
+      const delivered = JSON.parse(receiver.deliveries[0].body) as Json;
       expect(((delivered.data as Json).companyDetails as Json).vatCode).toBe(OPENAPI);
       expect(delivered.custom).toEqual({ ref: 7 });
       const polled = await get(`/company/IT-check_id/${String((json.body.data as Json).id)}`);
@@ -445,9 +405,9 @@ describe('slow requests and callbacks', () => {
 
       const form = await call('POST', `/company/IT-stakeholders/${ALFA_LOGISTICA}`, { body: { callback: { url: receiver.url, method: 'POST', field: 'payload' } } });
       expect(form.status).toBe(200);
-      await receiver.waitFor(2);
-      expect(receiver.bodies[1].contentType).toBe('application/x-www-form-urlencoded');
-      const payload = JSON.parse(new URLSearchParams(receiver.bodies[1].text).get('payload') ?? '{}') as Json;
+      await receiver.arrived(2);
+      expect(receiver.deliveries[1].headers['content-type']).toBe('application/x-www-form-urlencoded');
+      const payload = JSON.parse(new URLSearchParams(receiver.deliveries[1].body).get('payload') ?? '{}') as Json;
       expect(((payload.data as Json).companyDetails as Json).vatCode).toBe(ALFA_LOGISTICA);
 
       const noUrl = await call('POST', `/company/IT-full/${OPENAPI}`, { body: { callback: {} } });
@@ -561,8 +521,8 @@ describe('monitor', () => {
       const checked = obj(await get(`/company/monitor/${String(rec.id)}?callback`, token));
       expect(checked.updatedFields).toEqual({ pec: 'openapi@legalmail.it' });
       expect((checked.latestDataset as Json).vatCode).toBe(OPENAPI);
-      await receiver.waitFor(1);
-      const delivered = JSON.parse(receiver.bodies[0].text) as Json;
+      await receiver.arrived(1);
+      const delivered = JSON.parse(receiver.deliveries[0].body) as Json;
       expect((delivered.data as Json).updatedFields).toEqual({ pec: 'openapi@legalmail.it' });
 
       const deleted = await call('DELETE', `/company/monitor/${String(rec.id)}`, { token });
@@ -702,11 +662,11 @@ describe('control API', () => {
       await call('POST', `/company/IT-full/${OPENAPI}`, { body: { callback: { url: receiver.url } } });
       await control('POST', 'company/complete', {});
       await new Promise((r) => setTimeout(r, 150));
-      expect(receiver.bodies).toHaveLength(0);
+      expect(receiver.deliveries).toHaveLength(0);
       await control('POST', 'callbacks', { enabled: true });
       await call('POST', `/company/IT-full/${OPENAPI}`, { body: { callback: { url: receiver.url } } });
       await control('POST', 'company/complete', {});
-      await receiver.waitFor(1);
+      await receiver.arrived(1);
       const log = (await control('GET', 'callbacks')) as Json[];
       expect(log.some((d) => d.url === receiver.url && d.status === 200)).toBe(true);
     } finally {

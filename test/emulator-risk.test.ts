@@ -14,6 +14,7 @@ import { isPdf, renderPdf } from '../emulator/pdf.ts';
 import { createRiskModule } from '../emulator/risk/index.ts';
 import { evidenceFormat } from '../emulator/risk/kyc.ts';
 import { Scheduler } from '../emulator/scheduler.ts';
+import { startReceiver, type Delivery, type Receiver } from './support/receiver.ts';
 
 // ---------------------------------------------------------------- harness
 
@@ -100,62 +101,18 @@ async function startHarness(module: AreaModule): Promise<Harness> {
 
 // ---------------------------------------------------------------- callback receiver
 
-interface Received {
-  path: string;
-  contentType: string;
-  headers: IncomingMessage['headers'];
-  raw: string;
-  /** The JSON payload (from the body, or from the form field). */
-  payload: Record<string, unknown>;
+/** A delivery's JSON payload: the body, or the form field holding it (named in `field`). */
+function payloadOf(d: Delivery): Record<string, unknown> {
+  if ((d.headers['content-type'] ?? '').includes('json')) return JSON.parse(d.body) as Record<string, unknown>;
+  let payload: Record<string, unknown> = {};
+  for (const [k, v] of new URLSearchParams(d.body)) payload = { field: k, ...(JSON.parse(v) as Record<string, unknown>) };
+  return payload;
 }
 
-interface Receiver {
-  url: string;
-  received: Received[];
-  /** Resolves with the first delivery matching `pred` (already received or coming). */
-  waitFor(pred: (r: Received) => boolean, timeoutMs?: number): Promise<Received>;
-  close(): Promise<void>;
-}
-
-async function startReceiver(): Promise<Receiver> {
-  const received: Received[] = [];
-  const waiters: Array<{ pred: (r: Received) => boolean; resolve: (r: Received) => void }> = [];
-  const server = createServer((req, res) => {
-    void readBody(req).then((buf) => {
-      const raw = buf.toString('utf8');
-      const contentType = req.headers['content-type'] ?? '';
-      let payload: Record<string, unknown> = {};
-      if (contentType.includes('json')) payload = JSON.parse(raw) as Record<string, unknown>;
-      else {
-        const form = new URLSearchParams(raw);
-        for (const [k, v] of form) payload = { field: k, ...(JSON.parse(v) as Record<string, unknown>) };
-      }
-      const r: Received = { path: req.url ?? '/', contentType, headers: req.headers, raw, payload };
-      received.push(r);
-      for (const w of [...waiters]) {
-        if (w.pred(r)) {
-          waiters.splice(waiters.indexOf(w), 1);
-          w.resolve(r);
-        }
-      }
-      res.writeHead(200).end('ok');
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    received,
-    waitFor: (pred, timeoutMs = 20_000) => {
-      const already = received.find(pred);
-      if (already) return Promise.resolve(already);
-      return new Promise<Received>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error('callback not received in time')), timeoutMs);
-        waiters.push({ pred, resolve: (r) => (clearTimeout(timer), resolve(r)) });
-      });
-    },
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
+/** The first delivery to `path` whose payload `pred` accepts (any, without `pred`), with its payload. */
+async function delivered(path: string, pred: (payload: Record<string, unknown>) => boolean = () => true): Promise<Delivery & { payload: Record<string, unknown> }> {
+  const d = await receiver.find((r) => r.path === path && pred(payloadOf(r)));
+  return { ...d, payload: payloadOf(d) };
 }
 
 // ---------------------------------------------------------------- client helpers
@@ -377,7 +334,7 @@ describe('person bureau request', () => {
 
   it('runs processing → in_progress → complete with the delegation PDF and callbacks', async () => {
     const { url, module } = await risk({ completeAfterMs: 0 });
-    const created = await call(url, 'POST', '/IT-bureau-persona', personBody(`${receiver.url}/bureau`));
+    const created = await call(url, 'POST', '/IT-bureau-persona', personBody(`${receiver.origin}/bureau`));
     expect(created.status).toBe(200);
     const rec = data(created);
     const id = String(rec.id);
@@ -387,7 +344,7 @@ describe('person bureau request', () => {
     expect(rec.document_file).toMatch(/^[0-9a-f]{32}\.pdf$/);
     expect(rec.health_insurance_card_file).toMatch(/^[0-9a-f]{32}\.pdf$/);
     expect(rec).not.toHaveProperty('signed_delegation_file');
-    expect(rec.callback).toMatchObject({ url: `${receiver.url}/bureau`, method: 'JSON', headers: { 'x-session': 's1' } });
+    expect(rec.callback).toMatchObject({ url: `${receiver.origin}/bureau`, method: 'JSON', headers: { 'x-session': 's1' } });
 
     // The vendor path serves the same records.
     expect(data(await call(url, 'GET', `/IT-crif-persona/${id}`)).id).toBe(id);
@@ -416,15 +373,15 @@ describe('person bureau request', () => {
     const again = await call(url, 'PATCH', `/IT-bureau-persona/${id}`, { signed_delegation_file: delega.bytes.toString('base64') });
     expect(again.json).toEqual({ success: false, message: "you can't upload the delegation yet", error: 307, data: null });
 
-    const cb1 = await receiver.waitFor((r) => r.path === '/bureau' && (r.payload.data as Record<string, unknown>).state === 'in_progress');
-    expect(cb1.contentType).toContain('application/json');
+    const cb1 = await delivered('/bureau', (p) => (p.data as Record<string, unknown>).state === 'in_progress');
+    expect(cb1.headers['content-type']).toContain('application/json');
     expect(cb1.headers['x-session']).toBe('s1');
     expect(cb1.payload).toMatchObject({ success: true, message: '', error: null, data: { id, state: 'in_progress' } });
 
     // completeAfterMs 0: nothing happens by itself; advance completes it and delivers the callback.
     expect(await module.control?.pending?.({})).toMatchObject({ pending: [id] });
     expect(await module.control?.advance?.({ id })).toEqual({ advanced: [id] });
-    const cb2 = await receiver.waitFor((r) => r.path === '/bureau' && (r.payload.data as Record<string, unknown>).state === 'complete');
+    const cb2 = await delivered('/bureau', (p) => (p.data as Record<string, unknown>).state === 'complete');
     const done = data(await call(url, 'GET', `/IT-bureau-persona/${id}`));
     expect(done.state).toBe('complete');
     expect(Object.keys(done.data as object).length).toBeGreaterThan(0);
@@ -537,7 +494,7 @@ describe('patrimonial and report families', () => {
       titlePdf: 'Il mio titolo',
       textPdf: 'piè di pagina',
       note: 'pratica 7',
-      callback: { url: `${receiver.url}/report`, method: 'POST', field: 'payload', headers: { 'x-k': 'v' } },
+      callback: { url: `${receiver.origin}/report`, method: 'POST', field: 'payload', headers: { 'x-k': 'v' } },
     };
     const created = await call(url, 'POST', '/IT-patrimoniale-persona-top-supervisionato/', body);
     expect(created.status).toBe(200);
@@ -547,7 +504,7 @@ describe('patrimonial and report families', () => {
     expect(rec).toMatchObject({
       state: 'processing',
       taxCode: CF,
-      callback: { url: `${receiver.url}/report`, method: 'POST', field: 'payload', headers: { 'x-k': 'v' }, data: {} },
+      callback: { url: `${receiver.origin}/report`, method: 'POST', field: 'payload', headers: { 'x-k': 'v' }, data: {} },
     });
     expect(rec.creation_timestamp).toBe(rec.last_update_timestamp);
 
@@ -564,8 +521,8 @@ describe('patrimonial and report families', () => {
 
     const simulated = await call(url, 'GET', `/IT-patrimoniale-persona-top-supervisionato/${id}?callback`);
     expect(data(simulated).state).toBe('complete');
-    const cb = await receiver.waitFor((r) => r.path === '/report');
-    expect(cb.contentType).toContain('application/x-www-form-urlencoded');
+    const cb = await delivered('/report');
+    expect(cb.headers['content-type']).toContain('application/x-www-form-urlencoded');
     expect(cb.headers['x-k']).toBe('v');
     expect(cb.payload.field).toBe('payload');
     expect(cb.payload).toMatchObject({ success: true, error: null, data: { id, state: 'complete', namePdf: `${id}.pdf` } });
@@ -589,10 +546,10 @@ describe('patrimonial and report families', () => {
     expect((await call(url, 'POST', '/IT-report-azienda', { taxCode: VAT })).json).toMatchObject({ error: 321, message: 'companyName required.' });
     expect((await call(url, 'POST', '/IT-report-azienda', { companyName: 'X', taxCode: 11111111112 })).json).toMatchObject({ error: 322 });
     const rec = data(
-      await call(url, 'POST', '/IT-report-azienda-top', { companyName: 'Openapi', taxCode: Number(VAT), vatCode: VAT, callback: { url: `${receiver.url}/azienda` } }),
+      await call(url, 'POST', '/IT-report-azienda-top', { companyName: 'Openapi', taxCode: Number(VAT), vatCode: VAT, callback: { url: `${receiver.origin}/azienda` } }),
     );
     expect(rec).toMatchObject({ companyName: 'Openapi', taxCode: VAT, vatCode: VAT, state: 'processing', callback: { method: 'POST', field: 'data' } });
-    const cb = await receiver.waitFor((r) => r.path === '/azienda');
+    const cb = await delivered('/azienda');
     expect(cb.payload).toMatchObject({ field: 'data', data: { id: rec.id, state: 'complete', companyName: 'Openapi' } });
     expect((await call(url, 'GET', `/IT-report-azienda-top/${String(rec.id)}/download`)).status).toBe(200);
   });
@@ -603,7 +560,7 @@ describe('IT-negativita', () => {
     const { url, module } = await risk({ completeAfterMs: 0 });
     expect((await call(url, 'POST', '/IT-negativita', {})).json).toEqual({ success: false, message: 'cf_piva required', error: 411, data: null });
     expect((await call(url, 'POST', '/IT-negativita', { cf_piva: '123' })).json).toEqual({ success: false, message: 'cf_piva not valid', error: 412, data: null });
-    const created = data(await call(url, 'POST', '/IT-negativita', { cf_piva: VAT, callback: { url: `${receiver.url}/neg` } }));
+    const created = data(await call(url, 'POST', '/IT-negativita', { cf_piva: VAT, callback: { url: `${receiver.origin}/neg` } }));
     const id = String(created.id);
     expect(created).toMatchObject({ cf_piva: VAT, tipo: ['negativita'], status: 'PENDING', esito: null, soggetto: null, date_completion: null });
     expect(created.callback).toMatchObject({ method: 'JSON', field: 'data', retry: 0, scope: null, custom: null });
@@ -611,7 +568,7 @@ describe('IT-negativita', () => {
     expect((await call(url, 'GET', `/IT-richiesta/${id}/download`)).json).toMatchObject({ error: 502 });
 
     await module.control?.advance?.({});
-    const cb = await receiver.waitFor((r) => r.path === '/neg');
+    const cb = await delivered('/neg');
     expect(cb.payload).toMatchObject({ data: { id, status: 'COMPLETED', esito: { codice: 200, info: 'OK' } } });
     const detail = data(await call(url, 'GET', `/IT-negativita/${id}/dettaglio`));
     expect(Object.keys(detail)).toEqual(['presenzaPregiudizievoli', 'pregiudizievoli', 'presenzaProcedure', 'procedure', 'presenzaProtesti', 'protesti']);
@@ -679,14 +636,14 @@ describe('KYC', () => {
     const list = await call(url, 'GET', '/WW-kyc-evidences');
     expect((list.json.data as unknown[]).length).toBeGreaterThan(0);
 
-    const mon = data(await call(url, 'POST', '/WW-kyc-full-monitor', { name: 'watch', query: { name: 'Mario Rossi' }, callback: { url: `${receiver.url}/kycmon` } }));
+    const mon = data(await call(url, 'POST', '/WW-kyc-full-monitor', { name: 'watch', query: { name: 'Mario Rossi' }, callback: { url: `${receiver.origin}/kycmon` } }));
     expect(mon).toMatchObject({ name: 'watch', type: 'full', autorenew: true, state: 'PENDING' });
     const monId = String(mon.id);
     expect((await call(url, 'DELETE', `/WW-kyc-full-monitor/${monId}`)).json).toMatchObject({ error: 640 });
     await module.control?.advance?.({ id: monId });
-    await receiver.waitFor((r) => r.path === '/kycmon' && (r.payload.data as Record<string, unknown>).state === 'ACTIVATED');
+    await delivered('/kycmon', (p) => (p.data as Record<string, unknown>).state === 'ACTIVATED');
     expect(await module.control?.monitorEvent?.({ id: monId })).toEqual({ changed: monId });
-    await receiver.waitFor((r) => r.path === '/kycmon' && ((r.payload.data as Record<string, unknown>).evidences as unknown[]).length > 0);
+    await delivered('/kycmon', (p) => ((p.data as Record<string, unknown>).evidences as unknown[]).length > 0);
     expect(data(await call(url, 'DELETE', `/WW-kyc-full-monitor/${monId}`)).state).toBe('DELETED');
     expect((await call(url, 'DELETE', `/WW-kyc-full-monitor/${monId}`)).json).toMatchObject({ error: 639 });
     expect((await call(url, 'GET', '/WW-kyc-full-monitor')).json.data).toEqual([expect.objectContaining({ id: monId, state: 'DELETED', type: 'full' })]);
@@ -757,10 +714,10 @@ describe('IT-creditscore-top-monitor', () => {
     const { url, module } = await risk({ completeAfterMs: 0 });
     expect((await call(url, 'POST', '/IT-creditscore-top-monitor', {})).status).toBe(428);
     expect((await call(url, 'POST', '/IT-creditscore-top-monitor', { code: '12485671008' })).status).toBe(406);
-    const m = data(await call(url, 'POST', '/IT-creditscore-top-monitor', { code: VAT, callback: { url: `${receiver.url}/csmon` } }));
+    const m = data(await call(url, 'POST', '/IT-creditscore-top-monitor', { code: VAT, callback: { url: `${receiver.origin}/csmon` } }));
     expect(m).toMatchObject({ state: 'PENDING', vatCode: VAT, companyName: 'OPENAPI S.P.A.', latestDataset: null });
     await module.control?.advance?.({});
-    const cb = await receiver.waitFor((r) => r.path === '/csmon');
+    const cb = await delivered('/csmon');
     const active = cb.payload.data as Record<string, unknown>;
     expect(active.state).toBe('ACTIVATED');
     const top = data(await call(url, 'GET', `/IT-creditscore-top/${VAT}`));
