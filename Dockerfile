@@ -7,9 +7,8 @@
 #   node dist/main.js                          everything in one process (the default)
 # Build: docker build -t openapi-supergraph .
 
-# Tested on Node 20, which reached its end of life in April 2026: 22 is the next to test (the
-# dependency pins of ARCHITECTURE.md support it); build with --build-arg NODE_VERSION=22.
-ARG NODE_VERSION=20
+# Node 24 LTS, the reference the tests run on; the floor is 22.15 (what the dependencies declare).
+ARG NODE_VERSION=24
 
 # ---- build: dependencies with dev tools, generated types, type-check, JavaScript in dist/ ----
 FROM node:${NODE_VERSION}-bookworm-slim AS build
