@@ -11,13 +11,16 @@
 // is first fetched into `.node/` (the same package, once) and `npm ci` runs under that.
 //
 // This file runs under whatever Node the machine has (20 included): plain ESM, no dependency.
-import { existsSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { execFileSync, execSync } from 'node:child_process';
 import { dirname, join, resolve } from 'node:path';
 
 const ROOT = resolve(import.meta.dirname, '..');
-/** The oldest Node the dependencies support (`engines` in package.json says the same). */
-export const NODE_FLOOR = [22, 15, 0];
+/** The oldest Node the dependencies support: package.json's `engines.node` (`>=22.15.0`). */
+const NODE_FLOOR = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'))
+  .engines.node.replace(/^>=\s*/, '')
+  .split('.')
+  .map(Number);
 /** The Node fetched where the machine's is older than the floor (the reference: Node 24 LTS). */
 const NODE_PACKAGE = 'node@24';
 

@@ -442,6 +442,17 @@ describe('image and compose definitions', () => {
     expect(JSON.stringify((svc.redis.healthcheck as Obj).test)).toContain('ping');
   });
 
+  it('runs on a supported Node: the floor the dependencies declare (engines, read by ensure-deps), Node 24 in the image', () => {
+    const engines = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { engines: { node: string } }).engines.node;
+    expect(engines).toBe('>=22.15.0');
+    const NODE_FLOOR = [22, 15];
+    // This very process: on a machine whose Node is older, the npm scripts put Node 24 first on PATH.
+    const [major, minor] = process.versions.node.split('.').map(Number);
+    expect(major > NODE_FLOOR[0] || (major === NODE_FLOOR[0] && minor >= NODE_FLOOR[1])).toBe(true);
+    const image = /^ARG NODE_VERSION=(\d+)$/m.exec(readFileSync(join(ROOT, 'Dockerfile'), 'utf8'));
+    expect(Number(image?.[1])).toBeGreaterThanOrEqual(24);
+  });
+
   it('Dockerfile: build stage (npm ci, build), runtime stage (npm ci --omit=dev, dist/), non-root, heap cap, HEALTHCHECK on /healthz', () => {
     const lines = readFileSync(join(ROOT, 'Dockerfile'), 'utf8')
       .replace(/\\\n/g, ' ')
