@@ -27,21 +27,29 @@ const clients: Client[] = [];
 /** graphql-ws messages the gateway sent to the subgraphs' server, by type. */
 const toSubgraphs: Array<{ type: string; id?: string }> = [];
 let subgraphWs = '';
-const originalSend = Object.getOwnPropertyDescriptor(WebSocket.prototype, 'send')!.value as (this: WebSocket, ...args: unknown[]) => void;
+/**
+ * The gateway's graphql-ws client to the subgraphs uses the platform's WebSocket where there is one
+ * (Node >= 22: undici's, global) and the `ws` package's otherwise: the messages are read at both.
+ */
+const socketClasses: Array<{ prototype: { send: (...args: never[]) => void } }> = [WebSocket, ...(typeof globalThis.WebSocket === 'function' ? [globalThis.WebSocket] : [])];
+const originalSends = socketClasses.map((c) => c.prototype.send);
 
 beforeAll(async () => {
   t = await startTestStack();
   subgraphWs = t.stack.subgraphs.url.replace(/^http/, 'ws');
-  WebSocket.prototype.send = function (this: WebSocket, data: unknown, ...rest: unknown[]) {
-    if (typeof this.url === 'string' && this.url.startsWith(subgraphWs) && typeof data === 'string') toSubgraphs.push(JSON.parse(data) as { type: string; id?: string });
-    originalSend.call(this, data, ...rest);
-  } as typeof WebSocket.prototype.send;
+  socketClasses.forEach((c, i) => {
+    const original = originalSends[i] as (this: unknown, ...args: unknown[]) => void;
+    c.prototype.send = function (this: { url?: unknown }, data: unknown, ...rest: unknown[]) {
+      if (typeof this.url === 'string' && this.url.startsWith(subgraphWs) && typeof data === 'string') toSubgraphs.push(JSON.parse(data) as { type: string; id?: string });
+      original.call(this, data, ...rest);
+    };
+  });
   // Requests complete only when the test says so.
   await t.control('risk/timing', { completeAfterMs: 0 });
   await t.control('tokens', { token: TENANT_B, owner: 'tenant-b@example.com' });
 }, 120_000);
 afterAll(async () => {
-  WebSocket.prototype.send = originalSend;
+  socketClasses.forEach((c, i) => (c.prototype.send = originalSends[i]));
   await Promise.allSettled(clients.map(async (c) => c.dispose()));
   await t?.close();
 });
