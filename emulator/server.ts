@@ -5,7 +5,7 @@
  *
  * For every area call, in this order: latency of the area → injected fault (if one matches) →
  * route match (404/405) → bearer token and scope (401 "Wrong Token", error 125) → body parsing
- * (400 on bad JSON, 413 above 20 MB) → free tier (the contract's, per account on the emulator's
+ * (400 on bad JSON or JSON past its bounds, 413 above 20 MB) → free tier (the contract's, per account on the emulator's
  * clock: a call inside it is not charged, `free-tiers.ts`) → wallet check (402, error 610; 611 for
  * the GET of the slow company datasets, as the vendor spec shows) → handler → charge → (a fault's `delayAfterMs`) →
  * answer → call log.
@@ -64,6 +64,7 @@ import { Scheduler, type ClockMode } from './scheduler.ts';
 import { priceOf } from '../contract/prices.ts';
 import { scopeAllows } from '../contract/scopes.ts';
 import { isObj } from '../contract/values.ts';
+import { JsonLimitError, readBoundedBody, type JsonLimits } from '../platform/json-limits.ts';
 import { FreeTierCounters } from './free-tiers.ts';
 import { Accounts, type EmuAccount } from './oauth/accounts.ts';
 
@@ -81,6 +82,12 @@ export const WRONG_TOKEN_ERROR = 125;
 /** Error number of 402 "Insufficient Credit in Wallet". */
 export const CREDIT_ERROR = 610;
 export const MAX_BODY_BYTES = 20 * 1024 * 1024;
+/**
+ * Bounds of a JSON body, counted as it is read (`platform/json-limits.ts`): 20 MiB in all, of which
+ * at most 4 MiB outside file contents (long strings: the layer's base64 PDFs and XML), and values
+ * and depth well above what the layer sends (a bulk sending's 5,000 recipients).
+ */
+const BODY_LIMITS: JsonLimits = { maxBytes: 4 * 1024 * 1024, maxUploadBytes: MAX_BODY_BYTES - 4 * 1024 * 1024, maxDepth: 64, maxValues: 100_000 };
 
 export const AREAS = Object.keys(AREA_HOSTS) as Area[];
 const isArea = (v: unknown): v is Area => typeof v === 'string' && (AREAS as string[]).includes(v);
@@ -235,18 +242,10 @@ function matchRoute(compiled: CompiledRoute[], method: string, path: string): { 
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-class BodyTooLarge extends Error {}
-
+/** The body, refused (`JsonLimitError`) past `BODY_LIMITS`; JSON (or untyped) bodies are scanned as they arrive. */
 async function readBody(req: IncomingMessage): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    const buf = chunk as Buffer;
-    size += buf.length;
-    if (size > MAX_BODY_BYTES) throw new BodyTooLarge();
-    chunks.push(buf);
-  }
-  return Buffer.concat(chunks);
+  const type = (req.headers['content-type'] ?? '').toLowerCase();
+  return readBoundedBody(req, BODY_LIMITS, { json: type === '' || type.includes('json') });
 }
 
 class BadJson extends Error {}
@@ -698,8 +697,8 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
       try {
         raw = await readBody(req);
       } catch (err) {
-        if (err instanceof BodyTooLarge) {
-          send(res, fail(413, 413, `body larger than ${MAX_BODY_BYTES} bytes`));
+        if (err instanceof JsonLimitError) {
+          send(res, fail(err.status, err.status, `request body refused: ${err.message}`));
           req.destroy();
         }
         return;

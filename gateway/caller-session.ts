@@ -45,16 +45,41 @@ export function tenantOfSession(session: string): string {
 
 export const isFetchRequest = (r: unknown): r is Request => typeof (r as { headers?: { get?: unknown } } | null)?.headers?.get === 'function';
 
-/** JSON with object keys sorted (variables given in another order are the same question). */
+/** Literal text in `stableJson`'s work stack (client values are plain JSON, never one of these). */
+class Text {
+  constructor(readonly text: string) {}
+}
+
+/**
+ * JSON with object keys sorted (variables given in another order are the same question). Iterative
+ * (a work stack, no recursion): the values are the client's, and their depth is not this function's
+ * to trust.
+ */
 export function stableJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(stableJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    return `{${Object.keys(value)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${stableJson((value as Record<string, unknown>)[k])}`)
-      .join(',')}}`;
+  const out: string[] = [];
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (v instanceof Text) out.push(v.text);
+    else if (Array.isArray(v)) {
+      out.push('[');
+      stack.push(new Text(']'));
+      for (let i = v.length - 1; i >= 0; i--) {
+        stack.push(v[i] as unknown);
+        if (i > 0) stack.push(new Text(','));
+      }
+    } else if (v !== null && typeof v === 'object') {
+      const record = v as Record<string, unknown>;
+      const keys = Object.keys(record).sort();
+      out.push('{');
+      stack.push(new Text('}'));
+      for (let i = keys.length - 1; i >= 0; i--) {
+        stack.push(record[keys[i]]);
+        stack.push(new Text(`${i > 0 ? ',' : ''}${JSON.stringify(keys[i])}:`));
+      }
+    } else out.push(JSON.stringify(v) ?? 'null');
   }
-  return JSON.stringify(value) ?? 'null';
+  return out.join('');
 }
 
 /** A short one-way hash of a key's parts (keys never hold a document, variables or a credential in clear). */

@@ -28,6 +28,8 @@ import { createResponseCache, type ResponseCacheOptions } from './response-cache
 import { metricsPlugins, OperationNames, sharingMetrics } from './metrics.ts';
 import { tracingPlugins } from './tracing.ts';
 import { requestListener } from '../subgraphs/runtime/http.ts';
+import { guardGraphQLRequest, guardGraphQLWebSocket } from '../subgraphs/runtime/graphql-request.ts';
+import { DEFAULT_JSON_LIMITS, maxTotalBytes, type JsonLimits } from '../platform/json-limits.ts';
 
 /** An extra HTTP route of the gateway; answers true when it handled the request. */
 export type GatewayRoute = (req: IncomingMessage, res: ServerResponse, path: string) => Promise<boolean>;
@@ -79,6 +81,12 @@ export interface GatewayOptions {
    * (`response-cache.ts`); false: neither. @default in memory
    */
   responseCache?: Omit<ResponseCacheOptions, 'supergraph'> | false;
+  /**
+   * Bounds of a GraphQL request over HTTP and graphql-ws, enforced as it is read, before it is parsed
+   * (`MAX_BODY_BYTES`, `MAX_UPLOAD_BYTES`, `MAX_JSON_DEPTH`, `MAX_JSON_VALUES`; see
+   * `platform/json-limits.ts` and `subgraphs/runtime/graphql-request.ts`). @default DEFAULT_JSON_LIMITS
+   */
+  requestLimits?: JsonLimits;
 }
 
 export interface RunningGateway {
@@ -182,6 +190,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
   // Liveness, readiness (each subgraph's server reachable, plus the given checks) and graceful drain.
   const readinessChecks = [...Object.entries(opts.subgraphUrls).map(([name, url]) => httpCheck(`subgraph ${name}`, new URL('/healthz', url).href)), ...(opts.readiness ?? [])];
   const life = new ServerLife(readinessChecks, 'gateway');
+  const requestLimits = opts.requestLimits ?? DEFAULT_JSON_LIMITS;
   const server: Server = createServer(requestListener('gateway', life, dispatch));
 
   async function dispatch(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -192,6 +201,8 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
       return;
     }
     for (const route of routes) if (await route(req, res, path)) return;
+    // Bounded before the runtime reads or parses anything of it (it gets the body already parsed).
+    if (path === '/graphql' && (await guardGraphQLRequest(req, res, requestLimits))) return;
     // Typed `void` (Node's listener type); the adapter sends the answer and catches its own errors.
     runtime.requestListener(req, res);
   }
@@ -202,8 +213,9 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
   const wss = new WebSocketServer({
     server,
     path: '/graphql',
-    // A graphql-ws message is a document and its variables: 2 MiB is plenty (ws's default is 100 MiB).
-    maxPayload: 2 * 2 ** 20,
+    // A graphql-ws message is a document and its variables: the same bounds as a request over HTTP
+    // (ws's default is 100 MiB); what is inside is scanned by guardGraphQLWebSocket below.
+    maxPayload: maxTotalBytes(requestLimits),
     verifyClient: ({ origin, req }: { origin: string | undefined; req: IncomingMessage }) => websocketOriginAllowed(origin, req.headers.host, opts.corsOrigins ?? []),
   });
   // The runtime puts the subscribe payload in the context's `params` and the connection params in
@@ -214,6 +226,8 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
   }));
   // graphql-ws subscribers of a running shared subscription get its events on their socket directly (`subscription-sharing.ts`).
   const sharing = useWebSocketSharing({ metrics: sharingMetrics(operationNames) });
+  // Before useServer: every message is scanned within the limits before graphql-ws parses it.
+  guardGraphQLWebSocket(wss, requestLimits);
   const ws = useServer(
     {
       ...wsOptions,

@@ -5,7 +5,7 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** Folders compiled by tsconfig.build.json; their non-TypeScript files are copied beside the code. */
-export const CODE_DIRS = ['contract', 'services', 'gateway', 'subgraphs', 'emulator'];
+export const CODE_DIRS = ['platform', 'contract', 'services', 'gateway', 'subgraphs', 'emulator'];
 /** Files and folders read at run time outside those (copied as they are). */
 export const ASSETS = ['supergraph.graphql', 'data'];
 /** Top-level sources and settings the build reads. */

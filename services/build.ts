@@ -21,7 +21,8 @@ import { createSubgraphs, SUBGRAPH_NAMES } from '../subgraphs/index.ts';
 import { PRICING } from '../subgraphs/pricing.ts';
 import { registerSecrets, secretsOfEnv } from '../subgraphs/runtime/redact.ts';
 import { logLevelSettingOfEnv, routeConsole } from '../subgraphs/runtime/log.ts';
-import { startSubgraphServer, type RunningSubgraphs, type Subgraph } from '../subgraphs/runtime/server.ts';
+import { startSubgraphServer, subgraphRequestLimits, type RunningSubgraphs, type Subgraph } from '../subgraphs/runtime/server.ts';
+import { jsonLimitsFromEnv, type JsonLimits } from '../platform/json-limits.ts';
 import { layerSecret } from '../subgraphs/runtime/signing.ts';
 import { UpstreamClient } from '../subgraphs/upstream/client.ts';
 import { AREAS } from '../contract/areas.ts';
@@ -47,6 +48,15 @@ export function portFromEnv(env: NodeJS.ProcessEnv, name: string, dflt: number):
 }
 
 const hostFromEnv = (env: NodeJS.ProcessEnv, name: string, dflt: string): string => env[name]?.trim() || dflt;
+
+/** The bounds of a client's GraphQL request (`MAX_BODY_BYTES`, `MAX_UPLOAD_BYTES`, `MAX_JSON_DEPTH`, `MAX_JSON_VALUES`). */
+export function requestLimitsFromEnv(env: NodeJS.ProcessEnv): JsonLimits {
+  try {
+    return jsonLimitsFromEnv(env);
+  } catch (err) {
+    throw new ServiceConfigError((err as Error).message);
+  }
+}
 
 /**
  * The process's price table from `OPENAPI_PRICES` of `env` (`contract/prices.ts`: prices are per
@@ -233,6 +243,7 @@ export async function startSubgraphsFromEnv(opts: SubgraphsFromEnvOptions): Prom
       publicUrl: () => settings.publicUrl || (opts.gatewayUrl?.() ?? ''),
       // `/readyz`: with REDIS_URL, Redis must answer.
       readiness: redisUrl ? [redisCheck(redisUrl)] : [],
+      requestLimits: subgraphRequestLimits(requestLimitsFromEnv(env)),
     });
     const stop = async (drainMs: number | null): Promise<DrainResult> => {
       try {
@@ -357,6 +368,7 @@ export function gatewayOptionsFromEnv(env: NodeJS.ProcessEnv, subgraphUrls: Reco
     cost: { pricing: PRICING, maxEuroPerOperation: config.maxEuroPerOperation, defaultListSize: config.estimateListSize },
     corsOrigins: corsOriginsFromEnv(env),
     persisted: persistedFromEnv(env),
+    requestLimits: requestLimitsFromEnv(env),
     // GATEWAY_COMPRESSION=off: answers go out uncompressed (e.g. behind a proxy that compresses).
     compression: env.GATEWAY_COMPRESSION?.trim().toLowerCase() === 'off' ? false : {},
     // Whole answers per tenant (`gateway/response-cache.ts`): on Redis with REDIS_URL; GATEWAY_RESPONSE_CACHE=off turns it off.

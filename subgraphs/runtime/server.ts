@@ -27,6 +27,8 @@ import { METRICS_PATH, metricsText } from './metrics.ts';
 import { useIncomingTrace } from './tracing.ts';
 import { log, useRequestLogContext } from './log.ts';
 import { requestListener } from './http.ts';
+import { guardGraphQLRequest, guardGraphQLWebSocket } from './graphql-request.ts';
+import { DEFAULT_JSON_LIMITS, maxTotalBytes, type JsonLimits } from '../../platform/json-limits.ts';
 
 /** What a subgraph module exports. */
 export interface Subgraph {
@@ -71,7 +73,24 @@ export interface SubgraphServerOptions {
   host?: string;
   /** What `/readyz` checks (e.g. Redis answering PING when configured); closed with the server. @default [] */
   readiness?: ReadinessCheck[];
+  /**
+   * Bounds of a GraphQL request over HTTP and graphql-ws, enforced as it is read (see
+   * `graphql-request.ts`). @default subgraphRequestLimits(DEFAULT_JSON_LIMITS)
+   */
+  requestLimits?: JsonLimits;
 }
+
+/**
+ * A subgraph's bounds from the gateway's: the gateway's own requests carry what a client sent plus
+ * the representations of entity fetches (a list's keys), so they may hold more values, and sit one
+ * level deeper (`representations` in the variables).
+ */
+export const subgraphRequestLimits = (gateway: JsonLimits): JsonLimits => ({
+  ...gateway,
+  maxBytes: gateway.maxBytes * 4,
+  maxValues: gateway.maxValues * 10,
+  maxDepth: gateway.maxDepth + 2,
+});
 
 export interface RunningSubgraphs {
   url: string;
@@ -202,6 +221,7 @@ export async function startSubgraphServer(opts: SubgraphServerOptions): Promise<
   const disposers: Array<() => unknown> = [];
   // Liveness, readiness and graceful drain (see health.ts).
   const life = new ServerLife(opts.readiness, 'subgraph');
+  const requestLimits = opts.requestLimits ?? subgraphRequestLimits(DEFAULT_JSON_LIMITS);
 
   for (const sg of opts.subgraphs) {
     const schema = buildSubgraphSchema({ typeDefs: sg.typeDefs, resolvers: sg.resolvers as GraphQLResolverMap<unknown> });
@@ -229,7 +249,9 @@ export async function startSubgraphServer(opts: SubgraphServerOptions): Promise<
         plugins: [useIncomingTrace<Record<string, unknown>>(sg.name), useRequestLogContext<Record<string, unknown>>(OPERATION_HEADER), useCostExtension()],
       }),
     );
-    const wss = new WebSocketServer({ noServer: true });
+    const wss = new WebSocketServer({ noServer: true, maxPayload: maxTotalBytes(requestLimits) });
+    // Before useServer: every message is scanned within the limits before graphql-ws parses it.
+    guardGraphQLWebSocket(wss, requestLimits);
     sockets.set(`/${sg.name}/graphql`, wss);
     const ws = useServer<Record<string, unknown>>(
       {
@@ -271,6 +293,7 @@ export async function startSubgraphServer(opts: SubgraphServerOptions): Promise<
     }
     const sub = `/${rest.join('/')}`;
     if (sub !== '/graphql' && sg.http && (await sg.http(req, res, sub))) return;
+    if (sub === '/graphql' && (await guardGraphQLRequest(req, res, requestLimits))) return;
     await yogas.get(name)!.handle(req, res);
   }
 
