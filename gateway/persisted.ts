@@ -26,6 +26,7 @@ import { LRUCache } from 'lru-cache';
 import type { GatewayConfig, GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import { createGraphQLError, type GraphQLParams } from 'graphql-yoga';
 import type { GraphQLError } from 'graphql';
+import type { Redis } from 'ioredis';
 import { connectRedis } from '../subgraphs/runtime/redis.ts';
 import { sharedDatabase, SqliteKv, type SqliteDatabase } from '../platform/sqlite.ts';
 import { log } from '../subgraphs/runtime/log.ts';
@@ -106,7 +107,11 @@ return 1`;
  * register documents, and the Redis they fill holds the layer's other state.
  */
 export function redisDocumentStore(url: string, opts: { prefix?: string; ttlSeconds?: number; maxEntries?: number } = {}): PersistedDocumentStore {
-  const redis = connectRedis(url, { prefix: opts.prefix, name: 'apq' });
+  return redisDocumentStoreOn(connectRedis(url, { prefix: opts.prefix, name: 'apq' }), opts);
+}
+
+/** The same on an open connection (its key prefix applies), which `close` quits. */
+export function redisDocumentStoreOn(redis: Redis, opts: { ttlSeconds?: number; maxEntries?: number } = {}): PersistedDocumentStore {
   const ttl = opts.ttlSeconds ?? 7 * 24 * 3600;
   const max = opts.maxEntries ?? 10_000;
   return {
