@@ -22,7 +22,8 @@ const typeDefs = parse(readFileSync(new URL('./schema.graphql', import.meta.url)
 
 /**
  * A PEC subgraph with its own service and poller; its tracked work lives on Redis when the `env`
- * has `REDIS_URL` (keys under `REDIS_PREFIX`), else in memory. Every `PEC_*` setting is read from `env`.
+ * has `REDIS_URL` (keys under `REDIS_PREFIX`), else in the embedded store (`DATA_DIR`), or in memory
+ * with `STORE=memory`. Every `PEC_*` setting is read from `env`.
  */
 export function createPecSubgraph(opts: PecServiceOptions): Subgraph & { service: PecService; bulk: BulkService } {
   const { env } = opts;
