@@ -49,7 +49,8 @@ export class SqliteDatabase {
     readonly file: string,
     private readonly onClose: () => void,
   ) {
-    if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+    // The directory is the owner's only (the rows hold sealed tokens; the key is beside them).
+    if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
     this.db = new DatabaseSync(file);
     this.db.exec('PRAGMA busy_timeout = 5000');
     this.db.exec('PRAGMA journal_mode = WAL');
