@@ -31,12 +31,17 @@ ENV NODE_ENV=production \
     # Above the layer's longest wait in a request (downloads 60 s); give the orchestrator's stop
     # grace period more (compose.yaml: 90 s).
     SHUTDOWN_TIMEOUT_MS=75000 \
-    HEALTHCHECK_URL=http://127.0.0.1:4000/healthz
+    HEALTHCHECK_URL=http://127.0.0.1:4000/healthz \
+    # The embedded store (no REDIS_URL): its database and the self-made secret (0600) live here.
+    DATA_DIR=/data
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist ./dist
-# The image's node user (uid 1000) owns nothing it could rewrite: code and dependencies stay root's.
+# The image's node user (uid 1000) owns nothing it could rewrite: code and dependencies stay root's;
+# it owns only the data directory, a volume, so the embedded store outlives the container.
+RUN mkdir -p /data && chown node:node /data && chmod 700 /data
+VOLUME /data
 USER node
 EXPOSE 4000 4001 4010
 # Liveness at HEALTHCHECK_URL (the gateway's /healthz; a subgraph server's is on SUBGRAPH_PORT, the

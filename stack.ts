@@ -24,7 +24,7 @@ export interface StackOptions {
   emulator?: Parameters<typeof startEmulator>[0];
   /**
    * An emulator running elsewhere (its origin) instead of the embedded one, with `OPENAPI_ENV=emulator`
-   * (the benches keep its CPU out of the layer's). @default the embedded emulator
+   * (the benches keep its CPU out of the layer's). @default `OPENAPI_EMULATOR_URL`, else the embedded emulator
    */
   emulatorUrl?: string;
   /**
@@ -56,13 +56,15 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   const env = opts.env ?? process.env;
   // One price table for the emulator's wallet and the layer's meter, from this env (per process).
   pricesFromEnv(env);
-  const emulator = wantsEmulator(env) && !opts.emulatorUrl ? await startEmulator({ port: 0, ...opts.emulator }) : null;
+  // An emulator running apart (`npm run emulator`): `emulatorUrl`, else `OPENAPI_EMULATOR_URL`.
+  const external = opts.emulatorUrl ?? (env.OPENAPI_EMULATOR_URL?.trim() || undefined);
+  const emulator = wantsEmulator(env) && !external ? await startEmulator({ port: 0, ...opts.emulator }) : null;
   const closers: Array<() => Promise<void>> = [];
   try {
     if (emulator) closers.push(() => emulator.close());
     // Callback and download URLs: PUBLIC_URL, else the gateway's own URL once it listens.
     let gatewayUrl = '';
-    const layer = await startSubgraphsFromEnv({ env, emulatorUrl: emulator?.url ?? opts.emulatorUrl, port: 0, host: '127.0.0.1', gatewayUrl: () => gatewayUrl, clock: opts.clock });
+    const layer = await startSubgraphsFromEnv({ env, emulatorUrl: emulator?.url ?? external, port: 0, host: '127.0.0.1', gatewayUrl: () => gatewayUrl, clock: opts.clock });
     closers.push(() => layer.close());
     // Queries and mutations reach the subgraphs in process (no loopback HTTP); subscriptions keep graphql-ws.
     const inProcess = opts.inProcess === false ? {} : Object.fromEntries(Object.keys(layer.graphqlUrls).map((name) => [name, layer.subgraphs.fetch(name)]));
@@ -74,7 +76,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       subgraphs: layer.subgraphs,
       upstream: layer.upstream,
       config: layer.config,
-      emulatorUrl: emulator?.url ?? opts.emulatorUrl ?? null,
+      emulatorUrl: emulator?.url ?? external ?? null,
       async close() {
         for (const c of closers.reverse()) await c().catch((err: unknown) => log.error({ err }, '[stack] close failed'));
       },

@@ -18,6 +18,9 @@ export default defineConfig({
     alias: [{ find: /^graphql$/, replacement: require.resolve('graphql') }],
   },
   test: {
+    // Every stack and store a test builds keeps its state in memory (fast, isolated) unless the
+    // test asks for the embedded store (`STORE=sqlite` or a `DATA_DIR` in the env it passes) or Redis.
+    env: { STORE: 'memory' },
     pool: 'forks',
     maxWorkers: 2,
     testTimeout: 30_000,

@@ -6,8 +6,9 @@
  *   or GET). A hash the gateway does not know is answered `PersistedQueryNotFound`
  *   (`PERSISTED_QUERY_NOT_FOUND`), the client sends it again with the query, and the gateway keeps
  *   the query under its hash once the hash is checked (sha256 of the query) and the document valid.
- *   Documents are kept in a bounded LRU in memory, or on Redis (`REDIS_URL`, shared by replicas,
- *   each entry for `ttlSeconds` since last registered). Any other document still runs.
+ *   Documents are kept in the embedded database (the default without Redis, kept across restarts),
+ *   on Redis (`REDIS_URL`, shared by replicas), each entry for `ttlSeconds` since it was registered
+ *   and at most `maxEntries`, or in a bounded LRU in memory (`STORE=memory`). Any other document still runs.
  * - `trusted`: only the operations of a manifest run (`PERSISTED_OPERATIONS_MANIFEST`: the file a
  *   client build emits, either `{ "<hash>": "<document>" }` as GraphQL Code Generator's client
  *   preset and Relay write it, or Apollo's `persisted-query-manifest.json`). A document sent as text
@@ -25,7 +26,9 @@ import { LRUCache } from 'lru-cache';
 import type { GatewayConfig, GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import { createGraphQLError, type GraphQLParams } from 'graphql-yoga';
 import type { GraphQLError } from 'graphql';
+import type { Redis } from 'ioredis';
 import { connectRedis } from '../subgraphs/runtime/redis.ts';
+import { sharedDatabase, SqliteKv, type SqliteDatabase } from '../platform/sqlite.ts';
 import { log } from '../subgraphs/runtime/log.ts';
 import { entriesAtMost } from '../subgraphs/runtime/lru.ts';
 
@@ -36,8 +39,10 @@ export interface PersistedOperationsOptions {
   mode?: PersistedMode;
   /** `trusted`: path of the manifest (hash → document). Required in that mode. */
   manifest?: string;
-  /** `apq`: Redis URL of the shared store; none = in process memory. @default null */
+  /** `apq`: Redis URL of the shared store; none = the embedded database (`sqliteFile`) or process memory. @default null */
   redisUrl?: string | null;
+  /** `apq` without Redis: the embedded database's file (documents kept across restarts); none = process memory. @default null */
+  sqliteFile?: string | null;
   /** `apq` on Redis: key prefix (`<prefix>apq:<hash>`). @default 'openapi-supergraph:' */
   redisPrefix?: string;
   /** `apq` on Redis: how long a document is kept after it was registered. @default 7 days */
@@ -102,7 +107,11 @@ return 1`;
  * register documents, and the Redis they fill holds the layer's other state.
  */
 export function redisDocumentStore(url: string, opts: { prefix?: string; ttlSeconds?: number; maxEntries?: number } = {}): PersistedDocumentStore {
-  const redis = connectRedis(url, { prefix: opts.prefix, name: 'apq' });
+  return redisDocumentStoreOn(connectRedis(url, { prefix: opts.prefix, name: 'apq' }), opts);
+}
+
+/** The same on an open connection (its key prefix applies), which `close` quits. */
+export function redisDocumentStoreOn(redis: Redis, opts: { ttlSeconds?: number; maxEntries?: number } = {}): PersistedDocumentStore {
   const ttl = opts.ttlSeconds ?? 7 * 24 * 3600;
   const max = opts.maxEntries ?? 10_000;
   return {
@@ -113,6 +122,28 @@ export function redisDocumentStore(url: string, opts: { prefix?: string; ttlSeco
     close: async () => {
       await redis.quit().catch(() => redis.disconnect());
     },
+  };
+}
+
+/**
+ * Documents in the embedded database (namespace `apq`), each for `ttlSeconds` from its registration
+ * (a known hash is never rewritten), at most `maxEntries` (the soonest-expiring, i.e. oldest, dropped
+ * first, in the same transaction).
+ */
+export function sqliteDocumentStore(db: SqliteDatabase, opts: { ttlSeconds?: number; maxEntries?: number; now?: () => number } = {}): PersistedDocumentStore {
+  const now = opts.now ?? Date.now;
+  const kv = new SqliteKv(db, 'apq', now);
+  const ttl = (opts.ttlSeconds ?? 7 * 24 * 3600) * 1000;
+  const max = opts.maxEntries ?? 10_000;
+  return {
+    get: (hash) => Promise.resolve(kv.get(hash) ?? null),
+    set: (hash, document) => {
+      db.tx(() => {
+        if (kv.setNx(hash, document, { exp: now() + ttl })) kv.dropSoonest(kv.count() - max);
+      });
+      return Promise.resolve();
+    },
+    close: () => Promise.resolve(db.release()),
   };
 }
 
@@ -216,7 +247,9 @@ export function persistedOperations(opts: PersistedOperationsOptions = {}): Pers
 
   const store = opts.redisUrl
     ? redisDocumentStore(opts.redisUrl, { prefix: opts.redisPrefix, ttlSeconds: opts.ttlSeconds, maxEntries: opts.maxEntries })
-    : memoryDocumentStore(opts);
+    : opts.sqliteFile
+      ? sqliteDocumentStore(sharedDatabase(opts.sqliteFile), { ttlSeconds: opts.ttlSeconds, maxEntries: opts.maxEntries })
+      : memoryDocumentStore(opts);
   // A store that cannot answer (Redis down) answers "not found": clients then send the query, which
   // runs. Logged once per outage.
   let failing = false;

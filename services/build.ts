@@ -31,6 +31,7 @@ import { upstreamStores } from '../subgraphs/upstream/stores.ts';
 import { ManagedServiceToken, graceMsFor, scopesFor } from '../subgraphs/upstream/service-token.ts';
 import { workTokensOf } from '../subgraphs/upstream/work-tokens.ts';
 import { redisPrefixFromEnv } from '../subgraphs/runtime/redis.ts';
+import { storeChoiceFromEnv } from '../platform/store-choice.ts';
 import { DEFAULT_SHUTDOWN_TIMEOUT_MS, redisCheck, type DrainResult } from '../subgraphs/runtime/health.ts';
 
 /** A configuration mistake found before anything starts; its message says what to set. */
@@ -128,8 +129,10 @@ export interface SubgraphsFromEnvOptions {
 export interface SubgraphsSettings {
   config: UpstreamConfig;
   names: string[];
-  /** `REDIS_URL`: where shared stores live; null = in-memory stores (one process). */
+  /** `REDIS_URL`: where shared stores live; null = the embedded database or memory (see `sqliteFile`). */
   redisUrl: string | null;
+  /** The embedded database (`<DATA_DIR>/layer.db`, the default without `REDIS_URL`); null = Redis or memory (`STORE=memory`). */
+  sqliteFile: string | null;
   /** `PUBLIC_URL`, without trailing slash; '' when unset. */
   publicUrl: string;
 }
@@ -195,7 +198,8 @@ export function subgraphsSettingsFromEnv(opts: SubgraphsFromEnvOptions): Subgrap
     }
   }
   const config = loadUpstreamConfig(env, emulatorUrl);
-  return { config, names, redisUrl: env.REDIS_URL?.trim() || null, publicUrl };
+  const store = storeChoiceFromEnv(env);
+  return { config, names, redisUrl: store.kind === 'redis' ? store.url : null, sqliteFile: store.kind === 'sqlite' ? store.file : null, publicUrl };
 }
 
 /**
@@ -206,7 +210,7 @@ export function subgraphsSettingsFromEnv(opts: SubgraphsFromEnvOptions): Subgrap
 export async function startSubgraphsFromEnv(opts: SubgraphsFromEnvOptions): Promise<RunningSubgraphsFromEnv> {
   const { env } = opts;
   const settings = subgraphsSettingsFromEnv(opts);
-  const { config, names, redisUrl } = settings;
+  const { config, names, redisUrl, sqliteFile } = settings;
   pricesFromEnv(env);
   registerSecrets(secretsOfEnv(env));
   routeConsole();
@@ -214,8 +218,9 @@ export async function startSubgraphsFromEnv(opts: SubgraphsFromEnvOptions): Prom
   const host = opts.host ?? hostFromEnv(env, 'SUBGRAPH_HOST', '127.0.0.1');
 
   // The upstream side's shared state: on Redis with `REDIS_URL` (every replica shares the cache,
-  // in-flight markers, pending slow datasets, rate limits and the cost ledger), else in memory.
-  const stores = await upstreamStores(config, redisUrl, opts.clock, { prefix: redisPrefixFromEnv(env) });
+  // in-flight markers, pending slow datasets, rate limits and the cost ledger); else the pending
+  // datasets and the ledger in the embedded database, the rest in memory; or all in memory.
+  const stores = await upstreamStores(config, redisUrl, opts.clock, { prefix: redisPrefixFromEnv(env), sqliteFile: sqliteFile ?? undefined });
   // With the emulator and no account configured, the account area reads the emulator's built-in account.
   const upstream = new UpstreamClient(
     config.env === 'emulator' && !config.accountCredentials ? { ...config, accountCredentials: { email: DEFAULT_EMAIL, apikey: DEFAULT_APIKEY } } : config,
@@ -384,7 +389,7 @@ export function gatewayOptionsFromEnv(env: NodeJS.ProcessEnv, subgraphUrls: Reco
 
 /**
  * Persisted operations (`gateway/persisted.ts`): `PERSISTED_OPERATIONS` `apq` (default; on Redis with
- * `REDIS_URL`), `trusted` (with `PERSISTED_OPERATIONS_MANIFEST`, a file of hash → document) or `off`.
+ * `REDIS_URL`, else in the embedded database, or memory with `STORE=memory`), `trusted` (with `PERSISTED_OPERATIONS_MANIFEST`, a file of hash → document) or `off`.
  */
 export function persistedFromEnv(env: NodeJS.ProcessEnv): PersistedOperationsOptions {
   const raw = env.PERSISTED_OPERATIONS?.trim().toLowerCase() || 'apq';
@@ -395,7 +400,14 @@ export function persistedFromEnv(env: NodeJS.ProcessEnv): PersistedOperationsOpt
       'PERSISTED_OPERATIONS=trusted needs PERSISTED_OPERATIONS_MANIFEST: the path of the manifest of allowed operations (JSON, hash → document, as a client build emits it)',
     );
   }
-  return { mode: raw, manifest, redisUrl: env.REDIS_URL?.trim() || null, redisPrefix: redisPrefixFromEnv(env) };
+  const store = storeChoiceFromEnv(env);
+  return {
+    mode: raw,
+    manifest,
+    redisUrl: store.kind === 'redis' ? store.url : null,
+    sqliteFile: store.kind === 'sqlite' ? store.file : null,
+    redisPrefix: redisPrefixFromEnv(env),
+  };
 }
 
 /** `CORS_ORIGINS`: comma-separated browser origins allowed cross-origin; none by default. */

@@ -23,12 +23,17 @@ export interface Service {
   kill(signal?: NodeJS.Signals): Promise<void>;
 }
 
-/** The environment every service gets: none of the caller's layer settings leak in. */
+/**
+ * The environment every service gets: none of the caller's layer settings leak in. Its state is in
+ * memory (`STORE=memory`) unless `extra` says where to keep it (`REDIS_URL`, `DATA_DIR` or `STORE`).
+ */
 export function baseEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const k of Object.keys(env))
-    if (/^(OPENAPI_|SUBGRAPH_|EMULATOR_|RISK_|PUBLIC_URL$|LAYER_SECRET$|PORT$|HOST$|REDIS_URL$|REDIS_PREFIX$|CORS_ORIGINS$|GATEWAY_LOG_LEVEL$)/.test(k)) delete env[k];
-  return { ...env, OPENAPI_ENV: 'emulator', ...extra };
+    if (/^(OPENAPI_|SUBGRAPH_|EMULATOR_|RISK_|PUBLIC_URL$|LAYER_SECRET$|PORT$|HOST$|REDIS_URL$|REDIS_PREFIX$|STORE$|DATA_DIR$|CORS_ORIGINS$|GATEWAY_LOG_LEVEL$)/.test(k))
+      delete env[k];
+  const placed = extra.REDIS_URL !== undefined || extra.DATA_DIR !== undefined || extra.STORE !== undefined;
+  return { ...env, OPENAPI_ENV: 'emulator', ...(placed ? {} : { STORE: 'memory' }), ...extra };
 }
 
 /** A free loopback port (listen on 0, read it, close). */

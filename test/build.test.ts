@@ -473,9 +473,13 @@ describe('image and compose definitions', () => {
     expect(runtime).toMatch(/NODE_OPTIONS=--max-old-space-size=\d+/);
     expect(runtime).toMatch(/^HEALTHCHECK .*CMD .*HEALTHCHECK_URL/m);
     expect(runtime).toMatch(/HEALTHCHECK_URL=http:\/\/127\.0\.0\.1:4000\/healthz/);
+    // The embedded store's directory: owned by the node user, a volume.
+    expect(runtime).toMatch(/DATA_DIR=\/data\b/);
+    expect(runtime).toMatch(/^RUN .*chown node:node \/data\b/m);
+    expect(runtime).toMatch(/^VOLUME \/data$/m);
     const cmd = /^CMD (\[.*\])$/m.exec(runtime);
     expect(entryOf(JSON.parse(cmd![1]) as string[])).toBe('dist/main.js');
-    for (const ignored of ['node_modules', 'dist', '.git', '.env']) expect(readFileSync(join(ROOT, '.dockerignore'), 'utf8').split('\n')).toContain(ignored);
+    for (const ignored of ['node_modules', 'dist', '.git', '.env', '.data']) expect(readFileSync(join(ROOT, '.dockerignore'), 'utf8').split('\n')).toContain(ignored);
   });
 });
 

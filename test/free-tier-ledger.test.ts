@@ -1,5 +1,5 @@
 /**
- * Free tiers on the shared cost ledger, one spec against memory and Redis: each tenant's calls of an
+ * Free tiers on the shared cost ledger, one spec against memory, the embedded store and Redis: each tenant's calls of an
  * endpoint counted per day, month and year (Italian calendar, injectable clock), a call free while
  * every tier has room, replicas sharing the counts, and the cost meter pricing calls by them.
  */
@@ -8,6 +8,7 @@ import { freeTierOf } from '../contract/prices.ts';
 import { CostMeter, mergeSummaries } from '../subgraphs/upstream/cost.ts';
 import { MemoryCostLedger, type CostLedger } from '../subgraphs/upstream/ledger.ts';
 import { RedisCostLedger } from '../subgraphs/upstream/redis-ledger.ts';
+import { SqliteCostLedger } from '../subgraphs/upstream/sqlite-stores.ts';
 import { describeStores } from './support/store-spec.ts';
 
 /** 23:59 in Rome on 31 December 2026 (UTC+1): a day, a month and a year end a minute later. */
@@ -22,7 +23,7 @@ const MONTH_YEAR = [
 
 describeStores<CostLedger>(
   'free tiers on the cost ledger',
-  { memory: () => new MemoryCostLedger({ now: clock }), redis: (redis) => new RedisCostLedger(redis, { now: clock }) },
+  { memory: () => new MemoryCostLedger({ now: clock }), redis: (redis) => new RedisCostLedger(redis, { now: clock }), sqlite: (db) => new SqliteCostLedger(db, { now: clock }) },
   (stores) => {
     it('a call is free while the day has room; the next day starts again (Italian midnight)', async () => {
       now = Date.UTC(2026, 11, 31, 22, 59, 0);

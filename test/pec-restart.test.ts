@@ -1,17 +1,21 @@
 /**
- * A bulk sending survives a restart of the layer with Redis and is never sent twice: a queue of
- * 1,000 recipients (4 requests of 250) is started by one bulk service, which stops after its first
- * request; a new one on the same Redis (same secret, same prefix) resumes the queue from the store
- * and finishes it. The emulator sees each batch exactly once. A batch claimed by the stopped service
+ * A bulk sending survives a restart of the layer, on Redis and on the embedded store, and is never
+ * sent twice: a queue of 1,000 recipients (4 requests of 250) is started by one bulk service, which
+ * stops after its first request; a new one on the same Redis (same secret, same prefix) or the same
+ * database file (a connection of its own) resumes the queue from the store and finishes it. The emulator sees each batch exactly once. A batch claimed by the stopped service
  * whose answer never came is not sent again: its recipients are UNKNOWN.
  */
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openDatabase } from '../platform/sqlite.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../emulator/server.ts';
 import { DEFAULT_BULK_PASSWORD, DEFAULT_BULK_USERNAME } from '../emulator/pecmassiva/index.ts';
 import { connectRedis, closeRedis } from '../subgraphs/runtime/redis.ts';
 import { BulkService, type Sending } from '../subgraphs/pec/bulk.ts';
-import { bulkStores, type BulkStores } from '../subgraphs/pec/bulk-store.ts';
+import { bulkStores, SqliteBulkStore, type BulkStores } from '../subgraphs/pec/bulk-store.ts';
 import { UpstreamClient } from '../subgraphs/upstream/client.ts';
 import { loadUpstreamConfig } from '../subgraphs/upstream/config.ts';
 import { MemoryCostLedger, type CostLedger } from '../subgraphs/upstream/ledger.ts';
@@ -27,13 +31,42 @@ let upstream: UpstreamClient;
 let token: string;
 const open: Array<{ stop: () => Promise<void>; stores: BulkStores }> = [];
 
-function service(ledger?: CostLedger, env: NodeJS.ProcessEnv = {}): { bulk: BulkService; stores: BulkStores; stop: () => Promise<void> } {
-  const stores = bulkStores({ redisUrl: REDIS_URL, secret: ENV.LAYER_SECRET, prefix: PREFIX });
+const DATA_DIR = mkdtempSync(join(tmpdir(), 'pec-restart-'));
+const DB_FILE = join(DATA_DIR, 'layer.db');
+type Place = 'redis' | 'sqlite';
+
+/** A bulk service on Redis, or on the embedded store's file (each call a new process's stores: `bulkStores` on a connection of its own). */
+function service(ledger?: CostLedger, env: NodeJS.ProcessEnv = {}, place: Place = 'redis'): { bulk: BulkService; stores: BulkStores; stop: () => Promise<void> } {
+  const stores = place === 'redis' ? bulkStores({ redisUrl: REDIS_URL, secret: ENV.LAYER_SECRET, prefix: PREFIX }) : sqliteStores();
   const bulk = new BulkService({ ...ENV, ...env }, stores);
   const stopBulk = bulk.start({ upstream, publicUrl: () => '', ledger });
   const entry = { stores, stop: async () => void (await stopBulk()) };
   open.push(entry);
   return { bulk, stores, stop: entry.stop };
+}
+
+function sqliteStores(): BulkStores {
+  const db = openDatabase(DB_FILE);
+  const shared = bulkStores({ sqliteFile: DB_FILE, secret: ENV.LAYER_SECRET });
+  return { ...shared, store: new SqliteBulkStore(db), close: async () => (db.release(), shared.close()) };
+}
+
+/** What the store keeps of a sending, as text. */
+async function rawSending(place: Place, id: string): Promise<string> {
+  if (place === 'sqlite') {
+    const db = openDatabase(DB_FILE);
+    try {
+      return String(db.get("SELECT v FROM kv WHERE ns = 'pecmassiva' AND k = ?", `s:${id}`)?.v);
+    } finally {
+      db.release();
+    }
+  }
+  const redis = connectRedis(REDIS_URL, { prefix: PREFIX, name: 'pec-restart-probe' });
+  try {
+    return String(await redis.get(`pecmassiva:s:${id}`));
+  } finally {
+    await closeRedis(redis);
+  }
 }
 
 beforeAll(async () => {
@@ -53,12 +86,15 @@ afterAll(async () => {
   const keys = await redis.keys(`${PREFIX}*`);
   if (keys.length > 0) await redis.del(...keys.map((k) => k.slice(PREFIX.length)));
   await closeRedis(redis);
+  rmSync(DATA_DIR, { recursive: true, force: true });
 });
 
-describe('bulk queue across a restart', () => {
-  it('resumes from Redis and sends every batch exactly once', async () => {
-    const tenant = 'restart-tenant';
-    const a = service();
+describe.each<Place>(['redis', 'sqlite'])('bulk queue across a restart (%s)', (place) => {
+  it(`resumes from ${place === 'redis' ? 'Redis' : 'the embedded store'} and sends every batch exactly once`, async () => {
+    const tenant = `restart-tenant-${place}`;
+    // The emulator's calls of this run only (the other place's run came first).
+    const postsBefore = emu.calls().filter((c) => c.area === 'pecmassiva' && c.method === 'POST').length;
+    const a = service(undefined, {}, place);
     const recipients = Array.from({ length: 1000 }, (_, i) => `r${i}@legalmail.it`);
     const queued = await a.bulk.queue(
       { token, tenant },
@@ -69,10 +105,11 @@ describe('bulk queue across a restart', () => {
     await sendingUntil(a.bulk, tenant, queued.id, (s) => s.recipients.filter((r) => r.state === 'SENT').length >= 250);
     // The layer stops (its queue and timers with it).
     await a.stop();
+    const postsAtRestart = emu.calls().filter((c) => c.area === 'pecmassiva' && c.method === 'POST').length;
 
     // The new process charges the tenant's day on the shared ledger (here its free tier of sends: every call counts).
     const ledger = new MemoryCostLedger();
-    const b = service(ledger);
+    const b = service(ledger, {}, place);
     // The same key on the new process: the same sending, not a second one.
     const again = await b.bulk.queue(
       { token, tenant },
@@ -85,28 +122,26 @@ describe('bulk queue across a restart', () => {
     // Every recipient handed to the service (some already accepted: their receipts are read on), none lost, none unknown.
     expect(done.recipients.filter((r) => ['SENT', 'ACCEPTED', 'DELIVERED'].includes(r.state))).toHaveLength(1000);
     // Each batch reached the service once (a request refused for the pace, 429, sent nothing and was queued again).
-    const posts = emu.calls().filter((c) => c.area === 'pecmassiva' && c.method === 'POST');
+    const posts = emu
+      .calls()
+      .filter((c) => c.area === 'pecmassiva' && c.method === 'POST')
+      .slice(postsBefore);
     expect(posts.filter((c) => c.status === 201)).toHaveLength(4);
     expect(posts.every((c) => c.status === 201 || c.status === 429)).toBe(true);
-    // The three requests sent after the restart (and any refused for the pace) are on the tenant's day.
+    // The requests sent after the restart (three, and any refused for the pace) are on the tenant's day.
     const tier = freeTierOf('pecmassiva', 'POST', '/send')!;
     const [use] = await ledger.freeUse(tenant, tier.key, tier.tiers);
-    expect(use.used).toBe(posts.length - 1);
+    expect(use.used).toBe(posts.length - (postsAtRestart - postsBefore));
     // No password and no token in what the store keeps.
-    const redis = connectRedis(REDIS_URL, { prefix: PREFIX, name: 'pec-restart-probe' });
-    try {
-      const stored = String(await redis.get(`pecmassiva:s:${queued.id}`));
-      expect(stored).toContain(queued.id);
-      expect(stored).not.toContain(DEFAULT_BULK_PASSWORD);
-      expect(stored).not.toContain(token);
-    } finally {
-      await closeRedis(redis);
-    }
+    const stored = await rawSending(place, queued.id);
+    expect(stored).toContain(queued.id);
+    expect(stored).not.toContain(DEFAULT_BULK_PASSWORD);
+    expect(stored).not.toContain(token);
   });
 
   it('never sends a batch an earlier process claimed and got no answer for: its recipients are UNKNOWN', async () => {
-    const tenant = 'restart-tenant-2';
-    const a = service();
+    const tenant = `restart-tenant-2-${place}`;
+    const a = service(undefined, {}, place);
     const recipients = Array.from({ length: 500 }, (_, i) => `u${i}@legalmail.it`);
     const before = emu.calls().filter((c) => c.area === 'pecmassiva' && c.method === 'POST' && c.status === 201).length;
     const queued = await a.bulk.queue(
@@ -119,13 +154,15 @@ describe('bulk queue across a restart', () => {
     await a.stop();
     // As if the stopped process had taken the second batch and died before its answer.
     expect(await a.stores.store.claimBatch(queued.id, 250)).toBe(true);
-    const b = service();
+    const b = service(undefined, {}, place);
     const done = await sendingUntil(b.bulk, tenant, queued.id, (s) => s.recipients.every((r) => r.state !== 'QUEUED'));
     expect(done.recipients.slice(250).every((r) => r.state === 'UNKNOWN')).toBe(true);
     const after = emu.calls().filter((c) => c.area === 'pecmassiva' && c.method === 'POST' && c.status === 201).length;
     expect(after - before).toBe(1);
   });
+});
 
+describe('bulk queue on Redis', () => {
   it('keeps no sealed credential and no message in Redis once a sending is done', async () => {
     const tenant = 'restart-tenant-3';
     await fetch(`${emu.url}/_emulator/pecmassiva/timing`, {

@@ -9,7 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHash, randomUUID } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ApolloClient, HttpLink, InMemoryCache, gql } from '@apollo/client/core';
@@ -19,7 +19,18 @@ import { persistedExchange } from '@urql/exchange-persisted';
 import { request } from 'undici';
 import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
-import { memoryDocumentStore, persistedOperations, readManifest, redisDocumentStore, sha256Hex, type PersistedDocumentStore } from '../gateway/persisted.ts';
+import {
+  memoryDocumentStore,
+  persistedOperations,
+  readManifest,
+  redisDocumentStore,
+  redisDocumentStoreOn,
+  sha256Hex,
+  sqliteDocumentStore,
+  type PersistedDocumentStore,
+} from '../gateway/persisted.ts';
+import { openDatabase } from '../platform/sqlite.ts';
+import { describeStores } from './support/store-spec.ts';
 import { persistedFromEnv, ServiceConfigError } from '../services/build.ts';
 import { startTestStack, type GraphQLResponse, type TestStack } from './support/stack.ts';
 
@@ -356,9 +367,58 @@ describe('APQ document stores (one spec)', () => {
   });
 });
 
+describeStores<PersistedDocumentStore>(
+  'APQ documents',
+  {
+    memory: () => memoryDocumentStore({ maxEntries: 3 }),
+    redis: (redis) => redisDocumentStoreOn(redis, { ttlSeconds: 60, maxEntries: 3 }),
+    sqlite: (db) => sqliteDocumentStore(db, { ttlSeconds: 60, maxEntries: 3 }),
+  },
+  (stores) => {
+    it('keeps a document under its hash for every replica; a known hash is never rewritten; at most maxEntries, the oldest dropped', async () => {
+      const a = await stores.make();
+      const b = await stores.replica(a);
+      expect(await b.get('h1')).toBeNull();
+      await a.set('h1', 'query One { __typename }');
+      expect(await b.get('h1')).toBe('query One { __typename }');
+      if (stores.kind !== 'memory') {
+        // Shared stores: the first registration stands (SET NX / INSERT unless present).
+        await b.set('h1', 'query Other { __typename }');
+        expect(await a.get('h1')).toBe('query One { __typename }');
+      }
+      const c = await stores.make();
+      const d = await stores.replica(c);
+      for (const h of ['g1', 'g2', 'g3', 'g4', 'g5']) await c.set(h, `query ${h} { __typename }`);
+      const kept = await Promise.all(['g1', 'g2', 'g3', 'g4', 'g5'].map((h) => d.get(h)));
+      // At most three, the newest kept (memory weighs each entry by size too, so it may keep fewer).
+      expect(kept.slice(0, 2)).toEqual([null, null]);
+      expect(kept.slice(3)).toEqual(['query g4 { __typename }', 'query g5 { __typename }']);
+      if (stores.kind !== 'memory') expect(kept[2]).toBe('query g3 { __typename }');
+    });
+
+    it('forgets a document after its ttl', async () => {
+      if (stores.kind !== 'sqlite') return; // memory: no ttl (bounded); Redis: EX, checked by Redis
+      const dir = mkdtempSync(join(tmpdir(), 'apq-ttl-'));
+      let now = Date.now();
+      const store = sqliteDocumentStore(openDatabase(join(dir, 'layer.db')), { ttlSeconds: 60, now: () => now });
+      try {
+        await store.set('h', 'query H { __typename }');
+        now += 59_000;
+        expect(await store.get('h')).toBe('query H { __typename }');
+        now += 2_000;
+        expect(await store.get('h')).toBeNull();
+      } finally {
+        await store.close();
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  },
+);
+
 describe('configuration (gatewayOptionsFromEnv)', () => {
   it('APQ by default, on Redis with REDIS_URL; trusted needs its manifest; unknown modes refused', () => {
     expect(persistedFromEnv({})).toMatchObject({ mode: 'apq', redisUrl: null });
+    expect(persistedFromEnv({ DATA_DIR: '/srv/layer' })).toMatchObject({ mode: 'apq', redisUrl: null, sqliteFile: '/srv/layer/layer.db' });
     expect(persistedFromEnv({ REDIS_URL: 'redis://127.0.0.1:6379', REDIS_PREFIX: 'p:' })).toMatchObject({ mode: 'apq', redisUrl: 'redis://127.0.0.1:6379', redisPrefix: 'p:' });
     expect(() => persistedFromEnv({ PERSISTED_OPERATIONS: 'trusted' })).toThrow(ServiceConfigError);
     expect(persistedFromEnv({ PERSISTED_OPERATIONS: 'trusted', PERSISTED_OPERATIONS_MANIFEST: '/m.json' })).toMatchObject({ mode: 'trusted', manifest: '/m.json' });

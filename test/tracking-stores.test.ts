@@ -18,6 +18,8 @@ import { RedisEventBus } from '../subgraphs/runtime/tracking/redis-bus.ts';
 import { RedisFileGrantStore, RedisReplayGuard } from '../subgraphs/runtime/tracking/redis-kv.ts';
 import { RedisPollBook, RedisTrackedStore } from '../subgraphs/runtime/tracking/redis-store.ts';
 import { FINISHED_RESERVATION_GRACE_S, MemoryTrackedStore, type IdempotencyRecord, type TrackedStore } from '../subgraphs/runtime/tracking/store.ts';
+import { SqliteFileGrantStore, SqlitePollBook, SqliteReplayGuard, SqliteTrackedStore } from '../subgraphs/runtime/tracking/sqlite-store.ts';
+import type { SqliteDatabase } from '../platform/sqlite.ts';
 import { describeStores } from './support/store-spec.ts';
 
 type Fam = 'REPORT' | 'MONITOR';
@@ -51,8 +53,10 @@ interface World {
   book: PollBook;
   /** The stores' clock (ms): tests move it instead of sleeping. */
   clock: { now: number };
-  /** The raw value of a key (Redis) or the sealed token (memory). */
+  /** The raw value of a key (Redis) or the sealed token (memory, SQLite). */
   rawToken(tenant: string, id: string): Promise<string | undefined>;
+  /** Every value the world's database holds, as text (SQLite only): to check nothing is kept in clear. */
+  dump?: () => string;
 }
 
 const buses: Array<EventBus<Ev>> = [];
@@ -89,6 +93,34 @@ function redisWorld(redis: Redis): World {
   };
 }
 
+/** One process's bus per database file: the replicas of a SQLite world are one process's connections (the embedded store serves one machine). */
+const sqliteBuses = new Map<string, EventBus<Ev>>();
+
+function sqliteWorld(db: SqliteDatabase): World {
+  const clock = { now: Date.now() };
+  const now = () => clock.now;
+  const store = new SqliteTrackedStore<Fam>(db, POLICY, { cipher, namespace: 'risk:', now });
+  let bus = sqliteBuses.get(db.file);
+  if (!bus) {
+    sqliteBuses.set(db.file, (bus = new MemoryEventBus<Ev>()));
+    buses.push(bus);
+  }
+  return {
+    clock,
+    store,
+    replay: new SqliteReplayGuard(db, { namespace: 'risk:', now }),
+    grants: new SqliteFileGrantStore(db, { namespace: 'risk:', now }),
+    bus,
+    book: new SqlitePollBook(db, { namespace: 'risk:', now }),
+    rawToken: async (t, id) => store.sealedTokenOf(t, id),
+    dump: () =>
+      db
+        .all('SELECT v FROM kv')
+        .map((r) => String(r.v))
+        .join('\n'),
+  };
+}
+
 const inSeconds = (s: number): number => Math.floor(Date.now() / 1000) + s;
 const ID = 'a'.repeat(24);
 const idem = (over: Partial<IdempotencyRecord<Fam>> = {}): IdempotencyRecord<Fam> => ({
@@ -105,7 +137,7 @@ const idem = (over: Partial<IdempotencyRecord<Fam>> = {}): IdempotencyRecord<Fam
   ...over,
 });
 
-describeStores<World>('tracking stores', { memory: memoryWorld, redis: redisWorld }, (stores) => {
+describeStores<World>('tracking stores', { memory: memoryWorld, redis: redisWorld, sqlite: sqliteWorld }, (stores) => {
   it('binds a reservation to its request once, and keeps it only a grace period once the request is final', async () => {
     const world = await stores.make();
     const { store } = world;
@@ -119,7 +151,7 @@ describeStores<World>('tracking stores', { memory: memoryWorld, redis: redisWorl
     // A retried delivery of the final state is still answered, for the grace period only.
     const kept = await store.reservation('k1');
     expect(kept).toMatchObject({ id: ID });
-    if (stores.kind === 'memory') expect(kept!.expiresAt).toBeLessThanOrEqual(inSeconds(FINISHED_RESERVATION_GRACE_S));
+    if (stores.kind !== 'redis') expect(kept!.expiresAt).toBeLessThanOrEqual(inSeconds(FINISHED_RESERVATION_GRACE_S));
     else expect(await stores.connection(world)!.pttl('res:k1')).toBeLessThanOrEqual(FINISHED_RESERVATION_GRACE_S * 1000);
   });
 
@@ -346,7 +378,7 @@ describeStores<World>('tracking stores', { memory: memoryWorld, redis: redisWorl
     );
 
   it(
-    stores.kind === 'redis'
+    stores.kind !== 'memory'
       ? 'reads a late request once across two pollers (lease)'
       : 'reads a late request once when two rounds overlap (one process: the round is shared, no lease needed)',
     async () => {
@@ -358,7 +390,7 @@ describeStores<World>('tracking stores', { memory: memoryWorld, redis: redisWorl
       const reads: string[] = [];
       const pa = latePoller(a, reads, 'a', () => now);
       // Memory: one process has one poller; two overlapping ticks must not read twice.
-      const pb = stores.kind === 'redis' ? latePoller(b, reads, 'b', () => now) : pa;
+      const pb = stores.kind !== 'memory' ? latePoller(b, reads, 'b', () => now) : pa;
       await Promise.all([pa.tick(), pb.tick()]);
       expect(reads).toHaveLength(1);
     },
@@ -435,6 +467,10 @@ describeStores<World>('tracking stores', { memory: memoryWorld, redis: redisWorl
         expect(raw).not.toContain('hook-secret-42');
       }
     }
+    if (w.dump) {
+      expect(w.dump()).toContain('Authorization');
+      expect(w.dump()).not.toContain('hook-secret-42');
+    }
   });
 
   it('keeps the upstream token sealed, never in clear', async () => {
@@ -448,5 +484,6 @@ describeStores<World>('tracking stores', { memory: memoryWorld, redis: redisWorl
     const conn = stores.connection(w);
     if (conn) expect(await conn.get('res:k-sealed')).not.toContain('very-secret-upstream-token');
     expect((await w.store.reservation('k-sealed'))?.token).toBe('very-secret-upstream-token');
+    if (w.dump) expect(w.dump()).not.toContain('very-secret-upstream-token');
   });
 });

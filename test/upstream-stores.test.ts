@@ -19,6 +19,10 @@ import { RedisRateLimitStore } from '../subgraphs/upstream/redis-rate-limit.ts';
 import { upstreamStores } from '../subgraphs/upstream/stores.ts';
 import { tenantOf } from '../subgraphs/upstream/tenant.ts';
 import { describeStores, TEST_REDIS_URL } from './support/store-spec.ts';
+import { SqliteCostLedger, SqlitePendingStore } from '../subgraphs/upstream/sqlite-stores.ts';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { json, startStub, type Stub } from './support/stub.ts';
 
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -92,80 +96,92 @@ describeStores<CacheStore>('upstream cache', { memory: () => new MemoryCacheStor
 
 const limits = (operation: number | null, day: number | null) => ({ operation, day });
 
-describeStores<CostLedger>('cost ledger', { memory: () => new MemoryCostLedger({ now: clock }), redis: (redis) => new RedisCostLedger(redis, { now: clock }) }, (stores) => {
-  const acct = (operationId: string, tenant = 't1') => ({ operationId, tenant });
+describeStores<CostLedger>(
+  'cost ledger',
+  { memory: () => new MemoryCostLedger({ now: clock }), redis: (redis) => new RedisCostLedger(redis, { now: clock }), sqlite: (db) => new SqliteCostLedger(db, { now: clock }) },
+  (stores) => {
+    const acct = (operationId: string, tenant = 't1') => ({ operationId, tenant });
 
-  it('commits to the operation and the day, and gives back a release (never below zero)', async () => {
-    const ledger = await stores.make();
-    await ledger.reserve(acct('op1'), 0.9, limits(50, null), 'GET IT-aml');
-    await ledger.reserve(acct('op2'), 3, limits(50, null), 'GET IT-creditscore-top');
-    expect(await ledger.balance(acct('op1'))).toEqual({ operation: 0.9, day: 3.9 });
-    await ledger.release(acct('op2'), 3);
-    expect(await ledger.balance(acct('op2'))).toEqual({ operation: 0, day: 0.9 });
-    await ledger.release(acct('op2'), 3);
-    expect(await ledger.balance(acct('op2'))).toEqual({ operation: 0, day: 0 });
-    await ledger.reserve(acct('op3'), 0, limits(0.01, 0.01), 'free');
-    expect(await ledger.balance(acct('op3'))).toEqual({ operation: 0, day: 0 });
-  });
+    it('commits to the operation and the day, and gives back a release (never below zero)', async () => {
+      const ledger = await stores.make();
+      await ledger.reserve(acct('op1'), 0.9, limits(50, null), 'GET IT-aml');
+      await ledger.reserve(acct('op2'), 3, limits(50, null), 'GET IT-creditscore-top');
+      expect(await ledger.balance(acct('op1'))).toEqual({ operation: 0.9, day: 3.9 });
+      await ledger.release(acct('op2'), 3);
+      expect(await ledger.balance(acct('op2'))).toEqual({ operation: 0, day: 0.9 });
+      await ledger.release(acct('op2'), 3);
+      expect(await ledger.balance(acct('op2'))).toEqual({ operation: 0, day: 0 });
+      await ledger.reserve(acct('op3'), 0, limits(0.01, 0.01), 'free');
+      expect(await ledger.balance(acct('op3'))).toEqual({ operation: 0, day: 0 });
+    });
 
-  it("refuses a charge past the operation's budget, saying what is committed, and commits nothing", async () => {
-    const ledger = await stores.make();
-    await ledger.reserve(acct('op'), 0.9, limits(1, null), 'GET IT-aml');
-    const err = await ledger.reserve(acct('op'), 0.15, limits(1, null), 'GET IT-full').catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(CostLimitError);
-    expect(err).toMatchObject({ scope: 'operation', budget: 1, committed: 0.9, price: 0.15, endpoint: 'GET IT-full' });
-    expect(await ledger.balance(acct('op'))).toEqual({ operation: 0.9, day: 0.9 });
-    await ledger.reserve(acct('op'), 0.1, limits(1, null), 'GET IT-start');
-    expect((await ledger.balance(acct('op'))).operation).toBe(1);
-  });
+    it("refuses a charge past the operation's budget, saying what is committed, and commits nothing", async () => {
+      const ledger = await stores.make();
+      await ledger.reserve(acct('op'), 0.9, limits(1, null), 'GET IT-aml');
+      const err = await ledger.reserve(acct('op'), 0.15, limits(1, null), 'GET IT-full').catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(CostLimitError);
+      expect(err).toMatchObject({ scope: 'operation', budget: 1, committed: 0.9, price: 0.15, endpoint: 'GET IT-full' });
+      expect(await ledger.balance(acct('op'))).toEqual({ operation: 0.9, day: 0.9 });
+      await ledger.reserve(acct('op'), 0.1, limits(1, null), 'GET IT-start');
+      expect((await ledger.balance(acct('op'))).operation).toBe(1);
+    });
 
-  it("refuses a charge past the tenant's day across operations; another tenant and the next day are apart", async () => {
-    const ledger = await stores.make();
-    await ledger.reserve(acct('a', 't1'), 6, limits(null, 10), 'x');
-    const err = await ledger.reserve(acct('b', 't1'), 5, limits(null, 10), 'y').catch((e: unknown) => e);
-    expect(err).toMatchObject({ name: 'CostLimitError', scope: 'day', budget: 10, committed: 6 });
-    expect(await ledger.balance(acct('b', 't1'))).toEqual({ operation: 0, day: 6 });
-    await ledger.reserve(acct('c', 't2'), 5, limits(null, 10), 'y');
-    now += 86_400_000;
-    await ledger.reserve(acct('d', 't1'), 9, limits(null, 10), 'z');
-    expect(await ledger.balance(acct('d', 't1'))).toEqual({ operation: 9, day: 9 });
-  });
+    it("refuses a charge past the tenant's day across operations; another tenant and the next day are apart", async () => {
+      const ledger = await stores.make();
+      await ledger.reserve(acct('a', 't1'), 6, limits(null, 10), 'x');
+      const err = await ledger.reserve(acct('b', 't1'), 5, limits(null, 10), 'y').catch((e: unknown) => e);
+      expect(err).toMatchObject({ name: 'CostLimitError', scope: 'day', budget: 10, committed: 6 });
+      expect(await ledger.balance(acct('b', 't1'))).toEqual({ operation: 0, day: 6 });
+      await ledger.reserve(acct('c', 't2'), 5, limits(null, 10), 'y');
+      now += 86_400_000;
+      await ledger.reserve(acct('d', 't1'), 9, limits(null, 10), 'z');
+      expect(await ledger.balance(acct('d', 't1'))).toEqual({ operation: 9, day: 9 });
+    });
 
-  it('does not drift over a thousand small charges and releases', async () => {
-    const ledger = await stores.make();
-    const a = acct('many');
-    await Promise.all(Array.from({ length: 1000 }, () => ledger.reserve(a, 0.001, limits(null, null), 'GET x')));
-    expect(await ledger.balance(a)).toEqual({ operation: 1, day: 1 });
-    await Promise.all(Array.from({ length: 300 }, () => ledger.release(a, 0.001)));
-    expect(await ledger.balance(a)).toEqual({ operation: 0.7, day: 0.7 });
-  });
+    it('does not drift over a thousand small charges and releases', async () => {
+      const ledger = await stores.make();
+      const a = acct('many');
+      await Promise.all(Array.from({ length: 1000 }, () => ledger.reserve(a, 0.001, limits(null, null), 'GET x')));
+      expect(await ledger.balance(a)).toEqual({ operation: 1, day: 1 });
+      await Promise.all(Array.from({ length: 300 }, () => ledger.release(a, 0.001)));
+      expect(await ledger.balance(a)).toEqual({ operation: 0.7, day: 0.7 });
+    });
 
-  it('never passes a limit under 50 concurrent reserves from two replicas', async () => {
-    const a = await stores.make();
-    const b = await stores.replica(a);
-    const results = await Promise.allSettled(Array.from({ length: 50 }, (_, i) => (i % 2 ? a : b).reserve(acct('burst', 'tb'), 0.05, limits(1, null), 'GET IT-start')));
-    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(20);
-    expect(results.filter((r) => r.status === 'rejected' && r.reason instanceof CostLimitError && r.reason.scope === 'operation')).toHaveLength(30);
-    expect(await a.balance(acct('burst', 'tb'))).toEqual({ operation: 1, day: 1 });
+    it('never passes a limit under 50 concurrent reserves from two replicas', async () => {
+      const a = await stores.make();
+      const b = await stores.replica(a);
+      const results = await Promise.allSettled(Array.from({ length: 50 }, (_, i) => (i % 2 ? a : b).reserve(acct('burst', 'tb'), 0.05, limits(1, null), 'GET IT-start')));
+      expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(20);
+      expect(results.filter((r) => r.status === 'rejected' && r.reason instanceof CostLimitError && r.reason.scope === 'operation')).toHaveLength(30);
+      expect(await a.balance(acct('burst', 'tb'))).toEqual({ operation: 1, day: 1 });
 
-    const day = await Promise.allSettled(Array.from({ length: 50 }, (_, i) => (i % 2 ? a : b).reserve(acct(`op${i}`, 'tday'), 0.3, limits(null, 3), 'GET IT-aml')));
-    expect(day.filter((r) => r.status === 'fulfilled')).toHaveLength(10);
-    expect((await b.balance(acct('x', 'tday'))).day).toBe(3);
-  });
+      const day = await Promise.allSettled(Array.from({ length: 50 }, (_, i) => (i % 2 ? a : b).reserve(acct(`op${i}`, 'tday'), 0.3, limits(null, 3), 'GET IT-aml')));
+      expect(day.filter((r) => r.status === 'fulfilled')).toHaveLength(10);
+      expect((await b.balance(acct('x', 'tday'))).day).toBe(3);
+    });
 
-  it('lets operation keys expire after an hour and day keys after two days (Redis)', async () => {
-    const ledger = await stores.make();
-    await ledger.reserve(acct('ttl', 'tt'), 1, limits(null, null), 'x');
-    const raw = stores.connection(ledger);
-    if (!raw) return expect(stores.kind).toBe('memory');
-    const op = await raw.pttl('ledger:op:ttl');
-    expect(op).toBeGreaterThan(3_590_000);
-    expect(op).toBeLessThanOrEqual(3_600_000);
-    const day = await raw.pttl(`ledger:day:tt:${periodOf('day', now)}`);
-    expect(day).toBeGreaterThan(2 * 86_400_000 - 10_000);
-    expect(await raw.get('ledger:op:ttl')).toBe('1000000');
-  });
-});
+    it('lets operation keys expire after an hour and day keys after two days (Redis)', async () => {
+      const ledger = await stores.make();
+      await ledger.reserve(acct('ttl', 'tt'), 1, limits(null, null), 'x');
+      const raw = stores.connection(ledger);
+      if (stores.kind === 'sqlite') {
+        // An hour without a charge: the operation is forgotten, its day is not.
+        const start = now;
+        now += 3_600_001;
+        expect(await ledger.balance(acct('ttl', 'tt'))).toEqual({ operation: 0, day: periodOf('day', now) === periodOf('day', start) ? 1 : 0 });
+        now = start;
+        return;
+      }
+      if (!raw) return expect(stores.kind).toBe('memory');
+      const op = await raw.pttl('ledger:op:ttl');
+      expect(op).toBeGreaterThan(3_590_000);
+      expect(op).toBeLessThanOrEqual(3_600_000);
+      const day = await raw.pttl(`ledger:day:tt:${periodOf('day', now)}`);
+      expect(day).toBeGreaterThan(2 * 86_400_000 - 10_000);
+      expect(await raw.get('ledger:op:ttl')).toBe('1000000');
+    });
+  },
+);
 
 // ---------------------------------------------------------------------------------------------
 // In-flight markers, directly
@@ -234,23 +250,27 @@ describeStores<InFlightMarkers>('in-flight markers', { memory: () => new MemoryI
 // ---------------------------------------------------------------------------------------------
 // Pending slow datasets, directly
 
-describeStores<PendingStore>('pending slow datasets', { memory: () => new MemoryPendingStore(100), redis: (redis) => new RedisPendingStore(redis) }, (stores) => {
-  it('remembers an id for its TTL, per key, until deleted', async () => {
-    const a = await stores.make();
-    const b = await stores.replica(a);
-    await a.set('t|company|envelope|/IT-aml/1', 'r1', 5_000);
-    expect(await b.get('t|company|envelope|/IT-aml/1')).toEqual({ id: 'r1' });
-    expect(await b.get('t2|company|envelope|/IT-aml/1')).toBeUndefined();
-    await b.set('t|company|envelope|/IT-aml/1', 'r2', 5_000);
-    expect(await a.get('t|company|envelope|/IT-aml/1')).toEqual({ id: 'r2' });
-    await a.delete('t|company|envelope|/IT-aml/1');
-    expect(await b.get('t|company|envelope|/IT-aml/1')).toBeUndefined();
-    await a.set('short', 'r3', 500);
-    expect(await a.get('short')).toEqual({ id: 'r3' });
-    await pause(600);
-    expect(await a.get('short')).toBeUndefined();
-  });
-});
+describeStores<PendingStore>(
+  'pending slow datasets',
+  { memory: () => new MemoryPendingStore(100), redis: (redis) => new RedisPendingStore(redis), sqlite: (db) => new SqlitePendingStore(db) },
+  (stores) => {
+    it('remembers an id for its TTL, per key, until deleted', async () => {
+      const a = await stores.make();
+      const b = await stores.replica(a);
+      await a.set('t|company|envelope|/IT-aml/1', 'r1', 5_000);
+      expect(await b.get('t|company|envelope|/IT-aml/1')).toEqual({ id: 'r1' });
+      expect(await b.get('t2|company|envelope|/IT-aml/1')).toBeUndefined();
+      await b.set('t|company|envelope|/IT-aml/1', 'r2', 5_000);
+      expect(await a.get('t|company|envelope|/IT-aml/1')).toEqual({ id: 'r2' });
+      await a.delete('t|company|envelope|/IT-aml/1');
+      expect(await b.get('t|company|envelope|/IT-aml/1')).toBeUndefined();
+      await a.set('short', 'r3', 500);
+      expect(await a.get('short')).toEqual({ id: 'r3' });
+      await pause(600);
+      expect(await a.get('short')).toBeUndefined();
+    });
+  },
+);
 
 // ---------------------------------------------------------------------------------------------
 // Two upstream clients ("replicas") sharing the stores
@@ -522,6 +542,25 @@ describe('upstreamStores', () => {
     expect(stores.kind).toBe('memory');
     expect(stores.ledger).toBeInstanceOf(MemoryCostLedger);
     await stores.close();
+  });
+
+  it('builds embedded stores on a database file: pending datasets and the ledger in it, the rest in memory', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'upstream-stores-'));
+    try {
+      const stores = await upstreamStores(config, undefined, clock, { sqliteFile: join(dir, 'layer.db') });
+      expect(stores.kind).toBe('sqlite');
+      expect(stores.ledger).toBeInstanceOf(SqliteCostLedger);
+      expect(stores.pending).toBeInstanceOf(SqlitePendingStore);
+      expect(stores.cache).toBeInstanceOf(MemoryCacheStore);
+      await stores.ledger.reserve({ operationId: 'o', tenant: 't' }, 2, { operation: null, day: null }, 'x');
+      await stores.close();
+      // Another process on the same file finds what was spent.
+      const again = await upstreamStores(config, undefined, clock, { sqliteFile: join(dir, 'layer.db') });
+      expect((await again.ledger.balance({ operationId: 'o', tenant: 't' })).day).toBe(2);
+      await again.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('builds Redis stores from REDIS_URL, and fails at once when Redis is unreachable', async () => {

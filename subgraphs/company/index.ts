@@ -35,7 +35,8 @@ function resolversOf(service: CompanyService): Resolvers {
 /**
  * A company subgraph with its own monitor service and poller. Its tracked monitors (store,
  * reservations, idempotency keys, replay guard, poller leases, event bus) live on Redis when the
- * `env` given has `REDIS_URL` (keys under `REDIS_PREFIX`), else in this process's memory. Stores
+ * `env` given has `REDIS_URL` (keys under `REDIS_PREFIX`), else in the embedded store (`DATA_DIR`),
+ * or in memory with `STORE=memory`. Stores
  * passed in `opts` win. Every `COMPANY_*` setting is read from that `env`.
  */
 export function createCompanySubgraph(

@@ -16,7 +16,8 @@ const typeDefs = parse(readFileSync(new URL('./schema.graphql', import.meta.url)
 
 /**
  * An invoicing subgraph with its own service and poller. Its tracked work lives on Redis when the
- * `env` given has `REDIS_URL` (keys under `REDIS_PREFIX`), else in this process's memory; stores
+ * `env` given has `REDIS_URL` (keys under `REDIS_PREFIX`), else in the embedded store (`DATA_DIR`),
+ * or in memory with `STORE=memory`; stores
  * passed in `opts` win. Every `INVOICING_*` setting is read from that `env`.
  */
 export function createInvoicingSubgraph(opts: InvoicingServiceOptions & { env: NodeJS.ProcessEnv }): Subgraph & { service: InvoicingService } {

@@ -3,7 +3,8 @@
  * queue, the receipt codes still read, and the caller's upstream token and mailbox credentials
  * sealed (AES-256-GCM under `LAYER_SECRET`, the kit's `TokenCipher`) — never in clear, never in an
  * event. A batch is claimed once (`claimBatch`, SET NX in Redis) before it is sent: whatever
- * restarts or runs twice, a batch is never sent twice. Memory by default; Redis with `REDIS_URL`
+ * restarts or runs twice, a batch is never sent twice. In the embedded database by default
+ * (`SqliteBulkStore`, namespace `pecmassiva`, the same lives); in memory with `STORE=memory`; Redis with `REDIS_URL`
  * (keys under `<REDIS_PREFIX>pecmassiva:`, a week of life), with the kit's poll book (read budget,
  * leases: `poll:*`) beside it, and the Redis event bus on the kit's channels (`<REDIS_PREFIX>bus:`).
  */
@@ -16,6 +17,8 @@ import { TokenCipher } from '../runtime/tracking/cipher.ts';
 import { MemoryPollBook, type PollBook } from '../runtime/tracking/poller.ts';
 import { RedisEventBus } from '../runtime/tracking/redis-bus.ts';
 import { RedisPollBook } from '../runtime/tracking/redis-store.ts';
+import { SqlitePollBook } from '../runtime/tracking/sqlite-store.ts';
+import { sharedDatabase, SqliteKv, type SqliteDatabase } from '../../platform/sqlite.ts';
 import type { Sending, SendRequest } from './bulk.ts';
 
 /** A sending with its queue, as stored (secrets sealed). */
@@ -175,6 +178,60 @@ export class RedisBulkStore implements BulkStore {
   async close(): Promise<void> {}
 }
 
+/** Sendings in the embedded database (one transaction per change): `s:` sendings (tagged `u` while not done), `k:` keys, `b:` batch claims, `c:` cancel marks. */
+export class SqliteBulkStore implements BulkStore {
+  private readonly kv: SqliteKv;
+  private readonly now: () => number;
+
+  constructor(
+    private readonly db: SqliteDatabase,
+    opts: { now?: () => number; namespace?: string } = {},
+  ) {
+    this.now = opts.now ?? Date.now;
+    this.kv = new SqliteKv(db, opts.namespace ?? 'pecmassiva', () => this.now());
+  }
+
+  private week = (): number => this.now() + WEEK_S * 1000;
+  private day = (): number => this.now() + DAY_S * 1000;
+
+  async save(s: StoredSending): Promise<void> {
+    this.kv.set(`s:${s.sending.id}`, JSON.stringify(s), { exp: this.week(), tag: s.sending.done ? null : 'u' });
+  }
+  async load(id: string): Promise<StoredSending | null> {
+    const v = this.kv.get(`s:${id}`);
+    return v ? (JSON.parse(v) as StoredSending) : null;
+  }
+  async unfinished(): Promise<StoredSending[]> {
+    return this.kv
+      .tagged('u')
+      .map((r) => JSON.parse(r.v) as StoredSending)
+      .filter((s) => !s.sending.done);
+  }
+  async claimKey(tenant: string, key: string, id: string): Promise<string | null> {
+    const k = `k:${tenant}\u0000${key}`;
+    return this.db.tx(() => (this.kv.setNx(k, id, { exp: this.day() }) ? null : (this.kv.get(k) ?? null)));
+  }
+  async setKey(tenant: string, key: string, value: string): Promise<void> {
+    this.kv.set(`k:${tenant}\u0000${key}`, value, { exp: this.day() });
+  }
+  async releaseKey(tenant: string, key: string): Promise<void> {
+    this.kv.delete(`k:${tenant}\u0000${key}`);
+  }
+  async claimBatch(id: string, first: number): Promise<boolean> {
+    return this.kv.setNx(`b:${id}:${first}`, '1', { exp: this.week() });
+  }
+  async releaseBatch(id: string, first: number): Promise<void> {
+    this.kv.delete(`b:${id}:${first}`);
+  }
+  async cancel(id: string): Promise<void> {
+    this.kv.set(`c:${id}`, '1', { exp: this.week() });
+  }
+  async isCancelled(id: string): Promise<boolean> {
+    return this.kv.get(`c:${id}`) !== undefined;
+  }
+  async close(): Promise<void> {}
+}
+
 export interface BulkStores {
   store: BulkStore;
   bus: EventBus<Sending>;
@@ -187,9 +244,19 @@ export interface BulkStores {
   close(): Promise<void>;
 }
 
-/** Memory stores, or Redis ones when `redisUrl` is set. */
-export function bulkStores(opts: { redisUrl?: string; secret: string | Buffer; prefix?: string }): BulkStores {
+/** The embedded database's stores when `sqliteFile` is given (the bus stays the process's), Redis ones when `redisUrl` is set, else memory. */
+export function bulkStores(opts: { redisUrl?: string; sqliteFile?: string; secret: string | Buffer; prefix?: string }): BulkStores {
   const cipher = new TokenCipher(opts.secret, 'openapi-supergraph pecmassiva secrets v1');
+  if (opts.sqliteFile) {
+    const db = sharedDatabase(opts.sqliteFile);
+    return {
+      store: new SqliteBulkStore(db),
+      bus: new MemoryEventBus<Sending>(),
+      cipher,
+      book: new SqlitePollBook(db, { namespace: 'pecmassiva:' }),
+      close: async () => db.release(),
+    };
+  }
   const url = opts.redisUrl?.trim();
   if (!url) return { store: new MemoryBulkStore(), bus: new MemoryEventBus<Sending>(), cipher, book: new MemoryPollBook(), close: async () => undefined };
   const prefix = opts.prefix ?? DEFAULT_REDIS_PREFIX;

@@ -9,6 +9,7 @@ import { parse } from 'graphql';
 import type { Subgraph } from '../runtime/server.ts';
 import { layerSecret } from '../runtime/signing.ts';
 import { trackingStoresFromEnv } from '../runtime/tracking/stores.ts';
+import { storeChoiceFromEnv } from '../../platform/store-choice.ts';
 import { redisPrefixFromEnv } from '../runtime/redis.ts';
 import { BulkService } from './bulk.ts';
 import { bulkStores } from './bulk-store.ts';
@@ -21,14 +22,21 @@ const typeDefs = parse(readFileSync(new URL('./schema.graphql', import.meta.url)
 
 /**
  * A PEC subgraph with its own service and poller; its tracked work lives on Redis when the `env`
- * has `REDIS_URL` (keys under `REDIS_PREFIX`), else in memory. Every `PEC_*` setting is read from `env`.
+ * has `REDIS_URL` (keys under `REDIS_PREFIX`), else in the embedded store (`DATA_DIR`), or in memory
+ * with `STORE=memory`. Every `PEC_*` setting is read from `env`.
  */
 export function createPecSubgraph(opts: PecServiceOptions): Subgraph & { service: PecService; bulk: BulkService } {
   const { env } = opts;
   const shared = opts.store ? null : trackingStoresFromEnv<PecFamily>(env, 'pec', PEC_POLICY);
   const service = new PecService({ ...(shared ?? {}), ...opts });
-  // Bulk sendings: their queue and receipts, on Redis with REDIS_URL (resumed after a restart).
-  const bulkShared = bulkStores({ redisUrl: env.REDIS_URL, secret: layerSecret(env), prefix: redisPrefixFromEnv(env) });
+  // Bulk sendings: their queue and receipts, in the embedded database or on Redis (resumed after a restart).
+  const choice = storeChoiceFromEnv(env);
+  const bulkShared = bulkStores({
+    redisUrl: choice.kind === 'redis' ? choice.url : undefined,
+    sqliteFile: choice.kind === 'sqlite' ? choice.file : undefined,
+    secret: layerSecret(env),
+    prefix: redisPrefixFromEnv(env),
+  });
   const bulk = new BulkService(env, bulkShared);
   return {
     name: 'pec',

@@ -18,7 +18,8 @@ const typeDefs = parse(readFileSync(new URL('./schema.graphql', import.meta.url)
  * A risk subgraph with its own service and poller. Its tracked work (status store, reservations,
  * idempotency keys, replay guard, download grants, poller leases, event bus) lives on Redis when the
  * `env` given has `REDIS_URL` (shared by every replica, surviving restarts; keys under
- * `REDIS_PREFIX`), else in this process's memory. Stores passed in `opts` win. Every `RISK_*`
+ * `REDIS_PREFIX`), else in the embedded store (`DATA_DIR`), or in memory with `STORE=memory`.
+ * Stores passed in `opts` win. Every `RISK_*`
  * setting is read from that `env`, never from `process.env`.
  */
 export function createRiskSubgraph(opts: RiskServiceOptions & { env: NodeJS.ProcessEnv }): Subgraph & { service: RiskService } {

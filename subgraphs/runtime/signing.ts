@@ -8,11 +8,14 @@
  * is never accepted as a callback token. MACs are compared in constant time.
  *
  * The secret comes from `LAYER_SECRET` (at least 16 characters; every process of one deployment must
- * share it) or, when unset, is random per process (tokens then die with the process).
+ * share it) or, when unset, is made once and kept in `<DATA_DIR>/layer-secret` (mode 0600) with the
+ * embedded store, so tokens signed before a restart verify after it; with `STORE=memory` it is
+ * random per process (tokens then die with the process).
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { entriesAtMost } from './lru.ts';
+import { persistentSecret, storeChoiceFromEnv } from '../../platform/store-choice.ts';
 
 /** Why a token was refused. */
 export type VerifyFailure = 'malformed' | 'bad-signature' | 'expired';
@@ -67,13 +70,25 @@ export class Signer {
 export const randomId = (bytes = 16): string => randomBytes(bytes).toString('base64url');
 
 let processSecret: Buffer | null = null;
+/** Secrets read from data directories, by directory. */
+const keptSecrets = new Map<string, Buffer>();
 
-/** The layer secret: `LAYER_SECRET` of the env given, or a random one made once per process. */
+/**
+ * The layer secret: `LAYER_SECRET` of the env given; else, with the embedded store, the one kept in
+ * its data directory (made on first use); else (memory, Redis without it) a random one made once
+ * per process.
+ */
 export function layerSecret(env: NodeJS.ProcessEnv): Buffer {
   const configured = env.LAYER_SECRET;
   if (configured !== undefined && configured !== '') {
     if (configured.length < 16) throw new Error('LAYER_SECRET must be at least 16 characters');
     return Buffer.from(configured, 'utf8');
+  }
+  const choice = storeChoiceFromEnv(env);
+  if (choice.kind === 'sqlite') {
+    let kept = keptSecrets.get(choice.dataDir);
+    if (!kept) keptSecrets.set(choice.dataDir, (kept = persistentSecret(choice.dataDir)));
+    return kept;
   }
   processSecret ??= randomBytes(32);
   return processSecret;

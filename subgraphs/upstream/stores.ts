@@ -1,7 +1,10 @@
 /**
  * Builds the upstream side's shared state in one place: on Redis when `REDIS_URL` is set (every
  * replica then shares the cache, in-flight markers, pending slow datasets, rate bookings and the
- * cost ledger), in memory otherwise (one process, `npm start` needs nothing else).
+ * cost ledger); else, with the embedded database (`sqliteFile`, the default of `npm start`), the
+ * pending slow datasets and the cost ledger are kept in it (a restart neither buys a pending dataset
+ * again nor forgets what was spent) and the rest in memory (answers, in-flight markers and rate
+ * bookings: losing them costs a repeated read at most); or everything in memory (`STORE=memory`).
  *
  * ```ts
  * const stores = await upstreamStores(config, env.REDIS_URL, clock);
@@ -22,6 +25,8 @@ import { RedisCacheStore, RedisInFlightMarkers, RedisPendingStore } from './redi
 import { RedisCostLedger } from './redis-ledger.ts';
 import { RedisRateLimitStore } from './redis-rate-limit.ts';
 import { MemoryGuardStore, RedisGuardStore } from './guard-store.ts';
+import { SqliteCostLedger, SqlitePendingStore } from './sqlite-stores.ts';
+import { sharedDatabase } from '../../platform/sqlite.ts';
 
 export interface UpstreamStores extends Required<UpstreamClientStores> {
   cache: CacheStore;
@@ -30,8 +35,8 @@ export interface UpstreamStores extends Required<UpstreamClientStores> {
   limiter: RateLimiter;
   /** The cost ledger every subgraph of the process charges (`startSubgraphServer({ ledger })`). */
   ledger: CostLedger;
-  /** `redis` or `memory`. */
-  kind: 'redis' | 'memory';
+  /** `redis`, `sqlite` or `memory`. */
+  kind: 'redis' | 'sqlite' | 'memory';
   /** The Redis connection of these stores, null in memory. */
   redis: Redis | null;
   /** Closes the Redis connection (when these stores opened it); a no-op in memory. */
@@ -46,6 +51,8 @@ export interface UpstreamStoresOptions {
    * Its own key prefix applies.
    */
   redis?: Redis;
+  /** The embedded database's file (without a Redis URL): pending datasets and the ledger are kept there. */
+  sqliteFile?: string;
 }
 
 /**
@@ -55,6 +62,20 @@ export interface UpstreamStoresOptions {
  */
 export async function upstreamStores(config: UpstreamConfig, redisUrl?: string | null, clock: () => number = Date.now, opts: UpstreamStoresOptions = {}): Promise<UpstreamStores> {
   const url = redisUrl?.trim();
+  if (!url && !opts.redis && opts.sqliteFile) {
+    const db = sharedDatabase(opts.sqliteFile);
+    return {
+      kind: 'sqlite',
+      redis: null,
+      cache: new MemoryCacheStore(config.cacheMaxEntries, clock),
+      markers: new MemoryInFlightMarkers(),
+      pending: new SqlitePendingStore(db, clock),
+      limiter: new RateLimiter(new MemoryRateLimitStore(), config.rateLimits, config.rateMaxWaitMs),
+      ledger: new SqliteCostLedger(db, { now: clock }),
+      guard: () => new MemoryGuardStore({ now: clock }),
+      close: async () => db.release(),
+    };
+  }
   if (!url && !opts.redis) {
     return {
       kind: 'memory',

@@ -1,6 +1,7 @@
 /**
  * One spec, every implementation: `describeStores` runs the same tests once against the memory
- * implementation of a store and once against the Redis one.
+ * implementation of a store, once against the Redis one and, when the store has one, once against
+ * the embedded (SQLite) one.
  *
  * ```ts
  * describeStores('cost ledger', {
@@ -18,15 +19,22 @@
  * run (`test:<random>:<name>:<n>:`), removed in `afterAll`; every world (`make()`) gets its own
  * prefix, so tests never see each other's keys. An unreachable Redis FAILS the Redis runs (it is
  * never skipped).
+ *
+ * SQLite runs: every world is a fresh database file in a temp directory (removed in `afterAll`); a
+ * replica is a new store on a new connection to the same file (as another process would have).
  */
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Redis } from 'ioredis';
 import { afterAll, describe } from 'vitest';
 import { closeRedis, connectRedis, unlinkMatching } from '../../subgraphs/runtime/redis.ts';
+import { openDatabase, type SqliteDatabase } from '../../platform/sqlite.ts';
 
 export const TEST_REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
-export type StoreKind = 'memory' | 'redis';
+export type StoreKind = 'memory' | 'sqlite' | 'redis';
 
 export interface StoreImplementations<S> {
   /** A new, empty store. Called once per world: the replicas of a memory world share it. */
@@ -36,13 +44,18 @@ export interface StoreImplementations<S> {
    * replica with its own connection (as separate processes would have).
    */
   redis: (redis: Redis) => S | Promise<S>;
+  /**
+   * A store on `db`, a connection of its own to the world's database file. Called once per
+   * replica. Stores without an embedded implementation (caches, markers) leave it out.
+   */
+  sqlite?: (db: SqliteDatabase) => S | Promise<S>;
 }
 
 export interface StoreKit<S> {
   kind: StoreKind;
   /** A fresh, empty world, and its first store. */
   make(): Promise<S>;
-  /** Another replica of `store`'s world: memory, the same store; Redis, a new store on its own connection, same keys. */
+  /** Another replica of `store`'s world: memory, the same store; Redis and SQLite, a new store on its own connection, same keys or file. */
   replica(store: S): Promise<S>;
   /** A raw connection under `store`'s world prefix (Redis only; null in memory), e.g. to look at keys. */
   connection(store: S): Redis | null;
@@ -61,6 +74,37 @@ export function describeStores<S>(name: string, impls: StoreImplementations<S>, 
       connection: () => null,
     });
   });
+
+  const sqlite = impls.sqlite;
+  if (sqlite) {
+    describe(`${name} (sqlite)`, () => {
+      const dir = mkdtempSync(join(tmpdir(), 'store-spec-'));
+      const open: SqliteDatabase[] = [];
+      const fileOf = new WeakMap<object, string>();
+      let worlds = 0;
+      const make = async (file: string): Promise<S> => {
+        const db = openDatabase(file);
+        open.push(db);
+        const store = await sqlite(db);
+        if (typeof store === 'object' && store !== null) fileOf.set(store, file);
+        return store;
+      };
+      afterAll(() => {
+        for (const db of open) db.release();
+        rmSync(dir, { recursive: true, force: true });
+      });
+      body({
+        kind: 'sqlite',
+        make: () => make(join(dir, `world-${++worlds}.db`)),
+        async replica(store) {
+          const file = typeof store === 'object' && store !== null ? fileOf.get(store) : undefined;
+          if (!file) throw new Error('replica() needs a store made by this kit');
+          return make(file);
+        },
+        connection: () => null,
+      });
+    });
+  }
 
   describe(`${name} (redis)`, () => {
     const runPrefix = `test:${randomBytes(6).toString('hex')}:${name.replace(/[^\w-]+/g, '-')}:`;

@@ -23,8 +23,9 @@
  * The upstream tokens kept to act on the caller's behalf (poll, re-read) are sealed with a
  * `TokenCipher`, never kept in clear.
  *
- * `TrackedStore` is the interface; `MemoryTrackedStore` serves one process, `RedisTrackedStore`
- * (`redis-store.ts`) any number; `test/tracking-stores.test.ts` runs one spec against both.
+ * `TrackedStore` is the interface; `MemoryTrackedStore` serves one process, `SqliteTrackedStore`
+ * (`sqlite-store.ts`) the processes of one machine across restarts, `RedisTrackedStore`
+ * (`redis-store.ts`) any number; `test/tracking-stores.test.ts` runs one spec against the three.
  */
 import { LRUCache } from 'lru-cache';
 import { entriesAtMost } from '../lru.ts';

@@ -1,6 +1,9 @@
 /**
- * The one place an area gets its tracked-work stores: in memory (the default: one process, lost on
- * restart) or on Redis (`REDIS_URL`: shared by every replica, kept across restarts).
+ * The one place an area gets its tracked-work stores: in the embedded database (the default without
+ * `REDIS_URL`: `<DATA_DIR>/layer.db`, kept across restarts), on Redis (`REDIS_URL`: shared by every
+ * replica, kept across restarts) or in memory (`STORE=memory`: one process, lost on restart).
+ * The event bus is the process's own in the first and last case (subscribers re-attaching after a
+ * restart get the latest state from the store first).
  *
  * ```ts
  * const stores = trackingStores({ redisUrl: env.REDIS_URL, secret: layerSecret(env), area: 'risk', policy: RISK_POLICY });
@@ -20,10 +23,15 @@ import { RedisEventBus } from './redis-bus.ts';
 import { RedisFileGrantStore, RedisReplayGuard } from './redis-kv.ts';
 import { RedisPollBook, RedisTrackedStore } from './redis-store.ts';
 import { MemoryTrackedStore, type TrackedRequest, type TrackedStore } from './store.ts';
+import { SqliteFileGrantStore, SqlitePollBook, SqliteReplayGuard, SqliteTrackedStore } from './sqlite-store.ts';
+import { sharedDatabase } from '../../../platform/sqlite.ts';
+import { storeChoiceFromEnv } from '../../../platform/store-choice.ts';
 
 export interface TrackingStoresOptions {
-  /** `REDIS_URL`: Redis when set, memory when not. */
+  /** `REDIS_URL`: Redis when set (and `sqliteFile` is not). */
   redisUrl?: string | undefined;
+  /** The embedded database's file: the stores live there when given. */
+  sqliteFile?: string | undefined;
   /** The layer secret (`LAYER_SECRET`): the key of the tokens the stores keep is derived from it. */
   secret: string | Buffer;
   /** The area (`risk`): its keys live under `<prefix><area>:`. */
@@ -35,24 +43,46 @@ export interface TrackingStoresOptions {
 }
 
 export interface TrackingStores<F extends string = string> {
-  kind: 'memory' | 'redis';
+  kind: 'memory' | 'sqlite' | 'redis';
   store: TrackedStore<F>;
   bus: EventBus<TrackedRequest<F>>;
   replay: ReplayGuard;
   fileGrants: FileGrantStore;
   pollBook: PollBook;
   cipher: TokenCipher;
-  /** Closes the connections (Redis); nothing to do in memory. */
+  /** Closes the connections (Redis, the database); nothing to do in memory. */
   close(): Promise<void>;
 }
 
-/** An area's stores as the environment configures them: `REDIS_URL`, `REDIS_PREFIX`, `LAYER_SECRET`. */
+/** An area's stores as the environment configures them: `STORE`, `DATA_DIR`, `REDIS_URL`, `REDIS_PREFIX`, `LAYER_SECRET`. */
 export function trackingStoresFromEnv<F extends string = string>(env: NodeJS.ProcessEnv, area: string, policy: StatePolicy): TrackingStores<F> {
-  return trackingStores<F>({ redisUrl: env.REDIS_URL, secret: layerSecret(env), area, policy, prefix: redisPrefixFromEnv(env) });
+  const choice = storeChoiceFromEnv(env);
+  return trackingStores<F>({
+    redisUrl: choice.kind === 'redis' ? choice.url : undefined,
+    sqliteFile: choice.kind === 'sqlite' ? choice.file : undefined,
+    secret: layerSecret(env),
+    area,
+    policy,
+    prefix: redisPrefixFromEnv(env),
+  });
 }
 
 export function trackingStores<F extends string = string>(opts: TrackingStoresOptions): TrackingStores<F> {
   const cipher = new TokenCipher(opts.secret, `openapi-supergraph ${opts.area} tokens v1`);
+  if (opts.sqliteFile) {
+    const db = sharedDatabase(opts.sqliteFile);
+    const namespace = `${opts.area}:`;
+    return {
+      kind: 'sqlite',
+      store: new SqliteTrackedStore<F>(db, opts.policy, { cipher, namespace }),
+      bus: new MemoryEventBus<TrackedRequest<F>>(),
+      replay: new SqliteReplayGuard(db, { namespace }),
+      fileGrants: new SqliteFileGrantStore(db, { namespace }),
+      pollBook: new SqlitePollBook(db, { namespace }),
+      cipher,
+      close: async () => db.release(),
+    };
+  }
   const url = opts.redisUrl?.trim();
   if (!url) {
     return {

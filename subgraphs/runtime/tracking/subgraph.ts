@@ -20,7 +20,8 @@ export interface TrackedSubgraphSpec<F extends string, K extends string, O exten
  * A subgraph with its own service and poller. Its tracked work (status store, reservations,
  * idempotency keys, replay guard, download grants, poller leases, event bus) lives on Redis when the
  * `env` given has `REDIS_URL` (shared by every replica, surviving restarts; keys under
- * `REDIS_PREFIX`), else in this process's memory; stores passed in `opts` win. The service's
+ * `REDIS_PREFIX`), else in the embedded store (`DATA_DIR`, surviving restarts; the event bus in
+ * this process), or in memory with `STORE=memory`; stores passed in `opts` win. The service's
  * settings (`<AREA>_*`) are read from that `env`, never from `process.env`. Stopping it stops the
  * service, then closes the stores it opened.
  */

@@ -1,0 +1,275 @@
+/**
+ * The embedded store: one SQLite database file (`node:sqlite`, built into Node >= 22.5) holding what
+ * the layer must not forget when it runs without Redis. Every durable store of the layer keeps its
+ * rows in one generic table, `kv`, under its own namespace, so this module knows no store and no area.
+ *
+ * - One connection per process per file (`sharedDatabase`, reference-counted: `release()` closes it
+ *   with its last user); `openDatabase` opens another one on purpose (a second "replica" in tests).
+ * - WAL journal, `synchronous=FULL`: a commit is on disk before the call that made it returns. The
+ *   database holds idempotency keys and the money ledger: with NORMAL a power cut (not a process
+ *   crash: WAL + NORMAL survives `kill -9`) may lose the last commits, and a lost idempotency key is
+ *   a purchase made twice. FULL costs one fsync per commit, which a paid call (hundreds of ms
+ *   upstream) does not notice.
+ * - `busy_timeout` 5 s: another process (separate services on one data directory) holding the write
+ *   lock is waited for, not failed.
+ * - Transactions: `tx(fn)` runs `fn` (synchronous) between BEGIN IMMEDIATE and COMMIT: the write lock
+ *   is taken first, so a read-modify-write is atomic across connections and processes (what the
+ *   Redis stores do with Lua and MULTI).
+ * - Schema: migrations by version (`schema_migrations`), applied once, in order, in one transaction.
+ * - Expiry: a row may carry `exp` (ms, on the clock of the store that wrote it); reads treat an
+ *   expired row as absent and delete it; each namespace sweeps its expired rows, at most 500 at a
+ *   time, on a write at most every 30 s.
+ */
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
+
+/** The schema, one step per version; a step never changes once released (add a new one). */
+const MIGRATIONS: readonly string[] = [
+  `CREATE TABLE kv (
+     ns TEXT NOT NULL,
+     k TEXT NOT NULL,
+     v TEXT NOT NULL,
+     exp INTEGER,
+     tag TEXT,
+     PRIMARY KEY (ns, k)
+   ) WITHOUT ROWID;
+   CREATE INDEX kv_exp ON kv (ns, exp) WHERE exp IS NOT NULL;
+   CREATE INDEX kv_tag ON kv (ns, tag) WHERE tag IS NOT NULL;`,
+];
+
+export class SqliteDatabase {
+  private readonly db: DatabaseSync;
+  private readonly statements = new Map<string, StatementSync>();
+  private depth = 0;
+  private users = 1;
+  private closed = false;
+
+  private constructor(
+    readonly file: string,
+    private readonly onClose: () => void,
+  ) {
+    // The directory is the owner's only (the rows hold sealed tokens; the key is beside them).
+    if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+    this.db = new DatabaseSync(file);
+    this.db.exec('PRAGMA busy_timeout = 5000');
+    this.db.exec('PRAGMA journal_mode = WAL');
+    this.db.exec('PRAGMA synchronous = FULL');
+    this.migrate();
+  }
+
+  /** A new connection to `file` (created with its directory when missing), its schema brought up to date. */
+  static open(file: string, onClose: () => void = () => undefined): SqliteDatabase {
+    return new SqliteDatabase(file, onClose);
+  }
+
+  private migrate(): void {
+    this.tx(() => {
+      this.db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)');
+      const row = this.db.prepare('SELECT MAX(version) AS v FROM schema_migrations').get();
+      const current = typeof row?.v === 'number' ? row.v : 0;
+      for (let v = current + 1; v <= MIGRATIONS.length; v++) {
+        this.db.exec(MIGRATIONS[v - 1]);
+        this.db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)').run(v, Date.now());
+      }
+    });
+  }
+
+  /** The schema version of the file. */
+  get version(): number {
+    const row = this.get('SELECT MAX(version) AS v FROM schema_migrations');
+    return typeof row?.v === 'number' ? row.v : 0;
+  }
+
+  private statement(sql: string): StatementSync {
+    if (this.closed) throw new Error(`the embedded store ${this.file} is closed`);
+    let s = this.statements.get(sql);
+    if (!s) this.statements.set(sql, (s = this.db.prepare(sql)));
+    return s;
+  }
+
+  run(sql: string, ...params: SQLInputValue[]): number {
+    return Number(this.statement(sql).run(...params).changes);
+  }
+
+  get(sql: string, ...params: SQLInputValue[]): Record<string, unknown> | undefined {
+    return this.statement(sql).get(...params);
+  }
+
+  all(sql: string, ...params: SQLInputValue[]): Array<Record<string, unknown>> {
+    return this.statement(sql).all(...params);
+  }
+
+  /** Runs `fn` in one write transaction (BEGIN IMMEDIATE … COMMIT; ROLLBACK when it throws); nested calls join the outer one. */
+  tx<T>(fn: () => T): T {
+    if (this.depth > 0) return fn();
+    this.db.exec('BEGIN IMMEDIATE');
+    this.depth++;
+    try {
+      const out = fn();
+      this.db.exec('COMMIT');
+      return out;
+    } catch (err) {
+      if (this.db.isTransaction) this.db.exec('ROLLBACK');
+      throw err;
+    } finally {
+      this.depth--;
+    }
+  }
+
+  /** One more user of a shared connection. */
+  retain(): this {
+    this.users++;
+    return this;
+  }
+
+  /** One user fewer; the connection closes with its last. */
+  release(): void {
+    if (this.closed || --this.users > 0) return;
+    this.closed = true;
+    this.onClose();
+    this.statements.clear();
+    this.db.close();
+  }
+}
+
+const shared = new Map<string, SqliteDatabase>();
+
+/** The process's connection to `file` (opened on first use); call `release()` when done with it. */
+export function sharedDatabase(file: string): SqliteDatabase {
+  const held = shared.get(file);
+  if (held) return held.retain();
+  const db = SqliteDatabase.open(file, () => shared.delete(file));
+  shared.set(file, db);
+  return db;
+}
+
+/** A new connection of its own to `file` (not shared): another replica's view of the same rows. */
+export const openDatabase = (file: string): SqliteDatabase => SqliteDatabase.open(file);
+
+export interface KvRow {
+  k: string;
+  v: string;
+  exp: number | null;
+  tag: string | null;
+}
+
+export interface KvWrite {
+  /** Expiry (ms on the namespace's clock); null: never. @default null */
+  exp?: number | null;
+  /** The row's tag (e.g. `unfinished`), listed by `tagged`. @default null */
+  tag?: string | null;
+}
+
+const SWEEP_EVERY_MS = 30_000;
+const SWEEP_BATCH = 500;
+
+/** The rows of one namespace of the `kv` table, expiring on the namespace's clock. */
+export class SqliteKv {
+  private lastSweep = 0;
+
+  constructor(
+    readonly db: SqliteDatabase,
+    readonly ns: string,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  private live(row: Record<string, unknown> | undefined): KvRow | undefined {
+    if (!row) return undefined;
+    const r = row as unknown as KvRow;
+    if (r.exp !== null && r.exp <= this.now()) {
+      this.db.run('DELETE FROM kv WHERE ns = ? AND k = ? AND exp <= ?', this.ns, r.k, this.now());
+      return undefined;
+    }
+    return r;
+  }
+
+  row(k: string): KvRow | undefined {
+    return this.live(this.db.get('SELECT k, v, exp, tag FROM kv WHERE ns = ? AND k = ?', this.ns, k));
+  }
+
+  get(k: string): string | undefined {
+    return this.row(k)?.v;
+  }
+
+  /** Writes `k` (replacing what it held). `keepExp`: an existing row keeps its expiry. */
+  set(k: string, v: string, w: KvWrite & { keepExp?: boolean } = {}): void {
+    this.sweep();
+    const exp = w.exp ?? null;
+    const tag = w.tag ?? null;
+    if (w.keepExp) {
+      this.db.run('INSERT INTO kv (ns, k, v, exp, tag) VALUES (?, ?, ?, ?, ?) ON CONFLICT (ns, k) DO UPDATE SET v = excluded.v, tag = excluded.tag', this.ns, k, v, exp, tag);
+    } else {
+      this.db.run(
+        'INSERT INTO kv (ns, k, v, exp, tag) VALUES (?, ?, ?, ?, ?) ON CONFLICT (ns, k) DO UPDATE SET v = excluded.v, exp = excluded.exp, tag = excluded.tag',
+        this.ns,
+        k,
+        v,
+        exp,
+        tag,
+      );
+    }
+  }
+
+  /** Writes `k` only when it holds nothing live (atomic: one statement); true when written. */
+  setNx(k: string, v: string, w: KvWrite = {}): boolean {
+    this.sweep();
+    return (
+      this.db.run(
+        'INSERT INTO kv (ns, k, v, exp, tag) VALUES (?, ?, ?, ?, ?) ON CONFLICT (ns, k) DO UPDATE SET v = excluded.v, exp = excluded.exp, tag = excluded.tag WHERE kv.exp IS NOT NULL AND kv.exp <= ?',
+        this.ns,
+        k,
+        v,
+        w.exp ?? null,
+        w.tag ?? null,
+        this.now(),
+      ) === 1
+    );
+  }
+
+  /** Sets the expiry of a live row; false when there is none. */
+  expire(k: string, exp: number | null): boolean {
+    return this.db.run('UPDATE kv SET exp = ? WHERE ns = ? AND k = ? AND (exp IS NULL OR exp > ?)', exp, this.ns, k, this.now()) === 1;
+  }
+
+  delete(k: string): boolean {
+    return this.db.run('DELETE FROM kv WHERE ns = ? AND k = ?', this.ns, k) === 1;
+  }
+
+  /** Live rows whose key starts with `prefix`, by key. */
+  scan(prefix: string): KvRow[] {
+    return this.db.all(
+      'SELECT k, v, exp, tag FROM kv WHERE ns = ? AND k >= ? AND k < ? AND (exp IS NULL OR exp > ?) ORDER BY k',
+      this.ns,
+      prefix,
+      `${prefix}\uffff`,
+      this.now(),
+    ) as unknown as KvRow[];
+  }
+
+  /** Live rows tagged `tag`. */
+  tagged(tag: string): KvRow[] {
+    return this.db.all('SELECT k, v, exp, tag FROM kv WHERE ns = ? AND tag = ? AND (exp IS NULL OR exp > ?)', this.ns, tag, this.now()) as unknown as KvRow[];
+  }
+
+  /** Live rows of the namespace. */
+  count(): number {
+    return Number(this.db.get('SELECT COUNT(*) AS n FROM kv WHERE ns = ? AND (exp IS NULL OR exp > ?)', this.ns, this.now())?.n ?? 0);
+  }
+
+  /** Deletes up to `n` live rows, soonest-expiring first (bounds a namespace); returns their keys. */
+  dropSoonest(n: number): string[] {
+    if (n <= 0) return [];
+    const keys = (this.db.all('SELECT k FROM kv WHERE ns = ? ORDER BY exp IS NULL, exp LIMIT ?', this.ns, n) as Array<{ k: string }>).map((r) => r.k);
+    for (const k of keys) this.delete(k);
+    return keys;
+  }
+
+  /** Deletes at most 500 expired rows of the namespace, at most once every 30 s (on writes). */
+  sweep(force = false): void {
+    const t = Date.now();
+    if (!force && t - this.lastSweep < SWEEP_EVERY_MS) return;
+    this.lastSweep = t;
+    this.db.run('DELETE FROM kv WHERE ns = ? AND k IN (SELECT k FROM kv WHERE ns = ? AND exp IS NOT NULL AND exp <= ? LIMIT ?)', this.ns, this.ns, this.now(), SWEEP_BATCH);
+  }
+}
