@@ -32,7 +32,12 @@ export interface DocumentLimits {
    * @default 128
    */
   maxNesting?: number;
-  /** Aliases in a document (each can repeat a field's work). @default 100 */
+  /**
+   * Aliases in a document (each can repeat a field's work). Paid work is bounded by the budgets and
+   * the estimate, and the document's size by `maxTokens`; this bounds the free work (planning,
+   * merging) of a document that is all aliases. Batches of a few hundred lookups in one operation
+   * are a legitimate use (e.g. 180 municipality searches). @default 500
+   */
   maxAliases?: number;
   /** Directives in a document. @default 50 */
   maxDirectives?: number;
@@ -41,7 +46,7 @@ export interface DocumentLimits {
 /** Tokens a document may have unless configured otherwise. */
 export const DEFAULT_MAX_TOKENS = 5000;
 
-const DEFAULT_DOCUMENT_LIMITS: Required<DocumentLimits> = { maxTokens: DEFAULT_MAX_TOKENS, maxDepth: 25, maxNesting: 128, maxAliases: 100, maxDirectives: 50 };
+const DEFAULT_DOCUMENT_LIMITS: Required<DocumentLimits> = { maxTokens: DEFAULT_MAX_TOKENS, maxDepth: 25, maxNesting: 128, maxAliases: 500, maxDirectives: 50 };
 
 /**
  * Throws a syntax error when a document passes a limit, reading it token by token (no recursion,

@@ -5,7 +5,7 @@
  * origins listed in CORS_ORIGINS.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FormData, request } from 'undici';
+import { request } from 'undici';
 import { startTestStack, type GraphQLResponse, type TestStack } from './support/stack.ts';
 import { CF } from './support/risk.ts';
 
@@ -53,6 +53,8 @@ afterAll(async () => {
 describe('CSRF prevention', () => {
   const form = () => new URLSearchParams({ query: ORDER }).toString();
   const multipart = () => {
+    // The platform's FormData (a browser's): on Node 24, undici 7's own FormData given to the
+    // package's request() announces a length and never sends the body (the server waits).
     const data = new FormData();
     data.set('operations', JSON.stringify({ query: ORDER }));
     data.set('map', '{}');

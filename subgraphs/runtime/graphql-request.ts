@@ -42,8 +42,6 @@ export function graphqlParamsProblem(body: unknown): string | null {
   if (body.operationName != null && typeof body.operationName !== 'string') return '"operationName" must be a string.';
   if (body.variables != null && !isPlainObject(body.variables)) return '"variables" must be an object.';
   if (body.extensions != null && !isPlainObject(body.extensions)) return '"extensions" must be an object.';
-  // An empty object would reach the server as no body at all (the Fetch adapter skips it).
-  if (Object.keys(body).length === 0) return 'The request has no "query".';
   return null;
 }
 
@@ -103,7 +101,10 @@ export async function guardGraphQLRequest(req: IncomingMessage & { body?: unknow
     }
     const problem = graphqlParamsProblem(parsed);
     if (problem !== null) return refuse(res, 400, 'BAD_REQUEST', problem);
-    req.body = parsed;
+    // An empty object handed on parsed would reach the server as no body at all (the Fetch adapter
+    // skips an empty one): its bytes go on instead, so the server says what is missing in its own
+    // terms (e.g. PERSISTED_QUERY_ID_REQUIRED where only persisted operations run).
+    req.body = Object.keys(parsed as object).length === 0 ? body : parsed;
     return false;
   }
   if (type.includes('application/x-www-form-urlencoded')) {
