@@ -20,7 +20,7 @@ interface Answer {
   body: GraphQLResponse<{ orderPatrimonialReport?: { id: string } | null }> | null;
 }
 
-async function send(url: string, method: string, headers: Record<string, string>, body?: string | FormData): Promise<Answer> {
+async function send(url: string, method: string, headers: Record<string, string>, body?: string): Promise<Answer> {
   const res = await request(url, { method: method as 'POST', headers, body });
   const text = await res.body.text();
   let parsed: Answer['body'];
@@ -52,22 +52,25 @@ afterAll(async () => {
 
 describe('CSRF prevention', () => {
   const form = () => new URLSearchParams({ query: ORDER }).toString();
-  const multipart = () => {
-    // The platform's FormData (a browser's): on Node 24, undici 7's own FormData given to the
-    // package's request() announces a length and never sends the body (the server waits).
+  /**
+   * A multipart form post as a browser sends it, encoded to bytes first: on Node 24, a FormData
+   * body given to undici 7's request() is announced with its length and then never sent.
+   */
+  const multipart = async (): Promise<{ headers: Record<string, string>; body: string }> => {
     const data = new FormData();
     data.set('operations', JSON.stringify({ query: ORDER }));
     data.set('map', '{}');
-    return data;
+    const encoded = new Response(data);
+    return { headers: { 'content-type': encoded.headers.get('content-type')! }, body: await encoded.text() };
   };
 
   it.each([
     ['an HTML form post (application/x-www-form-urlencoded)', () => ({ headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form() })],
-    ['a multipart form post', () => ({ headers: {}, body: multipart() })],
+    ['a multipart form post', multipart],
     ['a text/plain post', () => ({ headers: { 'content-type': 'text/plain;charset=UTF-8' }, body: JSON.stringify({ query: ORDER }) })],
   ] as const)('refuses %s with 403 and a clear error, and orders nothing', async (_what, make) => {
     await t.clearCalls();
-    const { headers, body } = make();
+    const { headers, body } = await make();
     const res = await send(t.stack.gateway.graphqlUrl, 'POST', { ...headers, origin: ATTACKER }, body);
     expect(res.status).toBe(403);
     expect(res.body?.data ?? null).toBeNull();
