@@ -7,6 +7,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { registeredVats } from '../emulator/company/index.ts';
+import { untilInFlight } from './support/inflight.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
 
 const MANAGERS = `query($vat: String!) { company(vatCode: $vat) { managers { __typename } } }`;
@@ -117,5 +118,21 @@ describe('a slow dataset bought by the GET', () => {
     const calls = await summary();
     expect(calls.filter((c) => !c.startsWith('GET /IT-check_id/<id> 200'))).toEqual([`GET /IT-stakeholders/${vat} 302`]);
     expect(new Set((await t.calls('company')).filter((c) => c.path.startsWith('/IT-check_id/')).map((c) => c.path)).size).toBe(1);
+  });
+});
+
+describe('a slow GET left unanswered', () => {
+  it('is not sent again (it may have bought the dataset): UPSTREAM_TIMEOUT, one GET', async () => {
+    const p = await startTestStack({ OPENAPI_RETRY_BASE_MS: '5', OPENAPI_TIMEOUT_MS: '300' });
+    try {
+      const vat = VATS[4];
+      await p.control('faults', { area: 'company', pathPrefix: '/IT-stakeholders/', hangMs: 1000, count: 1 });
+      const res = await p.gql(MANAGERS, { vat });
+      expect(res.errors?.map((e) => e.extensions?.code)).toEqual(['UPSTREAM_TIMEOUT']);
+      await untilInFlight(p.stack.emulatorUrl!, 'none');
+      expect((await p.calls('company')).filter((c) => c.path.startsWith('/IT-stakeholders/'))).toHaveLength(1);
+    } finally {
+      await p.close();
+    }
   });
 });
