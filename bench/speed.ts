@@ -183,12 +183,9 @@ export async function startLayerSide(latencyMs: number): Promise<Side & { stack:
       await (await request(`${emu}/calls`, { method: 'DELETE' })).body.dump();
     },
     async setLatency(ms) {
-      // Every call answers after `ms`, and a composite tier bought by POST calls back after `ms` too
-      // (the baseline answers everything after `ms`).
-      for (const [path, body] of [
-        ['latency', { area: 'company', ms }],
-        ['company/async', { ms }],
-      ] as const) {
+      // Every call answers after `ms` (the baseline answers everything after `ms`); a composite
+      // tier's preparation time is the emulator's default (0, ready at once) whichever flow buys it.
+      for (const [path, body] of [['latency', { area: 'company', ms }]] as const) {
         await (await request(`${emu}/${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })).body.dump();
       }
     },

@@ -32,6 +32,8 @@ beforeAll(async () => {
       OPENAPI_MANAGED_TOKEN_TTL_S: '3600',
       RISK_POLL_INTERVAL_MS: '3600000',
       PECMASSIVA_INBOX_POLL_MS: '50',
+      // Slow datasets by POST + callback (the GET is the default): the POST's scope is what is tested.
+      COMPANY_SLOW_PURCHASE: 'callback',
     },
     { clock: () => now },
   );

@@ -261,7 +261,8 @@ describe('slow datasets', () => {
     // Polling mode (GET, 302 → IT-check_id), where the polls can fail.
     const p = await startTestStack({ OPENAPI_RETRY_BASE_MS: '5', OPENAPI_TIMEOUT_MS: '1500', COMPANY_SLOW_PURCHASE: 'poll' });
     try {
-      await p.control('company/slow', { ms: 1500 });
+      // Not ready within the GET's wait (0 here): 302 at once, then the polls.
+      await p.control('company/slow', { ms: 1500, waitMs: 0 });
       // managers + turnover: IT-stakeholders (slow) + IT-advanced, €0.65.
       const q = `{ company(vatCode: "${BETA_SERVIZI}") { managers { __typename } ecofin { turnover } } }`;
       // Every poll of the first query fails (the check id answers 503 on each attempt).

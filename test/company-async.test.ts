@@ -27,7 +27,8 @@ const MANAGERS = `query($vat: String!) { company(vatCode: $vat) { managers { __t
 let t: TestStack;
 
 beforeAll(async () => {
-  t = await startTestStack({ LAYER_SECRET, COMPANY_SLOW_CALLBACK_WAIT_MS: '3000' });
+  // The POST + callback flow (the GET is the default).
+  t = await startTestStack({ LAYER_SECRET, COMPANY_SLOW_PURCHASE: 'callback', COMPANY_SLOW_CALLBACK_WAIT_MS: '3000' });
   await t.control('tokens', { token: TENANT_B, owner: 'company-async-b@example.com' });
   // Requests complete only when the test says so.
   await t.control('company/slow', { ms: 3_600_000 });
@@ -246,6 +247,7 @@ describe('a slow tier bought by POST + callback on two replicas sharing Redis', 
   const PATH = `/IT-stakeholders/${VAT}`;
   const shared = {
     LAYER_SECRET,
+    COMPANY_SLOW_PURCHASE: 'callback',
     REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
     REDIS_PREFIX: `test:company-async:${randomBytes(4).toString('hex')}:`,
     COMPANY_SLOW_CALLBACK_WAIT_MS: '600000',

@@ -36,8 +36,8 @@ describe('two tiers of one company', () => {
     expect(one.errors).toBeUndefined();
     const range = one.data?.company.ecofin?.turnoverRange?.code;
     expect(range).toMatch(/\S/);
-    // A slow tier, bought by POST with the layer's callback.
-    expect(await companyCalls()).toEqual([`POST /IT-marketing/${OPENAPI_SPA} 200`]);
+    // A slow tier, bought by its GET (the default).
+    expect(await companyCalls()).toEqual([`GET /IT-marketing/${OPENAPI_SPA} 200`]);
 
     // The composite answer comes from the cache at once, IT-advanced from upstream after it.
     const q2 = `{ company(vatCode: "${OPENAPI_SPA}") { balanceSheets { year } ecofin { turnoverRange { code } turnover } } }`;
@@ -83,7 +83,7 @@ describe('a failed or over-budget tier', () => {
     expect(res.data?.b).toBeNull();
     expect(res.errors?.map((e) => [e.path?.join('.'), e.extensions?.code])).toEqual([['b', 'UPSTREAM_NOT_FOUND']]);
     // One plan for both: IT-name (the id, €0.02) + IT-stakeholders (€0.50), in parallel.
-    expect((await companyCalls()).sort()).toEqual([`GET /IT-name/${OPENAPI_SPA} 200`, `POST /IT-stakeholders/${OPENAPI_SPA} 404`]);
+    expect((await companyCalls()).sort()).toEqual([`GET /IT-name/${OPENAPI_SPA} 200`, `GET /IT-stakeholders/${OPENAPI_SPA} 404`]);
     expect(res.extensions?.cost).toMatchObject({ euro: 0.02 });
   });
 
@@ -138,13 +138,13 @@ describe('tiers already cached', () => {
     const rich = await t.gql(`{ company(vatCode: "${OPENAPI_SPA}") { managers { __typename } ecofin { turnoverRange { code } } } }`);
     expect(rich.errors).toBeUndefined();
     // managers + turnover range: IT-aml (€0.90) is cheaper than IT-stakeholders + IT-marketing (€1.00).
-    expect(await companyCalls()).toEqual([`POST /IT-aml/${OPENAPI_SPA} 200`]);
+    expect(await companyCalls()).toEqual([`GET /IT-aml/${OPENAPI_SPA} 200`]);
 
     const res = await t.gql<{ company: { companyName: string; address: { town: string } } }>(`{ company(vatCode: "${OPENAPI_SPA}") { companyName address { town } } }`);
     expect(res.errors).toBeUndefined();
     expect(res.data?.company.companyName).toMatch(/OPENAPI/);
     expect(res.data?.company.address.town).toMatch(/\S/);
-    expect(await companyCalls()).toEqual([`POST /IT-aml/${OPENAPI_SPA} 200`]);
+    expect(await companyCalls()).toEqual([`GET /IT-aml/${OPENAPI_SPA} 200`]);
     expect(res.extensions?.cost).toMatchObject({ upstreamCalls: 0, cacheHits: 1, euro: 0 });
   });
 
@@ -154,7 +154,7 @@ describe('tiers already cached', () => {
     const res = await t.gql(`{ company(vatCode: "${OPENAPI_SPA}") { companyName managers { __typename } } }`);
     expect(res.errors).toBeUndefined();
     // The cached IT-name holds the name but not the managers: IT-stakeholders alone (one call) holds both.
-    expect(await companyCalls()).toEqual([`POST /IT-stakeholders/${OPENAPI_SPA} 200`]);
+    expect(await companyCalls()).toEqual([`GET /IT-stakeholders/${OPENAPI_SPA} 200`]);
     expect(res.extensions?.cost).toMatchObject({ upstreamCalls: 1, cacheHits: 0, euro: 0.5 });
   });
 });

@@ -21,7 +21,8 @@ import type { Obj } from '../contract/values.ts';
 import { startReceiver, type Receiver } from './support/receiver.ts';
 
 const LAYER_SECRET = 'company-monitor-test-secret-0123456789';
-const ENV = { LAYER_SECRET, COMPANY_RELAY_ALLOW_PRIVATE: '1' };
+// Slow datasets by POST + callback (the GET is the default): a pending purchase meets a monitor check.
+const ENV = { LAYER_SECRET, COMPANY_RELAY_ALLOW_PRIVATE: '1', COMPANY_SLOW_PURCHASE: 'callback' };
 /** OPENAPI S.P.A. and OPEN HOLDING S.R.L. (sandbox companies). */
 const VAT = '12485671007';
 const TENANT_B = 'company-monitor-tenant-b-token';

@@ -346,19 +346,32 @@ describe('ownership', () => {
 
 describe('slow requests and callbacks', () => {
   afterEach(async () => {
-    await control('POST', 'company/slow', { ms: 0 });
+    await control('POST', 'company/slow', {});
     await control('POST', 'clock', { mode: 'real' });
   });
 
-  it('answers 302 → IT-check_id when slow, PENDING until ready, then the dataset; the 302 is charged, the poll is free', async () => {
+  /** Until a slow GET is held, waiting for its dataset (its wait is a job on the emulator's clock). */
+  async function untilGetWaits(): Promise<void> {
+    for (let i = 0; i < 2000; i++) {
+      const clock = (await control('GET', 'clock')) as { jobs: Array<{ label: string }> };
+      if (clock.jobs.some((j) => j.label.endsWith(' wait'))) return;
+    }
+    throw new Error('safety limit: no slow GET is waiting');
+  }
+
+  it('a GET waits for its dataset, up to the wait, then answers 302 → IT-check_id, PENDING until ready; the 302 is charged, the poll is free', async () => {
     const direct = obj(await get(`/company/IT-aml/${ALFA_INDUSTRIE}`));
     // The dataset is ready when the test moves the emulator's clock, not after a real 300 ms.
     await control('POST', 'clock', { mode: 'manual' });
-    expect(await control('POST', 'company/slow', { ms: 300 })).toEqual({ slowMs: 300 });
+    expect(await control('POST', 'company/slow', { ms: 1300, waitMs: 100 })).toEqual({ prepareMs: 1300, waitMs: 100, datasets: {} });
     await control('DELETE', 'calls');
-    const first302 = await get(`/company/IT-aml/${ALFA_INDUSTRIE}`);
+    const held = get(`/company/IT-aml/${ALFA_INDUSTRIE}`);
+    await untilGetWaits();
+    await control('POST', 'clock', { advanceMs: 100 });
+    const first302 = await held;
     expect(first302.status).toBe(302);
-    expect(first302.headers['retry-after']).toBe('1');
+    // 1.2 s of preparation left.
+    expect(first302.headers['retry-after']).toBe('2');
     const pending = first302.body.data as Json;
     expect(first302.body).toMatchObject({ success: true, message: '', error: null, data: { state: 'PENDING' } });
     expect(String(pending.id)).toMatch(/^[0-9a-f]{24}$/);
@@ -369,7 +382,7 @@ describe('slow requests and callbacks', () => {
     expect(poll.body.data).toEqual({ state: 'PENDING', id: pending.id });
     const other = (await control('POST', 'tokens', { owner: 'someone-else@example.com' })) as { token: string };
     expect((await get(location.slice(emu.url.length), other.token)).body).toMatchObject({ success: false, error: 244 });
-    expect(await control('POST', 'company/advance', { ms: 300 })).toEqual({ pending: 0 });
+    expect(await control('POST', 'company/advance', { ms: 1200 })).toEqual({ pending: 0 });
     const done = await get(location.slice(emu.url.length));
     expect(done.body.data).toEqual(direct);
     const calls = (await control('GET', 'calls')) as CallRecord[];
@@ -381,8 +394,60 @@ describe('slow requests and callbacks', () => {
     ]);
   });
 
+  it('a GET whose dataset is ready within the wait answers it then, once charged, with no 302', async () => {
+    const direct = obj(await get(`/company/IT-stakeholders/${ALFA_INDUSTRIE}`));
+    await control('POST', 'clock', { mode: 'manual' });
+    await control('POST', 'company/slow', { ms: 300 });
+    await control('DELETE', 'calls');
+    const held = get(`/company/IT-stakeholders/${ALFA_INDUSTRIE}`);
+    await untilGetWaits();
+    expect(await control('POST', 'clock', { advanceMs: 299 })).toMatchObject({ ran: 0 });
+    expect(await control('POST', 'clock', { advanceMs: 1 })).toMatchObject({ ran: 1 });
+    const answer = await held;
+    expect(answer.status).toBe(200);
+    expect(answer.body.data).toEqual(direct);
+    // `complete` ends the wait too.
+    const again = get(`/company/IT-stakeholders/${ALFA_INDUSTRIE}`);
+    await untilGetWaits();
+    expect(await control('POST', 'company/complete', {})).toEqual({ completed: 1 });
+    expect((await again).status).toBe(200);
+    const calls = (await control('GET', 'calls')) as CallRecord[];
+    expect(calls.map((c) => [c.path, c.status, c.price])).toEqual([
+      [`/IT-stakeholders/${ALFA_INDUSTRIE}`, 200, 0.5],
+      [`/IT-stakeholders/${ALFA_INDUSTRIE}`, 200, 0.5],
+    ]);
+  });
+
+  it('a POST calls back after the same preparation time', async () => {
+    const receiver = await startReceiver();
+    try {
+      await control('POST', 'clock', { mode: 'manual' });
+      await control('POST', 'company/slow', { ms: 300 });
+      const posted = await call('POST', `/company/IT-stakeholders/${ALFA_INDUSTRIE}`, { body: { callback: { url: receiver.url } } });
+      expect(posted.body.data).toMatchObject({ state: 'PENDING' });
+      expect(await control('POST', 'clock', { advanceMs: 299 })).toMatchObject({ ran: 0 });
+      expect(receiver.deliveries).toHaveLength(0);
+      // The advance answers once the callback was delivered.
+      expect(await control('POST', 'clock', { advanceMs: 1 })).toMatchObject({ ran: 1 });
+      expect(receiver.deliveries).toHaveLength(1);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('sets the preparation time per dataset, and restores the defaults with {}', async () => {
+    expect(await control('POST', 'company/slow', { dataset: 'IT-full', ms: 60_000, waitMs: 0 })).toEqual({ prepareMs: 0, waitMs: 0, datasets: { 'IT-full': 60_000 } });
+    expect((await get(`/company/IT-full/${OPENAPI}`)).status).toBe(302);
+    expect((await get(`/company/IT-aml/${OPENAPI}`)).status).toBe(200);
+    expect(await control('POST', 'company/slow', { dataset: 'IT-full', ms: null })).toEqual({ prepareMs: 0, waitMs: 0, datasets: {} });
+    expect((await get(`/company/IT-full/${OPENAPI}`)).status).toBe(200);
+    expect(await control('POST', 'company/slow', { dataset: 'IT-start', ms: 1 })).toMatchObject({ error: expect.stringContaining('IT-stakeholders') });
+    expect(await control('POST', 'company/slow', {})).toEqual({ prepareMs: 0, waitMs: 30_000, datasets: {} });
+    await control('POST', 'company/reset', {});
+  });
+
   it('moves pending requests forward with the control API', async () => {
-    await control('POST', 'company/slow', { ms: 60_000 });
+    await control('POST', 'company/slow', { ms: 60_000, waitMs: 0 });
     const a = await get(`/company/IT-full/${OPENAPI}`);
     const path = String(a.headers.location).slice(emu.url.length);
     expect((await get(path)).body.data).toMatchObject({ state: 'PENDING' });

@@ -287,7 +287,8 @@ describe('clock control API', () => {
   it('manual clock: slow company datasets stay PENDING until the clock reaches them; company/advance moves the same clock', async () => {
     const emu = await emulator();
     await clock(emu, { mode: 'manual' });
-    await call(emu, 'POST', '/_emulator/company/slow', { ms: 300 });
+    // The GET answers 302 at once (no wait): the request's own time is what this test moves.
+    await call(emu, 'POST', '/_emulator/company/slow', { ms: 300, waitMs: 0 });
     const first = await call(emu, 'GET', '/company/IT-aml/12485671007');
     expect(first.status).toBe(302);
     const path = String(first.headers.location).slice(emu.url.length);

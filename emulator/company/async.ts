@@ -1,9 +1,10 @@
 /**
- * Asynchronous company requests: the POST + callback variant of IT-full/aml/marketing/stakeholders
- * and the slow GET that answers 302 → IT-check_id. A request stays PENDING until its due time on
- * the emulator's clock (a job on the emulator's scheduler), then holds its dataset (and, when it
- * has a callback, the dataset is POSTed to it). The clock can be moved forward and requests
- * completed at once through the control API.
+ * Asynchronous company requests: a slow dataset (IT-full/aml/marketing/stakeholders) being prepared,
+ * whichever flow bought it: the POST + callback variant, or the GET (which waits for it, up to the
+ * vendor's limit, `settled`, and answers 302 → IT-check_id past that). A request stays PENDING until
+ * its due time on the emulator's clock (a job on the emulator's scheduler), then holds its dataset
+ * (and, when it has a callback, the dataset is POSTed to it). The clock can be moved forward and
+ * requests completed at once through the control API.
  */
 import { hexId } from '../core.ts';
 import { deliverCallback, type VendorCallback } from '../callbacks.ts';
@@ -29,6 +30,8 @@ export class AsyncRequests {
   private readonly requests = new Map<string, AsyncRequest>();
   /** The scheduler job completing each pending request. */
   private readonly jobs = new Map<string, JobId>();
+  /** Who waits for a pending request (`settled`): told `true` when it is DONE, `false` when given up. */
+  private readonly waiters = new Map<string, Set<(done: boolean) => void>>();
 
   constructor(private readonly scheduler: Scheduler) {}
 
@@ -57,6 +60,29 @@ export class AsyncRequests {
       this.scheduler.schedule(req.dueAt, () => this.finish(req), `company ${req.endpoint} ${req.id}`),
     );
     return req;
+  }
+
+  /**
+   * Whether the request is DONE within `waitMs` on the emulator's clock (a job on its scheduler, so
+   * a manual clock holds the wait until it is moved): `true` as soon as it completes, `false` when
+   * the wait ends first (or the module closes).
+   */
+  settled(req: AsyncRequest, waitMs: number): Promise<boolean> {
+    if (req.state === 'DONE') return Promise.resolve(true);
+    if (waitMs <= 0) return Promise.resolve(false);
+    return new Promise<boolean>((resolve) => {
+      let set = this.waiters.get(req.id);
+      if (!set) this.waiters.set(req.id, (set = new Set()));
+      const waiters = set;
+      const tell = (done: boolean): void => {
+        waiters.delete(tell);
+        if (waiters.size === 0 && this.waiters.get(req.id) === waiters) this.waiters.delete(req.id);
+        this.scheduler.cancel(timeout);
+        resolve(done);
+      };
+      const timeout = this.scheduler.after(waitMs, () => tell(false), `company ${req.endpoint} ${req.id} wait`);
+      waiters.add(tell);
+    });
   }
 
   /** The request, brought up to date with the clock. */
@@ -94,10 +120,15 @@ export class AsyncRequests {
     this.requests.clear();
   }
 
-  /** Cancels the jobs of pending requests (they stay PENDING; `complete` still completes them). */
+  /** Cancels the jobs of pending requests (they stay PENDING; `complete` still completes them); ends the waits. */
   close(): void {
     for (const job of this.jobs.values()) this.scheduler.cancel(job);
     this.jobs.clear();
+    this.tell([...this.waiters.keys()], false);
+  }
+
+  private tell(ids: string[], done: boolean): void {
+    for (const id of ids) for (const waiter of [...(this.waiters.get(id) ?? [])]) waiter(done);
   }
 
   /** DONE with its dataset; the callback's delivery is what the job returns. */
@@ -108,6 +139,7 @@ export class AsyncRequests {
     if (r.state === 'DONE') return Promise.resolve();
     r.state = 'DONE';
     r.result = r.dataset();
+    this.tell([r.id], true);
     if (!r.callback) return Promise.resolve();
     const payload: Record<string, unknown> = { data: r.result };
     if (r.callback.custom !== undefined) payload.custom = r.callback.custom;

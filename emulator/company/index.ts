@@ -5,7 +5,12 @@
  *
  * Control hooks (`POST /_emulator/company/<name>`):
  * - `sandboxCompanies` → the sandbox companies (also served by `GET /_emulator/sandbox-companies`)
- * - `slow {ms}` → GET IT-full/aml/marketing/stakeholders answer 302 → IT-check_id, ready after `ms` (0 turns it off)
+ * - `slow {ms?, dataset?, waitMs?}` → how long a slow dataset (IT-full/aml/marketing/stakeholders)
+ *   takes to prepare (`ms`, for every one or for `dataset` only; `ms: null` with a dataset drops its
+ *   own time), and how long its GET waits for it (`waitMs`, the vendor's 30 s) before answering 302 →
+ *   IT-check_id; `{}` restores the defaults. The same time whichever flow buys it: the GET answers
+ *   with the dataset once ready within the wait, a POST calls back once ready. Answers the settings.
+ * - `async {ms}` → the same as `slow {ms}` (its older name, from when the POST had its own delay)
  * - `complete {id?}` → completes one pending request (or all) now, firing callbacks
  * - `advance {ms}` → moves the emulator's clock forward (as `POST /_emulator/clock {advanceMs}`,
  *   without waiting for the callbacks) and answers `{pending}`, the company requests still pending
@@ -32,19 +37,27 @@ export { Rng } from './random.ts';
 export { isRegistered, registeredVats, ownershipChain, parentLinks, childLinks } from './ownership.ts';
 export { profileOf } from './profile.ts';
 
+/** The slow datasets: bought by a GET that may answer 302 → IT-check_id, or by POST + callback. */
+export const SLOW_DATASETS = ['IT-full', 'IT-aml', 'IT-marketing', 'IT-stakeholders'] as const;
+/** The vendor's GET of a slow dataset waits at most this long before answering 302 (ms). */
+export const VENDOR_GET_WAIT_MS = 30_000;
+
 export interface CompanyModuleOptions {
   /**
-   * Delay of slow GETs of IT-full/aml/marketing/stakeholders: when above 0 they answer 302 →
-   * IT-check_id, which stays PENDING this long.
-   * @default 0
+   * How long a slow dataset (IT-full/aml/marketing/stakeholders) takes to prepare, whichever flow
+   * buys it: its GET answers once it is ready (302 → IT-check_id past `waitMs`), its POST calls
+   * back once it is ready. @default `EMULATOR_COMPANY_PREPARE_MS`, else 0 (ready at once)
    */
-  slowMs?: number;
+  prepareMs?: number;
+  /** Preparation times of single datasets (`{'IT-full': 5000}`), over `prepareMs`. @default none */
+  prepareMsByDataset?: Partial<Record<(typeof SLOW_DATASETS)[number], number>>;
   /**
-   * Delay before a POST IT-full/aml/marketing/stakeholders request completes and its callback
-   * fires (when not slow).
-   * @default 100
+   * How long a slow dataset's GET waits for it before answering 302 → IT-check_id.
+   * @default `EMULATOR_COMPANY_GET_WAIT_MS`, else 30000 (the vendor's)
    */
-  asyncMs?: number;
+  waitMs?: number;
+  /** Where the `EMULATOR_COMPANY_*` defaults are read. @default process.env */
+  env?: NodeJS.ProcessEnv;
   /** The emulator's scheduler (one for every area; `startEmulator` passes its own). @default a new one */
   scheduler?: Scheduler;
 }
@@ -87,27 +100,56 @@ const num = (body: unknown, key: string): number | undefined => {
   return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
 };
 
+const envMs = (env: NodeJS.ProcessEnv, name: string): number | undefined => {
+  const raw = env[name]?.trim();
+  if (!raw) return undefined;
+  const v = Number(raw);
+  if (!Number.isFinite(v) || v < 0) throw new Error(`${name} must be a number of milliseconds (0 or more), got ${raw}`);
+  return v;
+};
+
+const isSlowDataset = (v: unknown): v is (typeof SLOW_DATASETS)[number] => typeof v === 'string' && (SLOW_DATASETS as readonly string[]).includes(v);
+
 export function createCompanyModule(opts: CompanyModuleOptions = {}): AreaModule {
-  let slowMs = Math.max(0, opts.slowMs ?? 0);
-  let asyncMs = Math.max(0, opts.asyncMs ?? 100);
+  const env = opts.env ?? process.env;
+  const defaults = {
+    prepareMs: Math.max(0, opts.prepareMs ?? envMs(env, 'EMULATOR_COMPANY_PREPARE_MS') ?? 0),
+    waitMs: Math.max(0, opts.waitMs ?? envMs(env, 'EMULATOR_COMPANY_GET_WAIT_MS') ?? VENDOR_GET_WAIT_MS),
+  };
+  let prepareMs = defaults.prepareMs;
+  let waitMs = defaults.waitMs;
+  const byDataset = new Map<string, number>(Object.entries(opts.prepareMsByDataset ?? {}).map(([k, v]) => [k, Math.max(0, v)]));
+  const timing = () => ({ prepareMs, waitMs, datasets: Object.fromEntries(byDataset) });
+  const slow = (body: unknown): ReturnType<typeof timing> => {
+    const o = isObj(body) ? body : {};
+    // A 400 of the control API.
+    if (o.dataset !== undefined && !isSlowDataset(o.dataset)) throw new Error(`dataset must be one of ${SLOW_DATASETS.join(', ')}`);
+    const ms = num(o, 'ms');
+    const wait = num(o, 'waitMs');
+    if (Object.keys(o).length === 0) {
+      prepareMs = defaults.prepareMs;
+      waitMs = defaults.waitMs;
+      byDataset.clear();
+    }
+    if (isSlowDataset(o.dataset)) {
+      if (ms !== undefined) byDataset.set(o.dataset, Math.max(0, ms));
+      else if (o.ms === null) byDataset.delete(o.dataset);
+    } else if (ms !== undefined) prepareMs = Math.max(0, ms);
+    if (wait !== undefined) waitMs = Math.max(0, wait);
+    return timing();
+  };
   const scheduler = opts.scheduler ?? new Scheduler();
   const requests = new AsyncRequests(scheduler);
   const monitors = new Monitors(scheduler);
   return {
     area: 'company',
     scheduler,
-    routes: companyRoutes({ requests, monitors, slowMs: () => slowMs, asyncMs: () => asyncMs }),
+    routes: companyRoutes({ requests, monitors, prepareMs: (dataset) => byDataset.get(dataset) ?? prepareMs, waitMs: () => waitMs }),
     control: {
       sandboxCompanies: () => sandboxCompanies(),
-      slow: (body) => {
-        slowMs = Math.max(0, num(body, 'ms') ?? 0);
-        return { slowMs };
-      },
-      // POST /_emulator/company/async {ms}: how long a POSTed composite tier takes to complete and call back.
-      async: (body) => {
-        asyncMs = Math.max(0, num(body, 'ms') ?? 100);
-        return { asyncMs };
-      },
+      slow,
+      // POST /_emulator/company/async {ms}: the preparation time again (its older name).
+      async: (body) => slow({ ms: num(body, 'ms') ?? 0 }),
       complete: (body) => {
         const id = isObj(body) ? body.id : undefined;
         return { completed: requests.complete(typeof id === 'string' ? id.toLowerCase() : undefined) };

@@ -24,10 +24,10 @@ import { LEGAL_FORMS, legalFormByCode } from './tables.ts';
 export interface CompanyState {
   requests: AsyncRequests;
   monitors: Monitors;
-  /** Delay of slow GETs (302 → IT-check_id); 0 answers at once. */
-  slowMs(): number;
-  /** Delay before a POST request with a callback completes. */
-  asyncMs(): number;
+  /** How long a slow dataset (`IT-full`, …) takes to prepare, whichever flow buys it; 0: ready at once. */
+  prepareMs(dataset: string): number;
+  /** How long a slow dataset's GET waits for it before answering 302 → IT-check_id (the vendor's 30 s). */
+  waitMs(): number;
 }
 
 type Json = Record<string, unknown>;
@@ -145,25 +145,29 @@ function compositeRoutes(state: CompanyState): Route[] {
   for (const [name, shape] of COMPOSITES) {
     const getErrors = ERRORS[`GET ${name}` as ErrorKey];
     const postErrors = ERRORS[`POST ${name}` as ErrorKey];
-    const get = (req: EmuRequest, id: string | undefined): EmuResponse => {
+    // The vendor's GET: waits for the dataset as long as its limit allows, then answers 302 with
+    // the request to follow (`IT-check_id`), charged as the dataset (it was bought).
+    const get = async (req: EmuRequest, id: string | undefined): Promise<EmuResponse> => {
       const r = lookupCompany(id, NO_ID);
       if (r.kind === 'missing') return required(getErrors);
       if (r.kind === 'invalid') return invalid(getErrors);
       if (r.kind === 'notFound') return notFound(getErrors, r.value);
       const p = r.profile;
-      const slow = state.slowMs();
-      if (slow <= 0) return ok(compositeRecord(p, shape));
+      const prepare = state.prepareMs(name);
+      if (prepare <= 0) return ok(compositeRecord(p, shape));
       const pending = state.requests.create({
         endpoint: name,
         vat: p.vat,
         owner: req.token.owner,
-        delayMs: slow,
+        delayMs: prepare,
         callback: null,
         dataset: () => compositeRecord(profileOf(p.vat), shape),
       });
+      if (await state.requests.settled(pending, state.waitMs())) return ok(pending.result);
+      const left = pending.dueAt - state.requests.now();
       return {
         status: 302,
-        headers: { location: `${req.baseUrl}/IT-check_id/${pending.id}`, 'retry-after': String(Math.max(1, Math.ceil(slow / 1000))) },
+        headers: { location: `${req.baseUrl}/IT-check_id/${pending.id}`, 'retry-after': String(Math.max(1, Math.ceil(left / 1000))) },
         json: { data: { state: 'PENDING', id: pending.id }, success: true, message: '', error: null },
         price: priceOf('company', 'GET', req.path),
       };
@@ -182,7 +186,7 @@ function compositeRoutes(state: CompanyState): Route[] {
         endpoint: name,
         vat,
         owner: req.token.owner,
-        delayMs: state.slowMs() > 0 ? state.slowMs() : state.asyncMs(),
+        delayMs: state.prepareMs(name),
         callback: cb.callback,
         dataset: () => compositeRecord(profileOf(vat), shape),
       });

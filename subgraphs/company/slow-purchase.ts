@@ -1,6 +1,24 @@
 /**
- * Buying a slow company dataset (IT-full, IT-aml, IT-marketing, IT-stakeholders) by its
- * asynchronous POST variant: `POST /<tier>/{id}` with the layer's signed callback
+ * Buying a slow company dataset (IT-full, IT-aml, IT-marketing, IT-stakeholders), by the flow that
+ * answers first for what the vendor does (`COMPANY_SLOW_PURCHASE`):
+ *
+ * - `get` (the default): the GET. The vendor holds it until the dataset is ready, up to 30 s, so a
+ *   dataset ready within that comes in the GET's own answer: one round trip after it is ready, one
+ *   paid call, no callback hop and no poll. Past 30 s the vendor answers 302 → `IT-check_id/{id}`:
+ *   the dataset is bought, and the upstream client records the id in the pending store (another
+ *   replica, or this one after a restart, resumes it; nothing is bought twice) and polls it (free)
+ *   at the vendor's `Retry-After`. The GET's own timeout is above the vendor's wait (35 s,
+ *   `upstream.ts`), so the layer does not give up before the 302, and a slow GET sent and left
+ *   unanswered is never sent again (it may have bought the dataset).
+ * - `callback`: the POST variant with the layer's signed callback, described below. It saves the
+ *   poll granularity and the held connection for datasets that take longer than the vendor's wait,
+ *   and costs a second hop (the delivery) for every other one.
+ *
+ * Measured with `bench/slow-purchase.ts` (the emulator prepares a dataset in the same time whichever
+ * flow buys it): see the README ("Slow company datasets"). The GET wins wherever the dataset is
+ * ready within the vendor's wait, which is why it is the default; `poll` is the older name of `get`.
+ *
+ * The POST + callback flow: `POST /<tier>/{id}` with the layer's signed callback
  * (`<PUBLIC_URL>/callbacks/company/datasets/<token>`, through the gateway) answers PENDING at once,
  * and the upstream POSTs the dataset to the callback when it is ready. Polling `IT-check_id/{id}` is
  * the fallback when the callback is late (`COMPANY_SLOW_CALLBACK_WAIT_MS`, default 30 s) or lost.
@@ -23,12 +41,8 @@
  *   (HTTPS); a delivery must also name the company asked for. The body is trusted beyond that (a
  *   re-read would be the IT-check_id poll the callback saves).
  *
- * `COMPANY_SLOW_PURCHASE`: `callback` (the default, whenever the layer has a public URL) or `poll`
- * (the GET with 302 → IT-check_id, as without a public URL). Measured in `bench/slow-purchase.ts`:
- * see the README ("Slow company datasets").
- *
  * The loader calls `buyCompanyData` in place of `ctx.upstream.call` for a company endpoint: fast
- * endpoints and the `poll` mode go straight to the upstream client.
+ * endpoints, the `get` mode and a layer without a public URL go straight to the upstream client.
  */
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -43,7 +57,8 @@ import type { CallOptions, Upstream } from '../upstream/upstream.ts';
 import { COMPANY_ENDPOINTS } from './upstream.ts';
 import { log } from '../runtime/log.ts';
 
-export type SlowPurchaseMode = 'callback' | 'poll';
+/** `get`: the GET (302 → IT-check_id polls past the vendor's wait); `callback`: POST + callback. */
+export type SlowPurchaseMode = 'get' | 'callback';
 
 const PURPOSE = 'company-dataset';
 /** A dataset callback URL outlives the longest wait of the upstream (its retries included). */
@@ -125,7 +140,10 @@ export class SlowPurchases {
 
   constructor(private readonly opts: SlowPurchaseOptions) {
     const mode = opts.env.COMPANY_SLOW_PURCHASE?.trim().toLowerCase();
-    this.mode = mode === 'poll' ? 'poll' : 'callback';
+    // `poll` is the older name of `get` (the same flow).
+    if (mode !== undefined && mode !== '' && mode !== 'get' && mode !== 'poll' && mode !== 'callback')
+      throw new Error(`COMPANY_SLOW_PURCHASE must be get or callback (poll: the same as get), got ${mode}`);
+    this.mode = mode === 'callback' ? 'callback' : 'get';
     const wait = Number(opts.env.COMPANY_SLOW_CALLBACK_WAIT_MS);
     this.callbackWaitMs =
       Number.isFinite(wait) && wait >= 0 && opts.env.COMPANY_SLOW_CALLBACK_WAIT_MS !== '' && opts.env.COMPANY_SLOW_CALLBACK_WAIT_MS !== undefined ? wait : 30_000;
@@ -227,7 +245,8 @@ export function attachSlowPurchases(upstream: Upstream, purchases: SlowPurchases
 
 /**
  * What the company loader calls in place of `ctx.upstream.call` for a company endpoint: a slow tier
- * by POST + callback when the layer can be called back, anything else as the upstream client buys it.
+ * by POST + callback in the `callback` mode when the layer can be called back, anything else (the
+ * `get` mode's GET included) as the upstream client buys it.
  */
 export function buyCompanyData<T = unknown>(ctx: SubgraphContext, ep: Endpoint, opts: CallOptions = {}): Promise<T> {
   const purchases = registry.get(ctx.upstream);

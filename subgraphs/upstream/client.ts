@@ -519,12 +519,12 @@ export class UpstreamClient implements Upstream {
   }
 
   /** Runs `fn`, again on retryable failures (`retries` times at most), with back-off and `Retry-After`. */
-  private async withRetries<T>(retries: number, fn: () => Promise<T>): Promise<T> {
+  private async withRetries<T>(retries: number, fn: () => Promise<T>, retryIf?: (err: UpstreamError) => boolean): Promise<T> {
     for (let i = 0; ; i++) {
       try {
         return await fn();
       } catch (err) {
-        if (!(err instanceof UpstreamError) || !err.retryable || i >= retries || this.closing.signal.aborted) throw err;
+        if (!(err instanceof UpstreamError) || !err.retryable || i >= retries || this.closing.signal.aborted || (retryIf && !retryIf(err))) throw err;
         // Refused by our own rate limiter after the longest allowed wait: waiting again would pass it.
         if (err instanceof RateLimitedError) throw err;
         if (err.retryAfter !== null && err.retryAfter > this.config.maxRetryAfterSeconds) throw err;
@@ -551,18 +551,25 @@ export class UpstreamClient implements Upstream {
       } else if (resumed) return this.followSlow(ctx, ep, path, resumed.id, 0, pendingKey, null);
     }
     const retries = ep.method === 'GET' && payload?.price === undefined ? this.config.maxRetries : 0;
-    const outcome = await this.withRetries(retries, async (): Promise<{ slow: Answer } | { data: unknown }> => {
-      const answer = await this.attempt(ctx, ep, path, qs, payload);
-      if (answer.status === 302 && ep.slow) return { slow: answer };
-      let decoded;
-      try {
-        decoded = decodeEnvelope(ep.area, endpointOf(path), answer);
-      } catch (err) {
-        if (err instanceof UpstreamError && answer.atRisk) err.atRisk = answer.atRisk;
-        throw err;
-      }
-      return { data: ep.decode === 'raw' ? decoded.body : decoded.data };
-    });
+    // A slow GET sent and not answered (timeout, reset, 502/504) may have bought the dataset, its
+    // request id unknown: sent again, it would be bought twice. Only a sure failure is retried.
+    const retryIf = ep.slow ? (err: UpstreamError): boolean => !mayHaveBeenCarriedOut(err) : undefined;
+    const outcome = await this.withRetries(
+      retries,
+      async (): Promise<{ slow: Answer } | { data: unknown }> => {
+        const answer = await this.attempt(ctx, ep, path, qs, payload);
+        if (answer.status === 302 && ep.slow) return { slow: answer };
+        let decoded;
+        try {
+          decoded = decodeEnvelope(ep.area, endpointOf(path), answer);
+        } catch (err) {
+          if (err instanceof UpstreamError && answer.atRisk) err.atRisk = answer.atRisk;
+          throw err;
+        }
+        return { data: ep.decode === 'raw' ? decoded.body : decoded.data };
+      },
+      retryIf,
+    );
     if ('data' in outcome) return outcome.data;
     // Paid: from here on the original GET is never repeated, only the (free) polls are.
     const pendingId = slowRequestId(outcome.slow);
