@@ -19,6 +19,7 @@ import { runPecBench } from './pec.ts';
 import { runInvoicingBench } from './invoicing.ts';
 import { runCompanyPlansBench } from './company-plans.ts';
 import { runSpeedBench } from './speed.ts';
+import { runAlternativeBench } from './alternative.ts';
 
 const LATENCY_MS = Number(process.env.BENCH_UPSTREAM_LATENCY_MS ?? 40);
 const N = Number(process.env.BENCH_OPERATIONS ?? 40);
@@ -209,6 +210,9 @@ async function main(): Promise<void> {
 
   // The layer beside the runtime's own ceiling (a bare Hive gateway with its response cache).
   await runSpeedBench();
+
+  // The layer beside what a user would pick instead: GraphQL Mesh over the vendor's OpenAPI spec.
+  await runAlternativeBench();
 }
 
 await main();

@@ -41,12 +41,13 @@ export const PROFILE = `query($v: String!) { company(vatCode: $v) { companyName 
 export const IDENTITY = `query($v: String!) { company(vatCode: $v) { companyName vatCode address { streetName zipCode town } ecofin { turnover netWorth shareCapital } } }`;
 export const WALK = `query($v: String!) { company(vatCode: $v) { companyName shareholders { percentShare owners { ... on ShareholderCompany { company { companyName address { town } } } } } } }`;
 /** The walk as the baseline's schema (built from the JSON, no union) asks it. */
-const WALK_BASELINE = `query($v: String!) { company(vatCode: $v) { companyName shareholders { percentShare owners { company { companyName address { town } } } } } }`;
-const WALK_VAT = '12485671007';
+export const WALK_BASELINE = `query($v: String!) { company(vatCode: $v) { companyName shareholders { percentShare owners { company { companyName address { town } } } } } }`;
+export const WALK_VAT = '12485671007';
 
 /** One side of a comparison: sends operations, counts upstream calls and when the last returned. */
 export interface Side {
-  name: 'layer' | 'baseline';
+  /** Who answers (error messages): 'layer', 'baseline', or an alternative's name (`alternative.ts`). */
+  name: string;
   graphqlUrl: string;
   /** Sends one operation; resolves with the parsed answer and when it arrived (ms, `Date.now()`). */
   send(query: string, variables: Record<string, unknown>): Promise<{ body: { data?: unknown; errors?: unknown }; at: number }>;
@@ -104,8 +105,8 @@ export const pct = (xs: number[], p: number): number => {
 };
 const f1 = (n: number): string => n.toFixed(1);
 
-/** p50 of `n` sequential operations. */
-export async function sequentialP50(side: Side, n: number, query: string, vars: (i: number) => Record<string, unknown>): Promise<number> {
+/** Latencies (ms) of `n` sequential operations. */
+export async function sequentialLatencies(side: Side, n: number, query: string, vars: (i: number) => Record<string, unknown>): Promise<number[]> {
   const lat: number[] = [];
   for (let i = 0; i < n; i++) {
     const t0 = performance.now();
@@ -113,7 +114,12 @@ export async function sequentialP50(side: Side, n: number, query: string, vars: 
     if (r.body.errors) throw new Error(`${side.name}: ${JSON.stringify(r.body.errors).slice(0, 300)}`);
     lat.push(performance.now() - t0);
   }
-  return pct(lat, 50);
+  return lat;
+}
+
+/** p50 of `n` sequential operations. */
+export async function sequentialP50(side: Side, n: number, query: string, vars: (i: number) => Record<string, unknown>): Promise<number> {
+  return pct(await sequentialLatencies(side, n, query, vars), 50);
 }
 
 /** Operations per second with `concurrency` clients for `ms`, and this process's CPU ms per operation. */
@@ -239,6 +245,20 @@ function deepMerge(a: unknown, b: unknown): unknown {
   return b ?? a;
 }
 
+/**
+ * The key-value store the runtime's response cache keeps answers in (`cache` of
+ * `createGatewayRuntime`): an LRU, as Hive's in-memory one.
+ */
+export function lruKeyValueCache(max = 10_000) {
+  const lru = new LRUCache<string, object>({ max });
+  return {
+    get: (key: string) => lru.get(key),
+    set: (key: string, value: object, o?: { ttl?: number | null }) => void lru.set(key, value, o?.ttl ? { ttl: o.ttl * 1000 } : {}),
+    delete: (key: string) => lru.delete(key),
+    getKeysByPrefix: (prefix: string) => [...lru.keys()].filter((k) => k.startsWith(prefix)),
+  };
+}
+
 export async function startBaselineSide(samples: { profile: unknown; walk: unknown; identity?: unknown }, latencyMs: number): Promise<Side & { runtime: GatewayRuntime }> {
   let latency = latencyMs;
   let calls: Array<{ returnedAt: number }> = [];
@@ -263,15 +283,7 @@ export async function startBaselineSide(samples: { profile: unknown; walk: unkno
   const subgraph: Server = createServer(yoga.requestListener);
   await new Promise<void>((r) => subgraph.listen(0, '127.0.0.1', r));
   const subgraphUrl = `http://127.0.0.1:${(subgraph.address() as AddressInfo).port}/graphql`;
-  // The runtime's response cache keeps answers in its `cache` (a key-value store; an LRU here, as
-  // Hive's in-memory one).
-  const lru = new LRUCache<string, object>({ max: 10_000 });
-  const cache = {
-    get: (key: string) => lru.get(key),
-    set: (key: string, value: object, o?: { ttl?: number | null }) => void lru.set(key, value, o?.ttl ? { ttl: o.ttl * 1000 } : {}),
-    delete: (key: string) => lru.delete(key),
-    getKeysByPrefix: (prefix: string) => [...lru.keys()].filter((k) => k.startsWith(prefix)),
-  };
+  const cache = lruKeyValueCache();
   const runtime = createGatewayRuntime({
     proxy: { endpoint: subgraphUrl },
     cache,
@@ -411,7 +423,7 @@ interface MemoryReading {
 
 const ROOT = resolve(fileURLToPath(import.meta.url), '../..');
 /** The node flags `npm start` runs with: its script in package.json is `node <flags> scripts/start.mjs`. */
-const START_FLAGS = ((): string[] => {
+export const START_FLAGS = ((): string[] => {
   const [node, ...rest] = (JSON.parse(readFileSync(resolve(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start.split(/\s+/);
   if (node !== 'node') throw new Error(`npm start does not run node: ${node}`);
   const script = rest.findIndex((t) => !t.startsWith('-'));
