@@ -130,6 +130,10 @@ export interface FatturaParty {
   addressCountry: string | null;
   /** `DatiAnagrafici/RegimeFiscale` (the seller's tax regime, RF01 … RF20), when given. */
   regime?: string | null;
+  /** `Contatti/Telefono` (the seller's), when given. */
+  phone?: string | null;
+  /** `Contatti/Email` (the seller's), when given. */
+  email?: string | null;
 }
 
 /** A discount (`SC`) or surcharge (`MG`), by percent or by amount (`ScontoMaggiorazione`). */
@@ -288,6 +292,8 @@ function party(node: unknown): FatturaParty {
     province: text(node, 'Sede/Provincia'),
     addressCountry: text(node, 'Sede/Nazione'),
     regime: text(anag, 'RegimeFiscale'),
+    phone: text(node, 'Contatti/Telefono'),
+    email: text(node, 'Contatti/Email'),
   };
 }
 

@@ -5,7 +5,9 @@
  * account's first `INVOICE_CONFIGURATIONS_INCLUDED` configurations are free, each further one is
  * charged `invoice extra-configuration`. An update changes `receipts`, `receipts_authentication` and
  * `api_configurations` only: any other field is refused with the vendor's 400 / error 670.
- * Changing the receipt credentials raises `receipt-credentials`.
+ * Changing the receipt credentials raises `receipt-credentials`. A configuration can be deleted
+ * only while no receipt was sent for it (the vendor's note on `DELETE /IT-configurations/{fiscal_id}`;
+ * its refusal is not shown: answered 406, "wrong state", like the receipts' state refusals).
  */
 import { isValidFiscalCode, isValidItalianVat } from '../../contract/checksums.ts';
 import { INVOICE_CONFIGURATIONS_INCLUDED, surchargeOf } from '../../contract/prices.ts';
@@ -128,7 +130,12 @@ export function configurationRoutes(state: InvoiceState, scheduler: Scheduler): 
   const remove = (req: EmuRequest, id: string): EmuResponse => {
     const configs = state.account(req.token.owner).configurations;
     const key = id.replace(/^IT(?=\d{11}$)/i, '');
-    if (!configs.delete(key)) return fiscalIdNotFound();
+    if (!configs.has(key)) return fiscalIdNotFound();
+    const receipts = state.account(req.token.owner).receipts;
+    if ([...receipts.values()].some((r) => r.record.fiscal_id === key)) {
+      return invoiceFail(406, 406, `Configuration ${key} cannot be deleted: receipts have been sent`);
+    }
+    configs.delete(key);
     return { status: 200, json: { data: 'null', success: true, message: `Deleted configuration for id: ${key}`, error: null } };
   };
 

@@ -54,8 +54,8 @@ function partyRecord(p: FatturaParty): Obj {
     zip: p.zip,
     province: p.province,
     country_code: p.addressCountry ?? p.country,
-    phone: null,
-    email: null,
+    phone: p.phone ?? null,
+    email: p.email ?? null,
   };
 }
 

@@ -8,6 +8,9 @@
  * API. Receipts cannot reach the revenue agency between 23:55 and 00:00 Italian time: one issued
  * then stays `new`, queued, and is submitted at midnight. Notifications: `receipt` when ready,
  * `receipt-retry`, `receipt-error`, as `{data: {data: receipt, custom}}` (the vendor's example).
+ * The vendor's request rules are kept: a complimentary item takes no discount, uncollected amounts
+ * of goods or services go with `invoice_issuing` (and it with one of them), `linked_receipt` is at
+ * most 50 characters; the answer echoes them with the totals of line discounts and uncollected amounts.
  */
 import { hexId, ok, type EmuRequest, type EmuResponse, type Route } from '../core.ts';
 import { renderPdf } from '../pdf.ts';
@@ -54,8 +57,11 @@ function itemOf(raw: Obj, i: number): Obj | string {
   if (typeof raw.description !== 'string' || raw.description.trim() === '') return `items[${i}].description`;
   if (!Number.isFinite(gross) || gross < 0) return `items[${i}].unit_price`;
   if (!(code in RECEIPT_VAT_CODES)) return `items[${i}].vat_rate_code`;
+  // The vendor: a discount "cannot be used with 'complimentary'".
+  if (raw.complimentary === true && Number(raw.discount ?? 0) > 0) return `items[${i}].discount`;
   const rate = RECEIPT_VAT_CODES[code];
   const discount = Number(raw.discount ?? 0) || 0;
+  // A complimentary item is given at its normal price (VAT still applies); the customer pays nothing for it.
   const total = r2(quantity * gross - discount);
   const taxable = r8(total / (1 + rate / 100));
   return {
@@ -72,7 +78,7 @@ function itemOf(raw: Obj, i: number): Obj | string {
     net_taxable_amount: taxable,
     vat_amount: r8(total - taxable),
     total_amount: total,
-    unit_discount: 0,
+    unit_discount: r8(discount / quantity),
     sku: typeof raw.sku === 'string' ? raw.sku : null,
   };
 }
@@ -213,16 +219,22 @@ export class ReceiptEngine {
     return r;
   }
 
-  private totals(items: Obj[]): Obj {
+  /**
+   * A document's totals: the items' (VAT included, taxable, VAT), their line discounts (gross, and
+   * net of VAT as `total_discount`) and the uncollected amounts of goods and services.
+   */
+  private totals(items: Obj[], uncollected = 0): Obj {
     const total = r2(items.reduce((t, i) => t + Number(i.total_amount), 0));
     const taxable = r8(items.reduce((t, i) => t + Number(i.taxable_amount), 0));
+    const gross = (i: Obj): number => Number(i.gross_discount ?? 0);
+    const net = (i: Obj): number => gross(i) / (1 + (RECEIPT_VAT_CODES[asText(i.vat_rate)] ?? 0) / 100);
     return {
       total_amount: total,
       total_taxable_amount: taxable,
       total_vat_amount: r8(total - taxable),
-      total_discount: 0,
-      total_gross_discount: 0,
-      total_uncollected_amount: 0,
+      total_discount: r8(items.reduce((t, i) => t + net(i), 0)),
+      total_gross_discount: r2(items.reduce((t, i) => t + gross(i), 0)),
+      total_uncollected_amount: r2(uncollected),
       deductible_amount: 0,
     };
   }
@@ -242,6 +254,12 @@ export class ReceiptEngine {
       items.push(item);
     }
     if (typeof b.cash_payment_amount !== 'number') return invoiceFail(400, 426, 'Missing cash_payment_amount');
+    // The vendor: uncollected amounts require invoice_issuing, and invoice_issuing one of them.
+    const uncollected = Number(b.goods_uncollected_amount ?? 0) + Number(b.services_uncollected_amount ?? 0);
+    if (!Number.isFinite(uncollected) || uncollected < 0 || uncollected > 0 !== (b.invoice_issuing === true)) return invoiceFail(400, 425, 'Invalid invoice_issuing');
+    if (b.linked_receipt !== undefined && b.linked_receipt !== null && (typeof b.linked_receipt !== 'string' || b.linked_receipt.length > 50)) {
+      return invoiceFail(400, 425, 'Invalid linked_receipt');
+    }
     const base: Obj = {
       fiscal_id: b.fiscal_id,
       items,
@@ -253,9 +271,10 @@ export class ReceiptEngine {
       ticket_restaurant_payment_amount: Number(b.ticket_restaurant_payment_amount ?? 0),
       ticket_restaurant_quantity: Number(b.ticket_restaurant_quantity ?? 0),
       discount: Number(b.discount ?? 0),
+      linked_receipt: typeof b.linked_receipt === 'string' ? b.linked_receipt : null,
       lottery_code: typeof b.lottery_code === 'string' ? b.lottery_code : null,
       tags: Array.isArray(b.tags) ? b.tags.slice(0, 10) : [],
-      ...this.totals(items),
+      ...this.totals(items, Number(b.goods_uncollected_amount ?? 0) + Number(b.services_uncollected_amount ?? 0)),
     };
     return ok(this.create(req, base, 'sale', null).record);
   }
@@ -286,6 +305,7 @@ export class ReceiptEngine {
         quantity,
         return: quantity,
         total_amount: r2(Number(wanted.total_amount) * share),
+        gross_discount: r2(Number(wanted.gross_discount ?? 0) * share),
         taxable_amount: r8(Number(wanted.taxable_amount) * share),
         net_taxable_amount: r8(Number(wanted.taxable_amount) * share),
         vat_amount: r8(Number(wanted.vat_amount) * share),
