@@ -171,6 +171,30 @@ describe('configurations', () => {
     expect(await t.credit(token)).toBe(4);
   });
 
+  it('deletes a configuration (free), then it is gone; an unknown one is UPSTREAM_NOT_FOUND; a bad fiscal id is refused before any call', async () => {
+    const token = await t.createToken(5);
+    await configure(token);
+    await t.clearCalls();
+    const DELETE = `mutation($f: String!) { deleteInvoicingConfiguration(fiscalId: $f) }`;
+    const { data, cost } = await gql<{ deleteInvoicingConfiguration: string }>(token, DELETE, { f: SENDER_VAT });
+    expect(data.deleteInvoicingConfiguration).toBe(SENDER_VAT);
+    expect(cost.euro).toBe(0);
+    expect(await callsOf()).toEqual([`DELETE /IT-configurations/${SENDER_VAT} 200`]);
+    const after = await gql<{ invoicingConfiguration: Obj | null }>(token, `query($f: String!) { invoicingConfiguration(fiscalId: $f) { fiscalId } }`, { f: SENDER_VAT });
+    expect(after.data.invoicingConfiguration).toBeNull();
+
+    await t.clearCalls();
+    const again = await t.gql(DELETE, { f: SENDER_VAT }, auth(token));
+    expect(again.errors?.[0]?.extensions).toMatchObject({ code: 'UPSTREAM_NOT_FOUND', upstream: { error: 111 } });
+    expect(await callsOf()).toEqual([`DELETE /IT-configurations/${SENDER_VAT} 404`]);
+
+    await t.clearCalls();
+    const bad = await t.gql(DELETE, { f: '12485671000' }, auth(token));
+    expect(bad.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', field: 'fiscalId' });
+    expect(await t.calls('invoice')).toEqual([]);
+    expect(await t.credit(token)).toBe(5);
+  });
+
   it('updates receipts, credentials and events; the email cannot change (the vendor refuses it with 670)', async () => {
     const token = await t.createToken(5);
     await configure(token, { supplierInvoices: false });
@@ -230,6 +254,28 @@ describe('issuing Italian invoices', () => {
     expect((await withSafety(it1.next(), 'end', SAFETY_MS)).done).toBe(true);
     // Each notification was re-read once (free); nothing else.
     expect(await callsOf()).toEqual(['POST /IT-invoices 200', 'GET /IT-invoices/{id} 200', 'GET /IT-invoices/{id} 200']);
+    expect(await t.credit(token)).toBeCloseTo(5 - 0.154, 6);
+  });
+
+  it("the sender's telephone and e-mail reach the FatturaPA Contatti and come back on the invoice's parties, with the SDI's invoice date", async () => {
+    const token = await t.createToken(5);
+    await configure(token);
+    await t.clearCalls();
+    const input = invoiceInput({ number: 'FT-2025/CT1', sender: { ...party('Openapi SpA', SENDER_VAT), phone: '+390612345', email: 'fatture@openapi.it' } });
+    const { data } = await gql<{ issueInvoice: Obj }>(token, ISSUE, { input });
+    const id = data.issueInvoice.id as string;
+    const { data: read } = await gql<{ invoice: Obj }>(
+      token,
+      `query($id: ID!) { invoice(id: $id) { sender { name phone email } recipient { name phone email } sdi { invoiceDate } } }`,
+      { id },
+    );
+    expect(read.invoice).toEqual({
+      sender: { name: 'Openapi SpA', phone: '+390612345', email: 'fatture@openapi.it' },
+      recipient: { name: 'Cliente Srl', phone: null, email: null },
+      sdi: { invoiceDate: '2025-01-31' },
+    });
+    // The submission and one free read.
+    expect(await callsOf()).toEqual(['POST /IT-invoices 200', 'GET /IT-invoices/{id} 200']);
     expect(await t.credit(token)).toBeCloseTo(5 - 0.154, 6);
   });
 
@@ -325,6 +371,13 @@ describe('invalid invoices are refused before any upstream call', () => {
     ['a PEC with a recipient code', { recipientPec: 'cliente@pec.it' }, 'input.recipientPec'],
     ['no lines', { lines: [] }, 'input.lines'],
     ['a negative quantity', { lines: [{ description: 'x', quantity: -1, unitPrice: 10, vatRate: 22 }] }, 'input.lines[0].quantity'],
+    [
+      'a telephone of the recipient (FatturaPA has contacts for the seller only)',
+      { recipient: { ...party('Cliente Srl', CUSTOMER_VAT), phone: '0612345678' } },
+      'input.recipient.phone',
+    ],
+    ['a sender telephone that is no number', { sender: { ...party('Openapi SpA', SENDER_VAT), phone: 'call me' } }, 'input.sender.phone'],
+    ['a sender e-mail that is no address', { sender: { ...party('Openapi SpA', SENDER_VAT), email: 'fatture-at-example' } }, 'input.sender.email'],
   ];
   it.each(cases)('%s', async (_what, over, field) => {
     const token = await t.createToken(5);
@@ -582,6 +635,45 @@ describe('updating a configuration', () => {
 });
 
 describe('receipt credentials', () => {
+  it('RECEIPT_CREDENTIALS reaches receiptCredentialsUpdated: the latest change first, then each change, tax code only', async () => {
+    const token = await t.createToken(5);
+    await configure(token, {
+      customerInvoices: false,
+      supplierInvoices: false,
+      receipts: true,
+      receiptsCredentials: { taxCode: PERSON_CF, password: 'first-p4ss', pin: '11223344' },
+      events: ['RECEIPT', 'RECEIPT_CREDENTIALS'],
+    });
+    const UPDATE = `mutation($input: UpdateInvoicingConfigurationInput!) { updateInvoicingConfiguration(input: $input) { receipts } }`;
+    await t.clearCalls();
+    // The service notifies before it answers: when the update returns, the change is on the bus.
+    await gql(token, UPDATE, { input: { fiscalId: SENDER_VAT, receiptsCredentials: { taxCode: PERSON_CF, password: 'n3w-s3cret-p4ss', pin: '55443322' } } });
+    expect((await callsOf()).sort()).toEqual([`GET /IT-configurations/${SENDER_VAT} 200`, 'PATCH /IT-configuration 200']);
+
+    const SUB = `subscription($f: String) { receiptCredentialsUpdated(fiscalId: $f) { fiscalId receipts receiptsCredentialsTaxCode events } }`;
+    const s = subscribe(token, SUB, { f: SENDER_VAT });
+    const first = await next(s, 'latest credentials change');
+    expect(first).toEqual({
+      receiptCredentialsUpdated: { fiscalId: SENDER_VAT, receipts: true, receiptsCredentialsTaxCode: PERSON_CF, events: ['RECEIPT', 'RECEIPT_CREDENTIALS'] },
+    });
+    expect(JSON.stringify(first)).not.toMatch(/n3w-s3cret-p4ss|55443322/);
+
+    await t.clearCalls();
+    await gql(token, UPDATE, { input: { fiscalId: SENDER_VAT, receipts: false, receiptsCredentials: { taxCode: PERSON_CF, password: 'th1rd-p4ss', pin: '99887766' } } });
+    expect(await next(s, 'next credentials change')).toEqual({
+      receiptCredentialsUpdated: { fiscalId: SENDER_VAT, receipts: false, receiptsCredentialsTaxCode: PERSON_CF, events: ['RECEIPT', 'RECEIPT_CREDENTIALS'] },
+    });
+    // The PATCH and the delivery's free re-read; the subscription costs nothing.
+    expect((await callsOf()).sort()).toEqual([`GET /IT-configurations/${SENDER_VAT} 200`, 'PATCH /IT-configuration 200']);
+    expect(await t.credit(token)).toBe(5);
+
+    // Another token (another caller) hears nothing of it, and a bad fiscal id is refused.
+    const other = await t.createToken(5);
+    const bad = subscribe(other, SUB, { f: '12485671000' });
+    const refused = await withSafety(bad.next(), 'refused', SAFETY_MS);
+    expect(JSON.stringify(refused.value)).toContain('BAD_USER_INPUT');
+  });
+
   it('RECEIPT_CREDENTIALS: a credentials change is re-read and relayed to the caller without password or PIN', async () => {
     const bodies: string[] = [];
     const waiters: Array<() => void> = [];

@@ -18,7 +18,6 @@ const example = (key: string): Obj => structuredClone(EXAMPLES[key]) as Obj;
 
 /** Examples no operation of the layer receives, and why. */
 const NOT_REACHED: Record<string, string> = {
-  'invoice DELETE /IT-configurations/{fiscal_id}': 'the layer offers no deletion of a configuration (its answer carries no record: `data` is "null")',
   'sdi POST /simulate/{type}': "the SDI sandbox's simulation trigger, for the vendor's own tests; the emulator's control API plays that part",
 };
 
@@ -58,7 +57,8 @@ function configOut(c: Obj): Obj {
 const CONFIG_MAPPED = ['id', 'fiscal_id', 'name', 'email', 'customer_invoice', 'supplier_invoice', 'receipts', 'receipts_authentication', 'active', 'create_timestamp'];
 
 const RECEIPT_FIELDS = `id fiscalId status rawStatus type documentNumber documentDate totalAmount totalTaxableAmount totalVatAmount cashPaymentAmount electronicPaymentAmount ticketRestaurantPaymentAmount ticketRestaurantQuantity lotteryCode transactionId tags parentReceiptId errorCode errorMessage createdAt updatedAt
-  items { id description quantity grossPrice vatRate totalAmount returnedQuantity unitPrice taxableAmount vatAmount discount complimentary sku }`;
+  goodsUncollectedAmount servicesUncollectedAmount totalUncollectedAmount invoiceIssuing discount totalDiscount totalGrossDiscount deductibleAmount linkedReceipt
+  items { id description quantity grossPrice vatRate totalAmount returnedQuantity unitPrice taxableAmount netTaxableAmount vatAmount discount unitDiscount complimentary sku }`;
 const RECEIPT_MAPPED = [
   'id',
   'fiscal_id',
@@ -82,17 +82,17 @@ const RECEIPT_MAPPED = [
   'created_at',
   'update_timestamp',
   'items',
+  'invoice_issuing',
+  'services_uncollected_amount',
+  'goods_uncollected_amount',
+  'total_uncollected_amount',
+  'discount',
+  'total_discount',
+  'total_gross_discount',
+  'deductible_amount',
+  'linked_receipt',
 ];
 const RECEIPT_NOT_EXPOSED: Record<string, string> = {
-  invoice_issuing: 'whether an invoice will follow: an input of the till, not shown back',
-  services_uncollected_amount: 'uncollected amounts are not issued by the layer (0 in every receipt it issues)',
-  goods_uncollected_amount: 'as services_uncollected_amount',
-  total_uncollected_amount: 'as services_uncollected_amount',
-  discount: 'receipt-level discount: the layer issues line discounts only',
-  total_discount: 'as discount',
-  total_gross_discount: 'as discount',
-  deductible_amount: 'not issued by the layer',
-  linked_receipt: 'not issued by the layer',
   create_timestamp: 'the same instant as created_at (createdAt)',
 };
 const ITEM_MAPPED = [
@@ -105,12 +105,14 @@ const ITEM_MAPPED = [
   'return',
   'unit_price',
   'taxable_amount',
+  'net_taxable_amount',
   'vat_amount',
   'gross_discount',
+  'unit_discount',
   'complimentary',
   'sku',
 ];
-const ITEM_NOT_EXPOSED: Record<string, string> = { net_taxable_amount: 'equals taxable_amount without a receipt-level discount', unit_discount: 'line discounts are `discount`' };
+const ITEM_NOT_EXPOSED: Record<string, string> = {};
 
 const num = (v: unknown): number | null => (typeof v === 'number' ? v : null);
 function receiptOut(r: Obj): Obj {
@@ -137,6 +139,15 @@ function receiptOut(r: Obj): Obj {
     errorMessage: r.error_message ?? null,
     createdAt: iso(r.created_at),
     updatedAt: iso(r.update_timestamp),
+    goodsUncollectedAmount: num(r.goods_uncollected_amount),
+    servicesUncollectedAmount: num(r.services_uncollected_amount),
+    totalUncollectedAmount: num(r.total_uncollected_amount),
+    invoiceIssuing: typeof r.invoice_issuing === 'boolean' ? r.invoice_issuing : null,
+    discount: num(r.discount),
+    totalDiscount: num(r.total_discount),
+    totalGrossDiscount: num(r.total_gross_discount),
+    deductibleAmount: num(r.deductible_amount),
+    linkedReceipt: typeof r.linked_receipt === 'string' && r.linked_receipt !== '' ? r.linked_receipt : null,
     items: (r.items as Obj[]).map((i) => ({
       id: i.id,
       description: i.description,
@@ -147,8 +158,10 @@ function receiptOut(r: Obj): Obj {
       returnedQuantity: i.return,
       unitPrice: i.unit_price,
       taxableAmount: i.taxable_amount,
+      netTaxableAmount: num(i.net_taxable_amount),
       vatAmount: i.vat_amount,
       discount: i.gross_discount,
+      unitDiscount: num(i.unit_discount),
       complimentary: i.complimentary,
       sku: i.sku ?? null,
     })),
@@ -179,6 +192,7 @@ beforeAll(async () => {
     if (req.method === 'POST' && path === '/api_configurations') return route('invoice POST /IT-configurations');
     if (req.method === 'GET' && path.startsWith('/IT-configurations/')) return route('invoice GET /IT-configurations/{fiscal_id}');
     if (req.method === 'PATCH' && path === '/IT-configuration') return route('invoice PATCH /IT-configurations/{fiscal_id}');
+    if (req.method === 'DELETE' && path.startsWith('/IT-configurations/')) return route('invoice DELETE /IT-configurations/{fiscal_id}');
     if (req.method === 'GET' && path === '/IT-receipts') return route('invoice GET /IT-receipts');
     if (req.method === 'GET' && path.startsWith('/IT-invoices/'))
       return json(res, 200, { data: { id: path.split('/')[2], state: 'DONE', direction: 'outgoing' }, success: true, message: '', error: null });
@@ -225,6 +239,11 @@ const ROWS: Record<string, () => Promise<void>> = {
       `mutation { updateInvoicingConfiguration(input: { fiscalId: "12485671007", receipts: true }) { ${CONFIG_FIELDS} } }`,
     );
     expect(out.updateInvoicingConfiguration).toEqual(configOut(ex.data as Obj));
+  },
+  'invoice DELETE /IT-configurations/{fiscal_id}': async () => {
+    // The answer carries no record (`data` is "null"): the mutation answers the fiscal id deleted.
+    const out = await data<{ deleteInvoicingConfiguration: string }>(`mutation { deleteInvoicingConfiguration(fiscalId: "12485671007") }`);
+    expect(out.deleteInvoicingConfiguration).toBe('12485671007');
   },
   'invoice GET /IT-receipts': async () => {
     const ex = example('invoice GET /IT-receipts');

@@ -234,12 +234,87 @@ describe('receipts', () => {
     ],
     ['a bad lottery code', { lotteryCode: 'ABC' }, 'input.lotteryCode'],
     ['a bad fiscal id', { fiscalId: '12485671000' }, 'input.fiscalId'],
+    [
+      'a complimentary item with a discount',
+      { items: [{ description: 'x', unitPrice: 2, vatRateCode: '22', discount: 1, complimentary: true }], cashPaymentAmount: 0, electronicPaymentAmount: 0 },
+      'input.items[0].complimentary',
+    ],
+    ['an uncollected amount without invoiceIssuing', { cashPaymentAmount: 2.4, goodsUncollectedAmount: 5 }, 'input.invoiceIssuing'],
+    ['invoiceIssuing without an uncollected amount', { invoiceIssuing: true }, 'input.invoiceIssuing'],
+    ['a discount larger than the total', { cashPaymentAmount: 0, electronicPaymentAmount: 0, discount: 20 }, 'input.discount'],
+    [
+      'payments, discount and uncollected amounts that do not add up',
+      { cashPaymentAmount: 1, discount: 1, servicesUncollectedAmount: 1, invoiceIssuing: true },
+      'input.cashPaymentAmount',
+    ],
+    ['a negative uncollected amount', { servicesUncollectedAmount: -1, invoiceIssuing: true }, 'input.servicesUncollectedAmount'],
+    ['a linked document longer than 50 characters', { linkedReceipt: 'X'.repeat(51) }, 'input.linkedReceipt'],
   ])('refuses %s before any call', async (_what, over, field) => {
     const token = await t.createToken(5);
     await t.clearCalls();
     const res = await t.gql(ISSUE, { input: receipt(over as Obj) }, auth(token));
     expect(res.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', field });
     expect(await t.calls('invoice')).toEqual([]);
+  });
+
+  it("sends complimentary items, a receipt discount, uncollected amounts to invoice and a linked document, and reads them back with the service's totals", async () => {
+    const token = await configuredToken();
+    await t.clearCalls();
+    const FIELDS = `id totalAmount discount goodsUncollectedAmount servicesUncollectedAmount totalUncollectedAmount invoiceIssuing totalDiscount totalGrossDiscount deductibleAmount linkedReceipt
+      items { description totalAmount discount unitDiscount complimentary taxableAmount netTaxableAmount }`;
+    const { data, euro } = await gql<{ issueReceipt: Obj }>(token, `mutation($input: ReceiptInput!) { issueReceipt(input: $input) { ${FIELDS} } }`, {
+      input: {
+        fiscalId: VAT,
+        items: [
+          // 2 × 10.00 less 2.20 (VAT 10 %): 17.80 owed; the gift (VAT 22 %) at its price, nothing owed.
+          { description: 'Pranzo', quantity: 2, unitPrice: 10, vatRateCode: '10', discount: 2.2 },
+          { description: 'Omaggio', quantity: 1, unitPrice: 3.05, vatRateCode: '22', complimentary: true },
+        ],
+        // 17.80 = 10.00 cash + 0.80 discount + 7.00 goods to invoice.
+        cashPaymentAmount: 10,
+        discount: 0.8,
+        goodsUncollectedAmount: 7,
+        invoiceIssuing: true,
+        linkedReceipt: 'ORD-2025-456',
+      },
+    });
+    expect(euro).toBe(0.019);
+    const r = data.issueReceipt;
+    expect(r).toMatchObject({
+      discount: 0.8,
+      goodsUncollectedAmount: 7,
+      servicesUncollectedAmount: 0,
+      totalUncollectedAmount: 7,
+      invoiceIssuing: true,
+      totalGrossDiscount: 2.2,
+      totalDiscount: 2,
+      deductibleAmount: 0,
+      linkedReceipt: 'ORD-2025-456',
+    });
+    expect(r.items).toEqual([
+      { description: 'Pranzo', totalAmount: 17.8, discount: 2.2, unitDiscount: 1.1, complimentary: false, taxableAmount: 16.18181818, netTaxableAmount: 16.18181818 },
+      { description: 'Omaggio', totalAmount: 3.05, discount: 0, unitDiscount: 0, complimentary: true, taxableAmount: 2.5, netTaxableAmount: 2.5 },
+    ]);
+    // One paid submission; read again (free) the fields are the service's.
+    const { data: read } = await gql<{ receipt: Obj }>(token, `query($id: ID!) { receipt(id: $id) { ${FIELDS} } }`, { id: r.id });
+    expect(read.receipt).toEqual(r);
+    expect((await t.calls('invoice')).map((c) => `${c.method} ${c.path.replace(/[0-9a-f]{24}/, '{id}')} ${c.price}`)).toEqual([
+      'POST /IT-receipts 0.019',
+      'GET /IT-receipts/{id} 0',
+    ]);
+    expect(await t.credit(token)).toBeCloseTo(5 - 0.019, 6);
+  });
+
+  it('a configuration cannot be deleted once receipts were sent (the service refuses it): UPSTREAM_REJECTED, nothing paid', async () => {
+    const token = await configuredToken();
+    await gql(token, ISSUE, { input: receipt({ tags: ['del-1'] }) });
+    await t.clearCalls();
+    const res = await t.gql(`mutation($f: String!) { deleteInvoicingConfiguration(fiscalId: $f) }`, { f: VAT }, auth(token));
+    expect(res.errors?.[0]?.extensions).toMatchObject({ code: 'UPSTREAM_REJECTED', upstream: { status: 406 } });
+    expect(res.extensions?.cost?.euro).toBe(0);
+    expect((await t.calls('invoice')).map((c) => `${c.method} ${c.path} ${c.status}`)).toEqual([`DELETE /IT-configurations/${VAT} 406`]);
+    const still = await gql<{ invoicingConfiguration: Obj | null }>(token, `query($f: String!) { invoicingConfiguration(fiscalId: $f) { fiscalId } }`, { f: VAT });
+    expect(still.data.invoicingConfiguration).toEqual({ fiscalId: VAT });
   });
 
   it('a receipt issued at 23:57 Italian time is queued, not lost, and sent at midnight', async () => {

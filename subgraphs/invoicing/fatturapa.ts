@@ -46,6 +46,8 @@ export interface InvoicePartyIn {
   zip: string;
   city: string;
   province?: string | null;
+  phone?: string | null;
+  email?: string | null;
 }
 
 export interface InvoiceLineIn {
@@ -128,7 +130,24 @@ function amount(value: number, field: string, opts: { positive?: boolean } = {})
 }
 
 /** The company's own side of the document (Italian, with its VAT number), or the other party. */
-function party(p: InvoicePartyIn, field: string, role: 'company' | 'other'): FatturaParty {
+/** A party's contacts (FatturaPA `Contatti`, the seller's only): telephone 5 to 12 characters, e-mail 7 to 256. */
+function contacts(p: InvoicePartyIn, field: string, seller: boolean): { phone: string | null; email: string | null } {
+  const given = (v: string | null | undefined): v is string => v !== null && v !== undefined && v.trim() !== '';
+  if (!seller) {
+    for (const k of ['phone', 'email'] as const) if (given(p[k])) throw badUserInput(`${field}.${k}: FatturaPA has contacts for the seller (the sender) only`, `${field}.${k}`);
+    return { phone: null, email: null };
+  }
+  let phone: string | null = null;
+  if (given(p.phone)) {
+    phone = p.phone.trim();
+    if (!/^[0-9+][0-9 ./-]{4,11}$/.test(phone)) throw badUserInput(`${field}.phone must be a telephone number of 5 to 12 characters`, `${field}.phone`);
+  }
+  const mail = given(p.email) ? email(p.email, `${field}.email`) : null;
+  if (mail !== null && mail.length < 7) throw badUserInput(`${field}.email must have at least 7 characters`, `${field}.email`);
+  return { phone, email: mail };
+}
+
+function party(p: InvoicePartyIn, field: string, role: 'company' | 'other', seller = false): FatturaParty {
   const c = country(p.country, `${field}.country`);
   let vat: string | null = null;
   let cf: string | null = null;
@@ -163,6 +182,7 @@ function party(p: InvoicePartyIn, field: string, role: 'company' | 'other'): Fat
     city: latinText(p.city, `${field}.city`, 60),
     province,
     addressCountry: c,
+    ...contacts(p, field, seller),
   };
 }
 
@@ -197,7 +217,7 @@ export function invoiceFromInput(input: InvoiceIn, field = 'input'): FatturaSumm
   if (!/^[A-Z]{3}$/.test(currency)) throw badUserInput(`${field}.currency must be an ISO 4217 code`, `${field}.currency`);
   // A self-invoice of the buyer (TD16–TD20) is the company's as buyer: its supplier may be foreign.
   const buyerIssued = isBuyerIssued(documentType);
-  const sender = party(input.sender, `${field}.sender`, buyerIssued ? 'other' : 'company');
+  const sender = party(input.sender, `${field}.sender`, buyerIssued ? 'other' : 'company', true);
   const recipient = party(input.recipient, `${field}.recipient`, buyerIssued ? 'company' : 'other');
   const regime = (input.taxRegime ?? (sender.country !== 'IT' ? 'RF18' : 'RF01')).trim().toUpperCase();
   if (!(TAX_REGIMES as readonly string[]).includes(regime))
@@ -283,7 +303,10 @@ function partyXml(p: FatturaParty, role: 'sender' | 'recipient'): Record<string,
   const sede: Record<string, unknown> = { Indirizzo: p.street, CAP: p.zip, Comune: p.city };
   if (p.province !== null) sede.Provincia = p.province;
   sede.Nazione = p.addressCountry ?? p.country ?? 'IT';
-  return { DatiAnagrafici: anagrafici, Sede: sede };
+  const contatti: Record<string, unknown> = {};
+  if (role === 'sender' && p.phone) contatti.Telefono = p.phone;
+  if (role === 'sender' && p.email) contatti.Email = p.email;
+  return Object.keys(contatti).length > 0 ? { DatiAnagrafici: anagrafici, Sede: sede, Contatti: contatti } : { DatiAnagrafici: anagrafici, Sede: sede };
 }
 
 const builder = new XMLBuilder({ ignoreAttributes: false, attributeNamePrefix: '@', format: true, suppressEmptyNode: true });

@@ -1,7 +1,10 @@
 /**
  * Receipts before they are sent: items and payments checked (BAD_USER_INPUT naming the field), the
  * total computed from the items (VAT included) and the payments required to add up to it, then the
- * vendor's `POST /IT-receipts` body.
+ * vendor's `POST /IT-receipts` body. What the customer owes is the items' total less complimentary
+ * items (given for free: VAT still applies, nothing is paid); it is settled by the payments, the
+ * receipt-level discount and the uncollected amounts of goods and services (which the vendor takes
+ * only with `invoice_issuing`, and `invoice_issuing` only with one of them).
  */
 import { cents } from '../../contract/fatturapa.ts';
 import { badUserInput } from '../runtime/errors.ts';
@@ -18,6 +21,7 @@ export interface ReceiptItemIn {
   unitPrice: number;
   vatRateCode: string;
   discount?: number | null;
+  complimentary?: boolean | null;
   sku?: string | null;
 }
 
@@ -27,6 +31,11 @@ export interface ReceiptIn {
   electronicPaymentAmount?: number | null;
   ticketRestaurantPaymentAmount?: number | null;
   ticketRestaurantQuantity?: number | null;
+  goodsUncollectedAmount?: number | null;
+  servicesUncollectedAmount?: number | null;
+  invoiceIssuing?: boolean | null;
+  discount?: number | null;
+  linkedReceipt?: string | null;
   lotteryCode?: string | null;
   tags?: readonly string[] | null;
 }
@@ -51,11 +60,15 @@ export function receiptBody(fiscalId: string, input: ReceiptIn, field = 'input')
     const code = it.vatRateCode.trim().toUpperCase();
     if (!(RECEIPT_VAT_CODES as readonly string[]).includes(code)) throw badUserInput(`${at}.vatRateCode must be one of ${RECEIPT_VAT_CODES.join(', ')}`, `${at}.vatRateCode`);
     const discount = money(it.discount, `${at}.discount`);
+    const complimentary = it.complimentary === true;
+    // The vendor: a line discount "cannot be used with 'complimentary'".
+    if (complimentary && discount > 0) throw badUserInput(`${at}.complimentary cannot go with a discount`, `${at}.complimentary`);
     const line = cents(quantity * unit - discount);
     if (line < 0) throw badUserInput(`${at}.discount is more than the line's amount`, `${at}.discount`);
-    total = cents(total + line);
+    if (!complimentary) total = cents(total + line);
     const item: Obj = { quantity, description: requiredText(it.description, `${at}.description`, 1000), unit_price: unit, vat_rate_code: code };
     if (discount > 0) item.discount = discount;
+    if (complimentary) item.complimentary = true;
     const sku = optionalText(it.sku, `${at}.sku`, 100);
     if (sku !== null) item.sku = sku;
     return item;
@@ -63,11 +76,30 @@ export function receiptBody(fiscalId: string, input: ReceiptIn, field = 'input')
   const cash = money(input.cashPaymentAmount, `${field}.cashPaymentAmount`);
   const electronic = money(input.electronicPaymentAmount, `${field}.electronicPaymentAmount`);
   const tickets = money(input.ticketRestaurantPaymentAmount, `${field}.ticketRestaurantPaymentAmount`);
+  const goods = money(input.goodsUncollectedAmount, `${field}.goodsUncollectedAmount`);
+  const services = money(input.servicesUncollectedAmount, `${field}.servicesUncollectedAmount`);
+  const discount = money(input.discount, `${field}.discount`);
+  const invoiceIssuing = input.invoiceIssuing === true;
+  if (discount > total + 0.005) throw badUserInput(`${field}.discount is more than the items' total (${total.toFixed(2)})`, `${field}.discount`);
+  if (goods + services > 0 && !invoiceIssuing) {
+    throw badUserInput(`${field}.invoiceIssuing must be true with an uncollected amount (it will be invoiced)`, `${field}.invoiceIssuing`);
+  }
+  if (invoiceIssuing && goods + services === 0) {
+    throw badUserInput(`${field}.invoiceIssuing needs goodsUncollectedAmount or servicesUncollectedAmount`, `${field}.invoiceIssuing`);
+  }
   const paid = cents(cash + electronic + tickets);
-  if (Math.abs(paid - total) > 0.005) {
-    throw badUserInput(`${field}: the payments (${paid.toFixed(2)}) must add up to the items' total (${total.toFixed(2)})`, `${field}.cashPaymentAmount`, { computedTotal: total });
+  const settled = cents(paid + goods + services + discount);
+  if (Math.abs(settled - total) > 0.005) {
+    const what = settled === paid ? `the payments (${paid.toFixed(2)})` : `the payments, discount and uncollected amounts (${settled.toFixed(2)})`;
+    throw badUserInput(`${field}: ${what} must add up to the items' total (${total.toFixed(2)})`, `${field}.cashPaymentAmount`, { computedTotal: total });
   }
   const body: Obj = { fiscal_id: fiscalId, items, cash_payment_amount: cash, electronic_payment_amount: electronic };
+  if (goods > 0) body.goods_uncollected_amount = goods;
+  if (services > 0) body.services_uncollected_amount = services;
+  if (invoiceIssuing) body.invoice_issuing = true;
+  if (discount > 0) body.discount = discount;
+  const linked = optionalText(input.linkedReceipt, `${field}.linkedReceipt`, 50);
+  if (linked !== null) body.linked_receipt = linked;
   if (tickets > 0) {
     const q = input.ticketRestaurantQuantity ?? 0;
     if (!Number.isInteger(q) || q < 1)

@@ -170,7 +170,11 @@ export function returnKeyOf(saleId: string, items: readonly Obj[]): string {
 const returnedItems = (items: readonly Obj[]): Array<[string, number]> =>
   items.map((i): [string, number] => [String(i.id), Number(i.quantity)]).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 
-/** A listed receipt is the sale `body` ordered: same items (description, quantity, gross unit price, discount, VAT code), payments, lottery code and tags. */
+/**
+ * A listed receipt is the sale `body` ordered: same items (description, quantity, gross unit price,
+ * discount, VAT code, complimentary), payments, uncollected amounts, invoice issuing, receipt
+ * discount, linked document, lottery code and tags.
+ */
 function sameSale(r: Obj, body: Obj): boolean {
   const num = (v: unknown): number => Math.round(Number(v ?? 0) * 100);
   // The service answers the gross unit price as `gross_price` (its `unit_price` is net of VAT), the code as `vat_rate`.
@@ -182,6 +186,7 @@ function sameSale(r: Obj, body: Obj): boolean {
         num(listed ? (i.gross_price ?? i.unit_price) : i.unit_price),
         num(listed ? i.gross_discount : i.discount),
         asText(listed ? i.vat_rate : i.vat_rate_code).toUpperCase(),
+        i.complimentary === true,
       ]),
     );
   const tags = (v: unknown): string => JSON.stringify(Array.isArray(v) ? v.map(String) : []);
@@ -192,6 +197,11 @@ function sameSale(r: Obj, body: Obj): boolean {
     num(r.cash_payment_amount) === num(body.cash_payment_amount) &&
     num(r.electronic_payment_amount) === num(body.electronic_payment_amount) &&
     num(r.ticket_restaurant_payment_amount) === num(body.ticket_restaurant_payment_amount) &&
+    num(r.goods_uncollected_amount) === num(body.goods_uncollected_amount) &&
+    num(r.services_uncollected_amount) === num(body.services_uncollected_amount) &&
+    num(r.discount) === num(body.discount) &&
+    (r.invoice_issuing === true) === (body.invoice_issuing === true) &&
+    (asText(r.linked_receipt) || null) === (body.linked_receipt ?? null) &&
     (r.lottery_code ?? null) === (body.lottery_code ?? null) &&
     tags(r.tags) === tags(body.tags)
   );
@@ -201,6 +211,34 @@ function sameSale(r: Obj, body: Obj): boolean {
 export const invoiceTopic = (tenant: string, id: string): string => requestTopicOf(INVOICING_AREA.name, tenant, id);
 /** Topic of every change of a tenant's invoices. */
 export const tenantTopic = (tenant: string): string => tenantTopicOf(INVOICING_AREA.name, tenant);
+/**
+ * Topic of the receipt-credentials changes of a tenant's configurations: one topic of its own
+ * (never the tenant's topic, so receipt and invoice subscribers never see a configuration), each
+ * event a configuration as `credentialsChange` carries it, its fiscal id as the event's id.
+ */
+export const credentialsTopic = (tenant: string): string => requestTopicOf(INVOICING_AREA.name, tenant, 'receipt-credentials');
+
+/**
+ * A credentials change as the bus carries it: the configuration without password or PIN
+ * (`shownConfiguration`) and with its events only (no callback addresses), in the kit's event shape,
+ * its fiscal id as id and the local time of the change as version.
+ */
+export function credentialsChange(tenant: string, config: Obj, now: number): TrackedInvoice {
+  const events = (Array.isArray(config.api_configurations) ? config.api_configurations : []).filter(isObj).map((a) => ({ event: a.event }));
+  return {
+    tenant,
+    family: 'RECEIPT',
+    id: asText(config.fiscal_id).toUpperCase(),
+    record: { ...shownConfiguration(config), api_configurations: events },
+    rawState: null,
+    createdAt: secondsOf(config.create_timestamp),
+    updatedAt: Math.floor(now / 1000),
+    seq: now,
+    changedAt: now,
+    checkedAt: now,
+    relay: null,
+  };
+}
 
 /** One period of a lease the layer holds while it works (renewed every third of it while the work runs, ms). */
 const LEASE_MS = 30_000;
@@ -384,6 +422,23 @@ export class InvoicingService extends TrackingService<InvoicingFamily, Invoicing
     const rec = await ctx.upstream.call<unknown>(ctx, INVOICING.configurationUpdate, { body });
     if (!isObj(rec)) throw new UpstreamError('decode', 'the answer carries no configuration', 'invoice', 'IT-configuration', 200);
     return rec;
+  }
+
+  /**
+   * Deletes a configuration (free). The service refuses it once receipts were sent for the company
+   * (its spec); an unknown fiscal id is its 404 / error 111. Afterwards this tenant's signed
+   * callbacks of the configuration are forgotten (nothing can deliver to them any more). Under the
+   * configuration's lease, like an update, so no update writes callbacks back meanwhile.
+   */
+  deleteConfiguration(ctx: SubgraphContext, fiscalId: string): Promise<string> {
+    return this.oneAtATime(`configuration:${fiscalId.toUpperCase()}`, `configuration ${fiscalId} is being updated by another request`, async () => {
+      await ctx.upstream.call<unknown>(ctx, INVOICING.configurationDelete, { params: { fiscalId } });
+      for (const config of [fiscalId, `${fiscalId}#receipts`, `${fiscalId}${CREDENTIALS_CONFIG}`]) {
+        const r = await this.store.configReservation(ctx.auth.tenant, config);
+        if (r) await this.store.dropReservation(r.key);
+      }
+      return fiscalId;
+    });
   }
 
   /**
@@ -597,7 +652,8 @@ export class InvoicingService extends TrackingService<InvoicingFamily, Invoicing
   /**
    * A `receipt-credentials` delivery to a configuration's credentials callback (true when the URL
    * names one; anything else is the kit's): the body only names the configuration, which is read
-   * again (free) with the token it was registered with, and relayed to the caller's own callback as
+   * again (free) with the token it was registered with, published to the tenant's
+   * `credentialsTopic` (`receiptCredentialsUpdated`) and relayed to the caller's own callback as
    * `{event, data}` without password or PIN (`shownConfiguration`), once per delivery (its retries
    * within `CREDENTIALS_RETRY_WINDOW_S` refused). Nothing of it is stored (but its HMAC) or logged.
    */
@@ -660,6 +716,8 @@ export class InvoicingService extends TrackingService<InvoicingFamily, Invoicing
       refuse(res, 'replay');
       return true;
     }
+    // Subscribers of the tenant's credentials changes hear it (on the kit's bus, every replica).
+    await this.bus.publish(credentialsTopic(reservation.tenant), credentialsChange(reservation.tenant, config, Date.now()));
     if (reservation.relay) {
       const target = reservation.relay;
       await relay(

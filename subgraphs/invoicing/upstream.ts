@@ -4,7 +4,7 @@
  * `/IT-configuration`, `/invoices`, `/IT-invoices_import`, `/WW-invoices`,
  * `/certificates/qes-automatic`); the vendor's (`/IT-configurations`, `/IT-invoices`,
  * `/IT-receipts`) fill what the contract does not show (submission of Italian invoices, one
- * invoice, configurations read by fiscal id, receipts), and the SDI's `/invoices_download/{id}`
+ * invoice, configurations read or deleted by fiscal id, receipts), and the SDI's `/invoices_download/{id}`
  * serves an invoice's document (XML or PDF by `Accept`).
  */
 import type { FamilyTable } from '../runtime/tracking/policy.ts';
@@ -21,6 +21,7 @@ export const INVOICING = defineEndpoints({
   configurationUpdate: submit('PATCH', '/IT-configuration'),
   configurationList: get('/IT-configurations'),
   configurationGet: get('/IT-configurations/{fiscalId}'),
+  configurationDelete: submit('DELETE', '/IT-configurations/{fiscalId}'),
 
   invoiceSubmit: submit('POST', '/IT-invoices'),
   crossBorderSubmit: submit('POST', '/WW-invoices'),

@@ -29,6 +29,7 @@ import { receiptBody } from '../receipts.ts';
 import { INVOICING_POLICY, secondsOf } from '../policy.ts';
 import { INVOICING } from '../upstream.ts';
 import {
+  credentialsTopic,
   eventName,
   invoiceTopic,
   tenantTopic,
@@ -59,6 +60,18 @@ function invoiceId(value: string, field = 'id'): string {
   return v;
 }
 
+/** The configurations a stream of credentials changes carries (`return()` kept, so a client that leaves releases the bus). */
+function configurationsOf(source: AsyncIterableIterator<TrackedInvoice>): AsyncIterableIterator<Obj> {
+  const wrap = (r: IteratorResult<TrackedInvoice>): IteratorResult<Obj> => (r.done ? { value: undefined, done: true } : { value: { ...r.value.record }, done: false });
+  const it: AsyncIterableIterator<Obj> = {
+    [Symbol.asyncIterator]: () => it,
+    next: async () => wrap(await source.next()),
+    return: async () => wrap(source.return ? await source.return() : { value: undefined, done: true }),
+    throw: async (e?: unknown) => wrap(source.throw ? await source.throw(e) : { value: undefined, done: true }),
+  };
+  return it;
+}
+
 /** Errors thrown while setting up a subscription take the same codes as query errors. */
 const clientError = (err: unknown): unknown => toClientError(err) ?? err;
 
@@ -79,6 +92,12 @@ function credentialsOf(input: { taxCode: string; password: string; pin: string }
 /** The configuration's fiscal id: an Italian VAT number or fiscal code, checksum-validated. */
 function configFiscalId(value: string, field: string): string {
   return vatOrFiscalCode(value, field).code;
+}
+
+/** A configuration's fiscal id of any country: a French or German VAT id, else an Italian VAT number or fiscal code. */
+function anyConfigFiscalId(value: string, field: string): string {
+  const v = value.replace(/\s/g, '').toUpperCase();
+  return /^(FR|DE)/.test(v) ? branchVatId(v.slice(0, 2) as 'FR' | 'DE', v, field) : configFiscalId(value, field);
 }
 
 /** The legal identity of a checked Italian invoice: the company's VAT number (the configuration's fiscal id: the seller's, the buyer's on a self-invoice), number, date and type. */
@@ -190,11 +209,7 @@ export function createResolvers(service: InvoicingService): Resolvers {
           throw err;
         }
       },
-      invoicingConfiguration: (_r, { fiscalId }, ctx) => {
-        const v = fiscalId.replace(/\s/g, '').toUpperCase();
-        const id = /^(FR|DE)/.test(v) ? branchVatId(v.slice(0, 2) as 'FR' | 'DE', v, 'fiscalId') : configFiscalId(fiscalId, 'fiscalId');
-        return service.configuration(ctx, id);
-      },
+      invoicingConfiguration: (_r, { fiscalId }, ctx) => service.configuration(ctx, anyConfigFiscalId(fiscalId, 'fiscalId')),
       receipts: async (_r, { fiscalId, status, first, after }, ctx) => {
         const size = first ?? 20;
         if (!Number.isInteger(size) || size < 1 || size > 100) throw badUserInput('first must be between 1 and 100', 'first');
@@ -280,6 +295,7 @@ export function createResolvers(service: InvoicingService): Resolvers {
         if (input.callback) change.relay = relayTarget(input.callback, 'input.callback', relayOpts);
         return service.update(ctx, change);
       },
+      deleteInvoicingConfiguration: (_r, { fiscalId }, ctx) => service.deleteConfiguration(ctx, anyConfigFiscalId(fiscalId, 'fiscalId')),
       issueInvoice: (_r, { input, signature, idempotencyKey: key }, ctx) => {
         const idem = idempotencyKey(key);
         const sig = signatureOf(signature);
@@ -388,6 +404,17 @@ export function createResolvers(service: InvoicingService): Resolvers {
           return payloads('receiptUpdated', source);
         },
       },
+      receiptCredentialsUpdated: {
+        subscribe: (_r, { fiscalId }, ctx: SubgraphContext) => {
+          const wanted = fiscalId !== null && fiscalId !== undefined ? configFiscalId(fiscalId, 'fiscalId').toUpperCase() : null;
+          const source = service.bus.subscribe(credentialsTopic(ctx.auth.tenant), {
+            filter: (e) => wanted === null || e.id === wanted,
+            identity: (e) => e.id,
+            version: (e) => e.seq,
+          });
+          return payloads('receiptCredentialsUpdated', configurationsOf(source));
+        },
+      },
     },
     Company: {
       __resolveReference: (ref) => ref,
@@ -428,6 +455,15 @@ export function createResolvers(service: InvoicingService): Resolvers {
       ticketRestaurantPaymentAmount: (p) => numOrNull(p.record.ticket_restaurant_payment_amount),
       ticketRestaurantQuantity: (p) => (typeof p.record.ticket_restaurant_quantity === 'number' ? Math.trunc(p.record.ticket_restaurant_quantity) : null),
       lotteryCode: (p) => str(p.record.lottery_code),
+      goodsUncollectedAmount: (p) => numOrNull(p.record.goods_uncollected_amount),
+      servicesUncollectedAmount: (p) => numOrNull(p.record.services_uncollected_amount),
+      totalUncollectedAmount: (p) => numOrNull(p.record.total_uncollected_amount),
+      invoiceIssuing: (p) => (typeof p.record.invoice_issuing === 'boolean' ? p.record.invoice_issuing : null),
+      discount: (p) => numOrNull(p.record.discount),
+      totalDiscount: (p) => numOrNull(p.record.total_discount),
+      totalGrossDiscount: (p) => numOrNull(p.record.total_gross_discount),
+      deductibleAmount: (p) => numOrNull(p.record.deductible_amount),
+      linkedReceipt: (p) => str(p.record.linked_receipt),
       transactionId: (p) => str(p.record.transaction_id),
       tags: (p) => (Array.isArray(p.record.tags) ? p.record.tags.filter((x): x is string => typeof x === 'string') : []),
       parentReceiptId: (p) => str(p.record.parent_receipt_id),
@@ -455,8 +491,10 @@ export function createResolvers(service: InvoicingService): Resolvers {
       returnedQuantity: (i) => numOrNull(i.return),
       unitPrice: (i) => numOrNull(i.unit_price),
       taxableAmount: (i) => numOrNull(i.taxable_amount),
+      netTaxableAmount: (i) => numOrNull(i.net_taxable_amount),
       vatAmount: (i) => numOrNull(i.vat_amount),
       discount: (i) => numOrNull(i.gross_discount),
+      unitDiscount: (i) => numOrNull(i.unit_discount),
       complimentary: (i) => (typeof i.complimentary === 'boolean' ? i.complimentary : null),
       sku: (i) => str(i.sku),
     },
@@ -478,6 +516,8 @@ export function createResolvers(service: InvoicingService): Resolvers {
       zip: (p) => str(p.zip),
       province: (p) => str(p.province),
       country: (p) => str(p.country_code),
+      phone: (p) => str(p.phone),
+      email: (p) => str(p.email),
     },
     SdiDetails: {
       id: (d) => str(d.sdi_id),
@@ -489,6 +529,7 @@ export function createResolvers(service: InvoicingService): Resolvers {
       rawStatus: (d) => str(d.sdi_status),
       message: (d) => str(d.sdi_message),
       updatedAt: (d) => str(d.sdi_update_date),
+      invoiceDate: (d) => str(d.invoice_date),
     },
   };
 }
