@@ -72,7 +72,7 @@ const FIELDS = `${STATUS} owner callback { url method field headers { name value
     companyRegistrationReportFileName delegationFileName signedDelegationFileName result }`;
 const ORDER = `mutation($input: CompanyBureauInput!) { orderCompanyBureauReport(input: $input) { ${FIELDS} delegationForm { url fileName contentType } } }`;
 const UPLOAD = `mutation($id: ID!, $f: String!) { uploadCompanySignedDelegation(id: $id, signedDelegationFile: $f) { ${STATUS} signedDelegationFileName } }`;
-const READ = `query($id: ID!) { riskRequest(family: COMPANY_BUREAU, id: $id) { ${FIELDS} } }`;
+const READ = `query($id: ID!) { riskRequest(family: COMPANY_BUREAU, id: $id) { ${FIELDS} record } }`;
 const LIST = `{ riskRequests(family: COMPANY_BUREAU) { id family state owner } }`;
 const UPDATED = `subscription($id: ID!) { riskRequestUpdated(id: $id, family: COMPANY_BUREAU) { ${STATUS} } }`;
 
@@ -200,6 +200,9 @@ describe('company bureau (CRIF) request', () => {
     expect(read.errors, JSON.stringify(read.errors)).toBeUndefined();
     expect(read.data!.riskRequest).toMatchObject({ id, state: 'COMPLETE', done: true, callback: { url: receiver.url }, result: { esito: 'OK', codice_fiscale: '12485671007' } });
     expect(read.extensions?.cost).toMatchObject({ upstreamCalls: 1, euro: 0 });
+    // The layer's signed callback address (what the upstream holds) is shown nowhere.
+    expect(JSON.stringify(read.data)).not.toContain('/callbacks/risk/');
+    expect(((read.data!.riskRequest.record as Obj).callback as Obj).url).toBe(receiver.url);
     const list = await t.gql<{ riskRequests: Obj[] }>(LIST, {}, auth());
     expect(list.data!.riskRequests).toEqual([{ id, family: 'COMPANY_BUREAU', state: 'COMPLETE', owner: order.owner }]);
     expect(list.extensions?.cost).toMatchObject({ upstreamCalls: 1, euro: 0 });
