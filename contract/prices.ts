@@ -57,6 +57,8 @@ const DEFAULT_PRICES: Record<string, number> = {
   // risk: asynchronous families (creation is paid; reading, listing and downloading are free)
   'risk POST IT-bureau-persona': 9,
   'risk PATCH IT-bureau-persona': 0,
+  'risk POST IT-crif-azienda': 12,
+  'risk PATCH IT-crif-azienda': 0,
   'risk POST IT-patrimoniale-persona': 15,
   'risk POST IT-patrimoniale-persona-top': 25,
   'risk POST IT-patrimoniale-persona-top-supervisionato': 35,

@@ -42,7 +42,7 @@ async function download(url: string): Promise<{ status: number; bytes: Buffer; t
 const ORDER = `mutation($kind: KycKind!, $first: String!, $last: String!) { orderKycCheck(kind: $kind, input: { query: { firstName: $first, lastName: $last } }) { id state } }`;
 const FILE = 'url contentType fileName expiresAt';
 const ENTITIES = (family: string): string => `query($id: ID!) { riskRequest(family: ${family}, id: $id) { state ... on KycRequest {
-  entities { id photos evidences { sources lists datasets publicationDates rationales { subject status location { city country } } } evidenceReport { ${FILE} } photoFiles { ${FILE} } } } } }`;
+  entities { id photos locations { city country type } evidences { sources lists datasets publicationDates rationales { subject status location { city country } locations { city country type } } } evidenceReport { ${FILE} } photoFiles { ${FILE} } } } } }`;
 
 /** A completed check of `kind` that found at least one entity (about half of the subjects match one). */
 async function completedCheck(kind: string): Promise<string> {
@@ -61,9 +61,13 @@ describe('KYC evidence per entity', () => {
   it('a FULL check: evidences read once per entity, the dossier PDF and the photos through signed URLs', async () => {
     const id = await completedCheck('FULL');
     await t.clearCalls();
-    const { riskRequest: req } = (await gql(ENTITIES('KYC_FULL'), { id })) as { riskRequest: { state: string; entities: Obj[] } };
+    const read = await t.gql<{ riskRequest: { state: string; entities: Obj[] } }>(ENTITIES('KYC_FULL'), { id });
+    expect(read.errors, JSON.stringify(read.errors)).toBeUndefined();
+    const req = read.data!.riskRequest;
     expect(req.state).toBe('COMPLETE');
     expect(req.entities.length).toBeGreaterThan(0);
+    // Reading the request and each entity's evidences: free calls, one each.
+    expect(read.extensions?.cost).toMatchObject({ upstreamCalls: 1 + req.entities.length, euro: 0 });
     const calls = await riskCalls();
     expect(calls[0]).toBe(`GET /WW-kyc-evidences/${id} 200`);
     expect(calls.slice(1).sort()).toEqual(req.entities.map((e) => `GET /WW-kyc-evidences/${id}/${String(e.id)} 200`).sort());
@@ -73,6 +77,14 @@ describe('KYC evidence per entity', () => {
       expect(evidences.length).toBeGreaterThan(0);
       expect(evidences[0]).toMatchObject({ sources: [expect.any(String)], datasets: [expect.stringMatching(/^(pep|sanction_list|adverse_media)$/)] });
       expect((evidences[0].rationales as Obj[])[0]).toMatchObject({ subject: expect.any(String), location: { country: 'ITA' } });
+      // Every location of every rationale is typed, not only the first: the entity's own, then where it happened.
+      const places = e.locations as Obj[];
+      expect(places.length).toBeGreaterThan(0);
+      for (const rationale of evidences.flatMap((ev) => ev.rationales as Obj[])) {
+        const all = rationale.locations as Obj[];
+        expect(all).toEqual([...places, { city: places[0].city, country: 'ITA', type: 'rationale_place' }]);
+        expect(rationale.location).toEqual({ city: all[0].city, country: all[0].country });
+      }
       const report = e.evidenceReport as Obj;
       expect(report).toMatchObject({ contentType: 'application/pdf', fileName: `${id}_${String(e.id)}.pdf` });
       expect(String(report.url)).toMatch(new RegExp(`^${t.url}/files/risk/`));

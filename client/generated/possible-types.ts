@@ -8,6 +8,7 @@
       "ManagerPerson"
     ],
     "RiskRequest": [
+      "CompanyBureauRequest",
       "CompanyReportRequest",
       "CreditScoreMonitorRequest",
       "HeirsRequest",
@@ -31,6 +32,7 @@
       "ManagerPerson"
     ],
     "RiskRequest": [
+      "CompanyBureauRequest",
       "CompanyReportRequest",
       "CreditScoreMonitorRequest",
       "HeirsRequest",

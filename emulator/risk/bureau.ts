@@ -223,7 +223,8 @@ function passes(check: Check, value: string): boolean {
 
 /** The bureau's answer once complete (the vendor does not show it: a compact, deterministic summary). */
 function resultOf(rec: BureauRecord, nowMs: number): Record<string, unknown> {
-  const code = (rec.input.fiscal_code ?? rec.input.company_tax_code ?? rec.id).toUpperCase();
+  // About the company for a company request (its legal representative's code is the signer's).
+  const code = ((rec.kind === COMPANY ? rec.input.company_tax_code : rec.input.fiscal_code) ?? rec.id).toUpperCase();
   const r = rng(`bureau:${code}`);
   const score = 300 + Math.floor(r() * 600);
   const contracts = Math.floor(r() * 4);

@@ -166,7 +166,11 @@ function evidenceOf(entity: Record<string, unknown>, type: KycType): unknown[] {
   const r = rng(`evidence:${entityId}:${type}`);
   const dataset: Exclude<KycType, 'full'> = type === 'full' ? pick(r, ['pep', 'sanction_list', 'adverse_media'] as const) : type;
   const t = DATASET_TEXT[dataset];
-  const locations: unknown = Array.isArray(entity.locations) ? entity.locations[0] : null;
+  // The vendor's `rationales[].locations` is a list: every place of the entity, then where the
+  // listed fact happened (a `rationale_place`).
+  const known = Array.isArray(entity.locations) ? entity.locations.filter(isObj) : [];
+  const place = known[0];
+  const locations: unknown[] = [...known, ...(place ? [{ ...place, address: place.city, street: '', type: 'rationale_place' }] : [])];
   const date = `${10 + Math.floor(r() * 18)}.0${1 + Math.floor(r() * 9)}.${2015 + Math.floor(r() * 9)}`;
   return [
     {

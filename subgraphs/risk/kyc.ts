@@ -69,9 +69,11 @@ export function kycEntitiesOfRequest(p: TrackedRequest): KycEntityModel[] {
     });
 }
 
-function location(v: unknown): KycLocation | null {
-  const l = list(v).find(isObj);
-  return l ? { address: text(l.address), street: text(l.street), city: text(l.city), region: text(l.region), country: text(l.country), type: text(l.type) } : null;
+/** Every location of a rationale (`locations`, a list in the vendor spec; a lone object is taken as a list of one). */
+function locations(v: unknown): KycLocation[] {
+  return (isObj(v) ? [v] : list(v))
+    .filter(isObj)
+    .map((l) => ({ address: text(l.address), street: text(l.street), city: text(l.city), region: text(l.region), country: text(l.country), type: text(l.type) }));
 }
 
 /** One evidence result as the schema gives it. */
@@ -86,18 +88,22 @@ export function kycEvidenceOf(v: unknown): KycEvidence | null {
     organizations: list(v.organization),
     rationales: list(v.rationales)
       .filter(isObj)
-      .map((r) => ({
-        subject: text(r.subject),
-        details: text(r.details),
-        offence: text(r.offence),
-        inquiry: text(r.inquiry),
-        facts: text(r.facts),
-        status: text(r.status),
-        dateStart: text(r.date_start),
-        dateEnd: text(r.date_end),
-        links: strings(r.links),
-        location: location(r.locations),
-      })),
+      .map((r) => {
+        const places = locations(r.locations);
+        return {
+          subject: text(r.subject),
+          details: text(r.details),
+          offence: text(r.offence),
+          inquiry: text(r.inquiry),
+          facts: text(r.facts),
+          status: text(r.status),
+          dateStart: text(r.date_start),
+          dateEnd: text(r.date_end),
+          links: strings(r.links),
+          locations: places,
+          location: places[0] ?? null,
+        };
+      }),
   };
 }
 

@@ -13,6 +13,7 @@ export interface CompanyParent {
 
 export type RiskRequestParent = TrackedRequest;
 export type PersonBureauRequestParent = TrackedRequest;
+export type CompanyBureauRequestParent = TrackedRequest;
 export type PatrimonialRequestParent = TrackedRequest;
 export type PersonReportRequestParent = TrackedRequest;
 export type HeirsRequestParent = TrackedRequest;

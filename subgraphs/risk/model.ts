@@ -56,7 +56,7 @@ export function timestampsOf(record: Obj): { createdAt: number | null; updatedAt
 export function awaitsUpstream(kind: RiskRecordKind, raw: string | null): boolean {
   const s = (raw ?? '').toLowerCase();
   // A bureau request in `processing` waits for the caller's signed delegation, not for the upstream.
-  if (kind === 'PersonBureauRequest') return s === 'in_progress';
+  if (kind === 'PersonBureauRequest' || kind === 'CompanyBureauRequest') return s === 'in_progress';
   if (kind === 'CreditScoreMonitorRequest' || kind === 'KycMonitorRequest') return s === 'pending';
   return s === 'processing' || s === 'pending' || s === 'in_progress';
 }
@@ -77,6 +77,8 @@ export function subjectOf(kind: RiskRecordKind, r: Obj): RiskSubject | null {
   switch (kind) {
     case 'PersonBureauRequest':
       return { name: joinName(text(r.first_name), text(r.last_name)), taxCode: text(r.fiscal_code), vatCode: null };
+    case 'CompanyBureauRequest':
+      return { name: text(r.company_name), taxCode: text(r.company_tax_code), vatCode: text(r.company_vat_number) };
     case 'PatrimonialRequest':
     case 'PersonReportRequest':
     case 'HeirsRequest':

@@ -36,6 +36,8 @@ export const riskPricing: PricingTable = {
     'Query.verifyFiscalCode': { euro: (args) => endpointPrice(args.method === 'POST' ? RISK.verifyFiscalCodePost : RISK.verifyFiscalCode) },
     'Mutation.orderPersonBureauReport': fixed('PERSON_BUREAU'),
     'Mutation.uploadSignedDelegation': { euro: () => endpointPrice(RISK.bureauUpload) },
+    'Mutation.orderCompanyBureauReport': fixed('COMPANY_BUREAU'),
+    'Mutation.uploadCompanySignedDelegation': { euro: () => endpointPrice(RISK.companyBureauUpload) },
     'Mutation.orderPatrimonialReport': order(ORDER_FAMILIES.PATRIMONIAL, 'level', 'STANDARD'),
     'Mutation.orderPersonReport': order(ORDER_FAMILIES.PERSON_REPORT, 'level', 'STANDARD'),
     'Mutation.orderHeirsSearch': order(ORDER_FAMILIES.HEIRS, 'acceptance', ''),

@@ -9,7 +9,7 @@ import { requestTopicOf, tenantTopicOf, TrackingService, type TrackingServiceOpt
 import { maxPdfBytes } from '../runtime/tracking/uploads.ts';
 import { RISK_AREA } from './policy.ts';
 import type { TrackedRequest } from './store.ts';
-import { RISK, type RiskFamilyName, type RiskRecordKind } from './upstream.ts';
+import { BUREAU_FAMILIES, type BureauFamilyName, type RiskFamilyName, type RiskRecordKind } from './upstream.ts';
 
 export { fingerprintOf } from '../runtime/tracking/service.ts';
 
@@ -29,8 +29,8 @@ export class RiskService extends TrackingService<RiskFamilyName, RiskRecordKind>
     this.maxPdfBytes = maxPdfBytes(this.env, RISK_AREA.name);
   }
 
-  /** Uploads the signed delegation of a bureau request (PATCH): PROCESSING → IN_PROGRESS. */
-  uploadDelegation(ctx: SubgraphContext, id: string, file: string): Promise<TrackedRequest> {
-    return this.upload(ctx, 'PERSON_BUREAU', RISK.bureauUpload, id, { signed_delegation_file: file });
+  /** Uploads the signed delegation of a bureau request (PATCH) of `family`: PROCESSING → IN_PROGRESS. */
+  uploadDelegation(ctx: SubgraphContext, id: string, file: string, family: BureauFamilyName = 'PERSON_BUREAU'): Promise<TrackedRequest> {
+    return this.upload(ctx, family, BUREAU_FAMILIES[family].upload, id, { signed_delegation_file: file });
   }
 }

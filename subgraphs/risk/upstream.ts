@@ -17,6 +17,12 @@ import { defineEndpoints, type Endpoint } from '../upstream/endpoint.ts';
  */
 export const BUREAU_PATH = '/IT-bureau-persona';
 
+/**
+ * Where the company bureau request lives (the vendor spec's `IT-crif-azienda`; the contract does not
+ * show it): the same delegation workflow as the person's, about a company and its legal representative.
+ */
+export const COMPANY_BUREAU_PATH = '/IT-crif-azienda';
+
 /** Credit scores are cached per tenant for this long (seconds): a score changes at most monthly. */
 const SCORE_TTL = 6 * 3600;
 /** Paid creations get a longer timeout (they are never retried). */
@@ -45,6 +51,12 @@ export const RISK = defineEndpoints({
   bureauUpload: { area: 'risk', method: 'PATCH', path: `${BUREAU_PATH}/{id}`, timeoutMs: CREATE_TIMEOUT },
   bureauDelegation: download(`${BUREAU_PATH}/{id}/delega`),
 
+  companyBureauList: get(COMPANY_BUREAU_PATH),
+  companyBureauCreate: post(COMPANY_BUREAU_PATH),
+  companyBureauGet: get(`${COMPANY_BUREAU_PATH}/{id}`),
+  companyBureauUpload: { area: 'risk', method: 'PATCH', path: `${COMPANY_BUREAU_PATH}/{id}`, timeoutMs: CREATE_TIMEOUT },
+  companyBureauDelegation: download(`${COMPANY_BUREAU_PATH}/{id}/delega`),
+
   negativityCreate: post('/IT-negativita'),
   negativityList: get('/IT-richiesta'),
   negativityGet: get('/IT-richiesta/{id}'),
@@ -72,6 +84,7 @@ export const RISK = defineEndpoints({
 /** The request families, named as the GraphQL enum `RiskFamily` names them. */
 export type RiskFamilyName =
   | 'PERSON_BUREAU'
+  | 'COMPANY_BUREAU'
   | 'PATRIMONIAL'
   | 'PATRIMONIAL_TOP'
   | 'PATRIMONIAL_TOP_SUPERVISED'
@@ -92,6 +105,7 @@ export type RiskFamilyName =
 /** Which GraphQL type a family's records are. */
 export type RiskRecordKind =
   | 'PersonBureauRequest'
+  | 'CompanyBureauRequest'
   | 'PatrimonialRequest'
   | 'PersonReportRequest'
   | 'HeirsRequest'
@@ -116,6 +130,13 @@ function kycFamily(family: RiskFamilyName, type: string): FamilyEndpoints {
 /** Every request family: how to create, read, list, download and stop its records. */
 export const FAMILIES: Record<RiskFamilyName, FamilyEndpoints> = {
   PERSON_BUREAU: { family: 'PERSON_BUREAU', kind: 'PersonBureauRequest', create: RISK.bureauCreate, get: RISK.bureauGet, list: RISK.bureauList },
+  COMPANY_BUREAU: {
+    family: 'COMPANY_BUREAU',
+    kind: 'CompanyBureauRequest',
+    create: RISK.companyBureauCreate,
+    get: RISK.companyBureauGet,
+    list: RISK.companyBureauList,
+  },
   PATRIMONIAL: reportFamily('PATRIMONIAL', 'PatrimonialRequest', '/IT-patrimoniale-persona'),
   PATRIMONIAL_TOP: reportFamily('PATRIMONIAL_TOP', 'PatrimonialRequest', '/IT-patrimoniale-persona-top'),
   PATRIMONIAL_TOP_SUPERVISED: reportFamily('PATRIMONIAL_TOP_SUPERVISED', 'PatrimonialRequest', '/IT-patrimoniale-persona-top-supervisionato'),
@@ -163,6 +184,14 @@ export const SCORE_ENDPOINTS = {
   ADVANCED: RISK.creditScoreAdvanced,
   TOP: RISK.creditScoreTop,
 } as const;
+
+/** The bureau families (a signed delegation moves them on) and the endpoints that take and give it. */
+export const BUREAU_FAMILIES = {
+  PERSON_BUREAU: { upload: RISK.bureauUpload, delegation: RISK.bureauDelegation },
+  COMPANY_BUREAU: { upload: RISK.companyBureauUpload, delegation: RISK.companyBureauDelegation },
+} as const satisfies Partial<Record<RiskFamilyName, { upload: Endpoint; delegation: Endpoint }>>;
+
+export type BureauFamilyName = keyof typeof BUREAU_FAMILIES;
 
 /** The family each order mutation's choice argument (level, acceptance, kind) selects. */
 export const ORDER_FAMILIES = {

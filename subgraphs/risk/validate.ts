@@ -9,14 +9,17 @@
 import { badUserInput } from '../runtime/errors.ts';
 import { email, fiscalCode, httpUrl, isoDate, openapiId, optionalText, personFiscalCode, requiredText, vatNumber, vatOrFiscalCode } from '../runtime/validate.ts';
 import type {
+  CompanyBureauInput,
   CompanySubjectInput,
   CreditScoreMonitorInput,
   KycCheckInput,
   KycMonitorInput,
   KycQueryInput,
+  LegalRepresentativeInput,
   NegativeRecordsInput,
   ReportCoverInput,
   PersonBureauInput,
+  PersonResidenceInput,
   PersonSubjectInput,
 } from './__generated__/resolvers-types.ts';
 import { base64Pdf as kitBase64Pdf, DEFAULT_MAX_PDF_BYTES } from '../runtime/tracking/uploads.ts';
@@ -94,14 +97,26 @@ function province(value: string, field: string, country: string): string {
   return v;
 }
 
-/** Body of a person bureau request; its PDFs at most `maxPdfBytes` each. */
-export function personBureauBody(input: PersonBureauInput, field = 'input', maxPdfBytes = DEFAULT_MAX_PDF_BYTES): Body {
-  const f = (name: string): string => `${field}.${name}`;
+/** A residence or registered office: the six address fields, under `<prefix>_…` upstream. */
+function addressFields(a: PersonResidenceInput, f: (name: string) => string, prefix: string): Body {
+  const country = requiredText(a.country, f('country'), 100);
+  const postalCode = requiredText(a.postalCode, f('postalCode'), 20);
+  if (isItaly(country) && !/^\d{5}$/.test(postalCode)) throw badUserInput(`${f('postalCode')} must be an Italian postal code of 5 digits`, f('postalCode'));
+  return {
+    [`${prefix}_address`]: requiredText(a.address, f('address'), 200),
+    [`${prefix}_street_number`]: requiredText(a.streetNumber, f('streetNumber'), 20),
+    [`${prefix}_city`]: requiredText(a.city, f('city'), 100),
+    [`${prefix}_postal_code`]: postalCode,
+    [`${prefix}_province`]: province(a.province, f('province'), country),
+    [`${prefix}_country`]: country,
+  };
+}
+
+/** The person of a bureau request (the person, or a company's legal representative), without e-mail. */
+type BureauPerson = Omit<PersonBureauInput, 'email' | 'callback'> | LegalRepresentativeInput;
+
+function bureauPersonFields(input: BureauPerson, f: (name: string) => string, maxPdfBytes: number): Body {
   const birthCountry = requiredText(input.birthPlace.country, f('birthPlace.country'), 100);
-  const residenceCountry = requiredText(input.residence.country, f('residence.country'), 100);
-  const postalCode = requiredText(input.residence.postalCode, f('residence.postalCode'), 20);
-  if (isItaly(residenceCountry) && !/^\d{5}$/.test(postalCode))
-    throw badUserInput(`${f('residence.postalCode')} must be an Italian postal code of 5 digits`, f('residence.postalCode'));
   const doc = input.document;
   const releaseDate = pastDate(doc.releaseDate, f('document.releaseDate'));
   const expirationDate = isoDate(doc.expirationDate, f('document.expirationDate'));
@@ -109,22 +124,17 @@ export function personBureauBody(input: PersonBureauInput, field = 'input', maxP
   if (expirationDate < today()) throw badUserInput(`${f('document.expirationDate')}: the document has expired`, f('document.expirationDate'));
   const birthDate = pastDate(input.birthDate, f('birthDate'));
   if (releaseDate < birthDate) throw badUserInput(`${f('document.releaseDate')} is before the birth date`, f('document.releaseDate'));
+  const residence = addressFields(input.residence, (n) => f(`residence.${n}`), 'residence');
   return {
     first_name: requiredText(input.firstName, f('firstName'), 100),
     last_name: requiredText(input.lastName, f('lastName'), 100),
-    email: email(input.email, f('email')),
     birth_date: birthDate,
     gender: input.gender === 'FEMALE' ? 'F' : 'M',
     fiscal_code: personFiscalCode(input.taxCode, f('taxCode')),
     birth_city: requiredText(input.birthPlace.city, f('birthPlace.city'), 100),
     birth_province: province(input.birthPlace.province, f('birthPlace.province'), birthCountry),
     birth_country: birthCountry,
-    residence_address: requiredText(input.residence.address, f('residence.address'), 200),
-    residence_street_number: requiredText(input.residence.streetNumber, f('residence.streetNumber'), 20),
-    residence_city: requiredText(input.residence.city, f('residence.city'), 100),
-    residence_postal_code: postalCode,
-    residence_province: province(input.residence.province, f('residence.province'), residenceCountry),
-    residence_country: residenceCountry,
+    ...residence,
     document_type: doc.type,
     document_number: requiredText(doc.number, f('document.number'), 50),
     release_date: releaseDate,
@@ -134,6 +144,46 @@ export function personBureauBody(input: PersonBureauInput, field = 'input', maxP
     public_authority: requiredText(doc.authority, f('document.authority'), 100),
     document_file: base64Pdf(doc.file, f('document.file'), maxPdfBytes),
     health_insurance_card_file: base64Pdf(input.healthInsuranceCardFile, f('healthInsuranceCardFile'), maxPdfBytes),
+  };
+}
+
+/** Body of a person bureau request; its PDFs at most `maxPdfBytes` each. */
+export function personBureauBody(input: PersonBureauInput, field = 'input', maxPdfBytes = DEFAULT_MAX_PDF_BYTES): Body {
+  const f = (name: string): string => `${field}.${name}`;
+  const { first_name, last_name, ...rest } = bureauPersonFields(input, f, maxPdfBytes);
+  return { first_name, last_name, email: email(input.email, f('email')), ...rest };
+}
+
+/** An SDI recipient code: 7 letters or digits (upper-cased). */
+function sdiCode(value: string, field: string): string {
+  const v = value.trim().toUpperCase();
+  if (!/^[A-Z0-9]{7}$/.test(v)) throw badUserInput(`${field} must be an SDI recipient code of 7 letters or digits`, field);
+  return v;
+}
+
+const given = (v: string | null | undefined): v is string => v !== null && v !== undefined && v.trim() !== '';
+
+/**
+ * Body of a company bureau (CRIF) request: the company, its registered office, its legal
+ * representative and the three PDFs (each at most `maxPdfBytes`). A certified e-mail address or an
+ * SDI code is required (the service's 428 error 201), checked here before the paid call.
+ */
+export function companyBureauBody(input: CompanyBureauInput, field = 'input', maxPdfBytes = DEFAULT_MAX_PDF_BYTES): Body {
+  const f = (name: string): string => `${field}.${name}`;
+  if (!given(input.certifiedEmail) && !given(input.sdiCode)) throw badUserInput(`${field} needs a certifiedEmail or an sdiCode`, f('certifiedEmail'));
+  const body: Body = {
+    company_name: requiredText(input.companyName, f('companyName'), 200),
+    company_legal_form: requiredText(input.legalForm, f('legalForm'), 100),
+    company_tax_code: anyFiscalCode(input.taxCode, f('taxCode')),
+    company_vat_number: vatNumber(input.vatCode, f('vatCode')),
+  };
+  if (given(input.certifiedEmail)) body.company_certified_email = email(input.certifiedEmail, f('certifiedEmail'));
+  if (given(input.sdiCode)) body.company_sdi = sdiCode(input.sdiCode, f('sdiCode'));
+  return {
+    ...body,
+    ...addressFields(input.registeredOffice, (n) => f(`registeredOffice.${n}`), 'company'),
+    ...bureauPersonFields(input.legalRepresentative, (n) => f(`legalRepresentative.${n}`), maxPdfBytes),
+    company_registration_report_file: base64Pdf(input.companyRegistrationReportFile, f('companyRegistrationReportFile'), maxPdfBytes),
   };
 }
 

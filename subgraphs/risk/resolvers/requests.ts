@@ -6,6 +6,7 @@ import type { SubgraphContext } from '../../runtime/context.ts';
 import { UpstreamError } from '../../upstream/errors.ts';
 import type { Endpoint } from '../../upstream/endpoint.ts';
 import type {
+  CompanyBureauRequestResolvers,
   CompanyReportRequestResolvers,
   CreditScoreMonitorRequestResolvers,
   IdentityDocumentType,
@@ -68,6 +69,29 @@ const documentType = (v: unknown): IdentityDocumentType | null => {
   return DOCUMENT_TYPES.find((t) => t === d) ?? null;
 };
 
+/** Birth place of a bureau request's person (birth_*). */
+const birthPlaceOf = (r: Obj) => ({ city: text(r.birth_city), province: text(r.birth_province), country: text(r.birth_country) });
+
+/** An address of a bureau request: the person's residence (`residence_…`) or the company's office (`company_…`). */
+const addressOf = (r: Obj, prefix: 'residence' | 'company') => ({
+  address: text(r[`${prefix}_address`]),
+  streetNumber: text(r[`${prefix}_street_number`]),
+  city: text(r[`${prefix}_city`]),
+  postalCode: text(r[`${prefix}_postal_code`]),
+  province: text(r[`${prefix}_province`]),
+  country: text(r[`${prefix}_country`]),
+});
+
+/** The identity document of a bureau request's person. */
+const documentOf = (r: Obj) => ({
+  type: documentType(r.document_type),
+  number: text(r.document_number),
+  releaseDate: text(r.release_date),
+  expirationDate: text(r.expiration_date),
+  releasePlace: { city: text(r.release_city), province: text(r.release_province), country: null },
+  authority: text(r.public_authority),
+});
+
 /** The record's result data: null when absent or still empty. */
 const resultOf = (p: TrackedRequest): unknown => {
   const d = rec(p).data;
@@ -125,34 +149,45 @@ export function requestResolvers(service: RiskService) {
     birthDate: str('birth_date'),
     gender: (p) => gender(rec(p).gender),
     taxCode: str('fiscal_code'),
-    birthPlace: (p) => ({ city: text(rec(p).birth_city), province: text(rec(p).birth_province), country: text(rec(p).birth_country) }),
-    residence: (p) => {
-      const r = rec(p);
-      return {
-        address: text(r.residence_address),
-        streetNumber: text(r.residence_street_number),
-        city: text(r.residence_city),
-        postalCode: text(r.residence_postal_code),
-        province: text(r.residence_province),
-        country: text(r.residence_country),
-      };
-    },
-    document: (p) => {
-      const r = rec(p);
-      return {
-        type: documentType(r.document_type),
-        number: text(r.document_number),
-        releaseDate: text(r.release_date),
-        expirationDate: text(r.expiration_date),
-        releasePlace: { city: text(r.release_city), province: text(r.release_province), country: null },
-        authority: text(r.public_authority),
-      };
-    },
+    birthPlace: (p) => birthPlaceOf(rec(p)),
+    residence: (p) => addressOf(rec(p), 'residence'),
+    document: (p) => documentOf(rec(p)),
     documentFileName: str('document_file'),
     healthInsuranceCardFileName: str('health_insurance_card_file'),
     delegationFileName: str('delegation_file'),
     signedDelegationFileName: str('signed_delegation_file'),
     delegationForm: (p, _args, ctx) => signed(ctx, RISK.bureauDelegation, p.id, text(rec(p).delegation_file) ?? `${p.id}_delega.pdf`),
+    result: resultOf,
+  };
+
+  const CompanyBureauRequest: CompanyBureauRequestResolvers = {
+    ...common,
+    companyName: str('company_name'),
+    legalForm: str('company_legal_form'),
+    taxCode: str('company_tax_code'),
+    vatCode: str('company_vat_number'),
+    certifiedEmail: str('company_certified_email'),
+    sdiCode: str('company_sdi'),
+    registeredOffice: (p) => addressOf(rec(p), 'company'),
+    legalRepresentative: (p) => {
+      const r = rec(p);
+      return {
+        firstName: text(r.first_name),
+        lastName: text(r.last_name),
+        birthDate: text(r.birth_date),
+        gender: gender(r.gender),
+        taxCode: text(r.fiscal_code),
+        birthPlace: birthPlaceOf(r),
+        residence: addressOf(r, 'residence'),
+        document: documentOf(r),
+        documentFileName: text(r.document_file),
+        healthInsuranceCardFileName: text(r.health_insurance_card_file),
+      };
+    },
+    companyRegistrationReportFileName: str('company_registration_report_file'),
+    delegationFileName: str('delegation_file'),
+    signedDelegationFileName: str('signed_delegation_file'),
+    delegationForm: (p, _args, ctx) => signed(ctx, RISK.companyBureauDelegation, p.id, text(rec(p).delegation_file) ?? `${p.id}_delega.pdf`),
     result: resultOf,
   };
 
@@ -258,6 +293,7 @@ export function requestResolvers(service: RiskService) {
     KycEntity: kycEntityResolvers(service),
     RiskRequest,
     PersonBureauRequest,
+    CompanyBureauRequest,
     PatrimonialRequest,
     PersonReportRequest,
     HeirsRequest,

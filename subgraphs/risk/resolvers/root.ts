@@ -17,6 +17,7 @@ import { ORDER_FAMILIES, RISK, type RiskFamilyName } from '../upstream.ts';
 import {
   anyFiscalCode,
   base64Pdf,
+  companyBureauBody,
   companySubjectBody,
   creditScoreMonitorBody,
   idempotencyKey,
@@ -96,6 +97,16 @@ export function rootResolvers(service: RiskService) {
       const rid = requestId(id);
       const file = base64Pdf(signedDelegationFile, 'signedDelegationFile', service.maxPdfBytes);
       return service.uploadDelegation(ctx, rid, file);
+    },
+    orderCompanyBureauReport: (_root, { input, idempotencyKey: key }, ctx) => {
+      const idem = idempotencyKey(key);
+      const body = companyBureauBody(input, 'input', service.maxPdfBytes);
+      return service.create(ctx, 'COMPANY_BUREAU', body, relayTarget(input.callback, 'input.callback', relayOpts), idem);
+    },
+    uploadCompanySignedDelegation: (_root, { id, signedDelegationFile }, ctx) => {
+      const rid = requestId(id);
+      const file = base64Pdf(signedDelegationFile, 'signedDelegationFile', service.maxPdfBytes);
+      return service.uploadDelegation(ctx, rid, file, 'COMPANY_BUREAU');
     },
     orderPatrimonialReport: (_root, { level, input, idempotencyKey: key }, ctx) => {
       const idem = idempotencyKey(key);
