@@ -122,6 +122,7 @@ export const identity: Record<string, Identity> = {
   "OperatingResults": "embedded",
   "ParentCompany": "embedded",
   "PatrimonialRequest": "id",
+  "PatronSaint": "embedded",
   "PecApplicant": "embedded",
   "PecFile": "embedded",
   "PecHistoryEntry": "embedded",
