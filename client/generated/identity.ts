@@ -45,6 +45,7 @@ export const identity: Record<string, Identity> = {
   "CreditScoreHistory": "embedded",
   "CreditScoreMonitorRequest": "id",
   "CustomSignature": "id",
+  "DeliveryHeader": "embedded",
   "DevelopmentRatios": "embedded",
   "DomainUsage": "embedded",
   "Ecofin": "embedded",

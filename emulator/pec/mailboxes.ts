@@ -11,7 +11,7 @@
  */
 import { isValidFiscalCode } from '../../contract/checksums.ts';
 import { deliverCallback, isCallback, readCallback, type StoredCallback } from '../callbacks.ts';
-import { fail, hexId, ok, type EmuRequest, type EmuResponse, type Route } from '../core.ts';
+import { fail, hexId, ok, sandboxHost, type EmuRequest, type EmuResponse, type Route } from '../core.ts';
 import { decodeBase64Pdf, renderPdf } from '../pdf.ts';
 import type { JobId, Scheduler } from '../scheduler.ts';
 import { ADDRESS, domainsOf, isStandardFamily, PROVIDER_DOMAINS, STANDARD_FAMILY, vendorBoxType, type VendorBoxType } from './domains.ts';
@@ -127,7 +127,9 @@ export class Mailboxes {
   private notify(b: Box): Promise<void> {
     const cb = b.callback;
     if (!cb || !isCallback(cb)) return Promise.resolve();
-    const p = deliverCallback(cb, { data: this.view(b), success: true, message: '', error: null }).then(() => undefined);
+    const p = deliverCallback(cb, { data: this.view(b), success: true, message: '', error: null }, { scope: `POST:${sandboxHost('pec')}/pec`, domain: sandboxHost('pec') }).then(
+      () => undefined,
+    );
     this.deliveries.add(p);
     void p.finally(() => this.deliveries.delete(p));
     return p;
