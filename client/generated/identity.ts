@@ -21,6 +21,7 @@ export const identity: Record<string, Identity> = {
   "BulkInboxConnection": "embedded",
   "BulkInboxMessage": "id",
   "BulkQuota": "embedded",
+  "BulkReceipt": "embedded",
   "BulkRecipient": "embedded",
   "BulkSending": "id",
   "BulkSendingCost": "embedded",

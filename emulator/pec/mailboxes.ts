@@ -307,6 +307,12 @@ export class Mailboxes {
       multiutenza: [],
       id,
       autorinnovo: body.autorinnovo === true || body.autorinnovo === 'true' || body.autorinnovo === 1,
+      // The identity document, as the vendor's mailbox record (Casella) carries it; stored as given.
+      tipo_documento: text('tipo_documento'),
+      numero_documento: text('numero_documento'),
+      data_scadenza_documento: text('data_scadenza_documento'),
+      documento_rilasciato_da: text('documento_rilasciato_da'),
+      data_rilascio_documento: text('data_rilascio_documento'),
     };
     this.boxes.set(id, { rec, owner: req.token.owner, callback: cbRead.callback, job: null, reject: false });
     return ok(structuredClone(rec));
