@@ -4,7 +4,7 @@
  * is logged for the control API, and delivery can be switched off (to test pollers).
  */
 import { deliverCallbackPayload } from '../contract/callback-delivery.ts';
-import { fail, type EmuResponse } from './core.ts';
+import { fail, hexId, type EmuResponse } from './core.ts';
 import { isObj, type Obj } from '../contract/values.ts';
 
 export interface VendorCallback {
@@ -26,7 +26,37 @@ export interface DeliveryRecord {
   at: string;
 }
 
-const state = { enabled: true, backoffMs: 200, log: [] as DeliveryRecord[] };
+/**
+ * One callback as the authorization area's `GET /callbacks/{id}` shows it (the vendor's `Callback`):
+ * a delivery with every attempt it took. Times are ISO strings; `completedAt` is null while
+ * `active`; `retry` counts the attempts after the first; `elapsedTime` is milliseconds from the
+ * first attempt's start to completion (so far, while active).
+ */
+export interface CallbackRun {
+  id: string;
+  scope: string | null;
+  domain: string | null;
+  url: string;
+  method: string;
+  field: string;
+  headers: Record<string, string>;
+  /** The payload delivered. */
+  data: unknown;
+  custom: unknown;
+  active: boolean;
+  createdAt: string;
+  startedAt: string;
+  completedAt: string | null;
+  httpResponseCode: number | null;
+  elapsedTime: number;
+  attempt: number;
+  retry: number;
+}
+
+/** The most callbacks kept for `GET /callbacks` (oldest dropped first). */
+const MAX_RUNS = 1000;
+
+const state = { enabled: true, backoffMs: 200, log: [] as DeliveryRecord[], runs: [] as CallbackRun[], seq: 0 };
 
 export const callbackSettings = {
   setEnabled(enabled: boolean): void {
@@ -38,8 +68,11 @@ export const callbackSettings = {
     state.backoffMs = ms;
   },
   log: (): DeliveryRecord[] => state.log.slice(),
+  /** Every callback delivered (or being delivered), oldest first, as snapshots. */
+  runs: (): CallbackRun[] => state.runs.map((r) => ({ ...r, elapsedTime: r.active ? Math.max(0, Date.now() - Date.parse(r.startedAt)) : r.elapsedTime })),
   clearLog(): void {
     state.log.length = 0;
+    state.runs.length = 0;
   },
 };
 
@@ -235,17 +268,59 @@ export function isCallback(value: unknown): value is VendorCallback {
   return typeof value === 'object' && value !== null && typeof (value as { url?: unknown }).url === 'string';
 }
 
+/** The request a callback belongs to, as `GET /callbacks/{id}` names it: its scope and API host. */
+export interface CallbackOrigin {
+  /** `METHOD:host/endpoint`, e.g. `POST:test.pec.openapi.it/pec`. */
+  scope: string;
+  /** The API host, e.g. `test.pec.openapi.it`. */
+  domain: string;
+}
+
 /**
  * Delivers `payload` to the callback. Resolves to the final HTTP status (null when every attempt
  * failed at the network level, or delivery is off). Never throws.
  */
-export async function deliverCallback(cb: VendorCallback, payload: unknown): Promise<number | null> {
+export async function deliverCallback(cb: VendorCallback, payload: unknown, origin?: CallbackOrigin): Promise<number | null> {
   if (!state.enabled) return null;
   const method = (cb.method ?? 'JSON').toUpperCase();
-  return deliverCallbackPayload(cb, payload, {
+  const text = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : null);
+  // The area says which request fired it; else the standard callback form names it (`StoredCallback`).
+  const stored = cb as VendorCallback & { scope?: unknown; domain?: unknown };
+  const extra = { scope: origin?.scope ?? stored.scope, domain: origin?.domain ?? stored.domain };
+  const started = Date.now();
+  const run: CallbackRun = {
+    id: hexId(`callback:${++state.seq}:${started}:${cb.url}`),
+    scope: text(extra.scope),
+    domain: text(extra.domain),
+    url: cb.url,
+    method,
+    field: cb.field || 'data',
+    headers: { ...(cb.headers ?? {}) },
+    data: payload,
+    custom: cb.custom ?? null,
+    active: true,
+    createdAt: new Date(started).toISOString(),
+    startedAt: new Date(started).toISOString(),
+    completedAt: null,
+    httpResponseCode: null,
+    elapsedTime: 0,
+    attempt: 0,
+    retry: 0,
+  };
+  state.runs.push(run);
+  if (state.runs.length > MAX_RUNS) state.runs.splice(0, state.runs.length - MAX_RUNS);
+  const status = await deliverCallbackPayload(cb, payload, {
     backoffMs: state.backoffMs,
     onAttempt: (attempt, status, error) => {
       state.log.push({ url: cb.url, method, status, attempt, at: new Date().toISOString(), ...(error ? { error } : {}) });
+      run.attempt = attempt;
+      run.retry = attempt - 1;
+      run.httpResponseCode = status;
     },
   });
+  const done = Date.now();
+  run.active = false;
+  run.completedAt = new Date(done).toISOString();
+  run.elapsedTime = done - started;
+  return status;
 }

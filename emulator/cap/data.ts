@@ -13,8 +13,10 @@
  *   national street registry (ANNCSU) and the postal operator write them. The contract lists `/dug`
  *   but no public source shows it: the shape is designed from the contract's words.
  *
- * Fields the vendor shows but the Istat file cannot give (surfaces, presidents, phone numbers,
- * patron saints) are left out of the answers rather than invented.
+ * Fields the vendor shows but the Istat file cannot give are left out of the answers (surfaces, phone
+ * numbers, e-mail addresses), except the civic facts of `civic.ts` (patron saints, town halls, fax
+ * numbers, regional presidents, codes and seats): those are deterministic emulator fiction, so that
+ * every field the layer types has a value to test against.
  */
 import { comuniRows } from '../comuni.ts';
 import { fold, vendorIstat } from '../../contract/istat.ts';
@@ -40,6 +42,8 @@ export interface Region {
   istat: string;
   name: string;
   capital: string;
+  /** The capital's first postal code ('' when the capital is not in the file). */
+  capitalZip: string;
   population: number;
   municipalities: number;
   provinces: number;
@@ -241,9 +245,18 @@ export function postalData(): PostalData {
   const regions = new Map<string, Region>();
   const provinces = new Map<string, Province>();
   for (const m of municipalities) {
-    const r = regions.get(m.regionCode) ?? { istat: m.regionCode, name: m.region, capital: REGION_CAPITALS[m.regionCode] ?? '', population: 0, municipalities: 0, provinces: 0 };
+    const r = regions.get(m.regionCode) ?? {
+      istat: m.regionCode,
+      name: m.region,
+      capital: REGION_CAPITALS[m.regionCode] ?? '',
+      capitalZip: '',
+      population: 0,
+      municipalities: 0,
+      provinces: 0,
+    };
     r.population += m.population;
     r.municipalities++;
+    if (m.name === r.capital) r.capitalZip = m.zips[0] ?? '';
     regions.set(m.regionCode, r);
     let p = provinces.get(m.provinceCode);
     if (!p) {

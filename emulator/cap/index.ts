@@ -13,6 +13,9 @@
  * The spec documents no errors: unknown codes answer 404 (`error` 404, "… not found"), a search
  * without any filter 400 (`error` 400), as the other areas do.
  *
+ * `comuni_advance` and `/regioni` carry the vendor's civic fields (patron saint, town hall, fax;
+ * president, codes, PEC, site, seat) from `civic.ts`: the spec's own examples, else deterministic fiction.
+ *
  * `cerca_comuni` filters combine (AND): `comune` (name contains, case and accents ignored),
  * `cap`, `istat`, `codice_catasto`, `regione` (name or Istat code), `provincia` (name or sigla).
  * Suppressed municipalities match too, with `suppressed: true`.
@@ -20,6 +23,7 @@
 import { fail, ok, type AreaModule, type EmuResponse, type Route } from '../core.ts';
 import { istat6 } from '../../contract/istat.ts';
 import { fold, postalData, STREET_TYPES, vendorIstatOf, type Municipality, type Province } from './data.ts';
+import { municipalityCivic, regionCivic } from './civic.ts';
 
 const notFound = (what: string): EmuResponse => fail(404, 404, `${what} not found`);
 
@@ -102,6 +106,7 @@ const routes: Route[] = [
         num_residenti: m.population,
         istat_old: null,
         sigla_provincia: m.sigla,
+        ...municipalityCivic(m.istat),
         frazioni: [],
         cap: m.zips,
       });
@@ -135,6 +140,7 @@ const routes: Route[] = [
           capoluogo: r.capital,
           num_residenti: r.population,
           num_comuni: r.municipalities,
+          ...regionCivic(r.istat, r.name, r.capital, r.capitalZip),
           istat: r.istat,
           num_province: r.provinces,
         })),

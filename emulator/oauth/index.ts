@@ -16,7 +16,10 @@
  * - subscriptions (added with the control hook `POST /_emulator/oauth/subscribe`);
  * - stats by `date` (`YYYY`, `YYYY-MM`, `YYYY-MM-DD`, else 422/240), by IP, by domain, by scope;
  * - errors: every error answer any area gave one of the account's tokens, newest first;
- * - callbacks: the emulator's callback delivery log (the emulator does not tell accounts apart there).
+ * - callbacks: every callback the emulator delivered, one item per delivery with its attempts (the
+ *   list in the vendor's short form, the detail in its full `Callback` form: domain, active,
+ *   createdAt, data, custom, headers, elapsedTime, attempt, retry, field, method); the emulator does
+ *   not tell accounts apart there.
  *
  * OAuth v1's paths (`/token`, `/credit`, `/counters`) are served here too, on the same accounts
  * and tokens (`v1.ts`).
@@ -25,7 +28,7 @@
  * `subscribe {email, scope, totalRequests, pricePerRequest, type?}`.
  */
 import { fail, hexId, ok, type AreaModule, type EmuRequest, type EmuResponse, type EmuServices, type Route } from '../core.ts';
-import { callbackSettings } from '../callbacks.ts';
+import { callbackSettings, type CallbackRun } from '../callbacks.ts';
 import { freeTierOf, priceOf } from '../../contract/prices.ts';
 import { AREA_HOSTS, type Area } from '../../contract/areas.ts';
 import { Accounts, type EmuAccount, type TokenLimits, type TokenMeta } from './accounts.ts';
@@ -383,36 +386,34 @@ const routes: Route[] = [
     method: 'GET',
     pattern: '/callbacks',
     auth: 'basic',
-    handler: (req) => paged(req, callbackItems(), 210),
+    // The vendor's list element: id, scope, url, httpResponseCode (as text), startedAt, completedAt.
+    handler: (req) =>
+      paged(
+        req,
+        callbackRuns().map((c) => ({
+          id: c.id,
+          scope: c.scope ?? '',
+          url: c.url,
+          httpResponseCode: c.httpResponseCode === null ? null : String(c.httpResponseCode),
+          startedAt: c.startedAt,
+          completedAt: c.completedAt,
+        })),
+        210,
+      ),
   },
   {
     method: 'GET',
     pattern: '/callbacks/:id',
     auth: 'basic',
     handler: (_req, p) => {
-      const c = callbackItems().find((x) => x.id === p.id);
+      const c = callbackRuns().find((x) => x.id === p.id);
       return c ? data(c) : fail(404, 200, 'Callback not found');
     },
   },
 ];
 
-/** The delivery log as the vendor's callback list shows it. */
-function callbackItems(): Array<Record<string, unknown> & { id: string }> {
-  return callbackSettings
-    .log()
-    .map((d, i) => ({
-      id: hexId(`callback:${i}:${d.at}:${d.url}`),
-      scope: '',
-      url: d.url,
-      method: d.method,
-      httpResponseCode: d.status === null ? null : String(d.status),
-      attempt: d.attempt,
-      startedAt: d.at,
-      completedAt: d.at,
-      active: false,
-    }))
-    .reverse();
-}
+/** Every callback the emulator delivered, newest first, in the vendor's `Callback` shape. */
+const callbackRuns = (): CallbackRun[] => callbackSettings.runs().reverse();
 
 export function createOauthModule(): AreaModule {
   let services: EmuServices | null = null;

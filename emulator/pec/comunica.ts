@@ -18,7 +18,7 @@
  */
 import { isValidFiscalCode, isValidItalianVat } from '../../contract/checksums.ts';
 import { deliverCallback, isCallback, readCallback, type StoredCallback } from '../callbacks.ts';
-import { fail, hexId, ok, type EmuRequest, type EmuResponse, type Route } from '../core.ts';
+import { fail, hexId, ok, sandboxHost, type EmuRequest, type EmuResponse, type Route } from '../core.ts';
 import { renderPdf } from '../pdf.ts';
 import type { JobId, Scheduler } from '../scheduler.ts';
 import { ADDRESS, isCertifiedDomain } from './domains.ts';
@@ -92,7 +92,11 @@ export class Notices {
   private async notify(n: Notice): Promise<void> {
     const cb = n.callback;
     if (cb && isCallback(cb)) {
-      const p = deliverCallback(cb, { data: this.view(n), success: true, message: '', error: null });
+      const p = deliverCallback(
+        cb,
+        { data: this.view(n), success: true, message: '', error: null },
+        { scope: `POST:${sandboxHost('pec')}/comunica_pec`, domain: sandboxHost('pec') },
+      );
       this.deliveries.add(p);
       void p.finally(() => this.deliveries.delete(p));
       await p;

@@ -11,7 +11,7 @@
  */
 import { isValidFiscalCode } from '../../contract/checksums.ts';
 import { deliverCallback, isCallback, readCallback, type StoredCallback } from '../callbacks.ts';
-import { fail, hexId, ok, type EmuRequest, type EmuResponse, type Route } from '../core.ts';
+import { fail, hexId, ok, sandboxHost, type EmuRequest, type EmuResponse, type Route } from '../core.ts';
 import { decodeBase64Pdf, renderPdf } from '../pdf.ts';
 import type { JobId, Scheduler } from '../scheduler.ts';
 import { ADDRESS, domainsOf, isStandardFamily, PROVIDER_DOMAINS, STANDARD_FAMILY, vendorBoxType, type VendorBoxType } from './domains.ts';
@@ -127,7 +127,9 @@ export class Mailboxes {
   private notify(b: Box): Promise<void> {
     const cb = b.callback;
     if (!cb || !isCallback(cb)) return Promise.resolve();
-    const p = deliverCallback(cb, { data: this.view(b), success: true, message: '', error: null }).then(() => undefined);
+    const p = deliverCallback(cb, { data: this.view(b), success: true, message: '', error: null }, { scope: `POST:${sandboxHost('pec')}/pec`, domain: sandboxHost('pec') }).then(
+      () => undefined,
+    );
     this.deliveries.add(p);
     void p.finally(() => this.deliveries.delete(p));
     return p;
@@ -305,6 +307,12 @@ export class Mailboxes {
       multiutenza: [],
       id,
       autorinnovo: body.autorinnovo === true || body.autorinnovo === 'true' || body.autorinnovo === 1,
+      // The identity document, as the vendor's mailbox record (Casella) carries it; stored as given.
+      tipo_documento: text('tipo_documento'),
+      numero_documento: text('numero_documento'),
+      data_scadenza_documento: text('data_scadenza_documento'),
+      documento_rilasciato_da: text('documento_rilasciato_da'),
+      data_rilascio_documento: text('data_rilascio_documento'),
     };
     this.boxes.set(id, { rec, owner: req.token.owner, callback: cbRead.callback, job: null, reject: false });
     return ok(structuredClone(rec));

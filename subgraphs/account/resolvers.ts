@@ -16,6 +16,7 @@ import { SCOPE_FORMAT } from '../../contract/scopes.ts';
 import { ACCOUNT_KEY_HEADER, checkAccess, type AccountAccess } from './access.ts';
 import { asText, isObj, objects, type Obj } from '../../contract/values.ts';
 import { float as num } from '../upstream/coerce.ts';
+import { REDACTED_HEADER } from '../runtime/tracking/store.ts';
 
 const int = (v: unknown): number | null => {
   const n = num(v);
@@ -84,6 +85,7 @@ function token(d: TokenDetail | Obj) {
       subscriptionRequests: int(stats.subscriptionRequests),
       errorRequests: int(stats.errorRequests),
       walletAmount: num(stats.walletAmount),
+      ip: Array.isArray(stats.ip) ? stats.ip.filter((s): s is string => typeof s === 'string') : null,
     },
   };
 }
@@ -118,7 +120,34 @@ const subscription = (o: Obj) => ({
   autorenew: typeof o.autorenew === 'boolean' ? o.autorenew : null,
   startsAt: str(o.startsAt),
   expiresAt: str(o.expiresAt),
+  domain: str(o.domain),
+  price: num(o.price),
+  createdAt: str(o.createdAt),
+  updatedAt: str(o.updatedAt),
 });
+
+/** Callback header values shown as they are; any other (a credential, a signature) is redacted. */
+const PLAIN_HEADERS = new Set(['content-type', 'content-length', 'accept', 'user-agent']);
+
+const headerValue = (name: string, v: unknown): string => (PLAIN_HEADERS.has(name.toLowerCase()) ? asText(v) : REDACTED_HEADER);
+
+/**
+ * A callback payload with the header values of every callback object inside it redacted: the
+ * vendor's records echo their own `callback` (headers included) in the payload they deliver.
+ */
+function redactPayload(v: unknown, depth = 0): unknown {
+  if (depth > 20) return null;
+  if (Array.isArray(v)) return v.map((x) => redactPayload(x, depth + 1));
+  if (!isObj(v)) return v;
+  const out: Obj = {};
+  for (const [k, x] of Object.entries(v)) {
+    out[k] =
+      k === 'callback' && isObj(x) && isObj(x.headers)
+        ? { ...x, headers: Object.fromEntries(Object.entries(x.headers).map(([n, hv]) => [n, headerValue(n, hv)])) }
+        : redactPayload(x, depth + 1);
+  }
+  return out;
+}
 
 const callback = (c: Obj) => ({
   id: asText(c.id),
@@ -127,6 +156,17 @@ const callback = (c: Obj) => ({
   httpResponseCode: int(c.httpResponseCode),
   startedAt: str(c.startedAt),
   completedAt: str(c.completedAt),
+  domain: str(c.domain),
+  active: typeof c.active === 'boolean' ? c.active : null,
+  createdAt: str(c.createdAt),
+  data: c.data === undefined ? null : redactPayload(c.data),
+  custom: c.custom ?? null,
+  headers: isObj(c.headers) ? Object.entries(c.headers).map(([name, v]) => ({ name, value: headerValue(name, v) })) : null,
+  elapsedTime: int(c.elapsedTime),
+  attempt: int(c.attempt),
+  retry: int(c.retry),
+  field: str(c.field),
+  method: str(c.method),
 });
 
 type LimitsInput =

@@ -156,7 +156,8 @@ const envNum = (env: NodeJS.ProcessEnv, name: string, dflt: number): number => {
 };
 
 /** A receipt's recipient as the service writes it (`"a@x" `, `<a@x>`, `"Mario" <a@x>`) → `a@x`. */
-const bare = (v: unknown): string => {
+/** The bare address of a sender or recipient as receipts write it (`"Name" <a@b.it>`, `"a@b.it" `). */
+export const bare = (v: unknown): string => {
   const t = text(v) ?? '';
   const angle = /<([^<>]*)>\s*$/.exec(t);
   return (angle ? angle[1] : t).replace(/["<>]/g, '').trim().toLowerCase();

@@ -40,6 +40,7 @@ export const pecPricing: PricingTable = {
     'Query.bulkInbox': { euro: (args) => endpointPrice(BULK.inbox) * Math.max(1, Math.ceil((typeof args.first === 'number' ? args.first : 25) / 25) + 1) },
     'Query.bulkInboxMessage': fixed(BULK.message),
     'Query.bulkQuota': fixed(BULK.quota),
+    'Query.bulkSendingReceipts': fixed(BULK.receipts),
     'Mutation.deleteBulkInboxMessage': fixed(BULK.deleteMessage),
     'Mutation.deleteBulkSending': fixed(BULK.deleteSending),
     'Query.bulkThreads': fixed(BULK.threads),

@@ -5,7 +5,14 @@
 import { badUserInput } from '../runtime/errors.ts';
 import { email, isoDate, personFiscalCode, requiredText, vatOrFiscalCode } from '../runtime/validate.ts';
 import { base64Pdf } from '../runtime/tracking/uploads.ts';
-import type { EnlargeMailboxInput, MailboxBoxType, NotifyCompanyRegisterInput, RegisterMailboxInput } from './__generated__/resolvers-types.ts';
+import type {
+  EnlargeMailboxInput,
+  MailboxBoxType,
+  NotifyCompanyRegisterInput,
+  PecIdentityDocumentInput,
+  PecIdentityDocumentType,
+  RegisterMailboxInput,
+} from './__generated__/resolvers-types.ts';
 import { isStandardFamily, vendorDay } from './model.ts';
 import { pecBoxFamily, type PecProviderDomains } from '../../contract/pec-domains.ts';
 import { boxTypeWord, providerDomains, type BoxType } from './upstream.ts';
@@ -75,6 +82,8 @@ export function registerBody(
   input: RegisterMailboxInput,
   env: NodeJS.ProcessEnv,
   domains: PecProviderDomains = providerDomains(env),
+  /** Today, `YYYY-MM-DD`, for the identity document's dates. @default the current UTC day */
+  today: string = new Date().toISOString().slice(0, 10),
 ): { body: Record<string, unknown>; address: string; type: BoxType } {
   const address = pecAddress(input.address, 'input.address');
   const type = boxType(input.boxType);
@@ -107,8 +116,53 @@ export function registerBody(
     nazione_titolare: code2(h.country, 'input.holder.country'),
     provincia_titolare: code2(h.province, 'input.holder.province'),
     autorinnovo: input.autoRenew === true,
+    ...customerSubtype(input),
+    ...(a.birthCity ? { comune_nascita_richiedente: requiredText(a.birthCity, 'input.applicant.birthCity', 100) } : {}),
+    ...(a.mobile ? { cellulare: phone(a.mobile, 'input.applicant.mobile') } : {}),
+    ...identityDocument(a.identityDocument, today),
   };
   return { body, address, type };
+}
+
+/** The vendor's words for the identity document kinds. */
+const DOCUMENT_WORDS: Readonly<Record<PecIdentityDocumentType, string>> = { IDENTITY_CARD: 'CARTA_D_IDENTITA', DRIVING_LICENSE: 'PATENTE', PASSPORT: 'PASSAPORTO' };
+
+/** `sottotipo_cliente` (and `sottotipo_cliente_altro`, only for `X`, other). */
+function customerSubtype(input: RegisterMailboxInput): Record<string, string> {
+  const other = input.customerSubtypeOther?.trim() ?? '';
+  if (other !== '' && input.customerSubtype !== 'X') {
+    throw badUserInput('input.customerSubtypeOther is only for customerSubtype X (other)', 'input.customerSubtypeOther');
+  }
+  if (!input.customerSubtype) return {};
+  if (input.customerSubtype === 'X' && other === '') throw badUserInput('input.customerSubtypeOther: say what the subtype is (customerSubtype X)', 'input.customerSubtypeOther');
+  return {
+    sottotipo_cliente: input.customerSubtype,
+    ...(other !== '' ? { sottotipo_cliente_altro: requiredText(other, 'input.customerSubtypeOther', 100) } : {}),
+  };
+}
+
+/**
+ * The identity document's vendor fields (`tipo_documento`, `numero_documento`, `documento_rilasciato_da`,
+ * `data_rilascio_documento`, `data_scadenza_documento`, dates as dd/mm/yyyy): issued by `today` at the
+ * latest, expiring after its issue and not before `today` (`YYYY-MM-DD`).
+ */
+function identityDocument(d: PecIdentityDocumentInput | null | undefined, today: string): Record<string, string> {
+  if (!d) return {};
+  const f = 'input.applicant.identityDocument';
+  const number = requiredText(d.number, `${f}.number`, 30).toUpperCase();
+  if (!/^[A-Z0-9][A-Z0-9 -]{2,28}[A-Z0-9]$/.test(number)) throw badUserInput(`${f}.number must be 4–30 letters, digits, spaces or -`, `${f}.number`);
+  const issued = d.issueDate ? isoDate(d.issueDate, `${f}.issueDate`) : null;
+  const expires = d.expiryDate ? isoDate(d.expiryDate, `${f}.expiryDate`) : null;
+  if (issued !== null && issued > today) throw badUserInput(`${f}.issueDate is in the future`, `${f}.issueDate`);
+  if (expires !== null && expires < today) throw badUserInput(`${f}.expiryDate is past: the document has expired`, `${f}.expiryDate`);
+  if (issued !== null && expires !== null && expires <= issued) throw badUserInput(`${f}.expiryDate must be after issueDate`, `${f}.expiryDate`);
+  return {
+    tipo_documento: DOCUMENT_WORDS[d.type],
+    numero_documento: number,
+    ...(d.issuedBy ? { documento_rilasciato_da: requiredText(d.issuedBy, `${f}.issuedBy`, 100) } : {}),
+    ...(issued !== null ? { data_rilascio_documento: vendorDay(issued) } : {}),
+    ...(expires !== null ? { data_scadenza_documento: vendorDay(expires) } : {}),
+  };
 }
 
 /** Activation documents: each a PDF; two for the standard family, one for the others (when the type is known). */

@@ -61,6 +61,9 @@ export interface AdvanceInfo extends BaseInfo {
   tel?: string;
   frazioni?: string[];
   istat_old?: string | null;
+  patrono?: { nome?: string; data?: string } | null;
+  municipio?: { municipio?: string } | null;
+  fax?: string;
 }
 
 export interface CapInfo {
@@ -79,6 +82,13 @@ export interface RegionInfo {
   num_province?: number;
   superficie?: number;
   istat?: string | number;
+  presidente?: string;
+  cod_fiscale?: string;
+  /** '' when the region has no VAT number (the spec's example). */
+  piva?: string;
+  pec?: string;
+  sito?: string;
+  sede?: string;
 }
 
 export interface ProvinceInfo {

@@ -15,6 +15,8 @@ import type { CallContext, Upstream } from '../../upstream/upstream.ts';
 import type {
   BulkCredentialsInput,
   BulkInboxMessage,
+  BulkReceipt,
+  BulkReceiptKind,
   BulkThread,
   BulkSendingResolvers,
   BulkSendInput,
@@ -22,9 +24,9 @@ import type {
   QueryResolvers,
   SubscriptionResolvers,
 } from '../__generated__/resolvers-types.ts';
-import { BULK, countsOf, type BulkCredentials, type BulkService, type SendRequest } from '../bulk.ts';
+import { bare, BULK, countsOf, type BulkCredentials, type BulkService, type SendRequest } from '../bulk.ts';
 import { log } from '../../runtime/log.ts';
-import { asText, isObj, objects } from '../../../contract/values.ts';
+import { asText, isObj, objects, type Obj } from '../../../contract/values.ts';
 
 const PAGE = 25;
 
@@ -100,6 +102,40 @@ const offsetOf = (after: string | null | undefined): number => cursorOffset('inb
 /** A text exactly as the service wrote it (the receipts' quoted, space-padded addresses included). */
 const raw = (v: unknown): string | null => asText(v, null);
 
+/** What an e-mail of a sending is, from its subject's prefix. */
+function receiptKind(subject: string): BulkReceiptKind {
+  if (/^ACCETTAZIONE:/i.test(subject)) return 'ACCEPTANCE';
+  if (/^(AVVISO DI )?MANCATA CONSEGNA:/i.test(subject)) return 'NON_DELIVERY';
+  if (/^CONSEGNA:/i.test(subject)) return 'DELIVERY';
+  if (/^POSTA CERTIFICATA:/i.test(subject)) return 'MESSAGE';
+  return 'OTHER';
+}
+
+/** One item of `GET /send/{code}` (`{sender, recipient, data, object, message}`). */
+function receipt(r: Obj): BulkReceipt {
+  const subject = raw(r.object);
+  const date = raw(r.data);
+  const t = date === null ? Number.NaN : Date.parse(date);
+  const address = bare(r.recipient);
+  return {
+    kind: receiptKind(subject ?? ''),
+    sender: raw(r.sender),
+    recipient: raw(r.recipient),
+    recipientAddress: /^[^\s@]+@[^\s@]+$/.test(address) ? address : null,
+    date,
+    dateTime: Number.isNaN(t) ? null : new Date(t).toISOString(),
+    subject,
+    body: raw(r.message),
+  };
+}
+
+/** A sending code as the service gives it (`message_id`, e.g. `2020082610003492`). */
+function sendingCode(value: string): string {
+  const v = (value ?? '').trim();
+  if (!/^[A-Za-z0-9._-]{1,64}$/.test(v)) throw badUserInput('code must be 1 to 64 letters, digits, ., _ or - (the code POST /send answered)', 'code');
+  return v;
+}
+
 const message = (m: unknown): BulkInboxMessage | null =>
   isObj(m) ? { id: asText(m.id), sender: raw(m.sender), recipient: raw(m.recipient), date: raw(m.date), subject: raw(m.object), body: raw(m.body) } : null;
 
@@ -168,6 +204,17 @@ export function bulkResolvers(bulk: BulkService, maxBytes: number) {
       const creds = credentials(c);
       try {
         return thread(await ctx.upstream.call<unknown>(ctx, BULK.thread, { params: { id: threadId(id) }, headers: headersOf(creds) }));
+      } catch (err) {
+        if (err instanceof UpstreamError && err.status === 404) return null;
+        throw refusedCredentials(err);
+      }
+    },
+    bulkSendingReceipts: async (_root, { credentials: c, code: raw }, ctx) => {
+      const creds = credentials(c);
+      const code = sendingCode(raw);
+      try {
+        const data = await ctx.upstream.call<unknown>(ctx, BULK.receipts, { params: { code }, headers: headersOf(creds) });
+        return objects(data).map(receipt);
       } catch (err) {
         if (err instanceof UpstreamError && err.status === 404) return null;
         throw refusedCredentials(err);

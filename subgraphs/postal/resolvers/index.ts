@@ -133,6 +133,12 @@ export function createResolvers(): Resolvers {
           municipalityCount: int(r.num_comuni),
           provinceCount: int(r.num_province),
           area: num(r.superficie),
+          president: str(r.presidente),
+          taxCode: str(r.cod_fiscale),
+          vatCode: str(r.piva),
+          pec: str(r.pec),
+          website: str(r.sito),
+          headquarters: str(r.sede),
         }));
       },
       async provinces(_, args, ctx) {
@@ -241,6 +247,9 @@ export function createResolvers(): Resolvers {
           phone: str(a.tel),
           hamlets: Array.isArray(a.frazioni) ? a.frazioni.filter((f): f is string => typeof f === 'string' && f !== '..') : [],
           previousIstatCode: str(a.istat_old),
+          patronSaint: a.patrono && (str(a.patrono.nome) || str(a.patrono.data)) ? { name: str(a.patrono.nome), feastDay: str(a.patrono.data) } : null,
+          townHallAddress: str(a.municipio?.municipio),
+          fax: str(a.fax),
         };
       },
     },
