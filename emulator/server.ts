@@ -58,6 +58,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { LRUCache } from 'lru-cache';
 import { AREA_HOSTS, fail, hexId, sandboxHost, type Area, type AreaModule, type EmuRequest, type EmuResponse, type EmuServices, type EmuToken, type Route } from './core.ts';
 import { callbackSettings } from './callbacks.ts';
 import { Scheduler, type ClockMode } from './scheduler.ts';
@@ -74,6 +75,11 @@ export const DEFAULT_EMAIL = process.env.EMULATOR_EMAIL?.trim() || 'emulator@exa
 export const DEFAULT_APIKEY = process.env.EMULATOR_APIKEY?.trim() || 'emulator-apikey';
 /** Credit (euro) of the built-in token. */
 export const DEFAULT_CREDIT = 1_000_000;
+/**
+ * Tokens kept at most besides the built-in one (`EMULATOR_MAX_TOKENS`): the least recently used go
+ * first. @see EmulatorOptions.maxTokens
+ */
+export const DEFAULT_MAX_TOKENS = 20_000;
 /** Credit (euro) of tokens created through the control API without a `credit`. */
 export const CREATED_TOKEN_CREDIT = 100;
 /** Error number of 401 "Wrong Token" (as OAuth v1 uses it; the service hosts' number is not published). */
@@ -140,6 +146,14 @@ export interface EmulatorOptions {
   modules?: AreaModule[];
   /** The one scheduler of every area's asynchronous work (its clock is the emulator's). @default a new one, real time */
   scheduler?: Scheduler;
+  /**
+   * Tokens kept at most besides the built-in one (control API and authorization area alike): the
+   * least recently used is forgotten first, with what the authorization area knows of it and the
+   * account made for it alone, and answers 401 "Wrong Token" afterwards, as an expired token does.
+   * A caller minting a token per request cannot grow the emulator without end.
+   * @default EMULATOR_MAX_TOKENS, else 20000
+   */
+  maxTokens?: number;
 }
 
 export interface TokenInit {
@@ -293,6 +307,76 @@ const tail = (token: string): string => (token.length >= 12 ? `…${token.slice(
 // The server
 
 /** The one scheduler of the emulator: the given one, or the modules' (they must share it), or a new one. */
+/** The token bound: the option, else `EMULATOR_MAX_TOKENS`, else `DEFAULT_MAX_TOKENS`. */
+function maxTokensOf(option: number | undefined): number {
+  const fromEnv = Number(process.env.EMULATOR_MAX_TOKENS);
+  const n = option ?? (Number.isFinite(fromEnv) && fromEnv > 0 ? fromEnv : DEFAULT_MAX_TOKENS);
+  return Math.max(1, Math.floor(n));
+}
+
+/** The emulator's tokens by value (`EmulatorOptions.maxTokens`). */
+interface TokenStore {
+  get(value: string): EmuToken | undefined;
+  /** `madeFor`: the account this token's creation made, forgotten when its last token is evicted. */
+  set(value: string, token: EmuToken, madeFor?: EmuAccount): void;
+  delete(value: string): boolean;
+  values(): Generator<EmuToken>;
+}
+
+/**
+ * The built-in token, kept for ever, and the others in an LRU of `max` entries. An evicted token is
+ * forgotten as a deleted one is (its authorization-area record too); an account a token's creation
+ * made (the control API's, with or without an `owner`) goes with the last token naming it, so its
+ * wallet, usage and error log do not outlive every token that could reach them. Accounts made
+ * otherwise (the built-in one, the control API's `oauth/account`) stay.
+ */
+function boundedTokens(accounts: Accounts, max: number): TokenStore {
+  const builtIn = new Map<string, EmuToken>();
+  /** Tokens per owner (lower-case e-mail): an account made for a token goes with the last of them. */
+  const perOwner = new Map<string, number>();
+  const madeForTokens = new WeakSet<EmuAccount>();
+  const count = (owner: string, by: number): number => {
+    const key = owner.toLowerCase();
+    const n = (perOwner.get(key) ?? 0) + by;
+    if (n > 0) perOwner.set(key, n);
+    else perOwner.delete(key);
+    return n;
+  };
+  // maxSize with entries of size 1, not max: lru-cache preallocates `max` slots up front.
+  const created = new LRUCache<string, EmuToken>({
+    maxSize: max,
+    sizeCalculation: () => 1,
+    dispose: (token, value, reason) => {
+      const left = count(token.owner, -1);
+      if (reason !== 'evict') return;
+      accounts.tokenMeta.delete(value);
+      const account = left === 0 ? accounts.get(token.owner) : undefined;
+      if (account && madeForTokens.has(account)) accounts.forget(account.email);
+    },
+  });
+  return {
+    get: (value) => builtIn.get(value) ?? created.get(value),
+    set(value, token, madeFor) {
+      if (madeFor) madeForTokens.add(madeFor);
+      count(token.owner, 1);
+      if (value === DEFAULT_TOKEN) {
+        const old = builtIn.get(value);
+        if (old) count(old.owner, -1);
+        builtIn.set(value, token);
+      } else created.set(value, token);
+    },
+    delete(value) {
+      const old = builtIn.get(value);
+      if (old) count(old.owner, -1);
+      return builtIn.delete(value) || created.delete(value);
+    },
+    *values() {
+      yield* builtIn.values();
+      yield* created.values();
+    },
+  };
+}
+
 function schedulerOf(opts: EmulatorOptions, modules: AreaModule[] | undefined): { scheduler: Scheduler; owned: boolean } {
   const scheduler = opts.scheduler ?? modules?.find((m) => m.scheduler)?.scheduler;
   for (const m of modules ?? []) {
@@ -332,8 +416,8 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
   const calls: CallRecord[] = [];
   /** The contract's free tiers, per account, on the emulator's clock. */
   const freeTiers = new FreeTierCounters(() => scheduler.now());
-  const tokenStore = new Map<string, EmuToken>();
   const accounts = new Accounts(() => scheduler.now());
+  const tokenStore = boundedTokens(accounts, maxTokensOf(opts.maxTokens));
   /** A token spends from its owner's wallet: one wallet per account, whatever token calls. */
   const tokenOf = (value: string, scopes: string[], account: EmuAccount): EmuToken => ({
     token: value,
@@ -358,7 +442,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
       const account = known ?? accounts.ensure(owner, { credit });
       if (known && typeof init.credit === 'number') accounts.setCredit(known, credit);
       const t = tokenOf(value, init.scopes ?? allAreaScopes(), account);
-      tokenStore.set(value, t);
+      tokenStore.set(value, t, known ? undefined : account);
       return t;
     },
     get: (token) => tokenStore.get(token),
