@@ -116,6 +116,7 @@ export interface MemoryLedgerOptions {
 
 /** The in-process ledger (the default: one process, `npm start`). */
 export class MemoryCostLedger implements CostLedger {
+  /** Operations with euro committed (one back at zero is dropped, as a day is). */
   private readonly operations: LRUCache<string, { committed: number }>;
   /**
    * Tenants' days with euro committed: a day is never evicted before it ends (bounded by the tenants
@@ -149,9 +150,10 @@ export class MemoryCostLedger implements CostLedger {
     return { op, day, dayKey };
   }
 
-  /** Drops a day back at zero (nothing committed: the same as no entry). */
-  private settle(dayKey: string, day: { committed: number }): void {
-    if (day.committed <= 0 && this.days.get(dayKey) === day) this.days.delete(dayKey);
+  /** Drops an operation and a day back at zero (nothing committed: the same as no entry). */
+  private settle(account: LedgerAccount, entries: { op: { committed: number }; day: { committed: number }; dayKey: string }): void {
+    if (entries.op.committed <= 0 && this.operations.peek(account.operationId) === entries.op) this.operations.delete(account.operationId);
+    if (entries.day.committed <= 0 && this.days.get(entries.dayKey) === entries.day) this.days.delete(entries.dayKey);
   }
 
   /** Drops the days that are over (kept one day past, for what remains to be said of them), once a day. */
@@ -168,13 +170,14 @@ export class MemoryCostLedger implements CostLedger {
 
   async reserve(account: LedgerAccount, price: number, limits: BudgetLimits, endpoint: string): Promise<void> {
     if (price <= 0) return;
-    const { op, day, dayKey } = this.entries(account);
+    const entries = this.entries(account);
+    const { op, day } = entries;
     if (limits.operation !== null && op.committed + price > limits.operation + EPSILON) {
-      this.settle(dayKey, day);
+      this.settle(account, entries);
       throw new CostLimitError('operation', limits.operation, op.committed, price, endpoint);
     }
     if (limits.day !== null && day.committed + price > limits.day + EPSILON) {
-      this.settle(dayKey, day);
+      this.settle(account, entries);
       throw new CostLimitError('day', limits.day, day.committed, price, endpoint);
     }
     op.committed = cents(op.committed + price);
@@ -183,10 +186,11 @@ export class MemoryCostLedger implements CostLedger {
 
   async release(account: LedgerAccount, price: number): Promise<void> {
     if (price <= 0) return;
-    const { op, day, dayKey } = this.entries(account);
+    const entries = this.entries(account);
+    const { op, day } = entries;
     op.committed = Math.max(0, cents(op.committed - price));
     day.committed = Math.max(0, cents(day.committed - price));
-    this.settle(dayKey, day);
+    this.settle(account, entries);
   }
 
   async balance(account: LedgerAccount): Promise<LedgerBalance> {
