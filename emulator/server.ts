@@ -58,6 +58,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { LRUCache } from 'lru-cache';
 import { AREA_HOSTS, fail, hexId, sandboxHost, type Area, type AreaModule, type EmuRequest, type EmuResponse, type EmuServices, type EmuToken, type Route } from './core.ts';
 import { callbackSettings } from './callbacks.ts';
 import { Scheduler, type ClockMode } from './scheduler.ts';
@@ -75,6 +76,11 @@ export const DEFAULT_EMAIL = process.env.EMULATOR_EMAIL?.trim() || 'emulator@exa
 export const DEFAULT_APIKEY = process.env.EMULATOR_APIKEY?.trim() || 'emulator-apikey';
 /** Credit (euro) of the built-in token. */
 export const DEFAULT_CREDIT = 1_000_000;
+/**
+ * Tokens kept at most besides the built-in one (`EMULATOR_MAX_TOKENS`): the least recently used go
+ * first. @see EmulatorOptions.maxTokens
+ */
+export const DEFAULT_MAX_TOKENS = 10_000;
 /** Credit (euro) of tokens created through the control API without a `credit`. */
 export const CREATED_TOKEN_CREDIT = 100;
 /** Error number of 401 "Wrong Token" (as OAuth v1 uses it; the service hosts' number is not published). */
@@ -92,8 +98,12 @@ const BODY_LIMITS: JsonLimits = { maxBytes: 4 * 1024 * 1024, maxUploadBytes: MAX
 export const AREAS = Object.keys(AREA_HOSTS) as Area[];
 const isArea = (v: unknown): v is Area => typeof v === 'string' && (AREAS as string[]).includes(v);
 
-/** Scopes of the built-in token: every method and path of every area's sandbox host. */
-export const allAreaScopes = (): string[] => AREAS.map((a) => `*:${sandboxHost(a)}/*`);
+/**
+ * Scopes of the built-in token: every method and path of every area's sandbox host. Each token gets
+ * its own array of the same strings, made once (built per token, they were ~0.7 KB of string pieces each).
+ */
+const ALL_AREA_SCOPES: readonly string[] = AREAS.map((a) => `*:${sandboxHost(a)}/*`);
+export const allAreaScopes = (): string[] => [...ALL_AREA_SCOPES];
 
 /** Endpoints whose 402 carries error 611 in the vendor spec (GET of the slow company datasets). */
 const CREDIT_ERROR_611 = new Set(['company GET IT-full', 'company GET IT-aml', 'company GET IT-marketing', 'company GET IT-stakeholders']);
@@ -147,6 +157,14 @@ export interface EmulatorOptions {
   modules?: AreaModule[];
   /** The one scheduler of every area's asynchronous work (its clock is the emulator's). @default a new one, real time */
   scheduler?: Scheduler;
+  /**
+   * Tokens kept at most besides the built-in one (control API and authorization area alike): the
+   * least recently used is forgotten first, with what the authorization area knows of it and the
+   * account made for it alone, and answers 401 "Wrong Token" afterwards, as an expired token does.
+   * A caller minting a token per request cannot grow the emulator without end.
+   * @default EMULATOR_MAX_TOKENS, else 10000
+   */
+  maxTokens?: number;
 }
 
 export interface TokenInit {
@@ -292,6 +310,106 @@ const tail = (token: string): string => (token.length >= 12 ? `…${token.slice(
 // The server
 
 /** The one scheduler of the emulator: the given one, or the modules' (they must share it), or a new one. */
+/**
+ * A token spends from its owner's wallet: one wallet per account, whatever token calls. A class,
+ * not an object literal with accessors (made per token, those were kept as dictionaries: ~0.6 KB
+ * more per token).
+ */
+class AccountToken implements EmuToken {
+  readonly #account: EmuAccount;
+  readonly owner: string;
+
+  constructor(
+    readonly token: string,
+    public scopes: string[],
+    account: EmuAccount,
+  ) {
+    this.#account = account;
+    this.owner = account.email;
+  }
+
+  get credit(): number {
+    return this.#account.credit;
+  }
+
+  set credit(v: number) {
+    this.#account.credit = v;
+  }
+}
+
+/** What the control API shows of a token. */
+const shownToken = (t: EmuToken): Record<string, unknown> => ({ token: t.token, scopes: t.scopes, owner: t.owner, credit: t.credit });
+
+/** The token bound: the option, else `EMULATOR_MAX_TOKENS`, else `DEFAULT_MAX_TOKENS`. */
+function maxTokensOf(option: number | undefined): number {
+  const fromEnv = Number(process.env.EMULATOR_MAX_TOKENS);
+  const n = option ?? (Number.isFinite(fromEnv) && fromEnv > 0 ? fromEnv : DEFAULT_MAX_TOKENS);
+  return Math.max(1, Math.floor(n));
+}
+
+/** The emulator's tokens by value (`EmulatorOptions.maxTokens`). */
+interface TokenStore {
+  get(value: string): EmuToken | undefined;
+  /** `madeFor`: the account this token's creation made, forgotten when its last token is evicted. */
+  set(value: string, token: EmuToken, madeFor?: EmuAccount): void;
+  delete(value: string): boolean;
+  values(): Generator<EmuToken>;
+}
+
+/**
+ * The built-in token, kept for ever, and the others in an LRU of `max` entries. An evicted token is
+ * forgotten as a deleted one is (its authorization-area record too); an account a token's creation
+ * made (the control API's, with or without an `owner`) goes with the last token naming it, so its
+ * wallet, usage and error log do not outlive every token that could reach them. Accounts made
+ * otherwise (the built-in one, the control API's `oauth/account`) stay.
+ */
+function boundedTokens(accounts: Accounts, max: number): TokenStore {
+  const builtIn = new Map<string, EmuToken>();
+  /** Tokens per owner (lower-case e-mail): an account made for a token goes with the last of them. */
+  const perOwner = new Map<string, number>();
+  const madeForTokens = new WeakSet<EmuAccount>();
+  const count = (owner: string, by: number): number => {
+    const key = owner.toLowerCase();
+    const n = (perOwner.get(key) ?? 0) + by;
+    if (n > 0) perOwner.set(key, n);
+    else perOwner.delete(key);
+    return n;
+  };
+  // maxSize with entries of size 1, not max: lru-cache preallocates `max` slots up front.
+  const created = new LRUCache<string, EmuToken>({
+    maxSize: max,
+    sizeCalculation: () => 1,
+    dispose: (token, value, reason) => {
+      const left = count(token.owner, -1);
+      if (reason !== 'evict') return;
+      accounts.tokenMeta.delete(value);
+      const account = left === 0 ? accounts.get(token.owner) : undefined;
+      if (account && madeForTokens.has(account)) accounts.forget(account.email);
+    },
+  });
+  return {
+    get: (value) => builtIn.get(value) ?? created.get(value),
+    set(value, token, madeFor) {
+      if (madeFor) madeForTokens.add(madeFor);
+      count(token.owner, 1);
+      if (value === DEFAULT_TOKEN) {
+        const old = builtIn.get(value);
+        if (old) count(old.owner, -1);
+        builtIn.set(value, token);
+      } else created.set(value, token);
+    },
+    delete(value) {
+      const old = builtIn.get(value);
+      if (old) count(old.owner, -1);
+      return builtIn.delete(value) || created.delete(value);
+    },
+    *values() {
+      yield* builtIn.values();
+      yield* created.values();
+    },
+  };
+}
+
 function schedulerOf(opts: EmulatorOptions, modules: AreaModule[] | undefined): { scheduler: Scheduler; owned: boolean } {
   const scheduler = opts.scheduler ?? modules?.find((m) => m.scheduler)?.scheduler;
   for (const m of modules ?? []) {
@@ -331,20 +449,9 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
   const calls: CallRecord[] = [];
   /** The contract's free tiers, per account, on the emulator's clock. */
   const freeTiers = new FreeTierCounters(() => scheduler.now());
-  const tokenStore = new Map<string, EmuToken>();
   const accounts = new Accounts(() => scheduler.now());
-  /** A token spends from its owner's wallet: one wallet per account, whatever token calls. */
-  const tokenOf = (value: string, scopes: string[], account: EmuAccount): EmuToken => ({
-    token: value,
-    scopes,
-    owner: account.email,
-    get credit() {
-      return account.credit;
-    },
-    set credit(v: number) {
-      account.credit = v;
-    },
-  });
+  const tokenStore = boundedTokens(accounts, maxTokensOf(opts.maxTokens));
+  const tokenOf = (value: string, scopes: string[], account: EmuAccount): EmuToken => new AccountToken(value, scopes, account);
   tokenStore.set(DEFAULT_TOKEN, tokenOf(DEFAULT_TOKEN, allAreaScopes(), accounts.ensure(DEFAULT_EMAIL, { apikey: DEFAULT_APIKEY, credit: DEFAULT_CREDIT })));
 
   const tokens: EmulatorTokens = {
@@ -357,7 +464,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
       const account = known ?? accounts.ensure(owner, { credit });
       if (known && typeof init.credit === 'number') accounts.setCredit(known, credit);
       const t = tokenOf(value, init.scopes ?? allAreaScopes(), account);
-      tokenStore.set(value, t);
+      tokenStore.set(value, t, known ? undefined : account);
       return t;
     },
     get: (token) => tokenStore.get(token),
@@ -598,11 +705,11 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
           owner: typeof obj.owner === 'string' ? obj.owner : undefined,
           token: typeof obj.token === 'string' ? obj.token : undefined,
         });
-        return json(200, { ...t });
+        return json(200, shownToken(t));
       }
       if (method === 'GET' && second) {
         const t = tokens.get(decode(second));
-        return t ? json(200, { ...t }) : json(404, { error: 'unknown token' });
+        return t ? json(200, shownToken(t)) : json(404, { error: 'unknown token' });
       }
     }
     if (first === 'latency' && segments.length === 1) {

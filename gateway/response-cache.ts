@@ -81,6 +81,11 @@ export interface ResponseCacheOptions {
   /** Characters of JSON kept in memory at most, all answers together (least recently used go first). @default 32 MiB */
   maxChars?: number;
   /**
+   * Tenants whose latest change is remembered (to tell an answer read before a change), the least
+   * recently changed or asked forgotten first. @default 10000
+   */
+  maxTenantGenerations?: number;
+  /**
    * Clock of the answers' lifetimes, checked on every read besides the store's own expiry (tests
    * move the layer's time forward with it). @default Date.now
    */
@@ -207,9 +212,23 @@ export function createResponseCache(opts: ResponseCacheOptions): LayerResponseCa
    * change at all): an answer whose generation moved while it was computed was read before the
    * change, so it is neither stored nor shared (`STALE`).
    */
-  const generations = new Map<string, number>();
+  //
+  // A tenant's generation is the number of the latest change (of any tenant) that was its own, kept
+  // for the `maxTenantGenerations` tenants changed or asked most recently. Forgetting one is safe: a
+  // tenant not kept reads as the highest number forgotten, so its generation only ever moves up (an
+  // answer computed across the eviction is marked `STALE`, neither stored nor shared: one miss more),
+  // never back to a value an answer started under before a change.
+  let changes = 0;
+  let forgottenUpTo = 0;
+  const generations = new LRUCache<string, number>({
+    ...entriesAtMost(opts.maxTenantGenerations ?? 10_000),
+    dispose: (n, _tenant, reason) => {
+      if (reason === 'evict') forgottenUpTo = Math.max(forgottenUpTo, n);
+    },
+  });
+  const generationNumber = (tenant: string): number => generations.get(tenant) ?? forgottenUpTo;
   let everyone = 0;
-  const generationOf = (tenant: string): string => `${everyone}.${generations.get(tenant) ?? 0}.${generations.get(ANONYMOUS) ?? 0}`;
+  const generationOf = (tenant: string): string => `${everyone}.${generationNumber(tenant)}.${generationNumber(ANONYMOUS)}`;
   const inFlight = new Map<string, { tenant: string; answer: Promise<ExecutionResult | null> }>();
   /**
    * A change of `tenant` (null: unknown; every tenant with a service token): its answers and the
@@ -219,7 +238,7 @@ export function createResponseCache(opts: ResponseCacheOptions): LayerResponseCa
   const forget = async (tenant: string | null): Promise<void> => {
     const all = opts.serviceToken === true;
     if (all) everyone++;
-    for (const t of [tenant, ANONYMOUS]) if (t) generations.set(t, (generations.get(t) ?? 0) + 1);
+    for (const t of [tenant, ANONYMOUS]) if (t) generations.set(t, ++changes);
     for (const [key, flight] of inFlight) if (all || flight.tenant === tenant || flight.tenant === ANONYMOUS) inFlight.delete(key);
     try {
       if (all) await cache.invalidate([{ typename: TENANT_ENTITY }]);

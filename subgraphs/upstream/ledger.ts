@@ -116,9 +116,16 @@ export interface MemoryLedgerOptions {
 
 /** The in-process ledger (the default: one process, `npm start`). */
 export class MemoryCostLedger implements CostLedger {
+  /** Operations with euro committed (one back at zero is dropped, as a day is). */
   private readonly operations: LRUCache<string, { committed: number }>;
-  /** Tenants' days: a day is never evicted before it ends (bounded by tenants × 2 days). */
+  /**
+   * Tenants' days with euro committed: a day is never evicted before it ends (bounded by the tenants
+   * spending × 2 days). A day back at zero (every call given back, e.g. refused upstream) is
+   * dropped at once: it reads the same as no day, and a caller per request cannot grow the map.
+   */
   private readonly days = new Map<string, { committed: number }>();
+  /** The day the ended days were last swept on (one sweep per day, not per new tenant). */
+  private sweptOn = '';
   private readonly now: () => number;
 
   constructor(opts: MemoryLedgerOptions = {}) {
@@ -131,7 +138,7 @@ export class MemoryCostLedger implements CostLedger {
     return `${tenant}|${periodOf('day', this.now())}`;
   }
 
-  private entries(account: LedgerAccount): { op: { committed: number }; day: { committed: number } } {
+  private entries(account: LedgerAccount): { op: { committed: number }; day: { committed: number }; dayKey: string } {
     let op = this.operations.get(account.operationId);
     if (!op) this.operations.set(account.operationId, (op = { committed: 0 }));
     const dayKey = this.dayKey(account.tenant);
@@ -140,11 +147,20 @@ export class MemoryCostLedger implements CostLedger {
       this.sweepDays();
       this.days.set(dayKey, (day = { committed: 0 }));
     }
-    return { op, day };
+    return { op, day, dayKey };
   }
 
-  /** Drops the days that are over (kept one day past, for what remains to be said of them). */
+  /** Drops an operation and a day back at zero (nothing committed: the same as no entry). */
+  private settle(account: LedgerAccount, entries: { op: { committed: number }; day: { committed: number }; dayKey: string }): void {
+    if (entries.op.committed <= 0 && this.operations.peek(account.operationId) === entries.op) this.operations.delete(account.operationId);
+    if (entries.day.committed <= 0 && this.days.get(entries.dayKey) === entries.day) this.days.delete(entries.dayKey);
+  }
+
+  /** Drops the days that are over (kept one day past, for what remains to be said of them), once a day. */
   private sweepDays(): void {
+    const today = periodOf('day', this.now());
+    if (today === this.sweptOn) return;
+    this.sweptOn = today;
     const yesterday = periodOf('day', this.now() - 86_400_000);
     for (const key of this.days.keys()) {
       const day = key.slice(key.lastIndexOf('|') + 1);
@@ -154,11 +170,14 @@ export class MemoryCostLedger implements CostLedger {
 
   async reserve(account: LedgerAccount, price: number, limits: BudgetLimits, endpoint: string): Promise<void> {
     if (price <= 0) return;
-    const { op, day } = this.entries(account);
+    const entries = this.entries(account);
+    const { op, day } = entries;
     if (limits.operation !== null && op.committed + price > limits.operation + EPSILON) {
+      this.settle(account, entries);
       throw new CostLimitError('operation', limits.operation, op.committed, price, endpoint);
     }
     if (limits.day !== null && day.committed + price > limits.day + EPSILON) {
+      this.settle(account, entries);
       throw new CostLimitError('day', limits.day, day.committed, price, endpoint);
     }
     op.committed = cents(op.committed + price);
@@ -167,9 +186,11 @@ export class MemoryCostLedger implements CostLedger {
 
   async release(account: LedgerAccount, price: number): Promise<void> {
     if (price <= 0) return;
-    const { op, day } = this.entries(account);
+    const entries = this.entries(account);
+    const { op, day } = entries;
     op.committed = Math.max(0, cents(op.committed - price));
     day.committed = Math.max(0, cents(day.committed - price));
+    this.settle(account, entries);
   }
 
   async balance(account: LedgerAccount): Promise<LedgerBalance> {
