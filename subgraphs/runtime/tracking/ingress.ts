@@ -140,7 +140,7 @@ export function callbackView(v: unknown): CallbackView | null {
   const method = typeof v.method === 'string' && v.method.toUpperCase() === 'POST' ? 'POST' : 'JSON';
   const headers = isObj(v.headers) ? Object.entries(v.headers).map(([name, value]) => ({ name, value: typeof value === 'string' ? value : JSON.stringify(value) })) : [];
   const field = typeof v.field === 'string' && v.field !== '' ? v.field : 'data';
-  const retry = typeof v.retry === 'number' && Number.isInteger(v.retry) ? v.retry : Number.parseInt(String(v.retry ?? 0), 10) || 0;
+  const retry = typeof v.retry === 'number' && Number.isInteger(v.retry) ? v.retry : typeof v.retry === 'string' ? Number.parseInt(v.retry, 10) || 0 : 0;
   return { url: v.url, method, field, headers, retry };
 }
 
