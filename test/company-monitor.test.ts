@@ -116,6 +116,23 @@ describe('a monitor pushes the changes of a company', () => {
     expect(JSON.stringify(upstream)).not.toContain(receiver.url);
   });
 
+  it('reads show the owner and the caller’s own callback (header names only), never the layer’s', async () => {
+    await t.clearCalls();
+    const m = await createMonitor(t, { monitoredFields: ['companyName'], callbackUrl: receiver.url, callbackRetry: 1 });
+    const upstream = await upstreamMonitor(t, String(m.id), DEFAULT_TOKEN);
+    await t.clearCalls();
+    const FIELDS = `id owner callback { url method field headerNames retry }`;
+    const one = await gql<{ companyMonitor: Obj }>(`query($id: ID!) { companyMonitor(id: $id) { ${FIELDS} } }`, { id: m.id });
+    expect(one.companyMonitor).toEqual({ id: m.id, owner: upstream.owner, callback: { url: receiver.url, method: 'JSON', field: 'data', headerNames: [], retry: 1 } });
+    expect(typeof upstream.owner === 'string' && upstream.owner !== '').toBe(true);
+    const all = await gql<{ companyMonitors: Obj[] }>(`{ companyMonitors { ${FIELDS} } }`);
+    expect(all.companyMonitors.find((x) => x.id === m.id)).toEqual(one.companyMonitor);
+    expect(JSON.stringify(all)).not.toContain('/callbacks/company/');
+    // One read each, free.
+    expect(await callsOf(t)).toEqual([`GET /monitor/${String(m.id)}`, 'GET /monitor']);
+    await gql(`mutation($id: ID!) { deleteCompanyMonitor(id: $id) }`, { id: m.id });
+  });
+
   it('a check reaches the subscriber and the caller’s callback, and makes the next query buy fresh data', async () => {
     // Bought once (whichever endpoint the planner finds cheapest for the name), then a cache hit.
     await t.clearCalls();

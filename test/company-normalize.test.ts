@@ -870,6 +870,9 @@ describe('legal forms and monitors', () => {
       updatedFields: null,
       latestDataset: null,
       previousDataset: null,
+      // The vendor's owner and callback (in a tracked monitor the callback is the caller's).
+      owner: 'gcloud-tests@openapi.it',
+      callback: { url: 'https://webhook.site/28a4dddf-eca1-47f2-88d8-94878995e4d8', method: 'JSON', field: 'data', headerNames: [], retry: 0 },
     });
   });
 

@@ -38,6 +38,7 @@ export const identity: Record<string, Identity> = {
   "CompanyCertifiedMail": "embedded",
   "CompanyDates": "embedded",
   "CompanyMonitor": "id",
+  "CompanyMonitorCallback": "embedded",
   "CompanyReportRequest": "id",
   "CompanySearchResult": "embedded",
   "Contacts": "embedded",

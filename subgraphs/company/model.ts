@@ -483,6 +483,8 @@ export interface CompanyMonitorModel {
   updatedFields?: unknown;
   latestDataset?: unknown;
   previousDataset?: unknown;
+  owner?: string | null;
+  callback?: { url: string; method: string; field: string; headerNames: string[]; retry: number } | null;
 }
 
 /** An earlier PEC address of a company (IT-pec `history`). */

@@ -82,6 +82,7 @@ import type {
 } from './upstream.ts';
 import { isObj, type Obj } from '../../contract/values.ts';
 import { bool, dateTime as isoDateTime, float as num, int, str } from '../upstream/coerce.ts';
+import { callbackView } from '../runtime/tracking/ingress.ts';
 
 /** Items of the composite list sections, as `upstream.ts` types them. */
 type VTender = NonNullable<VComposite['publicTenders']>[number];
@@ -899,5 +900,13 @@ export function normalizeMonitor(v: VMonitor): CompanyMonitorModel | null {
     updatedFields: v.updatedFields ?? null,
     latestDataset: v.latestDataset ?? null,
     previousDataset: v.previousDataset ?? null,
+    owner: str(v.owner),
+    callback: monitorCallback(v.callback),
   };
+}
+
+/** The caller's callback of a tracked monitor: header names only (values may be credentials). */
+function monitorCallback(v: unknown): CompanyMonitorModel['callback'] {
+  const view = callbackView(v);
+  return view && { url: view.url, method: view.method, field: view.field, headerNames: view.headers.map((h) => h.name), retry: view.retry };
 }

@@ -433,4 +433,6 @@ export interface VMonitor {
   expiresOn?: N<string>;
   autorenew?: N<boolean>;
   id?: N<string>;
+  /** The vendor's callback object (in a tracked record: the caller's, never the layer's). */
+  callback?: unknown;
 }

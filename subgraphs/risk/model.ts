@@ -8,6 +8,7 @@ import type { CreditScore, CreditScoreLevel, KycEntity, KycQuery, RiskCallback, 
 import type { RiskRecordKind } from './upstream.ts';
 import { bool, float as num, int, list, obj, str as text, dateTime as toDateTime, unixSeconds as toSeconds } from '../upstream/coerce.ts';
 import { isObj, objects, type Obj } from '../../contract/values.ts';
+import { callbackView } from '../runtime/tracking/ingress.ts';
 
 // The one coercion of upstream values (`upstream/coerce.ts`), under the names this area uses:
 // `text` trims and drops blanks, `int` rounds a fraction to the nearest integer (a severity of 12.7
@@ -100,15 +101,8 @@ export function subjectOf(kind: RiskRecordKind, r: Obj): RiskSubject | null {
   }
 }
 
-/** A callback object as records store it, in the schema's form; null when absent or without a URL. */
-export function callbackOf(v: unknown): RiskCallback | null {
-  if (!isObj(v)) return null;
-  const url = text(v.url);
-  if (url === null || url === '') return null;
-  const method = (text(v.method) ?? 'JSON').toUpperCase() === 'POST' ? 'POST' : 'JSON';
-  const headers = Object.entries(obj(v.headers)).map(([name, value]) => ({ name, value: typeof value === 'string' ? value : JSON.stringify(value) }));
-  return { url, method, field: text(v.field) || 'data', headers, retry: int(v.retry) ?? 0 };
-}
+/** A callback object as records store it, in the schema's form (the tracking kit's view); null when absent or without a URL. */
+export const callbackOf = (v: unknown): RiskCallback | null => callbackView(v);
 
 /** Risk colours in both spellings, normalised to upper case words. */
 const SCORES: Record<string, RiskScore> = {

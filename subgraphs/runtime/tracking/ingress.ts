@@ -120,6 +120,30 @@ export function deliveryNonce(policy: IngressArea['policy'], record: Obj): strin
 /** The callback object of a relayed record, in the vendor's stored form. */
 export const vendorCallback = (t: RelayTarget): Obj => ({ url: t.url, method: t.method, field: t.field, headers: { ...t.headers }, retry: t.retry });
 
+/** A caller's callback as a record shows it to its caller (see `callbackView`). */
+export interface CallbackView {
+  url: string;
+  method: 'JSON' | 'POST';
+  field: string;
+  /** Names with their values as the record holds them (the layer keeps them redacted). */
+  headers: Array<{ name: string; value: string }>;
+  retry: number;
+}
+
+/**
+ * The callback object of a record (the vendor's form, `vendorCallback`) in the form every area's
+ * schema shows; null when absent or without a URL. The layer's own callback never reaches a record
+ * a caller reads (`TrackingService` puts the caller's in its place).
+ */
+export function callbackView(v: unknown): CallbackView | null {
+  if (!isObj(v) || typeof v.url !== 'string' || v.url === '') return null;
+  const method = typeof v.method === 'string' && v.method.toUpperCase() === 'POST' ? 'POST' : 'JSON';
+  const headers = isObj(v.headers) ? Object.entries(v.headers).map(([name, value]) => ({ name, value: typeof value === 'string' ? value : JSON.stringify(value) })) : [];
+  const field = typeof v.field === 'string' && v.field !== '' ? v.field : 'data';
+  const retry = typeof v.retry === 'number' && Number.isInteger(v.retry) ? v.retry : typeof v.retry === 'string' ? Number.parseInt(v.retry, 10) || 0 : 0;
+  return { url: v.url, method, field, headers, retry };
+}
+
 export interface RelayOptions extends DeliveryOptions {
   /** Deliver to loopback and private addresses too (`<AREA>_RELAY_ALLOW_PRIVATE=1`). @default false */
   allowPrivate?: boolean;
