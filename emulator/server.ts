@@ -147,6 +147,11 @@ export interface EmulatorOptions {
   modules?: AreaModule[];
   /** The one scheduler of every area's asynchronous work (its clock is the emulator's). @default a new one, real time */
   scheduler?: Scheduler;
+  /**
+   * How long a risk request takes to complete, for the default modules (`createRiskModule({
+   * completeAfterMs })`; given `modules` keep their own). @default DEFAULT_COMPLETE_AFTER_MS (1500)
+   */
+  riskCompleteAfterMs?: number;
 }
 
 export interface TokenInit {
@@ -319,7 +324,7 @@ function clockState(scheduler: Scheduler): Record<string, unknown> {
 
 export async function startEmulator(opts: EmulatorOptions = {}): Promise<RunningEmulator> {
   const { scheduler, owned: ownsScheduler } = schedulerOf(opts, opts.modules);
-  const modules = opts.modules ?? (await import('./modules.ts')).defaultModules(scheduler);
+  const modules = opts.modules ?? (await import('./modules.ts')).defaultModules(scheduler, { riskCompleteAfterMs: opts.riskCompleteAfterMs });
   const byArea = new Map<Area, { module: AreaModule; compiled: CompiledRoute[] }>();
   for (const m of modules) byArea.set(m.area, { module: m, compiled: compile(m.routes) });
 
