@@ -55,10 +55,13 @@ query OwnershipWalk($vatCode: String!) {
   },
   {
     title: 'Search',
-    query: `# IT-search with filters and paging; dryRun: true returns only the count and the price.
+    query: `# IT-search with filters and paging: count is the companies of this page. The upstream list
+# does not say how many match in all: dryRun: true answers that (total) and its price (cost), with no items.
 query Search {
   searchCompanies(filter: { province: "RM" }, limit: 5) {
-    total
+    count
+    skip
+    limit
     items { vatCode companyName address { town } }
   }
 }`,
