@@ -4,13 +4,16 @@
  * at once).
  */
 import { startStack } from './stack.ts';
+import { START_RISK_COMPLETE_AFTER_MS } from './services/build.ts';
 import { stopOnSignals } from './services/run.ts';
 import { setupTracing } from './subgraphs/runtime/tracing.ts';
 import { shutdownTimeoutFromEnv } from './subgraphs/runtime/health.ts';
 
 // First: traces on (OTEL_EXPORTER_OTLP_ENDPOINT) before the stack's plugins are built.
 await setupTracing();
-const stack = await startStack();
+// Risk requests take 30 s in the embedded emulator unless EMULATOR_RISK_COMPLETE_AFTER_MS says
+// otherwise: GraphiQL's WatchRequest example then shows the status change at a person's pace.
+const stack = await startStack({ emulatorDefaults: { riskCompleteAfterMs: START_RISK_COMPLETE_AFTER_MS } });
 const { gateway, config, emulatorUrl } = stack;
 console.log(`openapi-supergraph ready`);
 console.log(`  GraphiQL and GraphQL:  ${gateway.graphqlUrl}`);

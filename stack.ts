@@ -3,12 +3,12 @@
  * environment), the subgraphs, and the gateway. `npm start` and the end-to-end tests both use it.
  * Each part is built as the separate services build it (`services/build.ts`).
  */
-import { startEmulator } from './emulator/server.ts';
+import { startEmulator, type EmulatorOptions } from './emulator/server.ts';
 import { startGateway, type RunningGateway } from './gateway/index.ts';
 import type { RunningSubgraphs } from './subgraphs/runtime/server.ts';
 import type { UpstreamClient } from './subgraphs/upstream/client.ts';
 import type { UpstreamConfig } from './subgraphs/upstream/config.ts';
-import { gatewayOptionsFromEnv, pricesFromEnv, startSubgraphsFromEnv, wantsEmulator } from './services/build.ts';
+import { embeddedEmulatorOptionsFromEnv, gatewayOptionsFromEnv, pricesFromEnv, startSubgraphsFromEnv, wantsEmulator } from './services/build.ts';
 import { log } from './subgraphs/runtime/log.ts';
 import { DEFAULT_SHUTDOWN_TIMEOUT_MS } from './subgraphs/runtime/health.ts';
 
@@ -20,8 +20,13 @@ export interface StackOptions {
   host?: string;
   /** Clock of the layer's caches (tests move time forward with it). @default Date.now */
   clock?: () => number;
-  /** Emulator options when it runs embedded. */
-  emulator?: Parameters<typeof startEmulator>[0];
+  /** Emulator options when it runs embedded (over its settings: `EMULATOR_PORT`, …). */
+  emulator?: EmulatorOptions;
+  /**
+   * Defaults of the embedded emulator under its settings (`main.ts` gives `npm start`'s risk
+   * timing, `START_RISK_COMPLETE_AFTER_MS`). @default the emulator's
+   */
+  emulatorDefaults?: EmulatorOptions;
   /**
    * An emulator running elsewhere (its origin) instead of the embedded one, with `OPENAPI_ENV=emulator`
    * (the benches keep its CPU out of the layer's). @default `OPENAPI_EMULATOR_URL`, else the embedded emulator
@@ -58,7 +63,8 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   pricesFromEnv(env);
   // An emulator running apart (`npm run emulator`): `emulatorUrl`, else `OPENAPI_EMULATOR_URL`.
   const external = opts.emulatorUrl ?? (env.OPENAPI_EMULATOR_URL?.trim() || undefined);
-  const emulator = wantsEmulator(env) && !external ? await startEmulator({ port: 0, ...opts.emulator }) : null;
+  // The embedded emulator: any free port unless EMULATOR_PORT pins it (`embeddedEmulatorOptionsFromEnv`).
+  const emulator = wantsEmulator(env) && !external ? await startEmulator({ ...opts.emulatorDefaults, ...embeddedEmulatorOptionsFromEnv(env), ...opts.emulator }) : null;
   const closers: Array<() => Promise<void>> = [];
   try {
     if (emulator) closers.push(() => emulator.close());

@@ -1,8 +1,8 @@
 /**
- * Apollo Client's `InMemoryCache` configuration for the supergraph:
+ * Apollo Client's (4) `InMemoryCache` configuration for the supergraph:
  *
  * ```ts
- * import { ApolloClient, HttpLink, InMemoryCache } from '@apollo/client/core';
+ * import { ApolloClient, HttpLink, InMemoryCache } from '@apollo/client';
  * import { apolloCacheConfig } from './client/apollo.ts';
  * const client = new ApolloClient({ cache: new InMemoryCache(apolloCacheConfig), link: new HttpLink({ uri }) });
  * ```

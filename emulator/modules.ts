@@ -11,11 +11,16 @@ import { createOauthModule } from './oauth/index.ts';
 import { createInvoiceModule } from './invoice/index.ts';
 import { Scheduler } from './scheduler.ts';
 
-/** Company and risk, with their default options, on one scheduler (a new one unless given). */
-export function defaultModules(scheduler: Scheduler = new Scheduler()): AreaModule[] {
+export interface DefaultModulesOptions {
+  /** `createRiskModule({ completeAfterMs })`. @default its default */
+  riskCompleteAfterMs?: number;
+}
+
+/** Every area, with their default options (and `opts`), on one scheduler (a new one unless given). */
+export function defaultModules(scheduler: Scheduler = new Scheduler(), opts: DefaultModulesOptions = {}): AreaModule[] {
   return [
     createCompanyModule({ scheduler }),
-    createRiskModule({ scheduler }),
+    createRiskModule({ scheduler, completeAfterMs: opts.riskCompleteAfterMs }),
     createPecModule({ scheduler }),
     createPecMassivaModule({ scheduler }),
     createCapModule(),

@@ -165,6 +165,11 @@ export interface EmulatorOptions {
    * @default EMULATOR_MAX_TOKENS, else 10000
    */
   maxTokens?: number;
+  /**
+   * How long a risk request takes to complete, for the default modules (`createRiskModule({
+   * completeAfterMs })`; given `modules` keep their own). @default DEFAULT_COMPLETE_AFTER_MS (1500)
+   */
+  riskCompleteAfterMs?: number;
 }
 
 export interface TokenInit {
@@ -437,7 +442,7 @@ function clockState(scheduler: Scheduler): Record<string, unknown> {
 
 export async function startEmulator(opts: EmulatorOptions = {}): Promise<RunningEmulator> {
   const { scheduler, owned: ownsScheduler } = schedulerOf(opts, opts.modules);
-  const modules = opts.modules ?? (await import('./modules.ts')).defaultModules(scheduler);
+  const modules = opts.modules ?? (await import('./modules.ts')).defaultModules(scheduler, { riskCompleteAfterMs: opts.riskCompleteAfterMs });
   const byArea = new Map<Area, { module: AreaModule; compiled: CompiledRoute[] }>();
   for (const m of modules) byArea.set(m.area, { module: m, compiled: compile(m.routes) });
 

@@ -55,10 +55,13 @@ query OwnershipWalk($vatCode: String!) {
   },
   {
     title: 'Search',
-    query: `# IT-search with filters and paging; dryRun: true returns only the count and the price.
+    query: `# IT-search with filters and paging: count is the companies of this page. The upstream list
+# does not say how many match in all: dryRun: true answers that (total) and its price (cost), with no items.
 query Search {
   searchCompanies(filter: { province: "RM" }, limit: 5) {
-    total
+    count
+    skip
+    limit
     items { vatCode companyName address { town } }
   }
 }`,
@@ -94,6 +97,7 @@ query GroupCreditScores($vatCode: String!) {
   {
     title: 'OrderPatrimonialReport',
     query: `# Paid: orders an assets report on a person. Copy its id into the WatchRequest tab.
+# With \`npm start\` the emulator completes it 30 s after the order (EMULATOR_RISK_COMPLETE_AFTER_MS).
 mutation OrderPatrimonialReport {
   orderPatrimonialReport(level: STANDARD, input: { name: "MARIO", surname: "ROSSI", taxCode: "RSSMRA80A01H501U" }) {
     id
@@ -105,7 +109,9 @@ mutation OrderPatrimonialReport {
   {
     title: 'WatchRequest',
     query: `# Live status: the latest known state first, then every change until it is complete.
-# Paste the id the OrderPatrimonialReport tab returned into the variables below, then Run.
+# Paste the id the OrderPatrimonialReport tab returned into the variables below, then Run:
+# PROCESSING at once, COMPLETE (with the report's URL) 30 s after the order, with \`npm start\`
+# (its emulator's EMULATOR_RISK_COMPLETE_AFTER_MS, default 30000).
 subscription WatchRequest($id: ID!) {
   riskRequestUpdated(id: $id) {
     id

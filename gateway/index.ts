@@ -15,6 +15,7 @@ import { normaliseAuthorization, useForwardAuthorization } from './authorization
 import { useForwardAccountKey } from './account-key.ts';
 import { useCost, type CostPluginOptions } from './cost.ts';
 import { useInputErrorCodes } from './input-errors.ts';
+import { useCsrfPrevention } from './csrf.ts';
 import { EXAMPLES } from './examples.ts';
 import { graphiqlRoute } from './graphiql.ts';
 import { persistedOperations, type PersistedOperationsOptions } from './persisted.ts';
@@ -145,11 +146,6 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     transportEntries,
     graphqlEndpoint: '/graphql',
     landingPage: false,
-    // CSRF: a page on any site can make the browser send a form post (urlencoded, multipart,
-    // text/plain) or a GET without a CORS preflight. Such requests must carry one of these
-    // headers, which no form can set and which makes `fetch` preflight (answered only for
-    // `corsOrigins`); otherwise 403 "Required CSRF header(s) not present". JSON posts pass as they are.
-    csrfPrevention: { requestHeaders: ['x-graphql-csrf', 'graphql-preflight', 'apollo-require-preflight', 'x-apollo-operation-name', 'x-graphql-yoga-csrf'] },
     // CORS only for the listed origins; any other origin gets no CORS header at all (never credentials).
     cors: (request) => {
       const origin = request.headers.get('origin');
@@ -160,6 +156,9 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     graphiql: false,
     persistedDocuments: persisted.persistedDocuments,
     plugins: (ctx) => [
+      // CSRF: form posts, text/plain posts and GETs must carry a preflight-forcing header; the
+      // refusal (403) names it (`csrf.ts`). JSON posts pass as they are.
+      useCsrfPrevention(),
       useLogContext(),
       ...tracingPlugins(ctx),
       ...metricsPlugins(ctx.log, operationNames),

@@ -3,7 +3,9 @@
  * (`stack.ts`, `npm start`) and the separate services (`services/emulator.ts`,
  * `services/subgraph.ts`, `services/gateway.ts`):
  *
- * - `emulatorOptionsFromEnv`: where the stand-alone emulator listens (`EMULATOR_PORT`, `EMULATOR_HOST`);
+ * - `emulatorOptionsFromEnv`: where the stand-alone emulator listens (`EMULATOR_PORT`, `EMULATOR_HOST`)
+ *   and how long its risk requests take (`EMULATOR_RISK_COMPLETE_AFTER_MS`);
+ *   `embeddedEmulatorOptionsFromEnv`: the same for the emulator `npm start` embeds;
  * - `startSubgraphsFromEnv`: the upstream client, the named subgraphs and their HTTP server, from
  *   `OPENAPI_*`, `PUBLIC_URL`, `LAYER_SECRET`, `REDIS_URL` and the emulator's URL;
  * - `subgraphUrlsFromEnv` + `gatewayOptionsFromEnv`: the gateway over subgraphs at those URLs, with the
@@ -81,14 +83,49 @@ function httpUrl(name: string, value: string): string {
 // ---------------------------------------------------------------------------------------------
 // Emulator
 
+/** Milliseconds from a variable: undefined when unset, else an integer ≥ 0. */
+export function durationMsFromEnv(env: NodeJS.ProcessEnv, name: string): number | undefined {
+  const raw = env[name]?.trim();
+  if (raw === undefined || raw === '') return undefined;
+  const ms = Number(raw);
+  if (!Number.isInteger(ms) || ms < 0) throw new ServiceConfigError(`${name} must be a number of milliseconds (an integer ≥ 0), got "${raw}"`);
+  return ms;
+}
+
 /**
- * The stand-alone emulator: `EMULATOR_PORT` (default 4010) and `EMULATOR_HOST` (default 127.0.0.1).
- * Also sets the process's price table (its wallet's) from `OPENAPI_PRICES`.
+ * How long the emulator's risk requests take (`EMULATOR_RISK_COMPLETE_AFTER_MS`), when set: from
+ * the order to `COMPLETE` (0: only the control API's `risk/advance` completes them).
+ */
+const riskTimingFromEnv = (env: NodeJS.ProcessEnv): Pick<EmulatorOptions, 'riskCompleteAfterMs'> => {
+  const ms = durationMsFromEnv(env, 'EMULATOR_RISK_COMPLETE_AFTER_MS');
+  return ms === undefined ? {} : { riskCompleteAfterMs: ms };
+};
+
+/**
+ * The stand-alone emulator: `EMULATOR_PORT` (default 4010), `EMULATOR_HOST` (default 127.0.0.1) and
+ * `EMULATOR_RISK_COMPLETE_AFTER_MS` (default 1500). Also sets the process's price table (its
+ * wallet's) from `OPENAPI_PRICES`.
  */
 export function emulatorOptionsFromEnv(env: NodeJS.ProcessEnv): EmulatorOptions {
   pricesFromEnv(env);
-  return { port: portFromEnv(env, 'EMULATOR_PORT', 4010), host: hostFromEnv(env, 'EMULATOR_HOST', '127.0.0.1') };
+  return { port: portFromEnv(env, 'EMULATOR_PORT', 4010), host: hostFromEnv(env, 'EMULATOR_HOST', '127.0.0.1'), ...riskTimingFromEnv(env) };
 }
+
+/**
+ * The emulator `npm start` embeds: the same settings as the stand-alone one, but any free port
+ * unless `EMULATOR_PORT` pins it (`0` too means any), and the risk timing only when set (the
+ * caller's default otherwise).
+ */
+export function embeddedEmulatorOptionsFromEnv(env: NodeJS.ProcessEnv): EmulatorOptions {
+  return { port: portFromEnv(env, 'EMULATOR_PORT', 0), host: hostFromEnv(env, 'EMULATOR_HOST', '127.0.0.1'), ...riskTimingFromEnv(env) };
+}
+
+/**
+ * `npm start`'s emulator when `EMULATOR_RISK_COMPLETE_AFTER_MS` is unset: a risk request completes
+ * 30 s after its order, time for a person to copy its id into GraphiQL's WatchRequest tab and see
+ * the status change (PROCESSING, then COMPLETE). Tests and `npm run emulator` keep 1500 ms.
+ */
+export const START_RISK_COMPLETE_AFTER_MS = 30_000;
 
 /** True when `OPENAPI_ENV` (default `emulator`) names the emulator. */
 export const wantsEmulator = (env: NodeJS.ProcessEnv): boolean => parseEnv(env.OPENAPI_ENV) === 'emulator';

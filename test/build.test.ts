@@ -433,8 +433,33 @@ describe('image and compose definitions', () => {
       expect(env.REDIS_URL).toBe('redis://redis:6379');
       // Only what a gateway uses: no upstream environment or credentials.
       expect(Object.keys(env).sort()).toEqual(
-        ['HOST', 'LAYER_SECRET', 'NODE_OPTIONS', 'PORT', 'REDIS_URL', 'SHUTDOWN_TIMEOUT_MS', ...SUBGRAPH_NAMES.map((n) => `SUBGRAPH_${n.toUpperCase()}_URL`)].sort(),
+        [
+          'GATEWAY_SERVICE_TOKEN',
+          'HOST',
+          'LAYER_SECRET',
+          'NODE_OPTIONS',
+          'PORT',
+          'REDIS_URL',
+          'SHUTDOWN_TIMEOUT_MS',
+          ...SUBGRAPH_NAMES.map((n) => `SUBGRAPH_${n.toUpperCase()}_URL`),
+        ].sort(),
       );
+      // Apart from subgraphs that may use a service token, the gateway is told so (README: such a
+      // gateway needs GATEWAY_SERVICE_TOKEN=on), unless the operator says otherwise.
+      expect(env.GATEWAY_SERVICE_TOKEN).toBe('${GATEWAY_SERVICE_TOKEN:-on}');
+      const asComposeRuns = (vars: NodeJS.ProcessEnv): NodeJS.ProcessEnv =>
+        Object.fromEntries(
+          Object.entries(env).map(([k, v]) => [
+            k,
+            v.replace(/\$\{(\w+):([-?])([^}]*)\}/g, (_m, name: string, op: string, dflt: string) => vars[name] || (op === '-' ? dflt : 'set')),
+          ]),
+        );
+      const serviceTokenOf = (vars: NodeJS.ProcessEnv): boolean | undefined => {
+        const cache = gatewayOptionsFromEnv(asComposeRuns(vars), {}).responseCache;
+        return cache === false ? undefined : cache?.serviceToken;
+      };
+      expect(serviceTokenOf({})).toBe(true);
+      expect(serviceTokenOf({ GATEWAY_SERVICE_TOKEN: 'off' })).toBe(false);
       // Every subgraph of the supergraph at its service.
       for (const n of SUBGRAPH_NAMES) expect(env[`SUBGRAPH_${n.toUpperCase()}_URL`]).toBe(`http://subgraph-${n}:4001/${n}/graphql`);
       expect(Object.keys(g.depends_on as Obj).sort()).toEqual(['redis', ...SUBGRAPH_NAMES.map((n) => `subgraph-${n}`)].sort());

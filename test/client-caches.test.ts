@@ -5,10 +5,11 @@
  * its Openapi `id`), and answer a query whose fields they hold without any request: no call to the
  * gateway and none upstream. Each claim has a control: the same client without our configuration.
  */
-import { format } from 'node:util';
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { format, promisify } from 'node:util';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { ApolloClient, InMemoryCache, gql, type NormalizedCacheObject } from '@apollo/client/core';
-import { HttpLink } from '@apollo/client/link/http';
+import { ApolloClient, HttpLink, InMemoryCache, gql } from '@apollo/client';
 import { loadDevMessages, loadErrorMessages } from '@apollo/client/dev';
 import { Client, fetchExchange, gql as urqlGql } from '@urql/core';
 import { cacheExchange, type Cache, type CacheExchangeOpts, type FieldInfo, type ResolverConfig } from '@urql/exchange-graphcache';
@@ -160,9 +161,29 @@ interface NameAndPlace {
   company: { vatCode: string; companyName?: string; address?: { town: string | null; zipCode: string | null } };
 }
 
+describe('the README snippets in plain Node (no bundler, no TypeScript loader: Node strips the types)', () => {
+  const root = new URL('..', import.meta.url);
+  const readme = readFileSync(new URL('README.md', root), 'utf8');
+  const snippets = [...readme.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]).filter((code) => code.includes("from './client/"));
+
+  it('uses Apollo Client 4 (its main entry point)', () => {
+    const pkg = JSON.parse(readFileSync(new URL('package.json', root), 'utf8')) as { devDependencies: Record<string, string> };
+    expect(pkg.devDependencies['@apollo/client']).toMatch(/^\^4\./);
+    expect(snippets.filter((code) => code.includes("from '@apollo/client'")).length).toBeGreaterThanOrEqual(2);
+    expect(readme).not.toContain("'@apollo/client/core'");
+  });
+
+  it('imports the shipped configurations and builds the clients', async () => {
+    expect(snippets.length).toBeGreaterThanOrEqual(3);
+    for (const code of snippets) {
+      const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module-typescript', '-e', `${code}\nconsole.log('built');`], { cwd: root });
+      expect(stdout.trim(), code).toBe('built');
+    }
+  });
+});
+
 describe('Apollo Client InMemoryCache', () => {
-  const apollo = (cache: InMemoryCache, fetch: typeof globalThis.fetch) =>
-    new ApolloClient<NormalizedCacheObject>({ cache, link: new HttpLink({ uri: t.stack.gateway.graphqlUrl, fetch }) });
+  const apollo = (cache: InMemoryCache, fetch: typeof globalThis.fetch) => new ApolloClient({ cache, link: new HttpLink({ uri: t.stack.gateway.graphqlUrl, fetch }) });
 
   it('matches Manager and Shareholder fragments with the generated possible types: nothing dropped, no warning', async () => {
     const net = countingFetch();
@@ -193,7 +214,7 @@ describe('Apollo Client InMemoryCache', () => {
     // The gateway sent every manager's tax code; the cache matched no `... on Manager` and dropped it.
     const sent = net.answers[0].data as unknown as People;
     expect(sent.company.managers.every((m) => typeof m.taxCode === 'string')).toBe(true);
-    expect(res.data.company.managers.map((m) => m.taxCode)).toEqual(sent.company.managers.map(() => undefined));
+    expect(res.data!.company.managers.map((m) => m.taxCode)).toEqual(sent.company.managers.map(() => undefined));
   });
 
   it('keeps one Company per VAT number, fetched without id, merging the fields of both queries; their union needs no request', async () => {
@@ -204,8 +225,8 @@ describe('Apollo Client InMemoryCache', () => {
     const place = await client.query<NameAndPlace>({ query: gql(PLACE), variables: { vatCode: OPENAPI_SPA } });
     expect(net.answers).toHaveLength(2);
     await expectUpstreamCallsOf(net.answers);
-    expect(name.data.company.companyName).toBe('OPENAPI S.P.A.');
-    expect(place.data.company.address?.town).toEqual(expect.any(String));
+    expect(name.data!.company.companyName).toBe('OPENAPI S.P.A.');
+    expect(place.data!.company.address?.town).toEqual(expect.any(String));
 
     const store = cache.extract();
     const id = `Company:{"vatCode":"${OPENAPI_SPA}"}`;
@@ -213,15 +234,15 @@ describe('Apollo Client InMemoryCache', () => {
     expect(store[id]).toEqual({
       __typename: 'Company',
       vatCode: OPENAPI_SPA,
-      companyName: name.data.company.companyName,
-      address: place.data.company.address,
+      companyName: name.data!.company.companyName,
+      address: place.data!.company.address,
     });
     expect(store.ROOT_QUERY?.[`company({"vatCode":"${OPENAPI_SPA}"})`]).toEqual({ __ref: id });
 
     await t.stack.upstream.clearCache();
     await t.clearCalls();
     const both = await client.query<NameAndPlace>({ query: gql(NAME_AND_PLACE), variables: { vatCode: OPENAPI_SPA } });
-    expect(both.data).toEqual({ company: { ...name.data.company, ...place.data.company } });
+    expect(both.data).toEqual({ company: { ...name.data!.company, ...place.data!.company } });
     expect(net.answers).toHaveLength(2);
     expect(await t.calls()).toEqual([]);
     expect(logged).toEqual([]);
@@ -231,7 +252,7 @@ describe('Apollo Client InMemoryCache', () => {
     const net = countingFetch();
     const client = apollo(new InMemoryCache(apolloCacheConfig), net.fetch);
     const people = await client.query<People>({ query: gql(PEOPLE), variables: { vatCode: OPENAPI_SPA } });
-    const holding = people.data.company.managers.find((m) => m.company)!.company!;
+    const holding = people.data!.company.managers.find((m) => m.company)!.company!;
     expect(holding.vatCode).toBe(OPEN_HOLDING);
 
     await t.stack.upstream.clearCache();

@@ -50,6 +50,17 @@ afterAll(async () => {
   await Promise.all([t?.close(), listed?.close()]);
 });
 
+/** The refusal says which header to send (one error, a stable code, the accepted names). */
+function expectCsrfRefusal(res: Answer): void {
+  expect(res.body?.errors).toHaveLength(1);
+  const [error] = res.body!.errors!;
+  expect(error.message).toMatch(/CSRF/);
+  expect(error.message).toContain('Send the header x-graphql-csrf: 1 (or one of graphql-preflight, apollo-require-preflight');
+  expect(error.extensions?.code).toBe('CSRF_HEADER_REQUIRED');
+  expect(error.extensions?.requestHeaders).toEqual(['x-graphql-csrf', 'graphql-preflight', 'apollo-require-preflight', 'x-apollo-operation-name', 'x-graphql-yoga-csrf']);
+  expect(error.extensions?.http).toBeUndefined();
+}
+
 describe('CSRF prevention', () => {
   const form = () => new URLSearchParams({ query: ORDER }).toString();
   /**
@@ -74,7 +85,7 @@ describe('CSRF prevention', () => {
     const res = await send(t.stack.gateway.graphqlUrl, 'POST', { ...headers, origin: ATTACKER }, body);
     expect(res.status).toBe(403);
     expect(res.body?.data ?? null).toBeNull();
-    expect(res.body?.errors?.[0]?.message).toMatch(/CSRF/);
+    expectCsrfRefusal(res);
     expect(await t.calls()).toEqual([]);
     expect(res.headers['access-control-allow-origin']).toBeUndefined();
     expect(res.headers['access-control-allow-credentials']).toBeUndefined();
@@ -85,7 +96,7 @@ describe('CSRF prevention', () => {
     const url = `${t.stack.gateway.graphqlUrl}?query=${encodeURIComponent('{ company(vatCode: "12485671007") { companyName } }')}`;
     const bare = await send(url, 'GET', { accept: 'application/json' });
     expect(bare.status).toBe(403);
-    expect(bare.body?.errors?.[0]?.message).toMatch(/CSRF/);
+    expectCsrfRefusal(bare);
     expect(await t.calls()).toEqual([]);
     const withHeader = await send(url, 'GET', { accept: 'application/json', 'x-graphql-csrf': '1' });
     expect(withHeader.status).toBe(200);
@@ -114,6 +125,7 @@ describe('CSRF prevention', () => {
       await t.clearCalls();
       const bare = await send(t.stack.gateway.graphqlUrl, 'POST', { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' }, form());
       expect(bare.status).toBe(403);
+      expectCsrfRefusal(bare);
       expect(await riskOrders(t)).toBe(0);
       const res = await send(t.stack.gateway.graphqlUrl, 'POST', { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json', [header]: '1' }, form());
       expect(res.status).toBe(200);

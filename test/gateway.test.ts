@@ -66,6 +66,28 @@ describe('gateway', () => {
     expect(res.extensions?.cost).toBeDefined();
   });
 
+  /** Paths of the null values in an answer. */
+  const nullPaths = (value: unknown, path = ''): string[] =>
+    value === null ? [path] : typeof value === 'object' ? Object.entries(value).flatMap(([k, v]) => nullPaths(v, path ? `${path}.${k}` : k)) : [];
+
+  it('the Search example selects what has a value (total is null but for a dry run): no null in its answer', async () => {
+    const search = EXAMPLES.find((e) => e.title === 'Search')!;
+    expect(search.query).not.toMatch(/^\s+total$/m);
+    const res = await t.gql<{ searchCompanies: { count: number; items: unknown[] } }>(search.query, search.variables);
+    expect(res.errors).toBeUndefined();
+    expect(res.data?.searchCompanies.count).toBe(5);
+    expect(res.data?.searchCompanies.items).toHaveLength(5);
+    expect(nullPaths(res.data)).toEqual([]);
+    // What its comment says of dryRun: the total and the price, no items.
+    const dry = await t.gql<{ searchCompanies: { total: number | null; cost: number | null; items: unknown[] } }>(
+      `{ searchCompanies(filter: { province: "RM" }, dryRun: true) { total cost items { vatCode } } }`,
+    );
+    expect(dry.errors).toBeUndefined();
+    expect(dry.data?.searchCompanies.total).toEqual(expect.any(Number));
+    expect(dry.data?.searchCompanies.items).toEqual([]);
+    expect(search.query).toContain('dryRun: true answers that (total) and its price (cost), with no items');
+  });
+
   it('serves queries over SSE too', async () => {
     const res = await request(`${t.url}/graphql`, {
       method: 'POST',

@@ -44,7 +44,8 @@ beforeAll(async () => {
  * would leave loopback is refused and recorded.
  */
 async function freshContext(): Promise<BrowserContext> {
-  const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+  // A common laptop width: every tab's title shows whole there (the first test checks).
+  const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
   contexts.push(context);
   await context.route('**/*', async (route) => {
     const url = new URL(route.request().url());
@@ -146,6 +147,13 @@ describe('GraphiQL as shipped', () => {
     try {
       // Tab titles are the examples' titles (their operation names), in order, the first open.
       expect(await page.locator('.graphiql-tab-button').allInnerTexts()).toEqual(EXAMPLES.map((e) => e.title));
+      // …each whole, in one row that needs no scrolling at 1,440 px (none cut at the strip's edge).
+      const strip = await page.locator('.graphiql-tabs').evaluate((el) => ({ scroll: el.scrollWidth, client: el.clientWidth, right: el.getBoundingClientRect().right }));
+      expect(strip.scroll).toBeLessThanOrEqual(strip.client);
+      const rights = await page.locator('.graphiql-tab').evaluateAll((tabs) => tabs.map((t) => t.getBoundingClientRect().right));
+      expect(Math.max(...rights)).toBeLessThanOrEqual(strip.right);
+      const cut = await page.locator('.graphiql-tab-button').evaluateAll((buttons) => buttons.filter((b) => b.scrollWidth > b.clientWidth).map((b) => b.textContent));
+      expect(cut).toEqual([]);
       expect(await activeTab(page)).toBe(EXAMPLES[0].title);
       // Its variables are there.
       await expect.poll(() => variables(page), { timeout: 20_000 }).toMatch(/"vatCode":\s*"12485671007"/);

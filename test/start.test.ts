@@ -6,16 +6,17 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
 import { request } from 'undici';
+import { createServer, type AddressInfo } from 'node:net';
 
 const started: ChildProcess[] = [];
 afterEach(() => {
   for (const p of started.splice(0)) if (p.exitCode === null) p.kill('SIGKILL');
 });
 
-async function start(): Promise<{ proc: ChildProcess; url: string }> {
+async function start(env: NodeJS.ProcessEnv = {}): Promise<{ proc: ChildProcess; url: string; out: () => string }> {
   const proc = spawn(process.execPath, ['--import', 'tsx', 'main.ts'], {
     cwd: new URL('..', import.meta.url),
-    env: { ...process.env, PORT: '0', OPENAPI_ENV: 'emulator', OPENAPI_TOKEN: '' },
+    env: { ...process.env, PORT: '0', OPENAPI_ENV: 'emulator', OPENAPI_TOKEN: '', EMULATOR_PORT: '', EMULATOR_RISK_COMPLETE_AFTER_MS: '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   started.push(proc);
@@ -28,7 +29,16 @@ async function start(): Promise<{ proc: ChildProcess; url: string }> {
     });
     proc.on('exit', (code) => reject(new Error(`exited with ${code} before it was ready:\n${out}`)));
   });
-  return { proc, url };
+  return { proc, url, out: () => out };
+}
+
+/** A loopback port free a moment ago. */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
 }
 
 describe('npm start', () => {
@@ -45,5 +55,16 @@ describe('npm start', () => {
     proc.kill(signal);
     const [code] = (await exited) as [number | null];
     expect(code).toBe(0);
+  });
+
+  it('pins the embedded emulator to EMULATOR_PORT, whose risk requests take 30 s (the live-status example)', async () => {
+    const port = await freePort();
+    const { proc, out } = await start({ EMULATOR_PORT: String(port) });
+    expect(out()).toContain(`embedded emulator at http://127.0.0.1:${port},`);
+    const res = await request(`http://127.0.0.1:${port}/_emulator/risk/pending`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    expect(await res.body.json()).toEqual({ pending: [], completeAfterMs: 30_000 });
+    const exited = once(proc, 'exit');
+    proc.kill('SIGTERM');
+    expect(((await exited) as [number | null])[0]).toBe(0);
   });
 });
