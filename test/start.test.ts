@@ -24,7 +24,8 @@ async function start(env: NodeJS.ProcessEnv = {}): Promise<{ proc: ChildProcess;
   const url = await new Promise<string>((resolve, reject) => {
     proc.stdout.on('data', (chunk: Buffer) => {
       out += chunk.toString();
-      const m = /GraphiQL and GraphQL:\s+(\S+)/.exec(out);
+      // Ready once the whole banner is out (its upstream line names the embedded emulator).
+      const m = /GraphiQL and GraphQL:\s+(\S+)[\s\S]*\n\s*upstream: [^\n]*\n/.exec(out);
       if (m) resolve(m[1]);
     });
     proc.on('exit', (code) => reject(new Error(`exited with ${code} before it was ready:\n${out}`)));

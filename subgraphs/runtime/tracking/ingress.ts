@@ -136,12 +136,13 @@ export interface CallbackView {
  * a caller reads (`TrackingService` puts the caller's in its place).
  */
 export function callbackView(v: unknown): CallbackView | null {
-  if (!isObj(v) || typeof v.url !== 'string' || v.url === '') return null;
+  const url = isObj(v) && typeof v.url === 'string' ? v.url.trim() : '';
+  if (!isObj(v) || url === '') return null;
   const method = typeof v.method === 'string' && v.method.toUpperCase() === 'POST' ? 'POST' : 'JSON';
   const headers = isObj(v.headers) ? Object.entries(v.headers).map(([name, value]) => ({ name, value: typeof value === 'string' ? value : JSON.stringify(value) })) : [];
-  const field = typeof v.field === 'string' && v.field !== '' ? v.field : 'data';
+  const field = (typeof v.field === 'string' ? v.field.trim() : '') || 'data';
   const retry = typeof v.retry === 'number' && Number.isInteger(v.retry) ? v.retry : typeof v.retry === 'string' ? Number.parseInt(v.retry, 10) || 0 : 0;
-  return { url: v.url, method, field, headers, retry };
+  return { url, method, field, headers, retry };
 }
 
 export interface RelayOptions extends DeliveryOptions {
