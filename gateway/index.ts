@@ -200,8 +200,10 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
       return;
     }
     for (const route of routes) if (await route(req, res, path)) return;
-    // Bounded before the runtime reads or parses anything of it (it gets the body already parsed).
-    if (path === '/graphql' && (await guardGraphQLRequest(req, res, requestLimits))) return;
+    // Bounded before the runtime reads or parses anything of it (it gets the body already parsed):
+    // every request it is handed, whatever its path (the runtime also serves `/graphql/`, and any
+    // URL ending in `/graphql`, query string included).
+    if (await guardGraphQLRequest(req, res, requestLimits)) return;
     // Typed `void` (Node's listener type); the adapter sends the answer and catches its own errors.
     runtime.requestListener(req, res);
   }

@@ -17,10 +17,10 @@
  *   Redis stores do with Lua and MULTI).
  * - Schema: migrations by version (`schema_migrations`), applied once, in order, in one transaction.
  * - Expiry: a row may carry `exp` (ms, on the clock of the store that wrote it); reads treat an
- *   expired row as absent and delete it; each namespace sweeps its expired rows, at most 500 at a
- *   time, on a write at most every 30 s.
+ *   expired row as absent and delete it; each namespace sweeps its expired rows, 500 at a
+ *   time while whole batches expire (at most 100 batches), on a write at most every 30 s.
  */
-import { mkdirSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
 
@@ -50,7 +50,13 @@ export class SqliteDatabase {
     private readonly onClose: () => void,
   ) {
     // The directory is the owner's only (the rows hold sealed tokens; the key is beside them).
-    if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+    if (file !== ':memory:') {
+      mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+      // The file (and so its -wal and -shm, which SQLite creates with the database's mode) is the
+      // owner's only, whatever the umask or an older file's mode.
+      closeSync(openSync(file, 'a', 0o600));
+      for (const f of [file, `${file}-wal`, `${file}-shm`]) if (existsSync(f)) chmodSync(f, 0o600);
+    }
     this.db = new DatabaseSync(file);
     this.db.exec('PRAGMA busy_timeout = 5000');
     this.db.exec('PRAGMA journal_mode = WAL');
@@ -163,6 +169,8 @@ export interface KvWrite {
 
 const SWEEP_EVERY_MS = 30_000;
 const SWEEP_BATCH = 500;
+/** Batches a sweep deletes at most (50,000 rows every 30 s per namespace). */
+const SWEEP_MAX_BATCHES = 100;
 
 /** The rows of one namespace of the `kv` table, expiring on the namespace's clock. */
 export class SqliteKv {
@@ -270,6 +278,17 @@ export class SqliteKv {
     const t = Date.now();
     if (!force && t - this.lastSweep < SWEEP_EVERY_MS) return;
     this.lastSweep = t;
-    this.db.run('DELETE FROM kv WHERE ns = ? AND k IN (SELECT k FROM kv WHERE ns = ? AND exp IS NOT NULL AND exp <= ? LIMIT ?)', this.ns, this.ns, this.now(), SWEEP_BATCH);
+    // Batch after batch while a whole one expired (up to SWEEP_MAX_BATCHES a sweep, each its own
+    // short statement): rows expiring faster than one batch per sweep never pile up.
+    for (let i = 0; i < SWEEP_MAX_BATCHES; i++) {
+      const gone = this.db.run(
+        'DELETE FROM kv WHERE ns = ? AND k IN (SELECT k FROM kv WHERE ns = ? AND exp IS NOT NULL AND exp <= ? LIMIT ?)',
+        this.ns,
+        this.ns,
+        this.now(),
+        SWEEP_BATCH,
+      );
+      if (gone < SWEEP_BATCH) break;
+    }
   }
 }

@@ -4,7 +4,7 @@
  * back, expiry on the namespace's clock; which kind the environment chooses; and the self-made
  * layer secret kept in the data directory (0600, the same on the next start, shared by processes).
  */
-import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -30,6 +30,22 @@ describe('the database module', () => {
     const again = openDatabase(join(dir, 'a', 'layer.db'));
     expect(again.all('SELECT version FROM schema_migrations')).toEqual([{ version: 1 }]);
     again.release();
+  });
+
+  it('keeps its files the owner’s only (0600), whatever the umask or an older file’s mode', () => {
+    const file = join(dir, 'perm', 'layer.db');
+    mkdirSync(join(dir, 'perm'), { recursive: true });
+    writeFileSync(file, '');
+    chmodSync(file, 0o644);
+    const old = process.umask(0o022);
+    try {
+      const db = openDatabase(file);
+      db.tx(() => db.run('CREATE TABLE IF NOT EXISTS t (x)'));
+      for (const f of [file, `${file}-wal`]) expect([f, statSync(f).mode & 0o777]).toEqual([f, 0o600]);
+      db.release();
+    } finally {
+      process.umask(old);
+    }
   });
 
   it('shares one connection per file in a process, closed with its last user', () => {

@@ -208,6 +208,16 @@ describe('hostile requests over HTTP', () => {
     await expectAliveAndQuiet();
   });
 
+  it('the same limits on every path the runtime answers (`/graphql/`, a URL ending in /graphql), not only /graphql', async () => {
+    const body = withVariables(emptyObjects(2_000_000));
+    for (const path of ['/graphql/', '/x?/graphql']) {
+      const res = await request(`${t.stack.gateway.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+      const answer = (await res.body.json()) as Answer['body'];
+      expect([path, res.statusCode, answer.errors?.[0]?.extensions?.code]).toEqual([path, 400, 'BAD_REQUEST']);
+    }
+    await expectAliveAndQuiet();
+  });
+
   it('a GET whose variables are nested too deep: 400', async () => {
     const answer = await get({ query: '{ __typename }', variables: `{"v":${nestedArrays(1000).toString()}}` });
     expect(answer.status).toBe(400);

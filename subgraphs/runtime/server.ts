@@ -231,6 +231,8 @@ export async function startSubgraphServer(opts: SubgraphServerOptions): Promise<
       createYoga<Record<string, unknown>, SubgraphContext>({
         schema,
         graphqlEndpoint: `/${sg.name}/graphql`,
+        // GraphQL multipart uploads are not used (files travel as base64 in variables, bounded by the request guard); yoga would JSON.parse a multipart `operations` field unbounded.
+        multipart: false,
         graphiql: false,
         landingPage: false,
         logging: false,
@@ -293,7 +295,8 @@ export async function startSubgraphServer(opts: SubgraphServerOptions): Promise<
     }
     const sub = `/${rest.join('/')}`;
     if (sub !== '/graphql' && sg.http && (await sg.http(req, res, sub))) return;
-    if (sub === '/graphql' && (await guardGraphQLRequest(req, res, requestLimits))) return;
+    // Every request yoga is handed is bounded first, whatever its path (yoga serves any URL ending in `/graphql`).
+    if (await guardGraphQLRequest(req, res, requestLimits)) return;
     await yogas.get(name)!.handle(req, res);
   }
 

@@ -391,7 +391,11 @@ export class UpstreamClient implements Upstream {
   }
 
   private timeoutOf(ep: Endpoint): number {
-    return this.config.forcedTimeoutMs ?? ep.timeoutMs ?? this.config.defaultTimeoutMs;
+    const forced = this.config.forcedTimeoutMs;
+    // A slow GET is held by the vendor up to its wait (30 s) and paid when it answers: a forced
+    // timeout shorter than the endpoint's own would give up on datasets already bought.
+    if (ep.slow && ep.method === 'GET' && forced !== null && ep.timeoutMs !== undefined) return Math.max(forced, ep.timeoutMs);
+    return forced ?? ep.timeoutMs ?? this.config.defaultTimeoutMs;
   }
 
   /** One HTTP exchange; network failures and timeouts become `UpstreamError`s. */
@@ -524,8 +528,9 @@ export class UpstreamClient implements Upstream {
       throw ue;
     }
     const paid = (answer.status >= 200 && answer.status < 300) || answer.status === 302;
-    // A 502/504 on a call that creates something: a proxy lost the service's answer.
-    const lost = !paid && price > 0 && ep.method !== 'GET' && (answer.status === 502 || answer.status === 504);
+    // A 502/504 on a call that creates something, or on a slow GET (which buys the dataset it
+    // waits for): a proxy lost the service's answer, the price is at risk.
+    const lost = !paid && price > 0 && (ep.method !== 'GET' || ep.slow === true) && (answer.status === 502 || answer.status === 504);
     if (!paid && !lost) {
       await ctx.meter.release(price);
       await charge.giveBack();
