@@ -11,7 +11,7 @@
 // is first fetched into `.node/` (the same package, once) and `npm ci` runs under that.
 //
 // This file runs under whatever Node the machine has (20 included): plain ESM, no dependency.
-import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync, rmSync, statSync } from 'node:fs';
 import { execFileSync, execSync } from 'node:child_process';
 import { dirname, join, resolve } from 'node:path';
 
@@ -42,13 +42,25 @@ function npmCli() {
   return candidates.find((c) => c && /npm-cli\.js$/.test(c) && existsSync(c));
 }
 
+/** The version a Node binary says it is, or null when it does not run (missing, half installed). */
+function versionOf(bin) {
+  try {
+    return execFileSync(bin, ['--version'], { encoding: 'utf8' }).trim();
+  } catch {
+    return null;
+  }
+}
+
 /** Node >= the floor for installing: this one, else `.node/`'s (fetched once from the npm registry). */
 function installNode() {
   if (!older(process.versions.node, NODE_FLOOR)) return process.execPath;
   const bin = join(ROOT, '.node', 'node_modules', 'node', 'bin', 'node');
-  if (!existsSync(bin)) {
+  if (versionOf(bin) === null) {
+    // Missing, or left half installed by an interrupted fetch: fetched again from scratch.
+    rmSync(join(ROOT, '.node'), { recursive: true, force: true });
     console.log(`[setup] fetching ${NODE_PACKAGE} from the npm registry into .node/ (once)…`);
     execSync(`npm install --prefix .node --no-save --no-package-lock --no-audit --no-fund --loglevel=error ${NODE_PACKAGE}`, { cwd: ROOT, stdio: 'inherit' });
+    if (versionOf(bin) === null) throw new Error(`${NODE_PACKAGE} was fetched into .node/ but its binary does not run: ${bin}`);
   }
   return bin;
 }
@@ -59,15 +71,18 @@ if (stale) {
   const node = installNode();
   const cli = node === process.execPath ? undefined : npmCli();
   console.log('[setup] installing dependencies (npm ci)…');
-  if (cli) execFileSync(node, [cli, 'ci', '--no-audit', '--no-fund'], { cwd: ROOT, stdio: 'inherit' });
-  else execSync('npm ci --no-audit --no-fund', { cwd: ROOT, stdio: 'inherit' });
+  // --include=dev: the `node` dev dependency is what runs the scripts, even under NODE_ENV=production.
+  if (cli) execFileSync(node, [cli, 'ci', '--include=dev', '--no-audit', '--no-fund'], { cwd: ROOT, stdio: 'inherit' });
+  else execSync('npm ci --include=dev --no-audit --no-fund', { cwd: ROOT, stdio: 'inherit' });
 }
 
 if (older(process.versions.node, NODE_FLOOR)) {
   const local = join(ROOT, 'node_modules', '.bin', 'node');
-  const version = existsSync(local) ? execFileSync(local, ['--version'], { encoding: 'utf8' }).trim() : null;
+  const version = versionOf(local);
   if (version === null) {
-    console.error(`[setup] Node ${process.versions.node} is older than ${NODE_FLOOR.join('.')} and node_modules/.bin/node is missing: run \`npm ci\` again`);
+    console.error(
+      `[setup] Node ${process.versions.node} is older than ${NODE_FLOOR.join('.')} and node_modules/.bin/node does not run: remove node_modules and run the command again`,
+    );
     process.exit(1);
   }
   console.log(`[setup] this machine's Node ${process.versions.node} is older than ${NODE_FLOOR.join('.')}: the scripts run Node ${version.slice(1)} from node_modules/.bin`);
