@@ -10,7 +10,8 @@
  *   crash: WAL + NORMAL survives `kill -9`) may lose the last commits, and a lost idempotency key is
  *   a purchase made twice. FULL costs one fsync per commit, which a paid call (hundreds of ms
  *   upstream) does not notice.
- * - `busy_timeout` 5 s: another process (separate services on one data directory) holding the write
+ * - `busy_timeout` 5 s: another process on the same file (e.g. the gateway and the subgraphs run as
+ *   separate services; not replicas of one subgraph, which need Redis) holding the write
  *   lock is waited for, not failed.
  * - Transactions: `tx(fn)` runs `fn` (synchronous) between BEGIN IMMEDIATE and COMMIT: the write lock
  *   is taken first, so a read-modify-write is atomic across connections and processes (what the

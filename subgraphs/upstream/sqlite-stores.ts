@@ -2,8 +2,9 @@
  * The upstream side's durable state on the embedded database (`platform/sqlite.ts`), for the layer
  * without Redis: the pending slow datasets (`pending` namespace: a dataset paid for and still being
  * prepared is resumed, not bought again, after a restart) and the cost ledger (`ledger`: budgets
- * remember what was spent). Answers, in-flight markers and rate bookings stay in memory: losing
- * them on a restart costs at most a repeated read, never a repeated purchase.
+ * remember what was spent). Answers, in-flight markers and rate bookings stay in memory: after a
+ * restart, data bought before it is bought again when next asked (as when its cache entry expires);
+ * nothing in flight or already paid for is bought twice.
  */
 import { SqliteKv, type SqliteDatabase } from '../../platform/sqlite.ts';
 import { periodOf, type FreePeriod, type FreeTier } from '../../contract/prices.ts';
