@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, type Client, type FormattedExecutionResult } from 'graphql-ws';
 import WebSocket from 'ws';
 import { request } from 'undici';
-import { PDF_B64, PEC_CF, registerNotificationInput } from './support/pec.ts';
+import { PDF_B64, PEC_APPLICANT as applicant, PEC_HOLDER as holder, registerNotificationInput } from './support/pec.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
 import { withSafety as safety } from './support/safety.ts';
 import type { Obj } from '../contract/values.ts';
@@ -48,18 +48,6 @@ async function next(it: AsyncIterator<Result>, field: string): Promise<Obj> {
 
 const calls = async (): Promise<string[]> => (await t.calls('pec')).map((c) => `${c.method} ${c.path} ${c.status}`);
 
-const applicant = {
-  firstName: 'Mario',
-  lastName: 'Rossi',
-  email: 'mario@example.com',
-  phone: '+39 0548 798569',
-  taxCode: PEC_CF,
-  birthDate: '1982-04-11',
-  gender: 'M',
-  birthCountry: 'IT',
-  birthProvince: 'RM',
-};
-const holder = { address: 'via Verdi 20', city: 'Roma', postalCode: '00042', province: 'RM', country: 'IT' };
 const registration = (address: string, boxType = 'BRONZE'): Obj => ({ address, boxType, customerType: 'PV', applicant, holder });
 
 const BOX = 'id address boxType status state rawStatus done expiresOn diskSpaceMb archiveSpaceMb activationDocuments';

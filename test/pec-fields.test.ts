@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { request } from 'undici';
-import { PEC_CF } from './support/pec.ts';
+import { PEC_APPLICANT as applicant, PEC_HOLDER as holder } from './support/pec.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
 import { DEFAULT_BULK_PASSWORD, DEFAULT_BULK_USERNAME } from '../emulator/pecmassiva/index.ts';
 import type { Obj } from '../contract/values.ts';
@@ -36,18 +36,6 @@ async function emulator(path: string, headers: Record<string, string>): Promise<
   return (await res.body.json()) as Obj;
 }
 
-const applicant = {
-  firstName: 'Mario',
-  lastName: 'Rossi',
-  email: 'mario@example.com',
-  phone: '+39 0548 798569',
-  taxCode: PEC_CF,
-  birthDate: '1982-04-11',
-  gender: 'M',
-  birthCountry: 'IT',
-  birthProvince: 'RM',
-};
-const holder = { address: 'via Verdi 20', city: 'Roma', postalCode: '00042', province: 'RM', country: 'IT' };
 const REGISTER = 'mutation($input: RegisterMailboxInput!) { registerMailbox(input: $input) { id address status } }';
 
 describe('mailbox order: the vendor optional fields', () => {

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, type Client, type FormattedExecutionResult } from 'graphql-ws';
 import WebSocket from 'ws';
 import { request } from 'undici';
-import { CF, PDF } from './support/risk.ts';
+import { bureauInput, CF, PDF } from './support/risk.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
 import { withSafety as safety } from './support/safety.ts';
 import { startReceiver, type Receiver } from './support/receiver.ts';
@@ -30,7 +30,12 @@ const withSafety = <T>(p: Promise<T>, what: string): Promise<T> => safety(p, wha
 const auth = (): Record<string, string> => ({ authorization: `Bearer ${token}` });
 const calls = async (): Promise<string[]> => (await t.calls('risk')).map((c) => `${c.method} ${c.path} ${c.status} ${c.price}`);
 
-const future = (years: number): string => `${new Date().getUTCFullYear() + years}-01-31`;
+/** The person of the person bureau orders (`bureauInput`), without the e-mail a legal representative has not. */
+function legalRepresentative(): CompanyBureauInput['legalRepresentative'] {
+  const person: Partial<ReturnType<typeof bureauInput>> = bureauInput();
+  delete person.email;
+  return person as CompanyBureauInput['legalRepresentative'];
+}
 
 /** A valid company bureau order (ALFA's VAT number from the emulator's companies; Mario Rossi signs). */
 function companyInput(over: Partial<CompanyBureauInput> = {}): CompanyBureauInput {
@@ -41,25 +46,7 @@ function companyInput(over: Partial<CompanyBureauInput> = {}): CompanyBureauInpu
     vatCode: '12485671007',
     certifiedEmail: 'azienda@pec.example.it',
     registeredOffice: { address: 'Viale Filippo Tommaso Marinetti', streetNumber: '221', city: 'Roma', postalCode: '00143', province: 'RM', country: 'Italia' },
-    legalRepresentative: {
-      firstName: 'Mario',
-      lastName: 'Rossi',
-      birthDate: '1990-04-28',
-      gender: 'MALE',
-      taxCode: CF,
-      birthPlace: { city: 'Terni', province: 'TR', country: 'Italia' },
-      residence: { address: 'Via Rossini', streetNumber: '2', city: 'Terni', postalCode: '05100', province: 'TR', country: 'Italia' },
-      document: {
-        type: 'IDENTITY_CARD',
-        number: 'CA12345AB',
-        releaseDate: '2020-01-31',
-        expirationDate: future(5),
-        releasePlace: { city: 'Terni', province: 'TR' },
-        authority: 'Comune',
-        file: PDF,
-      },
-      healthInsuranceCardFile: PDF,
-    },
+    legalRepresentative: legalRepresentative(),
     companyRegistrationReportFile: PDF,
     ...over,
   };

@@ -7,6 +7,20 @@ import { withSafety } from './safety.ts';
 export const PEC_CF = makeFiscalCode({ surname: 'Rossi', name: 'Mario', birthDate: '1982-04-11', gender: 'M', cadastralCode: 'H501' });
 
 /** A real, small PDF, base64-encoded. */
+/** The applicant and holder of a mailbox registration (`registerMailbox`), Mario Rossi of Rome. */
+export const PEC_APPLICANT = {
+  firstName: 'Mario',
+  lastName: 'Rossi',
+  email: 'mario@example.com',
+  phone: '+39 0548 798569',
+  taxCode: PEC_CF,
+  birthDate: '1982-04-11',
+  gender: 'M',
+  birthCountry: 'IT',
+  birthProvince: 'RM',
+};
+export const PEC_HOLDER = { address: 'via Verdi 20', city: 'Roma', postalCode: '00042', province: 'RM', country: 'IT' };
+
 export const PDF_B64 = renderPdf('Signed form', ['Signed activation form of Mario Rossi']).toString('base64');
 
 /** A vendor `POST /pec` body for `address` of `type`. */
