@@ -442,6 +442,22 @@ export interface AlternativeRow {
   reused?: number;
 }
 
+/** A row from one task's readings on one side: upstream calls and euro over OPS sequential operations, their latencies, and a throughput run with the server's CPU over it. */
+function timedRow(task: string, latencyMs: number, side: Kind, up: { n: number; euro: number }, lat: number[], t: { rps: number }, cpu: number, reused?: number): AlternativeRow {
+  return {
+    task,
+    latencyMs,
+    side,
+    calls: up.n / OPS,
+    euro: side === 'baseline' ? NaN : up.euro / OPS,
+    p50: pct(lat, 50),
+    p99: pct(lat, 99),
+    rps: t.rps,
+    cpuMs: cpu / Math.max(1, (t.rps * THROUGHPUT_MS) / 1000),
+    ...(reused === undefined ? {} : { reused }),
+  };
+}
+
 export async function runAlternativeBench(): Promise<AlternativeRow[]> {
   const { baseEnv, spawnService } = await import('../services/processes.ts');
   const { priceOf } = await import('../contract/prices.ts');
@@ -520,18 +536,8 @@ export async function runAlternativeBench(): Promise<AlternativeRow[]> {
           const cpu0 = cpuOf(r.pid);
           const t = await throughput(r.side, q, cold, CONCURRENCY, THROUGHPUT_MS);
           const cpu = cpuOf(r.pid) - cpu0;
-          rows.push({
-            task: { identity: 'identity + address', profile: 'company profile', walk: 'ownership walk' }[task],
-            latencyMs,
-            side: r.kind,
-            calls: up.n / OPS,
-            euro: r.kind === 'baseline' ? NaN : up.euro / OPS,
-            p50: pct(lat, 50),
-            p99: pct(lat, 99),
-            rps: t.rps,
-            cpuMs: cpu / Math.max(1, (t.rps * THROUGHPUT_MS) / 1000),
-            reused: tenants.reused - reused0,
-          });
+          const name = { identity: 'identity + address', profile: 'company profile', walk: 'ownership walk' }[task];
+          rows.push(timedRow(name, latencyMs, r.kind, up, lat, t, cpu, tenants.reused - reused0));
         }
       }
       // Bursts: 20 identical profiles at once by a new tenant.
@@ -581,17 +587,7 @@ export async function runAlternativeBench(): Promise<AlternativeRow[]> {
         const cpu0 = cpuOf(r.pid);
         const t = await throughput(r.side, q, () => same, CONCURRENCY, THROUGHPUT_MS);
         const cpu = cpuOf(r.pid) - cpu0;
-        rows.push({
-          task: 'warm repeat of the same profile',
-          latencyMs,
-          side: r.kind,
-          calls: up.n / OPS,
-          euro: r.kind === 'baseline' ? NaN : up.euro / OPS,
-          p50: pct(lat, 50),
-          p99: pct(lat, 99),
-          rps: t.rps,
-          cpuMs: cpu / Math.max(1, (t.rps * THROUGHPUT_MS) / 1000),
-        });
+        rows.push(timedRow('warm repeat of the same profile', latencyMs, r.kind, up, lat, t, cpu));
       }
     }
     if (tenants.reused > 0) console.log(`[alternative] note: ${tenants.reused} operations reused a tenant (the pool of new tokens ran dry): those were not cold`);
