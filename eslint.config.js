@@ -6,6 +6,18 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import globals from 'globals';
 
+/** One layer's rule: files matching `files` may not import a relative path into `forbidden`. */
+function layer(files, forbidden, message) {
+  return [
+    {
+      files: [files],
+      rules: {
+        'no-restricted-imports': ['error', { patterns: [{ regex: `^(\\.\\./)+(?:${forbidden})(?:/|$)`, message }] }],
+      },
+    },
+  ];
+}
+
 export default tseslint.config(
   { ignores: ['node_modules/', 'dist/', '.build-*/', 'client/generated/', 'data/', '.scratch*/'] },
   js.configs.recommended,
@@ -25,6 +37,20 @@ export default tseslint.config(
       '@typescript-eslint/unbound-method': 'off',
     },
   },
+  // The layers (docs/architecture.md): each folder may import only what sits below it, so a wrong
+  // import fails `npm run lint`. From the bottom: contract/ (knowledge of the suite) and platform/
+  // (process plumbing) import nothing of ours above them; subgraphs/upstream/ (the REST side) builds
+  // on those; subgraphs/runtime/ (the GraphQL side) on upstream; the areas on runtime; the gateway
+  // at the edge. The emulator and the layer never import each other; only the entry points
+  // (main.ts, stack.ts, services/, scripts/) put them in one process.
+  // (The general rule for subgraphs/ comes first: for a file two blocks match, the later one wins.)
+  ...layer('subgraphs/*/**', 'gateway|emulator|services', 'an area sits below the gateway and never reaches the emulator'),
+  ...layer('contract/**', 'platform|subgraphs|gateway|emulator|services', 'contract/ knows the suite, nothing of the layer or the emulator'),
+  ...layer('platform/**', 'contract|subgraphs|gateway|emulator|services', 'platform/ is plumbing below every part: no GraphQL side, no area, no suite knowledge'),
+  ...layer('subgraphs/upstream/**', 'runtime|gateway|emulator|services', 'subgraphs/upstream/ (the REST side) sits below subgraphs/runtime/ and the gateway'),
+  ...layer('subgraphs/runtime/**', 'gateway|emulator|services', 'subgraphs/runtime/ sits below the gateway and never reaches the emulator'),
+  ...layer('gateway/**', 'emulator|services', 'the gateway never reaches the emulator or the entry points'),
+  ...layer('emulator/**', 'subgraphs|gateway|services', 'the emulator stands in for the suite: it imports contract/ and platform/, never the layer'),
   {
     // Tests and benches read JSON answers (`JSON.parse`, graphql-ws results typed `any` by the library)
     // and assert on their shape; a wrong shape fails the assertion, so the `no-unsafe-*` rules, which

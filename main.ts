@@ -6,8 +6,8 @@
 import { startStack } from './stack.ts';
 import { START_RISK_COMPLETE_AFTER_MS } from './services/build.ts';
 import { stopOnSignals } from './services/run.ts';
-import { setupTracing } from './subgraphs/runtime/tracing.ts';
-import { shutdownTimeoutFromEnv } from './subgraphs/runtime/health.ts';
+import { setupTracing } from './platform/tracing.ts';
+import { shutdownTimeoutFromEnv } from './platform/health.ts';
 
 // First: traces on (OTEL_EXPORTER_OTLP_ENDPOINT) before the stack's plugins are built.
 await setupTracing();

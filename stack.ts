@@ -9,8 +9,8 @@ import type { RunningSubgraphs } from './subgraphs/runtime/server.ts';
 import type { UpstreamClient } from './subgraphs/upstream/client.ts';
 import type { UpstreamConfig } from './subgraphs/upstream/config.ts';
 import { embeddedEmulatorOptionsFromEnv, gatewayOptionsFromEnv, pricesFromEnv, startSubgraphsFromEnv, wantsEmulator } from './services/build.ts';
-import { log } from './subgraphs/runtime/log.ts';
-import { DEFAULT_SHUTDOWN_TIMEOUT_MS } from './subgraphs/runtime/health.ts';
+import { log } from './platform/log.ts';
+import { DEFAULT_SHUTDOWN_TIMEOUT_MS } from './platform/health.ts';
 
 export interface StackOptions {
   /** Environment variables to read configuration from. @default process.env */

@@ -34,7 +34,7 @@ import { makeFiscalCode } from '../contract/checksums.ts';
 import { DEFAULT_TOKEN } from '../emulator/server.ts';
 import { baseEnv, emulatorControl, freePort, gqlAt, otherSubgraphs, spawnService, subgraphUrlsEnv, until, type Service } from '../services/processes.ts';
 import { startStack } from '../stack.ts';
-import { closeRedis, connectRedis, unlinkMatching } from '../subgraphs/runtime/redis.ts';
+import { closeRedis, connectRedis, unlinkMatching } from '../platform/redis.ts';
 import { RedisCacheStore } from '../subgraphs/upstream/redis-cache.ts';
 import { parseProbeLines, watchCallbacks, type CallbackTimes } from './callback-probe.ts';
 import { calibrate, ms, now, pct, WorkerPool, type SubscriberPool } from './subscriber-pool.ts';

@@ -20,11 +20,11 @@ import { GraphQLError, type DocumentNode, type ExecutionResult, type GraphQLSche
 import { ESTIMATE_HEADER, OPERATION_HEADER, SCOPES_HEADER, scopesHeaderOf } from '../subgraphs/runtime/operation.ts';
 import type { PricingTable } from '../subgraphs/runtime/pricing.ts';
 import { mergeSummaries, summarize, type CostSummary } from '../subgraphs/upstream/cost.ts';
-import { countBudgetRefused, countReplayedAnswer } from '../subgraphs/runtime/metrics.ts';
-import { setLogContext } from '../subgraphs/runtime/log.ts';
+import { countBudgetRefused, countReplayedAnswer } from '../platform/metrics.ts';
+import { setLogContext } from '../platform/log.ts';
 import { EstimateError, estimateOperation, type Estimate } from './estimate.ts';
 import { SERVED_FROM_RESPONSE_CACHE, SHARED_IN_FLIGHT } from './response-cache.ts';
-import { log } from '../subgraphs/runtime/log.ts';
+import { log } from '../platform/log.ts';
 
 const isSummary = (v: unknown): v is CostSummary => typeof v === 'object' && v !== null && Array.isArray((v as { calls?: unknown }).calls);
 

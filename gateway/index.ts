@@ -22,13 +22,13 @@ import { persistedOperations, type PersistedOperationsOptions } from './persiste
 import { useCompression, type CompressionOptions } from './compression.ts';
 import { createGatewayLogger, useLogContext } from './logger.ts';
 import { useDocumentLimits } from './limits.ts';
-import { httpCheck, ServerLife, DEFAULT_SHUTDOWN_TIMEOUT_MS, type DrainResult, type ReadinessCheck } from '../subgraphs/runtime/health.ts';
+import { httpCheck, ServerLife, DEFAULT_SHUTDOWN_TIMEOUT_MS, type DrainResult, type ReadinessCheck } from '../platform/health.ts';
 import { useInProcessSubgraphs, type SubgraphFetch } from './in-process.ts';
 import { useSubscriptionSharing, useWebSocketSharing } from './subscription-sharing.ts';
 import { createResponseCache, type ResponseCacheOptions } from './response-cache.ts';
 import { metricsPlugins, OperationNames, sharingMetrics } from './metrics.ts';
 import { tracingPlugins } from './tracing.ts';
-import { requestListener } from '../subgraphs/runtime/http.ts';
+import { requestListener } from '../platform/http.ts';
 import { guardGraphQLRequest, guardGraphQLWebSocket } from '../subgraphs/runtime/graphql-request.ts';
 import { DEFAULT_JSON_LIMITS, maxTotalBytes, type JsonLimits } from '../platform/json-limits.ts';
 

@@ -1,12 +1,12 @@
 /**
- * The gateway's logger: the process's one logger (`subgraphs/runtime/log.ts`: the Hive runtime's
+ * The gateway's logger: the process's one logger (`platform/log.ts`: the Hive runtime's
  * `Logger`, JSON lines, trace ids, redaction), so that no log line at any level, `trace` and
  * `debug` included (which log every subgraph request with its headers and every graphql-ws
  * connection with its params), holds a token, an API key, a password or the layer secret.
  */
 import type { GatewayPlugin, Logger, LogWriter } from '@graphql-hive/gateway-runtime';
-import { log, loggerTo, logLevelOfEnv, parseLogLevel, RedactingLogWriter, routeConsole, setLogLevel, withLogContext } from '../subgraphs/runtime/log.ts';
-import { registerSecrets } from '../subgraphs/runtime/redact.ts';
+import { log, loggerTo, logLevelOfEnv, parseLogLevel, RedactingLogWriter, routeConsole, setLogLevel, withLogContext } from '../platform/log.ts';
+import { registerSecrets } from '../platform/redact.ts';
 
 export { parseLogLevel, RedactingLogWriter };
 

@@ -2,7 +2,7 @@
  * The gateway's metrics at `/metrics` (Prometheus text format): Hive's Prometheus plugin for the
  * runtime's own (requests, phases and their latency histograms, subgraph fetches, errors), and
  * `useOperationMetrics` for what the layer adds (operations by name and outcome, subscriptions
- * open). Both write to the one registry of `subgraphs/runtime/metrics.ts`, so in one process the
+ * open). Both write to the one registry of `platform/metrics.ts`, so in one process the
  * same page holds the subgraphs' counts too (upstream calls and euro, cache and de-duplication
  * hits, money at risk, budgets refused, poller reads, callbacks).
  */
@@ -13,7 +13,7 @@ import { getOperationAST, type DocumentNode, type ExecutionResult } from 'graphq
 import { parseBounded } from './limits.ts';
 import { opensSharedTopic, type SharingMetrics } from './subscription-sharing.ts';
 import type { GraphQLParams } from 'graphql-yoga';
-import { METRICS_PATH, operations, registerLayerMetrics, registry, subscriptionsOpen } from '../subgraphs/runtime/metrics.ts';
+import { METRICS_PATH, operations, registerLayerMetrics, registry, subscriptionsOpen } from '../platform/metrics.ts';
 
 /**
  * `ok`; `partial` (data and errors, a budget stopping part of it included); `refused` (a budget or

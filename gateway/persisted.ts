@@ -27,10 +27,10 @@ import type { GatewayConfig, GatewayPlugin } from '@graphql-hive/gateway-runtime
 import { createGraphQLError, type GraphQLParams } from 'graphql-yoga';
 import type { GraphQLError } from 'graphql';
 import type { Redis } from 'ioredis';
-import { connectRedis } from '../subgraphs/runtime/redis.ts';
+import { connectRedis } from '../platform/redis.ts';
 import { sharedDatabase, SqliteKv, type SqliteDatabase } from '../platform/sqlite.ts';
-import { log } from '../subgraphs/runtime/log.ts';
-import { entriesAtMost } from '../subgraphs/runtime/lru.ts';
+import { log } from '../platform/log.ts';
+import { entriesAtMost } from '../platform/lru.ts';
 
 export type PersistedMode = 'apq' | 'trusted' | 'off';
 

@@ -8,8 +8,8 @@ import { Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { request } from 'undici';
 import type { GatewayRoute } from './index.ts';
-import { log } from '../subgraphs/runtime/log.ts';
-import { closeAfterAnswer, refuseTooLarge } from '../subgraphs/runtime/http.ts';
+import { log } from '../platform/log.ts';
+import { closeAfterAnswer, refuseTooLarge } from '../platform/http.ts';
 
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'host', 'content-length']);
 

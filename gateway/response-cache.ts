@@ -11,7 +11,7 @@
  * - **Cost on a hit**: the stored answer keeps its `extensions.cost`; the cost plugin (`cost.ts`)
  *   reports it as answered from cache (0 upstream calls, each call a cache hit, `saved` euro).
  * - **Invalidation**: a tracked request's change (a status, a company monitor check) drops its
- *   tenant's answers, heard in this process (`subgraphs/runtime/changes.ts`) and, with Redis, from
+ *   tenant's answers, heard in this process (`platform/changes.ts`) and, with Redis, from
  *   every replica's bus channel; a mutation drops its caller's answers; clearing the layer's
  *   upstream cache clears this one. Callers without a credential (the layer's own token) lose theirs
  *   on any tenant's change (the gateway cannot tell the layer's token's tenant).
@@ -25,13 +25,13 @@ import { getOperationAST, parse, Kind, OperationTypeNode, type DocumentNode, typ
 import { parseBounded } from './limits.ts';
 import type { Redis } from 'ioredis';
 import { LRUCache } from 'lru-cache';
-import { entriesAtMost } from '../subgraphs/runtime/lru.ts';
+import { entriesAtMost } from '../platform/lru.ts';
 import { POSTAL_TTL } from '../subgraphs/postal/upstream.ts';
-import { onLayerChange, tenantOfTopic } from '../subgraphs/runtime/changes.ts';
-import { channelOf, closeRedis, connectRedis, DEFAULT_REDIS_PREFIX, unlinkMatching } from '../subgraphs/runtime/redis.ts';
+import { onLayerChange, tenantOfTopic } from '../platform/changes.ts';
+import { channelOf, closeRedis, connectRedis, DEFAULT_REDIS_PREFIX, unlinkMatching } from '../platform/redis.ts';
 import { ANONYMOUS, callerSessionOf, isFetchRequest, keyHash, stableJson, tenantOfSession } from './caller-session.ts';
 import { wantsEstimateOnly } from './cost.ts';
-import { log } from '../subgraphs/runtime/log.ts';
+import { log } from '../platform/log.ts';
 
 /**
  * Seconds a field of each subgraph may be served from a cached answer: the shortest lifetime of

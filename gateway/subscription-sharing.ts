@@ -17,7 +17,7 @@ import { callerSessionOf, keyHash, stableJson } from './caller-session.ts';
 import { replayedCost } from './cost.ts';
 import { connectionParamsError } from './authorization.ts';
 import { parseBounded } from './limits.ts';
-import { log } from '../subgraphs/runtime/log.ts';
+import { log } from '../platform/log.ts';
 
 type Result = ExecutionResult;
 

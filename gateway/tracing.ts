@@ -1,5 +1,5 @@
 /**
- * The gateway's traces, when the process has them on (`subgraphs/runtime/tracing.ts`): Hive's
+ * The gateway's traces, when the process has them on (`platform/tracing.ts`): Hive's
  * OpenTelemetry plugin makes the spans of each request, operation and subgraph fetch and sends the
  * context to the subgraphs (`traceparent`); `extensions.traceId` of each response names the trace,
  * so a client's report can be found in the tracing backend. Off: no plugin, no cost.
@@ -9,7 +9,7 @@ import type { GatewayConfigContext, GatewayPlugin } from '@graphql-hive/gateway-
 import { trace, type Context } from '@opentelemetry/api';
 import { handleStreamOrSingleExecutionResult, mapAsyncIterator } from 'graphql-yoga';
 import type { ExecutionResult } from 'graphql';
-import { hiveOpenTelemetryPlugin } from '../subgraphs/runtime/tracing.ts';
+import { hiveOpenTelemetryPlugin } from '../platform/tracing.ts';
 
 /**
  * Puts the trace id into `extensions.traceId` of every answer over HTTP: executed or not (parse and

@@ -21,20 +21,20 @@ import { SUPERGRAPH_FILE } from '../gateway/compose.ts';
 import { subgraphRoute } from '../gateway/proxy.ts';
 import { createSubgraphs, SUBGRAPH_NAMES } from '../subgraphs/index.ts';
 import { PRICING } from '../subgraphs/pricing.ts';
-import { registerSecrets, secretsOfEnv } from '../subgraphs/runtime/redact.ts';
-import { logLevelSettingOfEnv, routeConsole } from '../subgraphs/runtime/log.ts';
+import { registerSecrets, secretsOfEnv } from '../platform/redact.ts';
+import { logLevelSettingOfEnv, routeConsole } from '../platform/log.ts';
 import { startSubgraphServer, subgraphRequestLimits, type RunningSubgraphs, type Subgraph } from '../subgraphs/runtime/server.ts';
 import { jsonLimitsFromEnv, type JsonLimits } from '../platform/json-limits.ts';
-import { layerSecret } from '../subgraphs/runtime/signing.ts';
+import { layerSecret } from '../platform/signing.ts';
 import { UpstreamClient } from '../subgraphs/upstream/client.ts';
 import { AREAS } from '../contract/areas.ts';
 import { loadUpstreamConfig, parseEnv, type UpstreamConfig } from '../subgraphs/upstream/config.ts';
 import { upstreamStores } from '../subgraphs/upstream/stores.ts';
 import { ManagedServiceToken, graceMsFor, scopesFor } from '../subgraphs/upstream/service-token.ts';
 import { workTokensOf } from '../subgraphs/upstream/work-tokens.ts';
-import { redisPrefixFromEnv } from '../subgraphs/runtime/redis.ts';
+import { redisPrefixFromEnv } from '../platform/redis.ts';
 import { storeChoiceFromEnv } from '../platform/store-choice.ts';
-import { DEFAULT_SHUTDOWN_TIMEOUT_MS, redisCheck, type DrainResult } from '../subgraphs/runtime/health.ts';
+import { DEFAULT_SHUTDOWN_TIMEOUT_MS, redisCheck, type DrainResult } from '../platform/health.ts';
 
 /** A configuration mistake found before anything starts; its message says what to set. */
 export class ServiceConfigError extends Error {

@@ -6,10 +6,10 @@
  * Subgraphs reach it with `OPENAPI_ENV=emulator OPENAPI_EMULATOR_URL=<that URL>`.
  */
 import { startEmulator } from '../emulator/server.ts';
-import { redactConsole } from '../subgraphs/runtime/redact.ts';
+import { redactConsole } from '../platform/redact.ts';
 import { emulatorOptionsFromEnv } from './build.ts';
 import { runService } from './run.ts';
-import { shutdownTimeoutFromEnv } from '../subgraphs/runtime/health.ts';
+import { shutdownTimeoutFromEnv } from '../platform/health.ts';
 
 await runService('emulator', async () => {
   redactConsole();

@@ -8,8 +8,8 @@
 import { startGateway } from '../gateway/index.ts';
 import { gatewayOptionsFromEnv, subgraphUrlsFromEnv } from './build.ts';
 import { runService } from './run.ts';
-import { setupTracing } from '../subgraphs/runtime/tracing.ts';
-import { shutdownTimeoutFromEnv } from '../subgraphs/runtime/health.ts';
+import { setupTracing } from '../platform/tracing.ts';
+import { shutdownTimeoutFromEnv } from '../platform/health.ts';
 
 await runService('gateway', async () => {
   // First: traces on (OTEL_EXPORTER_OTLP_ENDPOINT) before the gateway's plugins are built.

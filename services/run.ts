@@ -4,8 +4,8 @@
  * (`ServiceConfigError`) is one line and exit code 1, not a stack trace.
  */
 import { ServiceConfigError } from './build.ts';
-import { shutdownTimeoutFromEnv } from '../subgraphs/runtime/health.ts';
-import { log } from '../subgraphs/runtime/log.ts';
+import { shutdownTimeoutFromEnv } from '../platform/health.ts';
+import { log } from '../platform/log.ts';
 
 export interface Running {
   /** Stops; a graceful drain says whether it finished in time (`clean`; the drain logged what was left). */

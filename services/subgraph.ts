@@ -9,8 +9,8 @@
  */
 import { startSubgraphsFromEnv, subgraphUrlVariable } from './build.ts';
 import { runService } from './run.ts';
-import { setupTracing } from '../subgraphs/runtime/tracing.ts';
-import { shutdownTimeoutFromEnv } from '../subgraphs/runtime/health.ts';
+import { setupTracing } from '../platform/tracing.ts';
+import { shutdownTimeoutFromEnv } from '../platform/health.ts';
 
 // `npm run subgraph -- company risk` or `-- company,risk`.
 const names = process.argv

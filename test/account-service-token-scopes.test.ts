@@ -5,7 +5,7 @@
  */
 import { afterEach, expect, it, vi } from 'vitest';
 import { MemoryLogWriter } from '@graphql-hive/logger';
-import { logLevelOfEnv, logTo, setLogLevel } from '../subgraphs/runtime/log.ts';
+import { logLevelOfEnv, logTo, setLogLevel } from '../platform/log.ts';
 import { ManagedServiceToken } from '../subgraphs/upstream/service-token.ts';
 import type { Endpoint } from '../subgraphs/upstream/endpoint.ts';
 import type { CallOptions, Upstream } from '../subgraphs/upstream/upstream.ts';

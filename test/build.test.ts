@@ -31,7 +31,7 @@ import { CF } from './support/risk.ts';
 import { withSafety } from './support/safety.ts';
 import { startGateway, type RunningGateway } from '../gateway/index.ts';
 import { gatewayOptionsFromEnv } from '../services/build.ts';
-import { ServerLife, type DrainResult } from '../subgraphs/runtime/health.ts';
+import { ServerLife, type DrainResult } from '../platform/health.ts';
 import { SUBGRAPH_NAMES } from '../subgraphs/index.ts';
 import { baseEnv, emulatorControl, gqlAt, spawnService, subgraphUrlsEnv, until, type Service } from '../services/processes.ts';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MemoryEventBus } from '../subgraphs/runtime/bus.ts';
+import { MemoryEventBus } from '../platform/bus.ts';
 
 interface Ev {
   id: string;

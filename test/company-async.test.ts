@@ -13,7 +13,7 @@ import { randomBytes } from 'node:crypto';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COMPANY_ENDPOINTS } from '../subgraphs/company/upstream.ts';
-import { Signer } from '../subgraphs/runtime/signing.ts';
+import { Signer } from '../platform/signing.ts';
 import { CostMeter } from '../subgraphs/upstream/cost.ts';
 import type { Endpoint } from '../subgraphs/upstream/endpoint.ts';
 import { withSafety } from './support/safety.ts';

@@ -14,7 +14,7 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { DEFAULT_TOKEN } from '../emulator/server.ts';
-import { Signer } from '../subgraphs/runtime/signing.ts';
+import { Signer } from '../platform/signing.ts';
 import { withSafety as safety } from './support/safety.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
 import type { Obj } from '../contract/values.ts';

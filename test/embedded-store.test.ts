@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openDatabase, sharedDatabase, SqliteKv } from '../platform/sqlite.ts';
 import { persistentSecret, storeChoiceFromEnv } from '../platform/store-choice.ts';
-import { layerSecret } from '../subgraphs/runtime/signing.ts';
+import { layerSecret } from '../platform/signing.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'embedded-store-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

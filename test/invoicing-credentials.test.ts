@@ -4,7 +4,7 @@
  * in GraphQL variables, upstream bodies and headers.
  */
 import { describe, expect, it } from 'vitest';
-import { REDACTED, redactText, redactValue } from '../subgraphs/runtime/redact.ts';
+import { REDACTED, redactText, redactValue } from '../platform/redact.ts';
 
 describe('invoicing credentials in logs', () => {
   it('redacts the signature password and the receipt password and PIN in values', () => {

@@ -11,7 +11,7 @@ import { Readable } from 'node:stream';
 import { request } from 'undici';
 import WebSocket from 'ws';
 import { startTestStack, type TestStack } from './support/stack.ts';
-import { logLevelOfEnv, logTo, setLogLevel } from '../subgraphs/runtime/log.ts';
+import { logLevelOfEnv, logTo, setLogLevel } from '../platform/log.ts';
 import type { LogLevel } from '@graphql-hive/logger';
 
 /** Bound on the heap's growth while hostile requests are handled (the cap of `npm start` is 256 MB). */

@@ -15,11 +15,11 @@ import { request } from 'undici';
 import { createClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
 import { MemoryLogWriter } from '@graphql-hive/gateway-runtime';
-import { JsonLineWriter, log, logLevelOfEnv, logTo, routeConsole, setLogLevel } from '../subgraphs/runtime/log.ts';
+import { JsonLineWriter, log, logLevelOfEnv, logTo, routeConsole, setLogLevel } from '../platform/log.ts';
 import { CF } from './support/risk.ts';
 import { startTestStack } from './support/stack.ts';
 import { createGatewayLogger, parseLogLevel, RedactingLogWriter } from '../gateway/logger.ts';
-import { formatRedacted, redactConsole, redactText, redactValue, registerSecrets, REDACTED } from '../subgraphs/runtime/redact.ts';
+import { formatRedacted, redactConsole, redactText, redactValue, registerSecrets, REDACTED } from '../platform/redact.ts';
 import { withSafety as safety } from './support/safety.ts';
 import { emulatorControl } from '../services/processes.ts';
 

@@ -12,7 +12,7 @@ import { startEmulator, type RunningEmulator } from '../emulator/server.ts';
 import { createPecMassivaModule, DEFAULT_BULK_PASSWORD, DEFAULT_BULK_USERNAME } from '../emulator/pecmassiva/index.ts';
 import { createPecSubgraph } from '../subgraphs/pec/index.ts';
 import type { BulkService, Sending } from '../subgraphs/pec/bulk.ts';
-import { closeRedis, connectRedis } from '../subgraphs/runtime/redis.ts';
+import { closeRedis, connectRedis } from '../platform/redis.ts';
 import { UpstreamClient } from '../subgraphs/upstream/client.ts';
 import { loadUpstreamConfig } from '../subgraphs/upstream/config.ts';
 import { sendingUntil } from './support/pec.ts';

@@ -13,7 +13,7 @@ import { openDatabase } from '../platform/sqlite.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../emulator/server.ts';
 import { DEFAULT_BULK_PASSWORD, DEFAULT_BULK_USERNAME } from '../emulator/pecmassiva/index.ts';
-import { connectRedis, closeRedis } from '../subgraphs/runtime/redis.ts';
+import { connectRedis, closeRedis } from '../platform/redis.ts';
 import { BulkService, type Sending } from '../subgraphs/pec/bulk.ts';
 import { bulkStores, SqliteBulkStore, type BulkStores } from '../subgraphs/pec/bulk-store.ts';
 import { UpstreamClient } from '../subgraphs/upstream/client.ts';

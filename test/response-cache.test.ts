@@ -13,7 +13,7 @@ import { request } from 'undici';
 import { callerSessionOf } from '../gateway/caller-session.ts';
 import { cacheable, NEVER_CACHED_FIELDS, RESPONSE_TTL_BY_SUBGRAPH, ttlPerSchemaCoordinate } from '../gateway/response-cache.ts';
 import { DEFAULT_TOKEN } from '../emulator/server.ts';
-import { announceChange } from '../subgraphs/runtime/changes.ts';
+import { announceChange } from '../platform/changes.ts';
 import { POSTAL_TTL } from '../subgraphs/postal/upstream.ts';
 import { tenantOf } from '../subgraphs/upstream/tenant.ts';
 import { startTestStack, type GraphQLResponse, type TestStack } from './support/stack.ts';

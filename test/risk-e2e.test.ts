@@ -12,7 +12,7 @@ import { createClient, type Client, type FormattedExecutionResult } from 'graphq
 import WebSocket from 'ws';
 import { request } from 'undici';
 import { bureauInput, CF, CF2 } from './support/risk.ts';
-import { Signer } from '../subgraphs/runtime/signing.ts';
+import { Signer } from '../platform/signing.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
 import { withSafety as safety } from './support/safety.ts';
 import type { Obj } from '../contract/values.ts';

@@ -14,7 +14,7 @@ import WebSocket from 'ws';
 import { request } from 'undici';
 import { CALLBACK_PURPOSE, handleCallback } from '../subgraphs/risk/callbacks.ts';
 import { MemoryRequestStore } from '../subgraphs/risk/store.ts';
-import { MemoryReplayGuard, Signer } from '../subgraphs/runtime/signing.ts';
+import { MemoryReplayGuard, Signer } from '../platform/signing.ts';
 import { CF, CF2 } from './support/risk.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
 import { withSafety as safety } from './support/safety.ts';

@@ -8,7 +8,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryLogWriter } from '@graphql-hive/logger';
-import { logLevelOfEnv, logTo, setLogLevel } from '../subgraphs/runtime/log.ts';
+import { logLevelOfEnv, logTo, setLogLevel } from '../platform/log.ts';
 import { request } from 'undici';
 import { relay } from '../subgraphs/risk/callbacks.ts';
 import { guardedRelayAgent, isPrivateAddress, privateLiteralHost, relayRefusal } from '../subgraphs/runtime/tracking/relay-guard.ts';

@@ -15,7 +15,7 @@ import { subgraphRoute } from '../gateway/proxy.ts';
 import { registeredVats } from '../emulator/company/index.ts';
 import { bureauInput, CF, CF2 } from './support/risk.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
-import { logLevelOfEnv, logTo, setLogLevel } from '../subgraphs/runtime/log.ts';
+import { logLevelOfEnv, logTo, setLogLevel } from '../platform/log.ts';
 import type { LogLevel } from '@graphql-hive/logger';
 import type { Obj } from '../contract/values.ts';
 

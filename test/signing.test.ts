@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { layerSecret, MemoryReplayGuard, randomId, Signer } from '../subgraphs/runtime/signing.ts';
+import { layerSecret, MemoryReplayGuard, randomId, Signer } from '../platform/signing.ts';
 
 const SECRET = 'a-test-secret-of-enough-length';
 

@@ -7,9 +7,9 @@
  */
 import type { Redis } from 'ioredis';
 import { afterAll, expect, it } from 'vitest';
-import { MemoryEventBus, type EventBus } from '../subgraphs/runtime/bus.ts';
-import { MemoryReplayGuard, Signer, type ReplayGuard } from '../subgraphs/runtime/signing.ts';
-import { connectRedis } from '../subgraphs/runtime/redis.ts';
+import { MemoryEventBus, type EventBus } from '../platform/bus.ts';
+import { MemoryReplayGuard, Signer, type ReplayGuard } from '../platform/signing.ts';
+import { connectRedis } from '../platform/redis.ts';
 import { TokenCipher } from '../subgraphs/runtime/tracking/cipher.ts';
 import { FileGrants, MemoryFileGrantStore, type FileGrantStore } from '../subgraphs/runtime/tracking/files.ts';
 import type { StatePolicy } from '../subgraphs/runtime/tracking/policy.ts';

@@ -8,7 +8,7 @@ import type { CallOptions } from '../upstream/upstream.ts';
 import type { Endpoint } from '../upstream/endpoint.ts';
 import { orNull, UpstreamError } from '../upstream/errors.ts';
 import { OAUTH, type TokenDetail } from './upstream.ts';
-import { registerSecrets } from '../runtime/redact.ts';
+import { registerSecrets } from '../../platform/redact.ts';
 import { AREA_HOSTS } from '../../contract/areas.ts';
 import { managedTokenOf, SUBGRAPH_AREAS } from '../upstream/service-token.ts';
 import { accountGuardOf } from '../upstream/account-guard.ts';

@@ -47,15 +47,15 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { SubgraphContext } from '../runtime/context.ts';
-import type { ReplayGuard, Signer } from '../runtime/signing.ts';
-import { refuseTooLarge, sendJson } from '../runtime/http.ts';
+import type { ReplayGuard, Signer } from '../../platform/signing.ts';
+import { refuseTooLarge, sendJson } from '../../platform/http.ts';
 import { BodyTooLarge, readBody, safeDecode } from '../runtime/tracking/ingress.ts';
 import { isObj } from '../../contract/values.ts';
 import { CostMeter } from '../upstream/cost.ts';
 import type { Endpoint } from '../upstream/endpoint.ts';
 import type { CallOptions, Upstream } from '../upstream/upstream.ts';
 import { COMPANY_ENDPOINTS } from './upstream.ts';
-import { log } from '../runtime/log.ts';
+import { log } from '../../platform/log.ts';
 
 /** `get`: the GET (302 → IT-check_id polls past the vendor's wait); `callback`: POST + callback. */
 export type SlowPurchaseMode = 'get' | 'callback';

@@ -15,14 +15,14 @@ import { badUserInput } from '../runtime/errors.ts';
 import { fingerprintOf, requestTopicOf, tenantTopicOf, TrackingService, type CreateSend, type TrackingServiceOptions } from '../runtime/tracking/service.ts';
 import { MemoryPollBook, type PollBook } from '../runtime/tracking/poller.ts';
 import { BodyTooLarge, callbackPurpose, isDefiniteRefusal, readBody, refuse, relay, safeDecode } from '../runtime/tracking/ingress.ts';
-import { refuseTooLarge, sendJson } from '../runtime/http.ts';
+import { refuseTooLarge, sendJson } from '../../platform/http.ts';
 import type { RelayTarget, TrackedRequest } from '../runtime/tracking/store.ts';
-import { layerSecret } from '../runtime/signing.ts';
+import { layerSecret } from '../../platform/signing.ts';
 import { CostMeter } from '../upstream/cost.ts';
 import { UpstreamError } from '../upstream/errors.ts';
 import { INVOICING_AREA, secondsOf } from './policy.ts';
 import { INVOICING, type InvoicingFamily, type InvoicingKind } from './upstream.ts';
-import { log } from '../runtime/log.ts';
+import { log } from '../../platform/log.ts';
 import { asText, isObj, type Obj, objects } from '../../contract/values.ts';
 
 export type InvoicingServiceOptions = TrackingServiceOptions<InvoicingFamily>;

@@ -10,9 +10,9 @@
  */
 import type { Redis } from 'ioredis';
 import { LRUCache } from 'lru-cache';
-import { entriesAtMost } from '../runtime/lru.ts';
-import { MemoryEventBus, type EventBus } from '../runtime/bus.ts';
-import { closeRedis, connectRedis, DEFAULT_REDIS_PREFIX } from '../runtime/redis.ts';
+import { entriesAtMost } from '../../platform/lru.ts';
+import { MemoryEventBus, type EventBus } from '../../platform/bus.ts';
+import { closeRedis, connectRedis, DEFAULT_REDIS_PREFIX } from '../../platform/redis.ts';
 import { TokenCipher } from '../runtime/tracking/cipher.ts';
 import { MemoryPollBook, type PollBook } from '../runtime/tracking/poller.ts';
 import { RedisEventBus } from '../runtime/tracking/redis-bus.ts';

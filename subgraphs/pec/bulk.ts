@@ -26,10 +26,10 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { GraphQLError } from 'graphql';
-import type { EventBus } from '../runtime/bus.ts';
+import type { EventBus } from '../../platform/bus.ts';
 import { MemoryBulkStore, type BulkStore, type StoredSending } from './bulk-store.ts';
-import { MemoryEventBus } from '../runtime/bus.ts';
-import { announceChange } from '../runtime/changes.ts';
+import { MemoryEventBus } from '../../platform/bus.ts';
+import { announceChange } from '../../platform/changes.ts';
 import { TokenCipher } from '../runtime/tracking/cipher.ts';
 import { keyReused, outcomeUnknownError } from '../runtime/tracking/service.ts';
 import { MemoryPollBook, PERMANENT, type PollBook } from '../runtime/tracking/poller.ts';
@@ -44,7 +44,7 @@ import { mayHaveBeenCarriedOut, UpstreamError } from '../upstream/errors.ts';
 import type { CallContext, Upstream } from '../upstream/upstream.ts';
 import { isObj, type Obj } from '../../contract/values.ts';
 import { text } from './model.ts';
-import { log } from '../runtime/log.ts';
+import { log } from '../../platform/log.ts';
 
 const WRITE_TIMEOUT = 30_000;
 const bulk = (method: Endpoint['method'], path: string, extra: Partial<Endpoint> = {}): Endpoint => ({ area: 'pecmassiva', method, path, ...extra });

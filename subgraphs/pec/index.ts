@@ -7,10 +7,10 @@
 import { readFileSync } from 'node:fs';
 import { parse } from 'graphql';
 import type { Subgraph } from '../runtime/server.ts';
-import { layerSecret } from '../runtime/signing.ts';
+import { layerSecret } from '../../platform/signing.ts';
 import { trackingStoresFromEnv } from '../runtime/tracking/stores.ts';
 import { storeChoiceFromEnv } from '../../platform/store-choice.ts';
-import { redisPrefixFromEnv } from '../runtime/redis.ts';
+import { redisPrefixFromEnv } from '../../platform/redis.ts';
 import { BulkService } from './bulk.ts';
 import { bulkStores } from './bulk-store.ts';
 import { PEC_POLICY } from './policy.ts';

@@ -1,6 +1,6 @@
 /** The risk area's callback ingress and relays: the kit's (`runtime/tracking/ingress.ts`) under `/callbacks/risk/`. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Signer } from '../runtime/signing.ts';
+import type { Signer } from '../../platform/signing.ts';
 import {
   callbackPurpose,
   deliveryNonce as kitDeliveryNonce,

@@ -16,7 +16,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { WebSocket, WebSocketServer } from 'ws';
 import { JsonLimitError, JsonScanner, parseJson, readBoundedBody, type JsonLimits } from '../../platform/json-limits.ts';
-import { closeAfterAnswer, sendJson } from './http.ts';
+import { closeAfterAnswer, sendJson } from '../../platform/http.ts';
 
 /** Nesting of a request body's `variables` and `extensions` inside the body's object. */
 const BODY_DEPTH = 1;

@@ -22,11 +22,11 @@ import { workTokensOf, type WorkTokens } from '../upstream/work-tokens.ts';
 import type { SubgraphContext, UpstreamAuth } from './context.ts';
 import { authorizationOfParams, malformedCredentialError, parseAuthorization } from './credentials.ts';
 import { toClientError } from './errors.ts';
-import { ServerLife, DEFAULT_SHUTDOWN_TIMEOUT_MS, type DrainResult, type ReadinessCheck } from './health.ts';
-import { METRICS_PATH, metricsText } from './metrics.ts';
-import { useIncomingTrace } from './tracing.ts';
-import { log, useRequestLogContext } from './log.ts';
-import { requestListener } from './http.ts';
+import { ServerLife, DEFAULT_SHUTDOWN_TIMEOUT_MS, type DrainResult, type ReadinessCheck } from '../../platform/health.ts';
+import { METRICS_PATH, metricsText } from '../../platform/metrics.ts';
+import { useIncomingTrace } from '../../platform/tracing.ts';
+import { log, useRequestLogContext } from '../../platform/log.ts';
+import { requestListener } from '../../platform/http.ts';
 import { guardGraphQLRequest, guardGraphQLWebSocket } from './graphql-request.ts';
 import { DEFAULT_JSON_LIMITS, maxTotalBytes, type JsonLimits } from '../../platform/json-limits.ts';
 

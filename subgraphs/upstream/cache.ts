@@ -8,7 +8,7 @@
  * never uses it, but when the upstream fails the client may answer from it and say so.
  */
 import { LRUCache } from 'lru-cache';
-import { entriesAtMost } from '../runtime/lru.ts';
+import { entriesAtMost } from '../../platform/lru.ts';
 
 export interface CacheEntry {
   value: unknown;

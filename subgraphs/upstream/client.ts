@@ -26,9 +26,9 @@ import { tenantOf } from './tenant.ts';
 import { mayHaveBeenCarriedOut, UpstreamError } from './errors.ts';
 import { MemoryRateLimitStore, RateLimitedError, RateLimiter } from './rate-limits.ts';
 import { sleep } from './sleep.ts';
-import { announceChange } from '../runtime/changes.ts';
+import { announceChange } from '../../platform/changes.ts';
 import { endpointOf, priceOf } from '../../contract/prices.ts';
-import { log } from '../runtime/log.ts';
+import { log } from '../../platform/log.ts';
 
 export type { CallContext, CallOptions, Download, QueryValue, SlowVariant } from './upstream.ts';
 

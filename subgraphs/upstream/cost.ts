@@ -7,8 +7,8 @@ import type { Area } from '../../contract/areas.ts';
 import { freeTierOf, type FreePeriod } from '../../contract/prices.ts';
 import { CostLimitError, type BudgetLimits, type CostLedger, type FreeTierUse, type LedgerAccount } from './ledger.ts';
 import { routeOf } from '../../contract/prices.ts';
-import { countBudgetRefused, countUpstreamCall } from '../runtime/metrics.ts';
-import { traceUpstreamCall } from '../runtime/tracing.ts';
+import { countBudgetRefused, countUpstreamCall } from '../../platform/metrics.ts';
+import { traceUpstreamCall } from '../../platform/tracing.ts';
 
 export interface CostCall {
   area: Area;
@@ -117,7 +117,7 @@ export class CostMeter {
   }
 
   /**
-   * Records a call; it is counted (`runtime/metrics.ts`) and traced (`runtime/tracing.ts`) here, under
+   * Records a call; it is counted (`platform/metrics.ts`) and traced (`platform/tracing.ts`) here, under
    * `template`, the endpoint's path template (else the path with its ids replaced).
    */
   record(call: CostCall, template?: string): void {

@@ -14,7 +14,7 @@
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { LRUCache } from 'lru-cache';
-import { entriesAtMost } from '../runtime/lru.ts';
+import { entriesAtMost } from '../../platform/lru.ts';
 
 /** An active subscription as the guard prices by it. */
 export interface ActiveSubscription {

@@ -9,7 +9,7 @@
  * reservation: the money may be spent.
  */
 import { LRUCache } from 'lru-cache';
-import { entriesAtMost } from '../runtime/lru.ts';
+import { entriesAtMost } from '../../platform/lru.ts';
 import { periodOf, type FreePeriod, type FreeTier } from '../../contract/prices.ts';
 
 const round4 = (n: number): number => Math.round(n * 10000) / 10000;

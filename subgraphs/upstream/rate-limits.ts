@@ -19,7 +19,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { LRUCache } from 'lru-cache';
-import { entriesAtMost } from '../runtime/lru.ts';
+import { entriesAtMost } from '../../platform/lru.ts';
 import { AREAS, type Area } from '../../contract/areas.ts';
 import { endpointOf } from '../../contract/prices.ts';
 import { UpstreamError } from './errors.ts';

@@ -1,12 +1,12 @@
 /**
  * The upstream client's per-key stores on Redis, shared by every replica: the answer cache, the
  * in-flight markers and the pending slow datasets. Keys live under the connection's prefix (see
- * `runtime/redis.ts`), then `cache:`, `inflight:` or `pending:`, then the client's cache key (which
+ * `platform/redis.ts`), then `cache:`, `inflight:` or `pending:`, then the client's cache key (which
  * starts with the tenant).
  */
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { defineScript, unlinkMatching } from '../runtime/redis.ts';
+import { defineScript, unlinkMatching } from '../../platform/redis.ts';
 import { sleep } from './sleep.ts';
 import type { CacheEntry, CacheStore, InFlightLease, InFlightMarkers, PendingDataset, PendingStore } from './cache.ts';
 

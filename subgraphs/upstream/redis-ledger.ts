@@ -10,7 +10,7 @@
  * (kept a little longer than their period).
  */
 import type { Redis } from 'ioredis';
-import { defineScript } from '../runtime/redis.ts';
+import { defineScript } from '../../platform/redis.ts';
 import { periodOf, type FreePeriod, type FreeTier } from '../../contract/prices.ts';
 import {
   CostLimitError,

@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { defineScript } from '../runtime/redis.ts';
+import { defineScript } from '../../platform/redis.ts';
 import type { RateBooking, RateLimitStore } from './rate-limits.ts';
 
 /** KEYS: the bookings. ARGV: limit, windowMs, maxWaitMs, member. Returns {1, wait, at} or {0, wait needed}. */

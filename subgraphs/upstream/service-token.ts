@@ -22,7 +22,7 @@ import { CostMeter } from './cost.ts';
 import type { OpenapiEnv } from './config.ts';
 import type { Endpoint } from './endpoint.ts';
 import { tenantOf } from './tenant.ts';
-import { registerSecrets } from '../runtime/redact.ts';
+import { registerSecrets } from '../../platform/redact.ts';
 import type { CallContext, Upstream } from './upstream.ts';
 import { scopeGranted, scopeOf } from '../../contract/scopes.ts';
 import * as companyTables from '../company/upstream.ts';
@@ -34,7 +34,7 @@ import { familiesOf, pecEndpoints } from '../pec/upstream.ts';
 import { BULK } from '../pec/bulk.ts';
 import * as invoicingTables from '../invoicing/upstream.ts';
 import type { LayerToken } from './work-tokens.ts';
-import { log } from '../runtime/log.ts';
+import { log } from '../../platform/log.ts';
 
 const CREATE: Endpoint = { area: 'oauth', method: 'POST', path: '/tokens', auth: 'basic', timeoutMs: 20_000 };
 const SCOPES: Endpoint = { area: 'oauth', method: 'GET', path: '/scopes', auth: 'basic', ttl: 0, timeoutMs: 10_000 };

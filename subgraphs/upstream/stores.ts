@@ -15,7 +15,7 @@
  * ```
  */
 import type { Redis } from 'ioredis';
-import { closeRedis, connectRedis, DEFAULT_REDIS_PREFIX } from '../runtime/redis.ts';
+import { closeRedis, connectRedis, DEFAULT_REDIS_PREFIX } from '../../platform/redis.ts';
 import { MemoryCacheStore, MemoryInFlightMarkers, MemoryPendingStore, type CacheStore, type InFlightMarkers, type PendingStore } from './cache.ts';
 import type { UpstreamClientStores } from './client.ts';
 import type { UpstreamConfig } from './config.ts';

@@ -29,7 +29,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Redis } from 'ioredis';
 import { afterAll, describe } from 'vitest';
-import { closeRedis, connectRedis, unlinkMatching } from '../../subgraphs/runtime/redis.ts';
+import { closeRedis, connectRedis, unlinkMatching } from '../../platform/redis.ts';
 import { openDatabase, type SqliteDatabase } from '../../platform/sqlite.ts';
 
 export const TEST_REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';

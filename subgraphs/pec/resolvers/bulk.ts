@@ -25,7 +25,7 @@ import type {
   SubscriptionResolvers,
 } from '../__generated__/resolvers-types.ts';
 import { bare, BULK, countsOf, type BulkCredentials, type BulkService, type SendRequest } from '../bulk.ts';
-import { log } from '../../runtime/log.ts';
+import { log } from '../../../platform/log.ts';
 import { asText, isObj, objects, type Obj } from '../../../contract/values.ts';
 
 const PAGE = 25;

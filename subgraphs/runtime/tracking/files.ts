@@ -10,17 +10,17 @@ import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import { LRUCache } from 'lru-cache';
-import { entriesAtMost } from '../lru.ts';
+import { entriesAtMost } from '../../../platform/lru.ts';
 import type { UpstreamAuth } from '../context.ts';
-import { randomId, type Signer } from '../signing.ts';
+import { randomId, type Signer } from '../../../platform/signing.ts';
 import type { Upstream } from '../../upstream/upstream.ts';
 import { CostMeter } from '../../upstream/cost.ts';
 import { PASS_THROUGH_TOKENS, type WorkTokens } from '../../upstream/work-tokens.ts';
 import type { Endpoint } from '../../upstream/endpoint.ts';
 import { UpstreamError } from '../../upstream/errors.ts';
 import { TokenCipher } from './cipher.ts';
-import { decodeSegment, sendJson } from '../http.ts';
-import { log } from '../log.ts';
+import { decodeSegment, sendJson } from '../../../platform/http.ts';
+import { log } from '../../../platform/log.ts';
 
 /** The signature purpose of an area's file URLs. */
 export const filePurpose = (area: string): string => `${area}-file`;

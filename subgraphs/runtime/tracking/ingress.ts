@@ -32,14 +32,14 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { deliverCallbackPayload, type DeliveryOptions } from '../../../contract/callback-delivery.ts';
-import type { ReplayGuard, Signer } from '../signing.ts';
+import type { ReplayGuard, Signer } from '../../../platform/signing.ts';
 import { UpstreamError } from '../../upstream/errors.ts';
-import { refuseTooLarge, sendJson } from '../http.ts';
+import { refuseTooLarge, sendJson } from '../../../platform/http.ts';
 import { type StatePolicy } from './policy.ts';
 import type { Agent } from 'undici';
 import { guardedRelayAgent, relayRefusal } from './relay-guard.ts';
 import type { RelayTarget, Reservation, TrackedStore } from './store.ts';
-import { callbacks } from '../metrics.ts';
+import { callbacks } from '../../../platform/metrics.ts';
 import { isObj, type Obj } from '../../../contract/values.ts';
 
 /** The signature purpose of an area's callback URLs. */

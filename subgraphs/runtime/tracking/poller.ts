@@ -21,12 +21,12 @@
  * 7 days), `<P>POLL_MAX_BACKOFF_MS` (default: the slow rate).
  */
 import { LRUCache } from 'lru-cache';
-import { entriesAtMost } from '../lru.ts';
+import { entriesAtMost } from '../../../platform/lru.ts';
 import { UpstreamError } from '../../upstream/errors.ts';
 import { envPrefix, type FamilyTable, type StatePolicy } from './policy.ts';
 import type { TrackedRequest } from './store.ts';
-import { pollerReads } from '../metrics.ts';
-import { log } from '../log.ts';
+import { pollerReads } from '../../../platform/metrics.ts';
+import { log } from '../../../platform/log.ts';
 
 const DAY = 24 * 3600 * 1000;
 

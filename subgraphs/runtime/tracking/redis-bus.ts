@@ -15,8 +15,8 @@
  * lines below.
  */
 import type { Redis } from 'ioredis';
-import { LocalTopics, type EventBus, type SubscribeOptions } from '../bus.ts';
-import { channelOf, closeRedis, duplicateRedis } from '../redis.ts';
+import { LocalTopics, type EventBus, type SubscribeOptions } from '../../../platform/bus.ts';
+import { channelOf, closeRedis, duplicateRedis } from '../../../platform/redis.ts';
 
 export interface RedisEventBusOptions {
   /** How long a topic's latest event is kept. @default 7 days */

@@ -6,7 +6,7 @@
  *   `grantdoc:<document>` (the grant last issued for a document).
  */
 import type { Redis } from 'ioredis';
-import type { ReplayGuard } from '../signing.ts';
+import type { ReplayGuard } from '../../../platform/signing.ts';
 import type { FileGrant, FileGrantStore } from './files.ts';
 
 export class RedisReplayGuard implements ReplayGuard {

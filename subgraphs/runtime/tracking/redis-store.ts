@@ -19,7 +19,7 @@
  */
 import type { Redis } from 'ioredis';
 import { randomBytes } from 'node:crypto';
-import { defineScript, prefixOf } from '../redis.ts';
+import { defineScript, prefixOf } from '../../../platform/redis.ts';
 import type { TokenCipher } from './cipher.ts';
 import type { StatePolicy } from './policy.ts';
 import type { PollBook, PollState } from './poller.ts';

@@ -14,7 +14,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { SqliteKv, type SqliteDatabase } from '../../../platform/sqlite.ts';
-import type { ReplayGuard } from '../signing.ts';
+import type { ReplayGuard } from '../../../platform/signing.ts';
 import type { TokenCipher } from './cipher.ts';
 import type { FileGrant, FileGrantStore } from './files.ts';
 import type { StatePolicy } from './policy.ts';

@@ -28,7 +28,7 @@
  * (`redis-store.ts`) any number; `test/tracking-stores.test.ts` runs one spec against the three.
  */
 import { LRUCache } from 'lru-cache';
-import { entriesAtMost } from '../lru.ts';
+import { entriesAtMost } from '../../../platform/lru.ts';
 import { randomBytes } from 'node:crypto';
 import { TokenCipher } from './cipher.ts';
 import type { StatePolicy } from './policy.ts';

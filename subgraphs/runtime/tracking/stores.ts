@@ -11,10 +11,10 @@
  * ```
  */
 import type { Redis } from 'ioredis';
-import { MemoryEventBus, type EventBus } from '../bus.ts';
-import { closeRedis, connectRedis, DEFAULT_REDIS_PREFIX, redisPrefixFromEnv } from '../redis.ts';
-import { layerSecret } from '../signing.ts';
-import { MemoryReplayGuard, type ReplayGuard } from '../signing.ts';
+import { MemoryEventBus, type EventBus } from '../../../platform/bus.ts';
+import { closeRedis, connectRedis, DEFAULT_REDIS_PREFIX, redisPrefixFromEnv } from '../../../platform/redis.ts';
+import { layerSecret } from '../../../platform/signing.ts';
+import { MemoryReplayGuard, type ReplayGuard } from '../../../platform/signing.ts';
 import { TokenCipher } from './cipher.ts';
 import { MemoryFileGrantStore, type FileGrantStore } from './files.ts';
 import type { StatePolicy } from './policy.ts';

@@ -15,7 +15,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { entriesAtMost } from './lru.ts';
-import { persistentSecret, storeChoiceFromEnv } from '../../platform/store-choice.ts';
+import { persistentSecret, storeChoiceFromEnv } from './store-choice.ts';
 
 /** Why a token was refused. */
 export type VerifyFailure = 'malformed' | 'bad-signature' | 'expired';
