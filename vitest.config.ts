@@ -8,7 +8,7 @@ const require = createRequire(import.meta.url);
  * or that must see the layer's modules loaded for the first time (settings read from the
  * environment at import): each runs in a fresh process of its own.
  */
-const OWN_PROCESS = ['test/tracing.test.ts', 'test/env-config.test.ts'];
+const OWN_PROCESS = ['test/gateway/e2e/tracing.test.ts', 'test/stack/e2e/env-config.test.ts'];
 
 export default defineConfig({
   resolve: {

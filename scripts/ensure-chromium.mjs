@@ -1,5 +1,5 @@
 // Installs Debian's `chromium` when /usr/bin/chromium is missing, so that `npm test` can run the
-// real-browser tests (test/csrf-browser.test.ts, driven by playwright-core) on a fresh machine.
+// real-browser tests (test/gateway/e2e/csrf-browser.test.ts, driven by playwright-core) on a fresh machine.
 // Needs apt-get and root (or passwordless sudo). When it cannot install, it says why and exits
 // non-zero: the browser tests must fail rather than be skipped silently.
 import { existsSync } from 'node:fs';

@@ -2,7 +2,7 @@
  * The upstream answer cache (per tenant: the tenant is part of every key), in-flight
  * de-duplication, and the slow datasets still pending upstream. Each shared store is an async
  * interface with an in-memory implementation here (one process, the default) and a Redis one in
- * `redis-cache.ts` (every replica), tested by one spec (`test/upstream-stores.test.ts`).
+ * `redis-cache.ts` (every replica), tested by one spec (`test/upstream/e2e/stores.test.ts`).
  *
  * An entry is fresh for its TTL; after that it is kept, stale, for a further `staleSeconds`: a read
  * never uses it, but when the upstream fails the client may answer from it and say so.

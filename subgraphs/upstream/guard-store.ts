@@ -3,7 +3,7 @@
  * `REDIS_URL`: the scopes of each token read (by the token's hash, never the token), the latest
  * wallet reading with the calls sent since taken off it, and the active subscriptions with the
  * requests each replica took from them since they were read. In memory (one process) or on Redis;
- * one spec for both (`test/account-guard-store.test.ts`).
+ * one spec for both (`test/account/unit/guard-store.test.ts`).
  *
  * Redis keys (under the connection's prefix and `guard:<account>:`):
  * - `scopes:<sha256(token)>` JSON `{scopes, until}` (PX to its expiry);

@@ -25,7 +25,7 @@
  *
  * `TrackedStore` is the interface; `MemoryTrackedStore` serves one process, `SqliteTrackedStore`
  * (`sqlite-store.ts`) the processes of one machine across restarts, `RedisTrackedStore`
- * (`redis-store.ts`) any number; `test/tracking-stores.test.ts` runs one spec against the three.
+ * (`redis-store.ts`) any number; `test/runtime/unit/tracking-stores.test.ts` runs one spec against the three.
  */
 import { LRUCache } from 'lru-cache';
 import { entriesAtMost } from '../../../platform/lru.ts';

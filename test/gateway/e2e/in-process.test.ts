@@ -1,0 +1,145 @@
+/**
+ * One-process mode: the gateway hands queries to the subgraphs in process (no loopback HTTP), and
+ * what reaches a subgraph is what would have reached it over HTTP (the caller's token pays, the
+ * operation's cost is reported). A gateway started as a separate service over the same subgraphs
+ * still talks HTTP to them.
+ */
+import dc from 'node:diagnostics_channel';
+import type { IncomingMessage } from 'node:http';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { request } from 'undici';
+import { startGateway, type RunningGateway } from '../../../gateway/index.ts';
+import { gatewayOptionsFromEnv } from '../../../services/build.ts';
+import { ESTIMATE_HEADER, OPERATION_HEADER } from '../../../subgraphs/runtime/operation.ts';
+import { startTestStack, type GraphQLResponse, type TestStack } from '../../support/stack.ts';
+
+const OPENAPI_SPA = '12485671007';
+const QUERY = `query($vatCode: String!) { company(vatCode: $vatCode) { companyName address { town } } }`;
+
+let t: TestStack;
+/** GraphQL requests the subgraphs' HTTP server received, by path, and their headers. */
+const subgraphHttp: string[] = [];
+const subgraphHttpHeaders: Array<IncomingMessage['headers']> = [];
+let subgraphHost = '';
+const onRequest = (message: unknown): void => {
+  const req = (message as { request: IncomingMessage }).request;
+  if (req.headers.host === subgraphHost && /^\/[a-z]+\/graphql/.test(req.url ?? '')) {
+    subgraphHttp.push(req.url ?? '');
+    subgraphHttpHeaders.push(req.headers);
+  }
+};
+/** The headers a subgraph acts on (the operation's budget entry and estimate, the credentials, the trace). */
+const FORWARDED = ['authorization', 'x-openapi-account-key', OPERATION_HEADER, ESTIMATE_HEADER, 'traceparent'] as const;
+
+beforeAll(async () => {
+  t = await startTestStack();
+  subgraphHost = new URL(t.stack.subgraphs.url).host;
+  dc.subscribe('http.server.request.start', onRequest);
+}, 120_000);
+afterAll(async () => {
+  dc.unsubscribe('http.server.request.start', onRequest);
+  await t?.close();
+});
+beforeEach(async () => {
+  await t.stack.upstream.clearCache();
+  await t.clearCalls();
+  subgraphHttp.length = 0;
+  subgraphHttpHeaders.length = 0;
+});
+
+async function post(
+  url: string,
+  query: string,
+  variables: Record<string, unknown>,
+  headers: Record<string, string> = {},
+): Promise<GraphQLResponse<{ company: { companyName: string; address: { town: string } } }>> {
+  const res = await request(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ query, variables }) });
+  return (await res.body.json()) as GraphQLResponse<{ company: { companyName: string; address: { town: string } } }>;
+}
+
+describe('one process', () => {
+  it('answers a query with no HTTP request to the subgraphs, its cost reported as over HTTP', async () => {
+    const res = await t.gql<{ company: { companyName: string } }>(QUERY, { vatCode: OPENAPI_SPA });
+    expect(res.errors).toBeUndefined();
+    expect(res.data?.company.companyName).toBe('OPENAPI S.P.A.');
+    expect(res.extensions?.cost).toMatchObject({ upstreamCalls: 1, euro: 0.03 });
+    expect((await t.calls('company')).map((c) => `${c.method} ${c.path}`)).toEqual([`GET /IT-address/${OPENAPI_SPA}`]);
+    expect(subgraphHttp).toEqual([]);
+  });
+
+  it("passes the caller's token through: its own wallet pays", async () => {
+    const token = await t.createToken(10);
+    const res = await t.gql(QUERY, { vatCode: OPENAPI_SPA }, { authorization: `Bearer ${token}` });
+    expect(res.errors).toBeUndefined();
+    expect(await t.credit(token)).toBeCloseTo(10 - 0.03, 6);
+    expect(subgraphHttp).toEqual([]);
+  });
+
+  it('refuses a malformed credential as over HTTP, before any call', async () => {
+    const res = await t.gql(QUERY, { vatCode: OPENAPI_SPA }, { authorization: 'Basic Zm9vOmJhcg==' });
+    expect(res.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
+    expect(await t.calls()).toEqual([]);
+  });
+});
+
+describe('separate services', () => {
+  let gateway: RunningGateway;
+  beforeAll(async () => {
+    const urls = Object.fromEntries([...t.stack.subgraphs.schemas.keys()].map((name) => [name, t.stack.subgraphs.graphqlUrl(name)]));
+    gateway = await startGateway(gatewayOptionsFromEnv({ OPENAPI_ENV: 'emulator' }, urls, { port: 0 }));
+  }, 120_000);
+  afterAll(async () => {
+    await gateway?.close();
+  });
+
+  it('a gateway without in-process subgraphs calls them over HTTP, same answer', async () => {
+    const token = await t.createToken(10);
+    const res = await post(gateway.graphqlUrl, QUERY, { vatCode: OPENAPI_SPA }, { authorization: `Bearer ${token}` });
+    expect(res.errors).toBeUndefined();
+    expect(res.data?.company).toEqual({ companyName: 'OPENAPI S.P.A.', address: { town: expect.any(String) as string } });
+    expect(res.extensions?.cost).toMatchObject({ upstreamCalls: 1, euro: 0.03 });
+    expect(await t.credit(token)).toBeCloseTo(10 - 0.03, 6);
+    expect(subgraphHttp).toEqual(['/company/graphql']);
+  });
+});
+
+describe('in process and over HTTP, a subgraph reads the same headers', () => {
+  it('operation id, estimate, credentials, account key (and traceparent when traced) reach it alike', async () => {
+    const urls = Object.fromEntries([...t.stack.subgraphs.schemas.keys()].map((name) => [name, t.stack.subgraphs.graphqlUrl(name)]));
+    const inProcessHeaders: Array<Record<string, string | null>> = [];
+    const account = t.stack.subgraphs.fetch('account');
+    const recorded = await startGateway({
+      ...gatewayOptionsFromEnv({ OPENAPI_ENV: 'emulator' }, urls, { port: 0 }),
+      inProcess: {
+        account: (url, init) => {
+          const h = new Headers(init.headers);
+          inProcessHeaders.push(Object.fromEntries(FORWARDED.map((n) => [n, h.get(n)])));
+          return account(url, init);
+        },
+      },
+    });
+    const overHttp = await startGateway(gatewayOptionsFromEnv({ OPENAPI_ENV: 'emulator' }, urls, { port: 0 }));
+    try {
+      const token = await t.createToken(10);
+      const headers = { authorization: `Bearer ${token}`, 'x-openapi-account-key': 'in-process-operator-key-0123' };
+      const WALLET = '{ account { wallet { credit } } }';
+      const a = await post(recorded.graphqlUrl, WALLET, {}, headers);
+      const b = await post(overHttp.graphqlUrl, WALLET, {}, headers);
+      expect(a.data).toEqual(b.data);
+      expect(subgraphHttp).toEqual(['/account/graphql']);
+      const http = Object.fromEntries(FORWARDED.map((n) => [n, (subgraphHttpHeaders[0][n] as string | undefined) ?? null]));
+      expect(inProcessHeaders).toHaveLength(1);
+      const inProc = inProcessHeaders[0];
+      expect(inProc.authorization).toBe(headers.authorization);
+      expect(inProc['x-openapi-account-key']).toBe(headers['x-openapi-account-key']);
+      expect(inProc[OPERATION_HEADER]).toMatch(/^[0-9a-f-]{36}$/);
+      expect(inProc[ESTIMATE_HEADER]).not.toBeNull();
+      // The same headers, with each operation's own id.
+      expect({ ...inProc, [OPERATION_HEADER]: 'id' }).toEqual({ ...http, [OPERATION_HEADER]: 'id' });
+      expect(http[OPERATION_HEADER]).toMatch(/^[0-9a-f-]{36}$/);
+    } finally {
+      await recorded.close();
+      await overHttp.close();
+    }
+  });
+});
