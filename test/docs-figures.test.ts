@@ -1,0 +1,72 @@
+/**
+ * Every figure the docs quote next to an example operation (upstream calls, euro, estimate) is what
+ * the example costs: each marked example of README.md and docs/*.md (see test/support/docs.ts) runs
+ * through the gateway against the embedded emulator, as a new caller (an account of its own, every
+ * cache empty), and its extensions.cost and the emulator's call log must say exactly what the page says.
+ */
+import { parse } from 'graphql';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { docExamples, docFiles, graphqlBlocks, type Figures } from './support/docs.ts';
+import { startTestStack, type GraphQLResponse, type TestStack } from './support/stack.ts';
+
+const files = docFiles();
+const examples = docExamples(files);
+
+let t: TestStack;
+beforeAll(async () => {
+  t = await startTestStack();
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+function expectFigures(res: GraphQLResponse, figures: Figures, calls: number, label: string): void {
+  if (figures.code === undefined) expect(res.errors, label).toBeUndefined();
+  else
+    expect(
+      res.errors?.map((e) => e.extensions?.code),
+      label,
+    ).toEqual([figures.code]);
+  const cost = res.extensions?.cost;
+  expect(cost, label).toBeDefined();
+  if (figures.calls !== undefined) {
+    expect(cost?.upstreamCalls, `${label}: upstream calls`).toBe(figures.calls);
+    expect(calls, `${label}: calls in the emulator's log`).toBe(figures.calls);
+  }
+  if (figures.euro !== undefined) expect(cost?.euro, `${label}: euro`).toBeCloseTo(figures.euro, 6);
+  if (figures.estimate !== undefined) expect(cost?.estimate?.euro, `${label}: estimate`).toBeCloseTo(figures.estimate, 6);
+}
+
+describe('the figures the docs quote', () => {
+  it('has examples with figures in the README and in the docs pages', () => {
+    expect(examples.filter((e) => e.file === 'README.md').length).toBeGreaterThanOrEqual(3);
+    expect(examples.filter((e) => e.file !== 'README.md').length).toBeGreaterThanOrEqual(3);
+    expect(new Set(examples.map((e) => e.name)).size).toBe(examples.length);
+    for (const e of examples) expect(e.first.calls !== undefined || e.first.euro !== undefined || e.first.code !== undefined, e.name).toBe(true);
+  });
+
+  it('every operation that quotes a price (€) in its comments is a checked example', () => {
+    const checked = new Set(examples.map((e) => e.query));
+    const unchecked = files.flatMap((f) =>
+      graphqlBlocks(f.text)
+        .filter((b) => b.includes('€') && !checked.has(b))
+        .map((b) => `${f.path}: ${b.split('\n')[0]}`),
+    );
+    expect(unchecked).toEqual([]);
+  });
+
+  it.each(examples.map((e) => [`${e.file} ${e.name}`, e] as const))('%s', async (_label, example) => {
+    expect(parse(example.query).definitions).toHaveLength(1);
+    const token = await t.createToken(1000);
+    const headers = { authorization: `Bearer ${token}` };
+    await t.stack.upstream.clearCache();
+    await t.clearCalls();
+    const first = await t.gql(example.query, example.variables, headers);
+    expectFigures(first, example.first, (await t.calls()).length, `${example.name} (first run)`);
+    if (example.again) {
+      await t.clearCalls();
+      const again = await t.gql(example.query, example.variables, headers);
+      expectFigures(again, example.again, (await t.calls()).length, `${example.name} (run again)`);
+    }
+  });
+});
