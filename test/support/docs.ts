@@ -11,7 +11,8 @@
  *
  * optionally followed by a ```json block of variables. Keys: `calls` (extensions.cost.upstreamCalls,
  * and the emulator's call log), `euro` (extensions.cost.euro), `estimate` (extensions.cost.estimate.euro),
- * `code` (the only error's extensions.code; none without it), and the same with `again.` for the
+ * `code` (the only error's extensions.code; none without it), `estimateOnly=true` (sent with the
+ * header `x-openapi-estimate-only: true`), and the same with `again.` for the
  * same operation run a second time by the same caller.
  */
 import { readdirSync, readFileSync } from 'node:fs';
@@ -40,6 +41,8 @@ export interface Figures {
   euro?: number;
   estimate?: number;
   code?: string;
+  /** Sent with `x-openapi-estimate-only: true`: nothing runs, the answer is the estimate. */
+  estimateOnly?: boolean;
 }
 
 export interface DocExample {
@@ -58,6 +61,7 @@ function figures(pairs: Array<[string, string]>): Figures | undefined {
   const out: Figures = {};
   for (const [key, value] of pairs) {
     if (key === 'code') out.code = value;
+    else if (key === 'estimateOnly') out.estimateOnly = value === 'true';
     else if (key === 'calls' || key === 'euro' || key === 'estimate') {
       const n = Number(value);
       if (!Number.isFinite(n)) throw new Error(`figure ${key}=${value} is not a number`);
