@@ -69,5 +69,10 @@ describe('the figures the docs quote', () => {
       const again = await t.gql(example.query, example.variables, headers);
       expectFigures(again, example.again, (await t.calls()).length, `${example.name} (run again)`);
     }
+    if (example.other) {
+      await t.clearCalls();
+      const other = await t.gql(example.query, example.variables, { authorization: `Bearer ${await t.createToken(1000)}` });
+      expectFigures(other, example.other, (await t.calls()).length, `${example.name} (another caller)`);
+    }
   });
 });

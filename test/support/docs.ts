@@ -12,8 +12,8 @@
  * optionally followed by a ```json block of variables. Keys: `calls` (extensions.cost.upstreamCalls,
  * and the emulator's call log), `euro` (extensions.cost.euro), `estimate` (extensions.cost.estimate.euro),
  * `code` (the only error's extensions.code; none without it), `estimateOnly=true` (sent with the
- * header `x-openapi-estimate-only: true`), and the same with `again.` for the
- * same operation run a second time by the same caller.
+ * header `x-openapi-estimate-only: true`); the same with `again.` for the same operation run a
+ * second time by the same caller, and with `other.` for it run next by another caller (a new account).
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -52,6 +52,8 @@ export interface DocExample {
   variables?: Record<string, unknown>;
   first: Figures;
   again?: Figures;
+  /** The same operation run next by another caller (a new account), caches kept. */
+  other?: Figures;
 }
 
 const MARKER = /<!--\s*example:\s*([\w-]+)((?:\s+[\w.]+=[^\s]+)*)\s*-->\s*\n```graphql\n([\s\S]*?)```(?:\s*\n```json\n([\s\S]*?)```)?/g;
@@ -81,10 +83,12 @@ export function docExamples(files: DocFile[] = docFiles()): DocExample[] {
         .split(/\s+/)
         .filter(Boolean)
         .map((p) => p.split('=', 2) as [string, string]);
-      const first = figures(pairs.filter(([k]) => !k.startsWith('again.')));
-      const again = figures(pairs.filter(([k]) => k.startsWith('again.')).map(([k, v]) => [k.slice('again.'.length), v]));
+      const first = figures(pairs.filter(([k]) => !k.includes('.')));
+      const prefixed = (prefix: string): Figures | undefined => figures(pairs.filter(([k]) => k.startsWith(prefix)).map(([k, v]) => [k.slice(prefix.length), v]));
+      const again = prefixed('again.');
+      const other = prefixed('other.');
       const variables = m[4] === undefined ? undefined : (JSON.parse(m[4]) as Record<string, unknown>);
-      out.push({ name: m[1]!, file: file.path, query: m[3]!, variables, first: first ?? {}, again });
+      out.push({ name: m[1]!, file: file.path, query: m[3]!, variables, first: first ?? {}, again, other });
     }
   }
   return out;
