@@ -3,14 +3,17 @@
  * the example costs: each marked example of README.md and docs/*.md (see test/support/docs.ts) runs
  * through the gateway against the embedded emulator, as a new caller (an account of its own, every
  * cache empty), and its extensions.cost and the emulator's call log must say exactly what the page says.
+ * The unit prices a page lists (`<!-- prices: … -->` beside them) must be the built-in table's.
  */
 import { parse } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { docExamples, docFiles, graphqlBlocks, type Figures } from './support/docs.ts';
+import { DEFAULT_PRICE_TABLE, INVOICE_SUBSCRIPTION_PRICES } from '../contract/prices.ts';
+import { docExamples, docFiles, docPrices, graphqlBlocks, type Figures } from './support/docs.ts';
 import { startTestStack, type GraphQLResponse, type TestStack } from './support/stack.ts';
 
 const files = docFiles();
 const examples = docExamples(files);
+const prices = docPrices(files);
 
 let t: TestStack;
 beforeAll(async () => {
@@ -77,5 +80,17 @@ describe('the figures the docs quote', () => {
       const other = await t.gql(example.query, example.variables, { authorization: `Bearer ${await t.createToken(1000)}` });
       expectFigures(other, example.other, (await t.calls()).length, `${example.name} (another caller)`);
     }
+  });
+});
+
+describe('the unit prices the docs quote', () => {
+  it('has price lists', () => {
+    expect(prices.length).toBeGreaterThanOrEqual(10);
+  });
+
+  it.each(prices.map((p) => [`${p.file} ${p.table}: ${p.key}`, p] as const))('%s', (_label, p) => {
+    const table: Readonly<Record<string, number>> = p.table === 'prices' ? DEFAULT_PRICE_TABLE : INVOICE_SUBSCRIPTION_PRICES;
+    expect(table[p.key], `${p.key} is a key of the ${p.table} table`).toBeDefined();
+    expect(table[p.key]).toBe(p.euro);
   });
 });

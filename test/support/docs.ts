@@ -88,7 +88,7 @@ export function docExamples(files: DocFile[] = docFiles()): DocExample[] {
       const again = prefixed('again.');
       const other = prefixed('other.');
       const variables = m[4] === undefined ? undefined : (JSON.parse(m[4]) as Record<string, unknown>);
-      out.push({ name: m[1]!, file: file.path, query: m[3]!, variables, first: first ?? {}, again, other });
+      out.push({ name: m[1], file: file.path, query: m[3], variables, first: first ?? {}, again, other });
     }
   }
   return out;
@@ -96,7 +96,7 @@ export function docExamples(files: DocFile[] = docFiles()): DocExample[] {
 
 /** The ```graphql blocks of a page (marked or not). */
 export function graphqlBlocks(text: string): string[] {
-  return [...text.matchAll(/```graphql\n([\s\S]*?)```/g)].map((m) => m[1]!);
+  return [...text.matchAll(/```graphql\n([\s\S]*?)```/g)].map((m) => m[1]);
 }
 
 export interface DocLink {
@@ -108,7 +108,7 @@ export interface DocLink {
 export function relativeLinks(file: DocFile): DocLink[] {
   const prose = file.text.replace(/```[\s\S]*?```/g, '').replace(/`[^`\n]*`/g, '');
   return [...prose.matchAll(/\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g)]
-    .map((m) => m[1]!)
+    .map((m) => m[1])
     .filter((target) => !/^[a-z][a-z0-9+.-]*:/i.test(target))
     .map((target) => ({ file: file.path, target }));
 }
@@ -129,10 +129,41 @@ export function anchors(text: string): Set<string> {
   const out = new Set<string>();
   const prose = text.replace(/```[\s\S]*?```/g, '');
   for (const m of prose.matchAll(/^#{1,6}\s+(.+?)\s*#*\s*$/gm)) {
-    const base = slug(m[1]!);
+    const base = slug(m[1]);
     const n = seen.get(base) ?? 0;
     seen.set(base, n + 1);
     out.add(n === 0 ? base : `${base}-${n}`);
+  }
+  return out;
+}
+
+export interface DocPrice {
+  file: string;
+  /** `prices`: the built-in table (DEFAULT_PRICE_TABLE); `subscription-prices`: INVOICE_SUBSCRIPTION_PRICES. */
+  table: 'prices' | 'subscription-prices';
+  /** A price key, `"<area> <METHOD> <endpoint>"` (`pec POST pec`). */
+  key: string;
+  euro: number;
+}
+
+/**
+ * Unit prices a page quotes, each list in a marker beside the text:
+ * `<!-- prices: pec POST pec=5, pec GET pec/{id}/rinnovo=5 -->`.
+ */
+export function docPrices(files: DocFile[] = docFiles()): DocPrice[] {
+  const out: DocPrice[] = [];
+  for (const file of files) {
+    for (const m of file.text.matchAll(/<!--\s*(prices|subscription-prices):\s*([\s\S]*?)-->/g)) {
+      for (const entry of m[2]
+        .split(',')
+        .map((e) => e.trim())
+        .filter(Boolean)) {
+        const at = entry.lastIndexOf('=');
+        const euro = Number(entry.slice(at + 1));
+        if (at < 0 || !Number.isFinite(euro)) throw new Error(`${file.path}: bad price entry "${entry}"`);
+        out.push({ file: file.path, table: m[1] as DocPrice['table'], key: entry.slice(0, at).trim(), euro });
+      }
+    }
   }
   return out;
 }
