@@ -40,6 +40,7 @@ function expectFigures(res: GraphQLResponse, figures: Figures, calls: number, la
     expect(calls, `${label}: calls in the emulator's log`).toBe(figures.calls);
   }
   if (figures.euro !== undefined) expect(cost?.euro, `${label}: euro`).toBeCloseTo(figures.euro, 6);
+  if (figures.from !== undefined) expect((cost as { answeredFrom?: string } | undefined)?.answeredFrom, `${label}: answered from`).toBe(figures.from);
   if (figures.estimate !== undefined) expect(cost?.estimate?.euro, `${label}: estimate`).toBeCloseTo(figures.estimate, 6);
 }
 

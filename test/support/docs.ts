@@ -11,9 +11,10 @@
  *
  * optionally followed by a ```json block of variables. Keys: `calls` (extensions.cost.upstreamCalls,
  * and the emulator's call log), `euro` (extensions.cost.euro), `estimate` (extensions.cost.estimate.euro),
- * `code` (the only error's extensions.code; none without it), `estimateOnly=true` (sent with the
- * header `x-openapi-estimate-only: true`); the same with `again.` for the same operation run a
- * second time by the same caller, and with `other.` for it run next by another caller (a new account).
+ * `code` (the only error's extensions.code; none without it), `from` (extensions.cost.answeredFrom),
+ * `estimateOnly=true` (sent with the header `x-openapi-estimate-only: true`); the same with `again.`
+ * for the same operation run a second time by the same caller, and with `other.` for it run next by
+ * another caller (a new account). Unit prices: `<!-- prices: … -->` (see `docPrices`).
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -41,6 +42,8 @@ export interface Figures {
   euro?: number;
   estimate?: number;
   code?: string;
+  /** extensions.cost.answeredFrom (`response-cache`, `in-flight`). */
+  from?: string;
   /** Sent with `x-openapi-estimate-only: true`: nothing runs, the answer is the estimate. */
   estimateOnly?: boolean;
 }
@@ -63,6 +66,7 @@ function figures(pairs: Array<[string, string]>): Figures | undefined {
   const out: Figures = {};
   for (const [key, value] of pairs) {
     if (key === 'code') out.code = value;
+    else if (key === 'from') out.from = value;
     else if (key === 'estimateOnly') out.estimateOnly = value === 'true';
     else if (key === 'calls' || key === 'euro' || key === 'estimate') {
       const n = Number(value);
