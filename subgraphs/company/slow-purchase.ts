@@ -15,7 +15,7 @@
  *   and costs a second hop (the delivery) for every other one.
  *
  * Measured with `bench/slow-purchase.ts` (the emulator prepares a dataset in the same time whichever
- * flow buys it): see the README ("Slow company datasets"). The GET wins wherever the dataset is
+ * flow buys it): see docs/company.md ("Slow datasets: the GET first"). The GET wins wherever the dataset is
  * ready within the vendor's wait, which is why it is the default; `poll` is the older name of `get`.
  *
  * The POST + callback flow: `POST /<tier>/{id}` with the layer's signed callback

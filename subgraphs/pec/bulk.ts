@@ -52,7 +52,7 @@ const bulk = (method: Endpoint['method'], path: string, extra: Partial<Endpoint>
 /**
  * The bulk area's endpoints (one table). Threads and cron-start are in the contract's table but in
  * no public source: their paths are the contract's, their shapes this project's design (see the
- * emulator's `pecmassiva/index.ts` and the README).
+ * emulator's `pecmassiva/index.ts` and docs/pec.md).
  */
 export const BULK = {
   /** 201 `{success, sent, message, message_id}`: no `data`, so the whole body is read. */

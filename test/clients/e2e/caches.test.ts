@@ -161,9 +161,9 @@ interface NameAndPlace {
   company: { vatCode: string; companyName?: string; address?: { town: string | null; zipCode: string | null } };
 }
 
-describe('the README snippets in plain Node (no bundler, no TypeScript loader: Node strips the types)', () => {
+describe('the client snippets of docs/clients.md in plain Node (no bundler, no TypeScript loader: Node strips the types)', () => {
   const root = new URL('../../..', import.meta.url);
-  const readme = readFileSync(new URL('README.md', root), 'utf8');
+  const readme = readFileSync(new URL('docs/clients.md', root), 'utf8');
   const snippets = [...readme.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]).filter((code) => code.includes("from './client/"));
 
   it('uses Apollo Client 4 (its main entry point)', () => {

@@ -3,10 +3,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
-import { readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { Kind, parse, validate } from 'graphql';
 import { EXAMPLES } from '../../../gateway/examples.ts';
+import { docFiles, graphqlBlocks } from '../../support/docs.ts';
 import { startTestStack, type TestStack } from '../../support/stack.ts';
 
 let t: TestStack;
@@ -40,10 +40,9 @@ describe('gateway', () => {
     for (const e of EXAMPLES) expect(validate(schema, parse(e.query)).map((err) => `${e.title}: ${err.message}`)).toEqual([]);
   });
 
-  it('documents only operations valid against the supergraph in the README', async () => {
+  it('documents only operations valid against the supergraph in the README and docs/', async () => {
     const schema = await t.stack.gateway.runtime.getSchema();
-    const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
-    const blocks = [...readme.matchAll(/```graphql\n([\s\S]*?)```/g)].map((m) => m[1]);
+    const blocks = docFiles().flatMap((f) => graphqlBlocks(f.text));
     expect(blocks.length).toBeGreaterThanOrEqual(3);
     for (const block of blocks) {
       for (const definition of parse(block).definitions) {

@@ -23,7 +23,7 @@ const WARM = 3_000;
  * The postal answer every tenant shares upstream (one call, cached as public data), which the
  * response cache still keeps per tenant: a tenant's whole path through the layer at no cost, so
  * nothing of it is money the ledger must keep for the day (a paid call per tenant adds the ledger's
- * day and operation entries: see README, memory).
+ * day and operation entries: see docs/performance.md, memory).
  */
 const QUERY = '{ postalCode(code: "00136") { code } }';
 /**
