@@ -7,12 +7,12 @@
  * extensions) and everything the process writes is searched for the token and any fragment of it.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { emulatorControl } from '../../../services/processes.ts';
 import { shownPath } from '../../../subgraphs/upstream/endpoint.ts';
+import { stopProcess } from '../../support/process.ts';
 
 const hex = (n: number): string => randomBytes(n).toString('hex');
 const EMAIL = 'emulator@example.com';
@@ -65,12 +65,7 @@ async function start(env: NodeJS.ProcessEnv): Promise<Running> {
 afterEach(async () => {
   const proc = running?.proc;
   running = null;
-  if (proc && proc.exitCode === null) {
-    const exited = once(proc, 'exit');
-    proc.kill('SIGTERM');
-    await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
-    if (proc.exitCode === null) proc.kill('SIGKILL');
-  }
+  await stopProcess(proc);
 });
 
 async function gql(r: Running, query: string): Promise<string> {

@@ -10,6 +10,7 @@ import { startStack } from '../../../stack.ts';
 import { managedTokenOf, scopesFor } from '../../../subgraphs/upstream/service-token.ts';
 import { LAYER_TOKEN, fixedLayerToken, workTokens } from '../../../subgraphs/upstream/work-tokens.ts';
 import { bureauInput, CF } from '../../support/risk.ts';
+import { waitFor } from '../../support/wait.ts';
 import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
 import { DEFAULT_BULK_PASSWORD, DEFAULT_BULK_USERNAME } from '../../../emulator/pecmassiva/index.ts';
@@ -59,8 +60,7 @@ it('a slow company dataset is bought by POST + callback with the managed token (
   await t.clearCalls();
   const query = t.gql<{ company: { managers: unknown[] } }>('query ($vat: String!) { company(vatCode: $vat) { managers { __typename } } }', { vat: VAT });
   const posts = async (): Promise<Call[]> => ((await t.calls('company')) as unknown as Call[]).filter((c) => c.method === 'POST');
-  const deadline = Date.now() + 20_000;
-  while (Date.now() < deadline && (await posts()).length === 0) await new Promise((r) => setTimeout(r, 20));
+  await waitFor(async () => (await posts()).length > 0, 'the POST of the slow dataset', { deadline: 20_000, every: 20 });
   expect(await t.control('company/complete', {})).toEqual({ completed: 1 });
   const res = await query;
   expect(res.errors).toBeUndefined();
@@ -101,9 +101,11 @@ it('a callback re-read after a rotation uses the new token and succeeds', async 
   const readsOf = async (): Promise<Call[]> => ((await t.calls('risk')) as unknown as Call[]).filter((c) => c.method === 'GET' && c.path.endsWith(id));
   const deliveries = async (): Promise<Array<{ url: string; status: number }>> =>
     (await (await fetch(`${t.stack.emulatorUrl}/_emulator/callbacks`)).json()) as Array<{ url: string; status: number }>;
-  const deadline = Date.now() + 20_000;
-  while (Date.now() < deadline && !((await deliveries()).some((d) => d.url.includes('/callbacks/') && d.status === 200) && (await readsOf()).length > 0))
-    await new Promise((r) => setTimeout(r, 20));
+  await waitFor(
+    async () => (await deliveries()).some((d) => d.url.includes('/callbacks/') && d.status === 200) && (await readsOf()).length > 0,
+    'the callback delivered and re-read',
+    { deadline: 20_000, every: 20 },
+  );
   const reads = await readsOf();
   expect(reads.length).toBe(1);
   expect((await t.gql<{ riskRequest: { state: string } }>(STATE, { id })).data?.riskRequest.state).toBe('COMPLETE');

@@ -18,6 +18,7 @@ import { CostMeter } from '../../../subgraphs/upstream/cost.ts';
 import type { Endpoint } from '../../../subgraphs/upstream/endpoint.ts';
 import { withSafety } from '../../support/safety.ts';
 import { startTestStack, type GraphQLResponse, type TestStack } from '../../support/stack.ts';
+import { waitFor } from '../../support/wait.ts';
 
 const LAYER_SECRET = 'company-async-test-secret-0123456789';
 const VAT = '12485671007';
@@ -45,13 +46,7 @@ const callsOf = async (): Promise<string[]> => (await t.calls('company')).map((c
 /** Resolves once the emulator has received the layer's `times`-th POST of the slow tier (of `stack`, `t` by default). */
 async function posted(path: string, times = 1, stack?: TestStack): Promise<void> {
   const of = async (): Promise<string[]> => (await (stack ?? t).calls('company')).map((c) => `${c.method} ${c.path}`);
-  await withSafety(
-    (async () => {
-      while ((await of()).filter((c) => c === `POST ${path}`).length < times) await new Promise((r) => setTimeout(r, 20));
-    })(),
-    `POST ${path}`,
-    20_000,
-  );
+  await waitFor(async () => (await of()).filter((c) => c === `POST ${path}`).length >= times, `POST ${path} (${times}×)`, { deadline: 20_000, every: 20 });
 }
 
 /** Resolves once the emulator has delivered a dataset callback to the layer (accepted). */
@@ -60,13 +55,7 @@ async function delivered(): Promise<void> {
     const res = await request(`${t.stack.emulatorUrl}/_emulator/callbacks`);
     return (await res.body.json()) as Array<{ url: string; status: number }>;
   };
-  await withSafety(
-    (async () => {
-      while (!(await log()).some((d) => d.url.includes('/callbacks/company/datasets/') && d.status === 200)) await new Promise((r) => setTimeout(r, 20));
-    })(),
-    'dataset callback',
-    20_000,
-  );
+  await waitFor(async () => (await log()).some((d) => d.url.includes('/callbacks/company/datasets/') && d.status === 200), 'dataset callback', { deadline: 20_000, every: 20 });
 }
 
 function expectManagers(res: GraphQLResponse): void {
@@ -159,13 +148,7 @@ describe('a slow tier bought by POST + callback, never twice', () => {
     let answered = false;
     const query = t.gql(MANAGERS, { vat: VAT }, auth(token)).finally(() => (answered = true));
     // Completed (and called back) as soon as the emulator holds the request.
-    await withSafety(
-      (async () => {
-        while (((await t.control('company/complete', {})) as { completed: number }).completed === 0) await new Promise((r) => setTimeout(r, 20));
-      })(),
-      'the POST carried out',
-      20_000,
-    );
+    await waitFor(async () => ((await t.control('company/complete', {})) as { completed: number }).completed > 0, 'the POST carried out', { deadline: 20_000, every: 20 });
     await delivered();
     expect(answered).toBe(false);
     const res = await withSafety(query, 'answer', 20_000);

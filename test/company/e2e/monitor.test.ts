@@ -19,6 +19,7 @@ import { withSafety as safety } from '../../support/safety.ts';
 import { startTestStack, type TestStack } from '../../support/stack.ts';
 import type { Obj } from '../../../contract/values.ts';
 import { startReceiver, type Receiver } from '../../support/receiver.ts';
+import { waitFor } from '../../support/wait.ts';
 
 const LAYER_SECRET = 'company-monitor-test-secret-0123456789';
 // Slow datasets by POST + callback (the GET is the default): a pending purchase meets a monitor check.
@@ -301,12 +302,7 @@ describe('a slow dataset still pending when a check comes', () => {
       await t.clearCalls();
       // Bought by POST; the dataset is not ready yet.
       const pending = t.gql(MANAGERS, { vat: VAT }, auth(token));
-      await withSafety(
-        (async () => {
-          while (!(await callsOf(t)).includes(`POST /IT-stakeholders/${VAT}`)) await new Promise((r) => setTimeout(r, 20));
-        })(),
-        'the POST',
-      );
+      await waitFor(async () => (await callsOf(t)).includes(`POST /IT-stakeholders/${VAT}`), 'the POST', { every: 20 });
       // The company changes meanwhile: the pending purchase is dropped with the cache.
       await t.control('company/monitorCheck', { id: m.id, changes: { companyName: 'OPENAPI FIFTH S.P.A.' } });
       expect((await nextChange(sub)).id).toBe(m.id);
@@ -316,12 +312,7 @@ describe('a slow dataset still pending when a check comes', () => {
       expect(first.errors, JSON.stringify(first.errors)).toBeUndefined();
 
       const again = t.gql(MANAGERS, { vat: VAT }, auth(token));
-      await withSafety(
-        (async () => {
-          while ((await callsOf(t)).filter((c) => c === `POST /IT-stakeholders/${VAT}`).length < 2) await new Promise((r) => setTimeout(r, 20));
-        })(),
-        'the second POST',
-      );
+      await waitFor(async () => (await callsOf(t)).filter((c) => c === `POST /IT-stakeholders/${VAT}`).length >= 2, 'the second POST', { every: 20 });
       expect(await t.control('company/complete', {})).toEqual({ completed: 1 });
       const second = await withSafety(again, 'the read after the check');
       expect(second.errors, JSON.stringify(second.errors)).toBeUndefined();

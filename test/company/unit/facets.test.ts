@@ -33,6 +33,7 @@ import { vendorData, vendorExampleKeys } from '../../../subgraphs/company/fixtur
 import { companySubgraph } from '../../../subgraphs/company/index.ts';
 import { undescribed } from '../../support/schema.ts';
 import { searchEnrichment } from '../../../subgraphs/company/resolvers/search.ts';
+import { nextTurn } from '../../support/wait.ts';
 
 // @apollo/subgraph loads graphql's CommonJS build; vitest would give this file the ESM one (two
 // instances of graphql cannot share a schema), so execute with the instance @apollo/subgraph uses.
@@ -77,7 +78,7 @@ class FakeUpstream {
     const path = fillPath(ep.path, opts.params);
     const endpoint = endpointOf(path);
     this.calls.push({ endpoint, path, query: opts.query, euro: priceOf(ep.area, ep.method, path) });
-    await new Promise((r) => setTimeout(r, 1));
+    await nextTurn(); // answers on a later turn of the event loop, as the network does
     const ident = opts.params?.id ?? '';
     if (this.notFound.has(ident)) throw new UpstreamError('http', 'no company matches', 'company', endpoint, 404, 302);
     if (endpoint === 'IT-search') {

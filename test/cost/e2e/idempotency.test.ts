@@ -12,6 +12,7 @@ import { MemoryRequestStore, type IdempotencyRecord } from '../../../subgraphs/r
 import { CF, CF2 } from '../../support/risk.ts';
 import { startTestStack, type EmulatorCall, type GraphQLResponse, type TestStack } from '../../support/stack.ts';
 import type { Obj } from '../../../contract/values.ts';
+import { waitFor } from '../../support/wait.ts';
 
 /** The layer's upstream timeout: an answer later than this is lost. */
 const TIMEOUT_MS = 2000;
@@ -63,14 +64,15 @@ async function posts(path: string): Promise<EmulatorCall[]> {
 }
 
 /** Polls the emulator's call log until `count` POSTs on `path` were answered (the late ones included). */
-async function awaitPosts(path: string, count: number): Promise<EmulatorCall[]> {
-  const deadline = Date.now() + SAFETY_MS;
-  for (;;) {
-    const seen = await posts(path);
-    if (seen.length >= count) return seen;
-    if (Date.now() > deadline) throw new Error(`safety limit: ${count} POST ${path} not seen (${seen.length})`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
+function awaitPosts(path: string, count: number): Promise<EmulatorCall[]> {
+  return waitFor(
+    async () => {
+      const seen = await posts(path);
+      return seen.length >= count && seen;
+    },
+    `${count} POST ${path}`,
+    { deadline: SAFETY_MS, every: 25 },
+  );
 }
 
 function data<T = Obj>(res: GraphQLResponse, field: string): T {

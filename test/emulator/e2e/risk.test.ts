@@ -208,7 +208,7 @@ function personBody(callbackUrl?: string, extra: Record<string, unknown> = {}): 
 let receiver: Receiver;
 const harnesses: Harness[] = [];
 
-async function risk(opts?: { completeAfterMs?: number }): Promise<Harness> {
+async function risk(opts?: { completeAfterMs?: number; scheduler?: Scheduler }): Promise<Harness> {
   const h = await startHarness(createRiskModule(opts));
   harnesses.push(h);
   return h;
@@ -448,12 +448,16 @@ describe('person bureau request', () => {
   });
 
   it('completes on its own after completeAfterMs once the delegation is uploaded', async () => {
-    const { url } = await risk({ completeAfterMs: 150 });
+    // The module's clock is moved by hand: time passing is `advance`, not a sleep.
+    const scheduler = new Scheduler({ mode: 'manual' });
+    const { url } = await risk({ completeAfterMs: 150, scheduler });
     const id = String(data(await call(url, 'POST', '/IT-crif-persona/', personBody())).id);
-    await new Promise((r) => setTimeout(r, 300));
+    await scheduler.advance(300);
     expect(data(await call(url, 'GET', `/IT-crif-persona/${id}`)).state).toBe('processing');
     await call(url, 'PATCH', `/IT-crif-persona/${id}`, { signed_delegation_file: b64pdf('firmata') });
-    await new Promise((r) => setTimeout(r, 400));
+    await scheduler.advance(149);
+    expect(data(await call(url, 'GET', `/IT-crif-persona/${id}`)).state).not.toBe('complete');
+    await scheduler.advance(251);
     expect(data(await call(url, 'GET', `/IT-crif-persona/${id}`)).state).toBe('complete');
   });
 
@@ -729,14 +733,15 @@ describe('IT-creditscore-top-monitor', () => {
 
 describe('timing control', () => {
   it('completes on its own, never with 0, and reset forgets everything', async () => {
-    const { url, module } = await risk({ completeAfterMs: 60_000 });
+    const scheduler = new Scheduler({ mode: 'manual' });
+    const { url, module } = await risk({ completeAfterMs: 60_000, scheduler });
     const a = String(data(await call(url, 'POST', '/IT-report-persona', { name: 'A', surname: 'B', taxCode: CF })).id);
     expect(await module.control?.timing?.({ completeAfterMs: 50 })).toEqual({ completeAfterMs: 50, delegationAfterMs: 0 });
-    await new Promise((r) => setTimeout(r, 200));
+    await scheduler.advance(200);
     expect(data(await call(url, 'GET', `/IT-report-persona/${a}`)).state).toBe('complete');
     await module.control?.timing?.({ completeAfterMs: 0 });
     const b = String(data(await call(url, 'POST', '/IT-report-persona', { name: 'A', surname: 'B', taxCode: CF })).id);
-    await new Promise((r) => setTimeout(r, 150));
+    await scheduler.advance(3_600_000);
     expect(data(await call(url, 'GET', `/IT-report-persona/${b}`)).state).toBe('processing');
     await module.control?.reset?.({});
     expect((await call(url, 'GET', '/IT-report-persona')).status).toBe(404);

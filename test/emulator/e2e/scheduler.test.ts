@@ -2,16 +2,18 @@
  * The emulator's job scheduler (`emulator/scheduler.ts`): ordering, cancel, the manual clock and its
  * advance, real mode on an injected timer source and on Node's timers; and the clock control API
  * (`/_emulator/clock`) driving the risk and company areas' work. Every server started here is
- * stopped in `afterEach`.
+ * stopped after its test (`track`).
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { Scheduler, type TimerSource } from '../../../emulator/scheduler.ts';
 import { startEmulator, type RunningEmulator } from '../../../emulator/server.ts';
 import { createCompanyModule } from '../../../emulator/company/index.ts';
 import { createRiskModule } from '../../../emulator/risk/index.ts';
+import { nextTurn, waitFor } from '../../support/wait.ts';
+import { track } from '../../support/servers.ts';
 
 type Json = Record<string, unknown>;
 
@@ -50,8 +52,6 @@ function fakeTime(start = T0): { now: () => number; timers: TimerSource; armed: 
   };
 }
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
 describe('scheduler', () => {
   it('runs jobs in order of due time, ties in the order scheduled, each seeing its own time', async () => {
     const s = new Scheduler({ mode: 'manual', now: () => T0 });
@@ -83,7 +83,7 @@ describe('scheduler', () => {
       if (seen.length < 3) s.after(100, tick);
     };
     s.after(100, tick);
-    s.after(50, () => sleep(30).then(() => (settled = true)));
+    s.after(50, () => nextTurn().then(() => (settled = true)));
     expect(await s.advance(1000)).toBe(4);
     expect(seen).toEqual([100, 200, 300]);
     expect(settled).toBe(true);
@@ -113,12 +113,14 @@ describe('scheduler', () => {
   });
 
   it('manual mode: the clock stands still and nothing fires until time is moved', async () => {
-    const s = new Scheduler({ mode: 'manual' });
+    const time = fakeTime();
+    const s = new Scheduler({ mode: 'manual', now: time.now, timers: time.timers });
     const frozen = s.now();
     let ran = 0;
     s.after(5, () => void ran++);
     s.schedule(frozen - 1000, () => void ran++); // already due: waits for runDue / advance too
-    await sleep(40);
+    expect(time.armed()).toEqual([]); // no timer: the source's time passing fires nothing
+    time.tick(40);
     s.catchUp();
     expect(ran).toBe(0);
     expect(s.now()).toBe(frozen);
@@ -179,14 +181,16 @@ describe('scheduler', () => {
     const s = new Scheduler();
     let fired = 0;
     s.after(20, () => void fired++);
-    await sleep(80);
+    await waitFor(() => fired === 1, 'the job to fire on a Node timer', { deadline: 5_000 });
     expect(fired).toBe(1);
     s.schedule(s.now() - 1, () => void fired++);
     s.catchUp();
     expect(fired).toBe(2);
     s.after(10, () => void fired++);
     s.close();
-    await sleep(40);
+    expect(s.pending()).toEqual([]);
+    // Not synchronisation: real time passes the closed scheduler's job, which must not fire (Node timers are the subject here).
+    await new Promise((r) => setTimeout(r, 40));
     expect(fired).toBe(2);
   });
 
@@ -230,15 +234,17 @@ async function receiver(): Promise<{ url: string; bodies: Json[]; close: () => P
   };
 }
 
-const started: Array<{ close: () => Promise<void> }> = [];
-afterEach(async () => {
-  while (started.length > 0) await started.pop()?.close();
-});
+const started = track();
 
 async function emulator(opts: Parameters<typeof startEmulator>[0] = {}): Promise<RunningEmulator> {
-  const emu = await startEmulator(opts);
-  started.push(emu);
-  return emu;
+  return started(await startEmulator(opts));
+}
+
+/** An emulator whose scheduler reads a hand-driven time source: `time.tick(ms)` is real time passing. */
+async function emulatorOnFakeTime(modules?: (scheduler: Scheduler) => Parameters<typeof startEmulator>[0]): Promise<{ emu: RunningEmulator; time: ReturnType<typeof fakeTime> }> {
+  const time = fakeTime(Date.now());
+  const scheduler = new Scheduler({ now: time.now, timers: time.timers });
+  return { emu: await emulator({ scheduler, ...modules?.(scheduler) }), time };
 }
 
 async function call(emu: RunningEmulator, method: string, path: string, body?: unknown): Promise<{ status: number; json: Json; headers: Record<string, unknown> }> {
@@ -255,9 +261,8 @@ const clock = async (emu: RunningEmulator, body?: Json): Promise<Json> => (await
 
 describe('clock control API', () => {
   it('manual clock: risk work waits for the clock, completes on advance with its callback, and record times follow the clock', async () => {
-    const hook = await receiver();
-    started.push(hook);
-    const emu = await emulator();
+    const hook = started(await receiver());
+    const { emu, time } = await emulatorOnFakeTime();
     const set = await clock(emu, { mode: 'manual' });
     expect(set).toMatchObject({ mode: 'manual', pending: 0, ran: 0 });
     await call(emu, 'POST', '/_emulator/risk/timing', { completeAfterMs: 100 });
@@ -267,7 +272,7 @@ describe('clock control API', () => {
     const state = await clock(emu);
     expect(state).toMatchObject({ mode: 'manual', pending: 1 });
     expect(state.jobs).toEqual([{ id: expect.any(Number), at: new Date(Number(state.nowMs) + 100).toISOString(), label: `risk complete ${id}` }]);
-    await sleep(250); // longer than completeAfterMs: nothing moves by itself
+    time.tick(250); // longer than completeAfterMs: nothing moves by itself
     expect(((await call(emu, 'GET', `/risk/IT-negativita/${id}`)).json.data as Json).status).toBe('PENDING');
 
     const day = 24 * 3600 * 1000;
@@ -285,14 +290,14 @@ describe('clock control API', () => {
   });
 
   it('manual clock: slow company datasets stay PENDING until the clock reaches them; company/advance moves the same clock', async () => {
-    const emu = await emulator();
+    const { emu, time } = await emulatorOnFakeTime();
     await clock(emu, { mode: 'manual' });
     // The GET answers 302 at once (no wait): the request's own time is what this test moves.
     await call(emu, 'POST', '/_emulator/company/slow', { ms: 300, waitMs: 0 });
     const first = await call(emu, 'GET', '/company/IT-aml/12485671007');
     expect(first.status).toBe(302);
     const path = String(first.headers.location).slice(emu.url.length);
-    await sleep(400);
+    time.tick(400);
     expect((await call(emu, 'GET', path)).json.data).toMatchObject({ state: 'PENDING' });
     expect(await clock(emu, { advanceMs: 299 })).toMatchObject({ ran: 0, pending: 1 });
     expect((await call(emu, 'GET', path)).json.data).toMatchObject({ state: 'PENDING' });
@@ -308,17 +313,17 @@ describe('clock control API', () => {
   });
 
   it('real mode again: time runs on from where it stood and due work fires by itself', async () => {
-    const emu = await emulator({ modules: [createRiskModule({ completeAfterMs: 50 })] });
+    const { emu, time } = await emulatorOnFakeTime((scheduler) => ({ modules: [createRiskModule({ completeAfterMs: 50, scheduler })] }));
     await clock(emu, { mode: 'manual' });
     const id = String(((await call(emu, 'POST', '/risk/IT-negativita', { cf_piva: '12485671007' })).json.data as Json).id);
-    await sleep(100);
+    time.tick(100);
     expect(((await call(emu, 'GET', `/risk/IT-negativita/${id}`)).json.data as Json).status).toBe('PENDING');
     const stood = Number((await clock(emu)).nowMs);
     const real = await clock(emu, { mode: 'real' });
     expect(real.mode).toBe('real');
     expect(Number(real.nowMs)).toBeGreaterThanOrEqual(stood);
     expect(Number(real.nowMs) - stood).toBeLessThan(1000);
-    await sleep(150);
+    time.tick(150);
     expect(((await call(emu, 'GET', `/risk/IT-negativita/${id}`)).json.data as Json).status).toBe('COMPLETED');
   });
 

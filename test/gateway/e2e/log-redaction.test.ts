@@ -22,6 +22,7 @@ import { createGatewayLogger, parseLogLevel, RedactingLogWriter } from '../../..
 import { formatRedacted, redactConsole, redactText, redactValue, registerSecrets, REDACTED } from '../../../platform/redact.ts';
 import { withSafety as safety } from '../../support/safety.ts';
 import { emulatorControl } from '../../../services/processes.ts';
+import { stopProcess } from '../../support/process.ts';
 
 const hex = (n: number): string => randomBytes(n).toString('hex');
 const CALLER_TOKEN = `tok${hex(20)}`;
@@ -79,12 +80,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const c of clients) await c.dispose();
-  if (proc && proc.exitCode === null) {
-    const exited = once(proc, 'exit');
-    proc.kill('SIGTERM');
-    await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
-    if (proc.exitCode === null) proc.kill('SIGKILL');
-  }
+  await stopProcess(proc);
 });
 
 async function gql(

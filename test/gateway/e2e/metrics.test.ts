@@ -12,6 +12,7 @@ import { GraphQLError } from 'graphql';
 import { OperationNames, outcomeOf } from '../../../gateway/metrics.ts';
 import { CF } from '../../support/risk.ts';
 import { withSafety } from '../../support/safety.ts';
+import { waitFor } from '../../support/wait.ts';
 
 let t: TestStack;
 let token: string;
@@ -137,13 +138,8 @@ describe('/metrics', () => {
     const now = async (name: string, where: Record<string, string> = {}): Promise<number> =>
       Math.round((sum((await scrape(t.url)).samples, name, where) - sum(before, name, where)) * 10_000) / 10_000;
     /** Polls /metrics until `name` moved by `want` (a safety limit, not a timed assertion). */
-    const until = async (name: string, where: Record<string, string>, want: number): Promise<void> => {
-      const end = Date.now() + 20_000;
-      while ((await now(name, where)) !== want) {
-        if (Date.now() > end) throw new Error(`${name} ${JSON.stringify(where)} never moved by ${want}`);
-        await new Promise((r) => setTimeout(r, 20));
-      }
-    };
+    const until = async (name: string, where: Record<string, string>, want: number): Promise<void> =>
+      void (await waitFor(async () => (await now(name, where)) === want, `${name} ${JSON.stringify(where)} to move by ${want}`, { deadline: 20_000, every: 20 }));
 
     // A document that does not validate: its name (client text) is no label.
     const invalid = await t.gql('query tok_abcdef123456 { nope }', {}, auth);

@@ -17,6 +17,8 @@ import { announceChange } from '../../../platform/changes.ts';
 import { POSTAL_TTL } from '../../../subgraphs/postal/upstream.ts';
 import { tenantOf } from '../../../subgraphs/upstream/tenant.ts';
 import { startTestStack, type GraphQLResponse, type TestStack } from '../../support/stack.ts';
+import { waitFor } from '../../support/wait.ts';
+import { untilInFlight } from '../../support/inflight.ts';
 
 /** OPENAPI S.P.A. (sandbox company). */
 const VAT = '12485671007';
@@ -117,10 +119,14 @@ describe('what the layer learns drops the answers', () => {
 
     await t.control('company/monitorCheck', { id: monitorId, changes: { companyName: 'OPENAPI RENAMED S.P.A.' } });
     // The check reaches the layer through its callback; a cached answer would never show it.
-    const deadline = Date.now() + 20_000;
-    let after: GraphQLResponse<{ companyMonitor: { checkedOn: string | null; updatedFields: unknown } }>;
-    do after = await ok(MONITOR, { id: monitorId });
-    while (after.data!.companyMonitor.checkedOn === null && Date.now() < deadline);
+    const after = await waitFor(
+      async () => {
+        const res: GraphQLResponse<{ companyMonitor: { checkedOn: string | null; updatedFields: unknown } }> = await ok(MONITOR, { id: monitorId });
+        return res.data!.companyMonitor.checkedOn !== null && res;
+      },
+      'the monitor check to reach the layer',
+      { deadline: 20_000 },
+    );
     expect(after.data!.companyMonitor).toMatchObject({ checkedOn: expect.any(String), updatedFields: { companyName: 'OPENAPI RENAMED S.P.A.' } });
     // And the company's own answer, cached before the check, is bought again (the company area
     // dropped its data of the company too).
@@ -212,16 +218,7 @@ describe('answers of one tenant are never another’s, nor older than a change',
     return { status: res.statusCode, headers: res.headers, body: JSON.parse(text) as GraphQLResponse };
   };
   /** Waits until the emulator holds a call (its answer delayed by a fault). */
-  const untilHeld = async (): Promise<void> => {
-    const deadline = Date.now() + 10_000;
-    for (;;) {
-      const res = await request(`${t.stack.emulatorUrl}/_emulator/inflight`);
-      const { count } = (await res.body.json()) as { count: number };
-      if (count > 0) return;
-      if (Date.now() > deadline) throw new Error('no call held by the emulator');
-      await new Promise((r) => setTimeout(r, 10));
-    }
-  };
+  const untilHeld = (): Promise<void> => untilInFlight(t.stack.emulatorUrl!, 'some', 10_000);
 
   it('no ETag shows a session, and If-None-Match never answers 304: tenant B with A’s tag gets the full answer', async () => {
     const a = await http({});

@@ -15,6 +15,7 @@ import { subgraphRoute } from '../../../gateway/proxy.ts';
 import { registeredVats } from '../../../emulator/company/index.ts';
 import { bureauInput, CF, CF2 } from '../../support/risk.ts';
 import { startTestStack, type TestStack } from '../../support/stack.ts';
+import { waitFor } from '../../support/wait.ts';
 import { logLevelOfEnv, logTo, setLogLevel } from '../../../platform/log.ts';
 import type { LogLevel } from '@graphql-hive/logger';
 import type { Obj } from '../../../contract/values.ts';
@@ -67,16 +68,8 @@ afterEach(async () => {
 // ---------------------------------------------------------------------------------------------
 // Helpers
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-/** Polls an observable condition (short steps, with a safety limit). */
-async function until(check: () => Promise<boolean>, what: string): Promise<void> {
-  const deadline = Date.now() + SAFETY_MS;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`safety limit: ${what}`);
-    await sleep(20);
-  }
-}
+/** Waits on an observable condition (the kit's `waitFor`, with this file's safety limit). */
+const until = async (check: () => Promise<boolean>, what: string): Promise<void> => void (await waitFor(check, what, { deadline: SAFETY_MS, every: 20 }));
 
 const text = (a: unknown): string => (a instanceof Error ? (a.stack ?? a.message) : typeof a === 'string' ? a : (JSON.stringify(a) ?? String(a)));
 

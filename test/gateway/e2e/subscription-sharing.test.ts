@@ -13,6 +13,7 @@ import { makeFiscalCode } from '../../../contract/checksums.ts';
 import { startTestStack, type TestStack } from '../../support/stack.ts';
 import { withSafety } from '../../support/safety.ts';
 import type { Obj } from '../../../contract/values.ts';
+import { waitFor } from '../../support/wait.ts';
 
 type Result = FormattedExecutionResult<Obj, unknown>;
 
@@ -82,13 +83,7 @@ async function next(it: AsyncIterator<Result>): Promise<Obj> {
 }
 
 /** Polls a condition (a safety limit, not a timed assertion). */
-async function until(what: string, ok: () => boolean | Promise<boolean>): Promise<void> {
-  const end = Date.now() + 20_000;
-  while (!(await ok())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+const until = async (what: string, ok: () => boolean | Promise<boolean>): Promise<void> => void (await waitFor(ok, what, { deadline: 20_000 }));
 
 const metricsText = async (): Promise<string> => (await fetch(`${t.stack.gateway.url}/metrics`)).text();
 

@@ -17,6 +17,7 @@ import { startGateway } from '../../../gateway/index.ts';
 import { gatewayOptionsFromEnv } from '../../../services/build.ts';
 import { baseEnv, spawnService, type Service } from '../../../services/processes.ts';
 import { SUBGRAPH_NAMES } from '../../../subgraphs/index.ts';
+import { waitFor } from '../../support/wait.ts';
 
 const exporter = new InMemorySpanExporter();
 let t: TestStack;
@@ -33,15 +34,7 @@ afterAll(async () => {
 });
 
 /** Polls until `check` holds (spans end shortly after the response is sent). */
-async function until<T>(what: string, get: () => T | undefined): Promise<T> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const v = get();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+const until = <T>(what: string, get: () => T | undefined): Promise<T> => waitFor(get, what, { every: 20 });
 
 const parentOf = (s: ReadableSpan): string | undefined => s.parentSpanContext?.spanId;
 

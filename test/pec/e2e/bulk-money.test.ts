@@ -20,6 +20,7 @@ import { UpstreamClient } from '../../../subgraphs/upstream/client.ts';
 import { loadUpstreamConfig } from '../../../subgraphs/upstream/config.ts';
 import { startTestStack, type TestStack } from '../../support/stack.ts';
 import { withSafety } from '../../support/safety.ts';
+import { waitFor } from '../../support/wait.ts';
 
 const ENV = {
   LAYER_SECRET: 'pec-bulk-money-secret-0123456789ab',
@@ -150,27 +151,22 @@ describe('the budgets of a bulk sending, through the gateway', () => {
     const { id, cost } = res.data!.sendCertifiedMail;
     expect(cost).toEqual({ euro: 0, atRisk: 0, estimate: 0.1 });
     // Until every receipt is in (the emulator delivers on `advance`).
-    let view: { done: boolean; cost: Record<string, number> } | null = null;
-    await withSafety(
-      (async () => {
-        for (;;) {
-          await gw.control('pecmassiva/advance', {});
-          const r = await gw.gql<{ bulkSending: { done: boolean; cost: Record<string, number> } }>(SENDING, { id }, auth);
-          view = r.data!.bulkSending;
-          if (view.done) return;
-          await new Promise((resolve) => setImmediate(resolve));
-        }
-      })(),
+    const view = await waitFor(
+      async () => {
+        await gw.control('pecmassiva/advance', {});
+        const r = await gw.gql<{ bulkSending: { done: boolean; cost: Record<string, number> } }>(SENDING, { id }, auth);
+        return r.data!.bulkSending.done && r.data!.bulkSending;
+      },
       'sending done',
-      30_000,
+      { deadline: 30_000, every: 1 },
     );
     const calls = await gw.calls('pecmassiva');
     const posts = calls.filter((x) => x.method === 'POST' && x.status === 201);
     expect(posts).toHaveLength(2);
     const charged = calls.reduce((sum, x) => sum + x.price, 0);
-    expect(view!.cost.euro).toBeCloseTo(charged, 4);
-    expect(view!.cost.estimate).toBeGreaterThanOrEqual(posts.reduce((sum, x) => sum + x.price, 0));
-    expect(view!.cost.atRisk).toBe(0);
+    expect(view.cost.euro).toBeCloseTo(charged, 4);
+    expect(view.cost.estimate).toBeGreaterThanOrEqual(posts.reduce((sum, x) => sum + x.price, 0));
+    expect(view.cost.atRisk).toBe(0);
     // A sending the budget still holds is queued (the check is of the estimate, 0.95 € < 1 €).
     const fits = await gw.gql<{ sendCertifiedMail: { id: string } }>(
       SEND,
@@ -208,21 +204,16 @@ describe('the budgets of a bulk sending, through the gateway', () => {
       const id = res.data!.sendCertifiedMail.id;
       const q = `query($id: ID!) { bulkSending(id: $id) { done recipients { address state } } }`;
       type View = { done: boolean; recipients: Array<{ address: string; state: string }> };
-      const box: { view: View | null } = { view: null };
-      await withSafety(
-        (async () => {
-          for (;;) {
-            await gw.control('pecmassiva/advance', {});
-            const view = (await gw.gql<{ bulkSending: View }>(q, { id }, auth)).data!.bulkSending;
-            box.view = view;
-            if (view.done) return;
-            await new Promise((resolve) => setImmediate(resolve));
-          }
-        })(),
+      const view = await waitFor(
+        async () => {
+          await gw.control('pecmassiva/advance', {});
+          const v = (await gw.gql<{ bulkSending: View }>(q, { id }, auth)).data!.bulkSending;
+          return v.done && v;
+        },
         'sending done',
-        30_000,
+        { deadline: 30_000, every: 1 },
       );
-      expect(box.view?.recipients).toEqual([
+      expect(view.recipients).toEqual([
         { address: 'mario@legalmail.it', state: 'DELIVERED' },
         { address: 'anna@legalmail.it', state: 'DELIVERED' },
       ]);
@@ -259,16 +250,13 @@ describe('cancelling a bulk sending, through the gateway', () => {
         )
       ).data!.sendCertifiedMail.id;
     const firstSent = async (id: string) =>
-      withSafety(
-        (async () => {
-          for (;;) {
-            const r = await gw.gql<{ bulkSending: { counts: { sent: number } } }>(`query($id: ID!) { bulkSending(id: $id) { counts { sent } } }`, { id }, auth);
-            if (r.data!.bulkSending.counts.sent === 10) return;
-            await new Promise((resolve) => setImmediate(resolve));
-          }
-        })(),
+      waitFor(
+        async () => {
+          const r = await gw.gql<{ bulkSending: { counts: { sent: number } } }>(`query($id: ID!) { bulkSending(id: $id) { counts { sent } } }`, { id }, auth);
+          return r.data!.bulkSending.counts.sent === 10;
+        },
         'first request sent',
-        30_000,
+        { deadline: 30_000, every: 1 },
       );
 
     const a = await start('annulla');
@@ -353,12 +341,7 @@ describe('inbox subscription reads', () => {
       });
       const arrival = it.next();
       // The loop goes on looking, refused by the budget each time: nothing is read in this minute.
-      await withSafety(
-        (async () => {
-          while (refused < 3) await new Promise((resolve) => setTimeout(resolve, 1));
-        })(),
-        'refused reads',
-      );
+      await waitFor(() => refused >= 3, 'refused reads', { every: 1 });
       expect(inboxReads().length - before).toBe(2);
       // The next minute: the last page only (the page count is known), and the arrival; every page
       // paid for was used (reads cost 0.001 € each, logged when the subscription ends).
@@ -396,12 +379,7 @@ describe('inbox subscription at a budget of one read a minute', () => {
     try {
       const first = it.next();
       // This minute: page 1 only (it tells the page count); the last page waits for the next unit.
-      await withSafety(
-        (async () => {
-          while (inboxReads().length - before < 1) await new Promise((resolve) => setTimeout(resolve, 1));
-        })(),
-        'first page read',
-      );
+      await waitFor(() => inboxReads().length - before >= 1, 'first page read', { every: 1 });
       clock += 60_001;
       const newest = Number((await withSafety(first, 'newest message')).value.inboxMessageReceived.id);
       expect(newest).toBeGreaterThan(25);

@@ -16,6 +16,7 @@ import { closeRedis, connectRedis } from '../../../platform/redis.ts';
 import { UpstreamClient } from '../../../subgraphs/upstream/client.ts';
 import { loadUpstreamConfig } from '../../../subgraphs/upstream/config.ts';
 import { sendingUntil } from '../../support/pec.ts';
+import { waitFor } from '../../support/wait.ts';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const PREFIX = `test:pec-replicas:${randomBytes(4).toString('hex')}:`;
@@ -172,12 +173,14 @@ describe('a bulk sending across two replicas', () => {
     await sendingUntil(a.bulk, tenant, queued.id, (s) => sent(s) >= 10);
     await a.bulk.halt();
     // The lease is still A's: B waits for it to lapse (polled, with a deadline), then runs the rest.
-    let taken: string[] = [];
-    const deadline = Date.now() + 20_000;
-    while (taken.length === 0 && Date.now() < deadline) {
-      taken = await b.bulk.takeUp();
-      if (taken.length === 0) await new Promise((r) => setTimeout(r, 50));
-    }
+    const taken = await waitFor(
+      async () => {
+        const ids = await b.bulk.takeUp();
+        return ids.length > 0 && ids;
+      },
+      "B taking up A's lapsed lease",
+      { deadline: 20_000, every: 50 },
+    );
     expect(taken).toEqual([queued.id]);
     expect(b.bulk.leaseStats).toEqual({ lost: 0, takenUp: 1 });
     const done = await sendingUntil(b.bulk, tenant, queued.id, (s) => s.done);

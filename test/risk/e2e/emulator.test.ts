@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { startEmulator, type CallRecord, type RunningEmulator } from '../../../emulator/server.ts';
 import { CF } from '../../support/risk.ts';
+import { waitFor } from '../../support/wait.ts';
 
 let emu: RunningEmulator;
 
@@ -46,10 +47,14 @@ describe('delayAfterMs fault', () => {
     const pending = call('POST', '/risk/IT-report-persona', token, { name: 'Mario', surname: 'Rossi', taxCode: CF }).finally(() => (answered = true));
     pending.catch(() => undefined);
     // Before the answer: the request is already listed, and the wallet charged.
-    let listed: unknown[] = [];
-    while (listed.length === 0 && Date.now() - started < 2000) {
-      listed = ((await call('GET', '/risk/IT-report-persona', token)).body as { data: unknown[] }).data;
-    }
+    const listed = await waitFor(
+      async () => {
+        const data = ((await call('GET', '/risk/IT-report-persona', token)).body as { data: unknown[] }).data;
+        return data.length > 0 && data;
+      },
+      'the request listed before its answer',
+      { deadline: 2_000, every: 5 },
+    );
     expect(answered).toBe(false);
     expect(listed).toHaveLength(1);
     expect(emu.tokens.get(token)!.credit).toBeLessThan(100);

@@ -18,6 +18,7 @@ import { MemoryReplayGuard, Signer } from '../../../platform/signing.ts';
 import { CF, CF2 } from '../../support/risk.ts';
 import { startTestStack, type TestStack } from '../../support/stack.ts';
 import { withSafety as safety } from '../../support/safety.ts';
+import { waitFor } from '../../support/wait.ts';
 import type { Obj } from '../../../contract/values.ts';
 
 const LAYER_SECRET = 'risk-ingress-test-secret-0123456789';
@@ -63,15 +64,7 @@ async function startReceiver(): Promise<Receiver> {
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
     deliveries,
-    async waitFor(match, from = 0) {
-      const deadline = Date.now() + SAFETY_MS;
-      for (;;) {
-        const found = deliveries.slice(from).find(match);
-        if (found) return found;
-        if (Date.now() > deadline) throw new Error('no matching delivery at the receiver');
-        await sleep(20);
-      }
-    },
+    waitFor: (match, from = 0) => waitFor(() => deliveries.slice(from).find(match), 'a matching delivery at the receiver', { deadline: SAFETY_MS, every: 20 }),
     close: () =>
       new Promise<void>((r) => {
         server.closeAllConnections();
@@ -79,8 +72,6 @@ async function startReceiver(): Promise<Receiver> {
       }),
   };
 }
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 async function gql<T = Obj>(query: string, variables: Obj = {}): Promise<T> {
   const res = await t.gql<T>(query, variables);

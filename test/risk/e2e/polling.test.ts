@@ -16,6 +16,7 @@ import { CF, CF2 } from '../../support/risk.ts';
 import { startTestStack, type TestStack } from '../../support/stack.ts';
 import { withSafety as safety } from '../../support/safety.ts';
 import type { Obj } from '../../../contract/values.ts';
+import { waitFor } from '../../support/wait.ts';
 
 const ENV = {
   LAYER_SECRET: 'risk-polling-test-secret-0123456789',
@@ -34,8 +35,6 @@ const DAY = 24 * 3600 * 1000;
 
 let t: TestStack;
 const clients: Client[] = [];
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 async function gql<T = Obj>(query: string, variables: Obj = {}): Promise<T> {
   const res = await t.gql<T>(query, variables);
@@ -57,13 +56,7 @@ async function readsOf(path: string): Promise<number[]> {
   return calls.filter((c) => c.method === 'GET' && c.path === path).map((c) => Date.parse(c.at));
 }
 
-async function waitUntil(check: () => Promise<boolean>, what: string): Promise<void> {
-  const deadline = Date.now() + SAFETY_MS;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`safety limit: ${what}`);
-    await sleep(25);
-  }
-}
+const waitUntil = async (check: () => Promise<boolean>, what: string): Promise<void> => void (await waitFor(check, what, { deadline: SAFETY_MS, every: 25 }));
 
 const ORDER_PATRIMONIAL = `mutation($input: PersonSubjectInput!) { orderPatrimonialReport(level: STANDARD, input: $input) { id state } }`;
 
@@ -144,10 +137,11 @@ describe('the poller through the gateway', () => {
       await t.control('faults', { area: 'risk', pathPrefix: `/IT-patrimoniale-persona/${flaky}`, status: 503, count: 1000 });
 
       await waitUntil(async () => (await readsOf(`/IT-patrimoniale-persona/${flaky}`)).length >= 1, 'a first poll');
-      await sleep(2000);
+      // The third read of the 503 record comes after waits of 400 and 800 ms (≥ 1.2 s of polling).
+      await waitUntil(async () => (await readsOf(`/IT-patrimoniale-persona/${flaky}`)).length >= 3, 'a third poll of the 503 record');
       // Once 404: never again (every 200 ms before).
       expect(await readsOf(`/IT-patrimoniale-persona/${gone}`)).toHaveLength(1);
-      // 503: waits of 400, 800, 1600 ms… so at most 3 reads in these 2 s (about 10 before).
+      // 503: waits of 400, 800, 1600 ms… so at most 3 reads in 2 s (about 10 before).
       const flakyReads = await readsOf(`/IT-patrimoniale-persona/${flaky}`);
       expect(flakyReads.length).toBeGreaterThanOrEqual(2);
       expect(flakyReads.length).toBeLessThanOrEqual(4);

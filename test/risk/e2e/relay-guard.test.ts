@@ -16,6 +16,7 @@ import { relayTarget } from '../../../subgraphs/risk/validate.ts';
 import { CF } from '../../support/risk.ts';
 import { startTestStack, type TestStack } from '../../support/stack.ts';
 import type { Obj } from '../../../contract/values.ts';
+import { waitFor } from '../../support/wait.ts';
 
 let t: TestStack;
 let hits = 0;
@@ -82,12 +83,8 @@ describe('through the gateway', () => {
       expect(res.errors).toBeUndefined();
       const id = String(res.data?.orderPatrimonialReport.id);
       await t.control('risk/advance', { id });
-      const deadline = Date.now() + 10_000;
       const refusedLog = (): boolean => memory.logs.some((l) => (l.attrs as { id?: string } | undefined)?.id === id && l.msg?.includes('refused') === true);
-      while (!refusedLog() && hits === 0) {
-        if (Date.now() > deadline) throw new Error('neither a relay nor its refusal');
-        await new Promise((r) => setTimeout(r, 20));
-      }
+      await waitFor(() => refusedLog() || hits > 0, 'a relay or its refusal', { every: 20 });
       expect(hits).toBe(0);
       expect(refusedLog()).toBe(true);
     } finally {

@@ -10,6 +10,7 @@ import { Kind } from 'graphql';
 import { DateTimeScalar, parseIsoDateTime } from '../../../subgraphs/runtime/scalars.ts';
 import { CF } from '../../support/risk.ts';
 import { startTestStack, type TestStack } from '../../support/stack.ts';
+import { within } from '../../support/wait.ts';
 
 type Result = FormattedExecutionResult<Record<string, unknown>, unknown>;
 
@@ -30,17 +31,10 @@ afterAll(async () => {
 
 async function first(query: string, variables?: Record<string, unknown>): Promise<Result> {
   const results = client.iterate<Record<string, unknown>>({ query, variables });
-  let timer: NodeJS.Timeout | undefined;
   try {
-    const next = await Promise.race([
-      results.next(),
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`no result within ${SAFETY_MS} ms`)), SAFETY_MS);
-      }),
-    ]);
+    const next = await within(results.next(), 'a result', SAFETY_MS);
     return next.value as Result;
   } finally {
-    clearTimeout(timer);
     await results.return?.();
   }
 }

@@ -21,6 +21,7 @@ import { FINISHED_RESERVATION_GRACE_S, MemoryTrackedStore, type IdempotencyRecor
 import { SqliteFileGrantStore, SqlitePollBook, SqliteReplayGuard, SqliteTrackedStore } from '../../../subgraphs/runtime/tracking/sqlite-store.ts';
 import type { SqliteDatabase } from '../../../platform/sqlite.ts';
 import { describeStores } from '../../support/store-spec.ts';
+import { within } from '../../support/wait.ts';
 
 type Fam = 'REPORT' | 'MONITOR';
 type Kind = 'Report' | 'Monitor';
@@ -346,7 +347,7 @@ describeStores<World>('tracking stores', { memory: memoryWorld, redis: redisWorl
     await closed;
     await a.bus.publish('topic', { id: 'r', seq: 2 });
     await back;
-    const next = await Promise.race([it.next(), new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 10_000))]);
+    const next = await within(it.next(), 'the message published while the subscriber reconnected');
     expect(next).toEqual({ value: { id: 'r', seq: 2 }, done: false });
     await it.return?.();
   });

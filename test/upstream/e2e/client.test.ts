@@ -7,6 +7,7 @@ import type { Endpoint } from '../../../subgraphs/upstream/endpoint.ts';
 import { UpstreamError } from '../../../subgraphs/upstream/errors.ts';
 import { tenantOf } from '../../../subgraphs/upstream/tenant.ts';
 import { json, startStub, type Stub } from '../../support/stub.ts';
+import { signal, waitFor } from '../../support/wait.ts';
 
 const ans = (status: number, body: unknown, contentType = 'application/json') => ({
   status,
@@ -110,14 +111,19 @@ describe('UpstreamClient', () => {
   });
 
   it('caches per tenant and de-duplicates concurrent identical calls', async () => {
+    // The stub holds its answer until the test lets it go: both calls are made while it is in flight.
+    const release = signal();
     stub = await startStub(async (_req, res) => {
-      await new Promise((r) => setTimeout(r, 50));
+      await release.wait('the test to release the answer');
       json(res, 200, ok([{ vatCode: '1' }]));
     });
     client = make(stub.url);
     const a = ctxFor('tok-a');
     const b = ctxFor('tok-a');
-    await Promise.all([client.call(a, start, { params: { id: '1' } }), client.call(b, start, { params: { id: '1' } })]);
+    const both = Promise.all([client.call(a, start, { params: { id: '1' } }), client.call(b, start, { params: { id: '1' } })]);
+    await waitFor(() => stub!.requests.length === 1, 'the first call in flight');
+    release.fire();
+    await both;
     expect(stub.requests).toHaveLength(1);
     expect(a.meter.summary().upstreamCalls + b.meter.summary().upstreamCalls).toBe(1);
     expect(a.meter.summary().dedupHits + b.meter.summary().dedupHits).toBe(1);
@@ -158,10 +164,8 @@ describe('UpstreamClient', () => {
   });
 
   it('times out per endpoint, retries, then reports UPSTREAM_TIMEOUT', async () => {
-    stub = await startStub(async (_req, res) => {
-      await new Promise((r) => setTimeout(r, 2_000));
-      if (!res.destroyed) json(res, 200, ok([]));
-    });
+    // An upstream that never answers (the stub closes its connections at the end).
+    stub = await startStub(() => undefined);
     client = make(stub.url, { OPENAPI_MAX_RETRIES: '1' });
     await expect(client.call(ctxFor(), { ...start, timeoutMs: 300 }, { params: { id: '1' } })).rejects.toMatchObject({ kind: 'timeout', graphqlCode: 'UPSTREAM_TIMEOUT' });
     expect(stub.requests).toHaveLength(2);
@@ -224,7 +228,7 @@ describe('UpstreamClient', () => {
     });
     client = make(stub.url, { OPENAPI_POLL_MAX_MS: '30000' });
     const pending = client.call(ctxFor(), { area: 'company', method: 'GET', path: '/IT-full/{id}', slow: true }, { params: { id: '1' } }).catch((e: unknown) => e);
-    await new Promise((r) => setTimeout(r, 100));
+    await waitFor(() => stub!.requests.length >= 1, 'the slow dataset requested');
     const t0 = Date.now();
     await client.close();
     expect(await pending).toBeInstanceOf(UpstreamError);
@@ -238,6 +242,7 @@ describe('UpstreamClient', () => {
       // 800 ms in all, twice the timeout; no gap comes near it.
       for (let i = 0; i < 8; i++) {
         res.write('%PDF-chunk\n');
+        // Not synchronisation: the gaps between chunks are the slow upstream under test.
         await new Promise((r) => setTimeout(r, 100));
       }
       res.end();

@@ -32,8 +32,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { json, startStub, type Stub } from '../../support/stub.ts';
+import { nextTurn, waitFor } from '../../support/wait.ts';
 
-const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/**
+ * Real time passing, where it is the subject (a lease or TTL running out on the store's own clock:
+ * Redis's for the Redis stores); never a way to wait for something to happen.
+ */
+const elapse = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The clock of cache freshness and of the ledger's day, moved by the tests. */
 let now = Date.UTC(2026, 0, 15, 10, 0, 0);
@@ -238,7 +243,8 @@ describeStores<InFlightMarkers>('in-flight markers', { memory: () => new MemoryI
     const lease = (await a.acquire('w', 5_000))!;
     const t0 = Date.now();
     const waiting = b.wait('w', 3_000);
-    await pause(80);
+    // Still waiting while the marker is held.
+    expect(await Promise.race([waiting.then(() => 'woken'), nextTurn().then(() => 'waiting')])).toBe('waiting');
     await lease.release();
     await waiting;
     // Woken by the release, long before its 3 s timeout (wide bounds: a loaded machine is slow, not 3 s slow).
@@ -260,9 +266,9 @@ describeStores<InFlightMarkers>('in-flight markers', { memory: () => new MemoryI
     await b.wait('h', 100);
     expect(Date.now() - t0).toBeGreaterThanOrEqual(90);
     expect(await lease.extend()).toBe(true);
-    await pause(600);
+    await elapse(600);
     expect(await lease.extend()).toBe(true);
-    await pause(600);
+    await elapse(600);
     expect(await b.acquire('h', 1_000)).toBeNull();
     await lease.release();
     expect(await lease.extend()).toBe(false);
@@ -271,12 +277,12 @@ describeStores<InFlightMarkers>('in-flight markers', { memory: () => new MemoryI
   it('does not let an expired lease release the next holder', async () => {
     const a = await stores.make();
     const old = (await a.acquire('e', 50))!;
-    await pause(120);
-    const current = await a.acquire('e', 5_000);
+    // The next holder takes the key once the old lease has expired.
+    const current = await waitFor(() => a.acquire('e', 5_000), 'the expired lease to free the key', { deadline: 5_000 });
     expect(current).not.toBeNull();
     await old.release();
     expect(await a.acquire('e', 5_000)).toBeNull();
-    await current!.release();
+    await current.release();
   });
 });
 
@@ -299,7 +305,7 @@ describeStores<PendingStore>(
       expect(await b.get('t|company|envelope|/IT-aml/1')).toBeUndefined();
       await a.set('short', 'r3', 500);
       expect(await a.get('short')).toEqual({ id: 'r3' });
-      await pause(600);
+      await waitFor(async () => (await a.get('short')) === undefined, "the 500 ms entry's expiry", { deadline: 5_000 });
       expect(await a.get('short')).toBeUndefined();
     });
   },
@@ -323,6 +329,17 @@ describeStores<Shared>(
   (stores) => {
     let stub: Stub | undefined;
     const clients: UpstreamClient[] = [];
+    /** Waits on the shared in-flight markers: a replica waiting for another's answer. */
+    let markerWaits = 0;
+    const counted = (markers: InFlightMarkers): InFlightMarkers => ({
+      acquire: (key, leaseMs) => markers.acquire(key, leaseMs),
+      wait: (key, timeoutMs, signal) => {
+        markerWaits++;
+        return markers.wait(key, timeoutMs, signal);
+      },
+    });
+    /** Holds a stub's answer until a replica waits on the leader's marker (the leader is in flight meanwhile). */
+    const untilAReplicaWaits = () => waitFor(() => markerWaits > 0, 'a replica waiting on the in-flight marker', { deadline: 5_000 });
     afterEach(async () => {
       await Promise.all(clients.splice(0).map((c) => c.close()));
       await stub?.close();
@@ -334,16 +351,20 @@ describeStores<Shared>(
     const start: Endpoint = { area: 'company', method: 'GET', path: '/IT-start/{id}', ttl: 60 };
     const twoReplicas = async (url: string, extra: NodeJS.ProcessEnv = {}): Promise<[UpstreamClient, UpstreamClient, Shared]> => {
       const config = loadUpstreamConfig({ OPENAPI_ENV: 'sandbox', OPENAPI_COMPANY_URL: url, OPENAPI_RETRY_BASE_MS: '5', OPENAPI_POLL_MIN_MS: '10', ...extra });
+      markerWaits = 0;
       const a = await stores.make();
       const b = await stores.replica(a);
-      const pair: [UpstreamClient, UpstreamClient] = [new UpstreamClient(config, a), new UpstreamClient(config, b)];
+      const pair: [UpstreamClient, UpstreamClient] = [
+        new UpstreamClient(config, { ...a, markers: counted(a.markers) }),
+        new UpstreamClient(config, { ...b, markers: counted(b.markers) }),
+      ];
       clients.push(...pair);
       return [...pair, b];
     };
 
     it('buys an answer once when two replicas are asked for it at the same moment', async () => {
       stub = await startStub(async (_req, res) => {
-        await pause(150);
+        await untilAReplicaWaits();
         json(res, 200, ok([{ vatCode: '1' }]));
       });
       const [a, b] = await twoReplicas(stub.url);
@@ -365,7 +386,7 @@ describeStores<Shared>(
 
     it('shares a "not found" the same way: bought once, thrown on both replicas', async () => {
       stub = await startStub(async (_req, res) => {
-        await pause(100);
+        await untilAReplicaWaits();
         json(res, 404, { success: false, message: 'company not found', error: 302, data: null });
       });
       const [a, b] = await twoReplicas(stub.url);
@@ -381,13 +402,13 @@ describeStores<Shared>(
     it('lets a waiting replica lead when the leader fails without an answer', async () => {
       let n = 0;
       stub = await startStub(async (_req, res) => {
-        await pause(100);
-        if (++n === 1) json(res, 503, { success: false, message: 'busy', error: 1, data: null });
+        if (++n === 1) await untilAReplicaWaits();
+        if (n === 1) json(res, 503, { success: false, message: 'busy', error: 1, data: null });
         else json(res, 200, ok([{ vatCode: '2' }]));
       });
       const [a, b] = await twoReplicas(stub.url, { OPENAPI_MAX_RETRIES: '0' });
       const first = a.call(ctxFor(), start, { params: { id: '2' } }).catch((e: unknown) => e);
-      await pause(20);
+      await waitFor(() => stub!.requests.length === 1, 'the leader in flight');
       const second = await b.call(ctxFor(), start, { params: { id: '2' } });
       expect(await first).toMatchObject({ graphqlCode: 'UPSTREAM_UNAVAILABLE' });
       expect(second).toEqual([{ vatCode: '2' }]);
