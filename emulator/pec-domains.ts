@@ -1,6 +1,7 @@
 /**
- * The PEC areas' domains (`pec/` registers and checks them, `pecmassiva/` sends to them): the provider's own domains per box family (where `POST /pec` registers
- * addresses and `GET /verifica_pec` checks them) and the certified-domain list `GET /domini_pec`
+ * The PEC areas' domains (`pec/` registers and checks them, `pecmassiva/` sends to them): the
+ * provider's own domains per box family (where `POST /pec` registers addresses and
+ * `GET /verifica_pec` checks them) and the certified-domain list `GET /domini_pec`
  * answers from (the contract: "one of over 250,000 certified domains").
  *
  * The list is generated deterministically on first use: the well-known providers' domains, then

@@ -14,6 +14,7 @@
 import { readdirSync, readFileSync, statSync, existsSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { Kind } from 'graphql';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import { AREAS } from '../contract/areas.ts';
@@ -136,7 +137,7 @@ describe('area descriptors', () => {
     for (const area of AREA_REGISTRY) {
       const fields = new Map<string, string[]>();
       for (const def of area.typeDefs.definitions) {
-        if ((def.kind === 'ObjectTypeDefinition' || def.kind === 'ObjectTypeExtension') && def.name.value === 'Subscription') {
+        if ((def.kind === Kind.OBJECT_TYPE_DEFINITION || def.kind === Kind.OBJECT_TYPE_EXTENSION) && def.name.value === 'Subscription') {
           for (const f of def.fields ?? [])
             fields.set(
               f.name.value,

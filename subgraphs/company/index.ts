@@ -96,12 +96,10 @@ export const companyArea = defineArea({
   // The endpoint table, the monitor family, the slow tiers' POST orders.
   endpointTables: () => [COMPANY_ENDPOINTS, COMPANY_FAMILIES, SLOW_ORDERS],
   pricing: companyPricing,
-  cache: {
-    // An hour (`IT-closed`, searches; the tiers a day; monitors are invalidated by events).
-    responseTtlSeconds: 3600,
-    // Company monitors (`/monitor`, `/monitor/{id}`) are read upstream every time.
-    neverCached: ['Query.companyMonitor', 'Query.companyMonitors'],
-  },
+  // An hour (`IT-closed`, searches; the tiers a day; monitors are invalidated by events). Company
+  // monitors (`/monitor`, `/monitor/{id}`) are read upstream every time: `@cacheControl(maxAge: 0)`
+  // in the schema.
+  cache: { responseTtlSeconds: 3600 },
   sharedSubscriptions: { companyChanged: 'monitorId' },
   trackingFamilies: Object.keys(COMPANY_FAMILIES),
   routes: ['callbacks', 'files'],

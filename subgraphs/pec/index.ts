@@ -72,24 +72,10 @@ export const pecArea = defineArea({
     return [eps, familiesOf(eps), BULK];
   },
   pricing: pecPricing,
-  cache: {
-    // 30 s (`verifica_pec`; mailboxes are invalidated by events).
-    responseTtlSeconds: 30,
-    // Mailboxes, company-register notifications and bulk sendings are read upstream every time
-    // (only `verifica_pec` and `domini_pec` are cached).
-    neverCached: [
-      'Query.mailbox',
-      'Query.mailboxes',
-      'Query.pecNotification',
-      'Query.pecNotifications',
-      'Query.bulkSending',
-      'Query.bulkInbox',
-      'Query.bulkInboxMessage',
-      'Query.bulkThreads',
-      'Query.bulkThread',
-      'Query.bulkQuota',
-    ],
-  },
+  // 30 s (`verifica_pec`; mailboxes are invalidated by events). Mailboxes, company-register
+  // notifications and bulk sendings are read upstream every time (only `verifica_pec` and
+  // `domini_pec` are cached): `@cacheControl(maxAge: 0)` in the schema.
+  cache: { responseTtlSeconds: 30 },
   sharedSubscriptions: { mailboxUpdated: 'id', pecNotificationUpdated: 'id', sendingUpdated: 'id' },
   trackingFamilies: Object.keys(FAMILIES),
   routes: ['callbacks', 'files'],

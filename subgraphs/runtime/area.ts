@@ -6,7 +6,7 @@
  * the headers it forwards, the estimate its pricing, composition its schema. No shared module
  * imports an area (`test/architecture.test.ts`, `eslint.config.js`).
  */
-import type { DocumentNode } from 'graphql';
+import { Kind, type DocumentNode } from 'graphql';
 import { AREAS, type Area } from '../../contract/areas.ts';
 import { freeTierOf, priceOf, type FreeTier } from '../../contract/prices.ts';
 import type { Endpoint } from '../upstream/endpoint.ts';
@@ -33,7 +33,9 @@ export interface AreaCachePolicy {
   responseTtlSeconds: number;
   /**
    * Fields (`Type.field`) whose upstream data is never cached (their endpoint's `ttl` is 0),
-   * whatever `responseTtlSeconds` says: an answer holding one is never stored. @default none
+   * whatever `responseTtlSeconds` says: an answer holding one is never stored. The schema says it
+   * where the field is (`@cacheControl(maxAge: 0)`); `defineArea` adds those to any listed here.
+   * @default those of the schema
    */
   neverCached?: readonly string[];
 }
@@ -84,7 +86,25 @@ export function defineArea<const Name extends string>(descriptor: AreaDescriptor
   const unknown = descriptor.vendorAreas.filter((a) => !AREAS.includes(a));
   if (unknown.length > 0) throw new Error(`area ${descriptor.name}: unknown vendor areas ${unknown.join(', ')} (contract/areas.ts)`);
   if (descriptor.cache.responseTtlSeconds < 0) throw new Error(`area ${descriptor.name}: responseTtlSeconds must be 0 or more`);
-  return Object.freeze(descriptor);
+  const neverCached = [...new Set([...(descriptor.cache.neverCached ?? []), ...neverCachedIn(descriptor.name, descriptor.typeDefs)])];
+  return Object.freeze({ ...descriptor, cache: Object.freeze({ ...descriptor.cache, neverCached }) });
+}
+
+/** The fields of a schema marked `@cacheControl(maxAge: 0)` (`Type.field`); any other hint is refused. */
+export function neverCachedIn(area: string, typeDefs: DocumentNode): string[] {
+  const out: string[] = [];
+  for (const def of typeDefs.definitions) {
+    if (def.kind !== Kind.OBJECT_TYPE_DEFINITION && def.kind !== Kind.OBJECT_TYPE_EXTENSION) continue;
+    for (const field of def.fields ?? []) {
+      const hint = field.directives?.find((d) => d.name.value === 'cacheControl');
+      if (!hint) continue;
+      const maxAge = hint.arguments?.find((a) => a.name.value === 'maxAge')?.value;
+      const coordinate = `${def.name.value}.${field.name.value}`;
+      if (maxAge?.kind !== Kind.INT || maxAge.value !== '0') throw new Error(`area ${area}: ${coordinate} @cacheControl: only maxAge: 0 (never cached) is read`);
+      out.push(coordinate);
+    }
+  }
+  return out;
 }
 
 /** Every endpoint found in `value` (endpoint records, tables, family tables, maps), a few levels down. */
