@@ -19,7 +19,7 @@ import type { GatewayOptions } from '../gateway/index.ts';
 import type { PersistedOperationsOptions } from '../gateway/persisted.ts';
 import { SUPERGRAPH_FILE } from '../gateway/compose.ts';
 import { subgraphRoute } from '../gateway/proxy.ts';
-import { createSubgraphs, GATEWAY_AREAS, PRICING, SUBGRAPH_NAMES, tokenEndpoints } from '../subgraphs/index.ts';
+import { createSubgraphs, GATEWAY_AREAS, PRICING, SUBGRAPH_NAMES, tokenEndpoints, tokenHoldMs } from '../subgraphs/index.ts';
 import { registerSecrets, secretsOfEnv } from '../subgraphs/runtime/redact.ts';
 import { logLevelSettingOfEnv, routeConsole } from '../subgraphs/runtime/log.ts';
 import { startSubgraphServer, subgraphRequestLimits, type RunningSubgraphs, type Subgraph } from '../subgraphs/runtime/server.ts';
@@ -333,7 +333,7 @@ function managedTokenFor(env: NodeJS.ProcessEnv, config: UpstreamConfig, names: 
   return new ManagedServiceToken(upstream, scopesFor(config.env, tokenEndpoints(names, env)), env.OPENAPI_EMAIL!.trim(), {
     ...(Number.isFinite(ttl) && ttl > 0 ? { ttlSeconds: Math.floor(ttl) } : {}),
     ...(clock ? { now: clock } : {}),
-    graceMs: graceMsFor(env),
+    graceMs: graceMsFor(tokenHoldMs(env)),
   });
 }
 

@@ -48,6 +48,11 @@ export function tokenEndpoints(names: readonly string[], vars: NodeJS.ProcessEnv
   return areasNamed(names).flatMap((a) => endpointsOfArea(a, vars));
 }
 
+/** The longest any area's operation may hold the layer's token value (ms; `tokenHoldMs`). */
+export function tokenHoldMs(vars: NodeJS.ProcessEnv): number {
+  return Math.max(0, ...AREA_REGISTRY.map((a: AreaDescriptor) => a.tokenHoldMs?.(vars) ?? 0));
+}
+
 /** Every area's pricing table, for the gateway's cost estimate (`gateway/estimate.ts`). */
 export const PRICING: PricingTable = mergePricing(AREA_REGISTRY.map((a) => a.pricing));
 

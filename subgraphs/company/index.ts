@@ -103,5 +103,10 @@ export const companyArea = defineArea({
   sharedSubscriptions: { companyChanged: 'monitorId' },
   trackingFamilies: Object.keys(COMPANY_FAMILIES),
   routes: ['callbacks', 'files'],
+  // A slow purchase waits `COMPANY_SLOW_CALLBACK_WAIT_MS` for its callback, then polls with the same token.
+  tokenHoldMs: (vars) => {
+    const wait = Number(vars.COMPANY_SLOW_CALLBACK_WAIT_MS);
+    return Number.isFinite(wait) && wait > 0 ? wait : 0;
+  },
   settings: ['COMPANY_*'],
 });

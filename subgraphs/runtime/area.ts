@@ -76,6 +76,12 @@ export interface AreaDescriptor<Name extends string = string> {
    * account's operator key). @default none
    */
   readonly forwardedHeaders?: readonly string[];
+  /**
+   * How long one operation of the area may hold the layer's token value between its calls (ms), e.g.
+   * a slow purchase waiting for its callback before it polls: a replaced managed token stays valid
+   * that long (plus two minutes). @default 0
+   */
+  tokenHoldMs?(vars: NodeJS.ProcessEnv): number;
   /** The settings the area reads (names, or prefixes ending in `*`). */
   readonly settings: readonly string[];
 }

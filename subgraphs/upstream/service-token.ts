@@ -43,13 +43,12 @@ export function scopesFor(env: OpenapiEnv, endpoints: readonly Endpoint[]): stri
 
 /**
  * How long a replaced token stays valid: two minutes, or longer when an operation may hold the
- * token's value longer, a slow company purchase waiting `COMPANY_SLOW_CALLBACK_WAIT_MS` for its
- * callback before it polls with the same token (the wait plus two minutes). Background work needs
- * none of it (it resolves the marker per call).
+ * token's value longer (`holdMs`, the longest of the areas' `tokenHoldMs`: e.g. a slow company
+ * purchase waiting for its callback before it polls with the same token), the hold plus two
+ * minutes. Background work needs none of it (it resolves the marker per call).
  */
-export function graceMsFor(vars: NodeJS.ProcessEnv): number {
-  const wait = Number(vars.COMPANY_SLOW_CALLBACK_WAIT_MS);
-  return Math.max(120_000, (Number.isFinite(wait) && wait > 0 ? wait : 0) + 120_000);
+export function graceMsFor(holdMs: number): number {
+  return Math.max(120_000, (Number.isFinite(holdMs) && holdMs > 0 ? holdMs : 0) + 120_000);
 }
 
 export interface ManagedTokenOptions {
