@@ -2,21 +2,92 @@
  * ESLint with type-aware rules (typescript-eslint), run by `npm test` (`npm run lint`). Formatting is
  * Prettier's (`.prettierrc.json`); nothing here is about layout.
  */
+import { readdirSync } from 'node:fs';
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import globals from 'globals';
 
-/** One layer's rule: files matching `files` may not import a relative path into `forbidden`. */
-function layer(files, forbidden, message) {
-  return [
+// ---------------------------------------------------------------------------------------------
+// The layers (docs/architecture.md, docs/adding-an-area.md), so that a wrong import fails
+// `npm run lint`; test/architecture/unit/layers.test.ts checks each rule refuses what it should.
+// From the bottom: contract/ (knowledge of the suite) and platform/ (process plumbing) import nothing
+// of ours above them; subgraphs/upstream/ (the REST side) builds on those; subgraphs/runtime/ (the
+// GraphQL side) on upstream; the areas on runtime; the gateway at the edge. Shared code imports no
+// area and not the registry (the entry points hand it the registry's values); an area imports no
+// other area; a vendor module of the emulator imports no other module; the emulator and the layer
+// never import each other: only the entry points (main.ts, stack.ts, services/, scripts/) put them
+// in one process. ESLint keeps one setting of a rule per file, so each file is matched by one block.
+
+const foldersOf = (dir) =>
+  readdirSync(new URL(`${dir}/`, import.meta.url), { withFileTypes: true })
+    .filter((d) => d.isDirectory() && !d.name.startsWith('_') && !d.name.startsWith('.'))
+    .map((d) => d.name);
+/** The layer's areas: every folder of `subgraphs/` but the shared ones. */
+const LAYER_AREAS = foldersOf('subgraphs').filter((d) => d !== 'runtime' && d !== 'upstream');
+/** The emulator's vendor modules: every folder of `emulator/`. */
+const EMULATOR_MODULES = foldersOf('emulator');
+const any = (names) => names.join('|');
+
+/** Imports of a folder above: `forbidden` names top-level folders (or subgraphs' shared ones). */
+const above = (forbidden, message) => ({ regex: `^(\\.\\./)+(?:${forbidden})(?:/|$)`, message });
+const toEmulator = above('emulator', 'the layer never imports the emulator: only the entry points that start it (main.ts, stack.ts, services/*) do.');
+const toEntryPoints = above('services', 'the entry points import the layer, never the other way round.');
+const toLayer = [
+  { regex: '(^|/)(gateway|subgraphs|services)/', message: 'the emulator imports only itself, contract/ and platform/: never the layer.' },
+  { regex: '(^|/)(main|stack)\\.ts$', message: 'the emulator imports only itself, contract/ and platform/: never the layer.' },
+];
+const toAreas = {
+  regex: `(^|/)subgraphs/(${any(LAYER_AREAS)})(/|$)|^(\\.\\./)+(${any(LAYER_AREAS)})/`,
+  message: "shared code imports no area: read the area's descriptor from the registry (subgraphs/index.ts), handed over by the entry point.",
+};
+const toRegistry = {
+  regex: '(^|/)subgraphs/index(\\.ts)?$|^\\.\\./index\\.ts$',
+  message: 'shared code does not import the registry: the entry points (stack.ts, services/*) hand it what it needs.',
+};
+const restricted = (files, patterns, extra = {}) => ({ files, ...extra, rules: { 'no-restricted-imports': ['error', { patterns }] } });
+const shared = [toAreas, toRegistry, toEmulator, toEntryPoints];
+
+const layerBoundaries = [
+  restricted(['contract/**/*.ts'], [above('platform|subgraphs|gateway', 'contract/ knows the suite, nothing of the layer or the emulator.'), ...shared]),
+  restricted(['platform/**/*.ts'], [above('contract|subgraphs|gateway', 'platform/ is plumbing below every part: no GraphQL side, no area, no suite knowledge.'), ...shared]),
+  restricted(['subgraphs/upstream/**/*.ts'], [above('runtime|gateway', 'subgraphs/upstream/ (the REST side) sits below subgraphs/runtime/ and the gateway.'), ...shared]),
+  restricted(['subgraphs/runtime/**/*.ts'], [above('gateway', 'subgraphs/runtime/ sits below the gateway.'), ...shared]),
+  restricted(['gateway/**/*.ts'], shared),
+  ...LAYER_AREAS.map((area) =>
+    restricted(
+      [`subgraphs/${area}/**/*.ts`],
+      [
+        {
+          regex: `(^|/)subgraphs/(${any(LAYER_AREAS.filter((a) => a !== area))})(/|$)|^(\\.\\./)+(${any(LAYER_AREAS.filter((a) => a !== area))})/`,
+          message: `the ${area} area imports no other area: what two areas share belongs in subgraphs/runtime/ or subgraphs/upstream/.`,
+        },
+        above('gateway', 'an area sits below the gateway.'),
+        toEmulator,
+        toEntryPoints,
+      ],
+    ),
+  ),
+  ...EMULATOR_MODULES.map((module) =>
+    restricted(
+      [`emulator/${module}/**/*.ts`],
+      [
+        {
+          regex: `^(\\.\\./)+(${any(EMULATOR_MODULES.filter((m) => m !== module))})/`,
+          message: `the emulator's ${module} module imports no other module: what two modules share belongs in emulator/.`,
+        },
+        ...toLayer,
+      ],
+    ),
+  ),
+  restricted(
+    ['emulator/*.ts'],
+    [{ regex: `^\\./(${any(EMULATOR_MODULES)})/`, message: "only the emulator's registry (emulator/modules.ts) imports a vendor module." }, ...toLayer],
     {
-      files: [files],
-      rules: {
-        'no-restricted-imports': ['error', { patterns: [{ regex: `^(\\.\\./)+(?:${forbidden})(?:/|$)`, message }] }],
-      },
+      ignores: ['emulator/modules.ts'],
     },
-  ];
-}
+  ),
+  restricted(['emulator/modules.ts'], toLayer),
+];
 
 export default tseslint.config(
   { ignores: ['node_modules/', 'dist/', '.build-*/', 'client/generated/', 'data/', '.scratch*/'] },
@@ -37,20 +108,6 @@ export default tseslint.config(
       '@typescript-eslint/unbound-method': 'off',
     },
   },
-  // The layers (docs/architecture.md): each folder may import only what sits below it, so a wrong
-  // import fails `npm run lint`. From the bottom: contract/ (knowledge of the suite) and platform/
-  // (process plumbing) import nothing of ours above them; subgraphs/upstream/ (the REST side) builds
-  // on those; subgraphs/runtime/ (the GraphQL side) on upstream; the areas on runtime; the gateway
-  // at the edge. The emulator and the layer never import each other; only the entry points
-  // (main.ts, stack.ts, services/, scripts/) put them in one process.
-  // (The general rule for subgraphs/ comes first: for a file two blocks match, the later one wins.)
-  ...layer('subgraphs/*/**', 'gateway|emulator|services', 'an area sits below the gateway and never reaches the emulator'),
-  ...layer('contract/**', 'platform|subgraphs|gateway|emulator|services', 'contract/ knows the suite, nothing of the layer or the emulator'),
-  ...layer('platform/**', 'contract|subgraphs|gateway|emulator|services', 'platform/ is plumbing below every part: no GraphQL side, no area, no suite knowledge'),
-  ...layer('subgraphs/upstream/**', 'runtime|gateway|emulator|services', 'subgraphs/upstream/ (the REST side) sits below subgraphs/runtime/ and the gateway'),
-  ...layer('subgraphs/runtime/**', 'gateway|emulator|services', 'subgraphs/runtime/ sits below the gateway and never reaches the emulator'),
-  ...layer('gateway/**', 'emulator|services', 'the gateway never reaches the emulator or the entry points'),
-  ...layer('emulator/**', 'subgraphs|gateway|services', 'the emulator stands in for the suite: it imports contract/ and platform/, never the layer'),
   {
     // Tests and benches read JSON answers (`JSON.parse`, graphql-ws results typed `any` by the library)
     // and assert on their shape; a wrong shape fails the assertion, so the `no-unsafe-*` rules, which
@@ -64,6 +121,7 @@ export default tseslint.config(
       '@typescript-eslint/no-unsafe-call': 'off',
     },
   },
+  ...layerBoundaries,
   {
     // Plain JavaScript (this file, the install and build scripts): no types to check with.
     files: ['**/*.js', '**/*.mjs'],

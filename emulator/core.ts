@@ -8,7 +8,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 
 import type { Area } from '../contract/areas.ts';
 import type { Scheduler } from './scheduler.ts';
-import type { Accounts, EmuAccount } from './oauth/accounts.ts';
+import type { Accounts, EmuAccount } from './accounts.ts';
 
 /** The areas and hosts come from the contract module (shared with the layer). */
 export { AREA_HOSTS, sandboxHost, type Area } from '../contract/areas.ts';

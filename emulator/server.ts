@@ -10,7 +10,7 @@
  * the GET of the slow company datasets, as the vendor spec shows) → handler → charge → (a fault's `delayAfterMs`) →
  * answer → call log.
  *
- * Accounts (`oauth/accounts.ts`): every token belongs to an account (its `owner` e-mail) and spends
+ * Accounts (`accounts.ts`): every token belongs to an account (its `owner` e-mail) and spends
  * from the account's one wallet; every authorised call is noted in the account's usage, and every
  * error answer in its error log (the authorization area shows both). Routes with `auth: 'basic'`
  * (the authorization area) authenticate with the account's e-mail and API key instead of a token
@@ -67,7 +67,7 @@ import { scopeAllows } from '../contract/scopes.ts';
 import { isObj } from '../contract/values.ts';
 import { JsonLimitError, readBoundedBody, type JsonLimits } from '../platform/json-limits.ts';
 import { FreeTierCounters } from './free-tiers.ts';
-import { Accounts, type EmuAccount } from './oauth/accounts.ts';
+import { Accounts, type EmuAccount } from './accounts.ts';
 
 /** The built-in token: `EMULATOR_TOKEN` or `emulator-token`. */
 export const DEFAULT_TOKEN = process.env.EMULATOR_TOKEN?.trim() || 'emulator-token';

@@ -1,27 +1,24 @@
 /**
- * Composes the supergraph from the subgraph schemas. `npm run compose` writes it to
- * `supergraph.graphql`; a test fails when the checked-in file drifts from the schemas.
- * The URLs in the file are placeholders: the gateway points each subgraph at its real location.
+ * Composes the supergraph from the subgraph schemas. `npm run compose` (`scripts/compose.ts`) writes
+ * it to `supergraph.graphql` from the registry's areas (`subgraphs/index.ts`); a test fails when the
+ * checked-in file drifts from the schemas. The URLs in the file are placeholders: the gateway points
+ * each subgraph at its real location.
  */
-import { readFileSync, readdirSync, existsSync } from 'node:fs';
 import { composeServices, compositionHasErrors } from '@theguild/federation-composition';
-import { parse } from 'graphql';
-
-const SUBGRAPHS_DIR = new URL('../subgraphs/', import.meta.url);
-
-/** Subgraphs in the supergraph: every folder of `subgraphs/` with a `schema.graphql`, sorted. */
-export const SUBGRAPH_NAMES: readonly string[] = readdirSync(SUBGRAPHS_DIR)
-  .filter((d) => existsSync(new URL(`${d}/schema.graphql`, SUBGRAPHS_DIR)))
-  .sort();
+import type { DocumentNode } from 'graphql';
 
 export const placeholderUrl = (name: string): string => `http://subgraphs.internal/${name}/graphql`;
 
-export function readSubgraphSdl(name: string): string {
-  return readFileSync(new URL(`${name}/schema.graphql`, SUBGRAPHS_DIR), 'utf8');
+/** One subgraph to compose: its name and schema. */
+export interface ComposedSubgraph {
+  name: string;
+  typeDefs: DocumentNode;
 }
 
-export function composeSupergraph(names: readonly string[] = SUBGRAPH_NAMES): string {
-  const result = composeServices(names.map((name) => ({ name, typeDefs: parse(readSubgraphSdl(name)), url: placeholderUrl(name) })));
+/** The supergraph of these subgraphs (composed in the order of their names, whatever the order given). */
+export function composeSupergraph(subgraphs: readonly ComposedSubgraph[]): string {
+  const sorted = [...subgraphs].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const result = composeServices(sorted.map(({ name, typeDefs }) => ({ name, typeDefs, url: placeholderUrl(name) })));
   if (compositionHasErrors(result)) {
     throw new Error(`supergraph composition failed:\n${result.errors.map((e) => `- ${e.message}`).join('\n')}`);
   }

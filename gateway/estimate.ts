@@ -1,7 +1,7 @@
 /**
  * The worst-case euro of a client operation, before anything is spent: one walk over the operation
- * against the supergraph, pricing each field from the areas' tables (`subgraphs/pricing.ts`) and
- * multiplying what lies below a list by the most items it can hold. Cached data makes the actual
+ * against the supergraph, pricing each field from the areas' tables (`PRICING` of the registry,
+ * `subgraphs/index.ts`, given by the entry point) and multiplying what lies below a list by the most items it can hold. Cached data makes the actual
  * cost lower; the estimate assumes nothing is cached, so it is never lower than what the layer
  * spends, as long as lists without a documented limit stay within the assumed size (the budget is
  * enforced on actual spending as well).

@@ -12,7 +12,7 @@ import { WebSocketServer } from 'ws';
 import { useServer, type Extra } from 'graphql-ws/use/ws';
 import { SUPERGRAPH_FILE } from './compose.ts';
 import { normaliseAuthorization, useForwardAuthorization } from './authorization.ts';
-import { useForwardAccountKey } from './account-key.ts';
+import { useForwardedHeaders } from './account-key.ts';
 import { useCost, type CostPluginOptions } from './cost.ts';
 import { useInputErrorCodes } from './input-errors.ts';
 import { useCsrfPrevention } from './csrf.ts';
@@ -24,8 +24,9 @@ import { createGatewayLogger, useLogContext } from './logger.ts';
 import { useDocumentLimits } from './limits.ts';
 import { httpCheck, ServerLife, DEFAULT_SHUTDOWN_TIMEOUT_MS, type DrainResult, type ReadinessCheck } from '../platform/health.ts';
 import { useInProcessSubgraphs, type SubgraphFetch } from './in-process.ts';
-import { useSubscriptionSharing, useWebSocketSharing } from './subscription-sharing.ts';
-import { createResponseCache, type ResponseCacheOptions } from './response-cache.ts';
+import { shareByOf, useSubscriptionSharing, useWebSocketSharing } from './subscription-sharing.ts';
+import { cachePolicyOf, createResponseCache, type ResponseCacheOptions } from './response-cache.ts';
+import type { GatewayArea } from '../subgraphs/runtime/area.ts';
 import { metricsPlugins, OperationNames, sharingMetrics } from './metrics.ts';
 import { tracingPlugins } from './tracing.ts';
 import { requestListener } from '../platform/http.ts';
@@ -38,6 +39,11 @@ export type GatewayRoute = (req: IncomingMessage, res: ServerResponse, path: str
 export interface GatewayOptions {
   /** GraphQL URL of each subgraph, by name. */
   subgraphUrls: Record<string, string>;
+  /**
+   * What the gateway reads of every area (`GATEWAY_AREAS` of the registry, `subgraphs/index.ts`, given
+   * by the entry point): cache policies, shareable subscriptions, forwarded headers.
+   */
+  areas: readonly GatewayArea[];
   /** Subgraphs that serve subscriptions over graphql-ws at their GraphQL URL. */
   subscriptionSubgraphs?: string[];
   /**
@@ -81,7 +87,7 @@ export interface GatewayOptions {
    * Whole query answers cached per tenant and identical queries in flight shared
    * (`response-cache.ts`); false: neither. @default in memory
    */
-  responseCache?: Omit<ResponseCacheOptions, 'supergraph'> | false;
+  responseCache?: Omit<ResponseCacheOptions, 'supergraph' | 'policy'> | false;
   /**
    * Bounds of a GraphQL request over HTTP and graphql-ws, enforced as it is read, before it is parsed
    * (`MAX_BODY_BYTES`, `MAX_UPLOAD_BYTES`, `MAX_JSON_DEPTH`, `MAX_JSON_VALUES`; see
@@ -133,7 +139,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     ]),
   );
 
-  const responseCache = opts.responseCache === false ? null : createResponseCache({ ...opts.responseCache, supergraph });
+  const responseCache = opts.responseCache === false ? null : createResponseCache({ ...opts.responseCache, supergraph, policy: cachePolicyOf(opts.areas) });
   // In-process subgraphs are found by the URL the transport fetches (its GraphQL URL).
   const inProcessHandlers = new Map(
     Object.entries(opts.inProcess ?? {}).flatMap(([name, handler]) => (opts.subgraphUrls[name] ? [[opts.subgraphUrls[name], handler] as const] : [])),
@@ -164,12 +170,12 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
       ...metricsPlugins(ctx.log, operationNames),
       useDocumentLimits(),
       useForwardAuthorization(),
-      useForwardAccountKey(),
+      useForwardedHeaders(opts.areas),
       useCost(opts.cost),
       ...(responseCache?.plugins ?? []),
       useInputErrorCodes(),
       useInProcessSubgraphs({ handlers: inProcessHandlers }),
-      useSubscriptionSharing(),
+      useSubscriptionSharing({ shareBy: shareByOf(opts.areas) }),
       ...persisted.plugins,
       ...(opts.compression === false ? [] : [useCompression(opts.compression)]),
     ],
@@ -226,7 +232,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     socket: ctx.extra.socket,
   }));
   // graphql-ws subscribers of a running shared subscription get its events on their socket directly (`subscription-sharing.ts`).
-  const sharing = useWebSocketSharing({ metrics: sharingMetrics(operationNames) });
+  const sharing = useWebSocketSharing({ metrics: sharingMetrics(operationNames), shareBy: shareByOf(opts.areas) });
   // Before useServer: every message is scanned within the limits before graphql-ws parses it.
   guardGraphQLWebSocket(wss, requestLimits);
   const ws = useServer(

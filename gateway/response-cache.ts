@@ -4,14 +4,15 @@
  *
  * - **What is cached**: query answers, per tenant (the session is the layer's tenant of the caller's
  *   credential, a hash, never the token), for no longer than the shortest upstream data they hold: each
- *   field lives as long as its subgraph's data (`RESPONSE_TTL_BY_SUBGRAPH`, from the areas' cache
- *   policies; 0 = never cached, e.g. risk and invoicing read upstream every time, account answers
- *   are the operator's), and fields read upstream every time never (`NEVER_CACHED_FIELDS`). Never cached: mutations, subscriptions, answers with errors, with stale
+ *   field lives as long as its subgraph's data (`responseTtlSeconds` of each area's cache policy,
+ *   `cachePolicyOf`; 0 = never cached, e.g. risk and invoicing read upstream every time, account
+ *   answers are the operator's), and fields read upstream every time never (the policies'
+ *   `neverCached`). Never cached: mutations, subscriptions, answers with errors, with stale
  *   data, with euro at risk, and estimate-only answers.
  * - **Cost on a hit**: the stored answer keeps its `extensions.cost`; the cost plugin (`cost.ts`)
  *   reports it as answered from cache (0 upstream calls, each call a cache hit, `saved` euro).
  * - **Invalidation**: a tracked request's change (a status, a company monitor check) drops its
- *   tenant's answers, heard in this process (`platform/changes.ts`) and, with Redis, from
+ *   tenant's answers, heard in this process (`subgraphs/runtime/changes.ts`) and, with Redis, from
  *   every replica's bus channel; a mutation drops its caller's answers; clearing the layer's
  *   upstream cache clears this one. Callers without a credential (the layer's own token) lose theirs
  *   on any tenant's change (the gateway cannot tell the layer's token's tenant).
@@ -26,49 +27,34 @@ import { parseBounded } from './limits.ts';
 import type { Redis } from 'ioredis';
 import { LRUCache } from 'lru-cache';
 import { entriesAtMost } from '../platform/lru.ts';
-import { POSTAL_TTL } from '../subgraphs/postal/upstream.ts';
+import type { GatewayArea } from '../subgraphs/runtime/area.ts';
 import { onLayerChange, tenantOfTopic } from '../platform/changes.ts';
 import { channelOf, closeRedis, connectRedis, DEFAULT_REDIS_PREFIX, unlinkMatching } from '../platform/redis.ts';
 import { ANONYMOUS, callerSessionOf, isFetchRequest, keyHash, stableJson, tenantOfSession } from './caller-session.ts';
 import { wantsEstimateOnly } from './cost.ts';
 import { log } from '../platform/log.ts';
 
-/**
- * Seconds a field of each subgraph may be served from a cached answer: the shortest lifetime of
- * the area's cached upstream data (its endpoint table's `ttl`); 0 never.
- * - company: an hour (`IT-closed`, searches; the tiers a day; monitors are invalidated by events);
- * - postal: `POSTAL_TTL` (every endpoint);
- * - pec: 30 s (`verifica_pec`; mailboxes are invalidated by events);
- * - risk, invoicing: 0 (read upstream every time); account: 0 (wallet, tokens: the operator's).
- */
-export const RESPONSE_TTL_BY_SUBGRAPH: Readonly<Record<string, number>> = { company: 3600, postal: POSTAL_TTL, pec: 30, risk: 0, invoicing: 0, account: 0 };
+/** The areas' cache policies as the response cache reads them. */
+export interface CachePolicy {
+  /** Seconds a field of each subgraph may be served from a cached answer; 0 (or absent) never. */
+  ttlBySubgraph: Readonly<Record<string, number>>;
+  /** Fields (`Type.field`) whose upstream data is never cached: an answer holding one is never stored. */
+  neverCached: readonly string[];
+}
 
-/**
- * Fields whose upstream data is never cached (their endpoint's `ttl` is 0), whatever their
- * subgraph's lifetime: an answer holding one is never stored. Company monitors (`/monitor`,
- * `/monitor/{id}`); PEC mailboxes, company-register notifications and bulk sendings (read
- * upstream every time; only `verifica_pec` and `domini_pec` are cached).
- */
-export const NEVER_CACHED_FIELDS: readonly string[] = [
-  'Query.companyMonitor',
-  'Query.companyMonitors',
-  'Query.mailbox',
-  'Query.mailboxes',
-  'Query.pecNotification',
-  'Query.pecNotifications',
-  'Query.bulkSending',
-  'Query.bulkInbox',
-  'Query.bulkInboxMessage',
-  'Query.bulkThreads',
-  'Query.bulkThread',
-  'Query.bulkQuota',
-];
+/** The cache policy of the areas given (their descriptors' `cache`, from the registry). */
+export function cachePolicyOf(areas: readonly GatewayArea[]): CachePolicy {
+  return {
+    ttlBySubgraph: Object.fromEntries(areas.map((a) => [a.name, a.cache.responseTtlSeconds])),
+    neverCached: areas.flatMap((a) => a.cache.neverCached ?? []),
+  };
+}
 
 export interface ResponseCacheOptions {
   /** The supergraph SDL: which subgraph serves each field. */
   supergraph: string;
-  /** @default RESPONSE_TTL_BY_SUBGRAPH */
-  ttlBySubgraph?: Readonly<Record<string, number>>;
+  /** The areas' cache policies (`cachePolicyOf` of the registry's areas). */
+  policy: CachePolicy;
   /**
    * Shared cache for every replica (`REDIS_URL`): answers under `<redisPrefix>rc:`, changes heard
    * on the bus's channels under `<redisPrefix>bus:`. null: in this process's memory. @default null
@@ -120,7 +106,7 @@ const STALE = Symbol.for('openapi-supergraph.staleAnswer');
  * Milliseconds each field (`Type.field`) may be cached, from the subgraphs serving it
  * (`@join__field(graph:)`, else its type's `@join__type(graph:)`): the shortest of theirs.
  */
-export function ttlPerSchemaCoordinate(supergraph: string, ttlBySubgraph: Readonly<Record<string, number>> = RESPONSE_TTL_BY_SUBGRAPH): Record<string, number> {
+export function ttlPerSchemaCoordinate(supergraph: string, ttlBySubgraph: Readonly<Record<string, number>>): Record<string, number> {
   const doc = parse(supergraph);
   // join__Graph enum values → subgraph names.
   const names = new Map<string, string>();
@@ -197,7 +183,7 @@ interface YogaContext {
 export function createResponseCache(opts: ResponseCacheOptions): LayerResponseCache {
   const prefix = opts.redisPrefix ?? DEFAULT_REDIS_PREFIX;
   const redis = opts.redisUrl ? connectRedis(opts.redisUrl, { prefix: `${prefix}rc:`, name: 'response-cache' }) : null;
-  const ttls = { ...ttlPerSchemaCoordinate(opts.supergraph, opts.ttlBySubgraph), ...Object.fromEntries(NEVER_CACHED_FIELDS.map((f) => [f, 0])) };
+  const ttls = { ...ttlPerSchemaCoordinate(opts.supergraph, opts.policy.ttlBySubgraph), ...Object.fromEntries(opts.policy.neverCached.map((f) => [f, 0])) };
   const inner: Cache = redis
     ? expiringIndex(createRedisCache({ redis: redis as never }), redis, Math.max(1, ...Object.values(ttls)))
     : boundedInMemory(opts.maxEntries ?? 10_000, opts.maxChars ?? 32 * 1024 * 1024);

@@ -18,12 +18,18 @@ import { replayedCost } from './cost.ts';
 import { connectionParamsError } from './authorization.ts';
 import { parseBounded } from './limits.ts';
 import { log } from '../platform/log.ts';
+import type { GatewayArea } from '../subgraphs/runtime/area.ts';
 
 type Result = ExecutionResult;
 
 export interface SubscriptionSharingOptions {
   /** Called when a shared subscription opens (`true`) or closes (`false`), e.g. for metrics and tests. */
   onTopic?: (open: boolean) => void;
+  /**
+   * The subscriptions that may be shared, by root field, with the argument naming the item each
+   * follows (`shareByOf` of the areas' `sharedSubscriptions`). @default none: nothing is shared
+   */
+  shareBy?: ReadonlyMap<string, string>;
 }
 
 /**
@@ -262,23 +268,27 @@ function topicKey(context: unknown, documentText: string, operationName: string 
 }
 
 /**
- * Arguments that make a subscription follow ONE item (a request, an invoice, a mailbox, a monitor):
- * what a new subscriber gets first is that item's latest state, which is exactly the topic's latest
+ * The subscriptions that follow ONE item (a request, an invoice, a mailbox, a monitor), each with
+ * the argument naming it, as the areas declare them (`sharedSubscriptions`): what a new subscriber gets first is that item's latest state, which is exactly the topic's latest
  * event, so a late joiner misses nothing. Subscriptions over many items (every active invoice, all
  * monitors, a stream of arrivals) send one event per item on subscribe; a joiner given only the last
  * one would miss the others, so those are never shared.
  */
-const ITEM_ARGUMENTS = new Set(['id', 'monitorId']);
+export function shareByOf(areas: readonly GatewayArea[]): ReadonlyMap<string, string> {
+  return new Map(areas.flatMap((a) => Object.entries(a.sharedSubscriptions ?? {})));
+}
 
-/** Whether the operation is one root subscription field given an item argument (see `ITEM_ARGUMENTS`). */
-function singleState(args: { document: DocumentNode; operationName?: string | null; variableValues?: unknown }): boolean {
+/** Whether the operation is one root subscription field given its item argument (see `shareByOf`). */
+function singleState(args: { document: DocumentNode; operationName?: string | null; variableValues?: unknown }, shareBy: ReadonlyMap<string, string>): boolean {
   const op = getOperationAST(args.document, args.operationName ?? undefined);
   if (op?.operation !== OperationTypeNode.SUBSCRIPTION || op.selectionSet.selections.length !== 1) return false;
   const field = op.selectionSet.selections[0];
   if (field?.kind !== Kind.FIELD) return false;
+  const item = shareBy.get(field.name.value);
+  if (item === undefined) return false;
   const variables = (args.variableValues ?? {}) as Record<string, unknown>;
   return (field.arguments ?? []).some((a) => {
-    if (!ITEM_ARGUMENTS.has(a.name.value)) return false;
+    if (a.name.value !== item) return false;
     const v = a.value;
     if (v.kind === Kind.VARIABLE) return variables[v.name.value] !== undefined && variables[v.name.value] !== null;
     return v.kind !== Kind.NULL;
@@ -301,6 +311,7 @@ export const isAsyncIterable = (x: unknown): x is AsyncIterable<Result> => typeo
  */
 export function useSubscriptionSharing(opts: SubscriptionSharingOptions = {}): GatewayPlugin {
   const hub = new TopicHub(opts.onTopic);
+  const shareBy = opts.shareBy ?? new Map<string, string>();
   const join = (topic: Topic): Feed => {
     const feed = new Feed((f) => hub.leave(topic, f));
     hub.join(topic, feed);
@@ -309,7 +320,7 @@ export function useSubscriptionSharing(opts: SubscriptionSharingOptions = {}): G
 
   return {
     onSubscribe({ args, subscribeFn, setSubscribeFn }) {
-      if (!singleState(args)) return;
+      if (!singleState(args, shareBy)) return;
       const { contextValue, document, operationName, variableValues } = args as {
         contextValue: unknown;
         document: DocumentNode;
@@ -520,6 +531,7 @@ export interface WebSocketSharing {
  */
 export function useWebSocketSharing(opts: WebSocketSharingOptions = {}): WebSocketSharing {
   const hub = new TopicHub(opts.onTopic);
+  const shareBy = opts.shareBy ?? new Map<string, string>();
   const shapes = new LRUCache<string, Shape | false>({ max: opts.maxDocuments ?? 500 });
   const maxLength = opts.maxDocumentLength ?? 16 * 1024;
   /** Subscribers of topics still opening, counted once the topic starts (or is refused). */
@@ -553,7 +565,7 @@ export function useWebSocketSharing(opts: WebSocketSharingOptions = {}): WebSock
       shapes.set(cacheKey, shape);
     }
     if (shape === false) return null;
-    return singleState({ document: shape.document, operationName, variableValues: variables ?? {} }) ? shape : null;
+    return singleState({ document: shape.document, operationName, variableValues: variables ?? {} }, shareBy) ? shape : null;
   };
 
   const sinkFor = (topic: Topic, ctx: WsContext, id: string, shape: Shape): SocketSink => {

@@ -19,8 +19,7 @@ import type { GatewayOptions } from '../gateway/index.ts';
 import type { PersistedOperationsOptions } from '../gateway/persisted.ts';
 import { SUPERGRAPH_FILE } from '../gateway/compose.ts';
 import { subgraphRoute } from '../gateway/proxy.ts';
-import { createSubgraphs, SUBGRAPH_NAMES } from '../subgraphs/index.ts';
-import { PRICING } from '../subgraphs/pricing.ts';
+import { createSubgraphs, GATEWAY_AREAS, PRICING, SUBGRAPH_NAMES, tokenEndpoints, tokenHoldMs } from '../subgraphs/index.ts';
 import { registerSecrets, secretsOfEnv } from '../platform/redact.ts';
 import { logLevelSettingOfEnv, routeConsole } from '../platform/log.ts';
 import { startSubgraphServer, subgraphRequestLimits, type RunningSubgraphs, type Subgraph } from '../subgraphs/runtime/server.ts';
@@ -331,10 +330,10 @@ function managedTokenFor(env: NodeJS.ProcessEnv, config: UpstreamConfig, names: 
   const configured = env.OPENAPI_EMAIL?.trim() && env.OPENAPI_APIKEY?.trim();
   if (!configured || config.serviceToken || env.OPENAPI_MANAGED_TOKEN?.trim().toLowerCase() === 'off') return null;
   const ttl = Number(env.OPENAPI_MANAGED_TOKEN_TTL_S);
-  return new ManagedServiceToken(upstream, scopesFor(config.env, names, env), env.OPENAPI_EMAIL!.trim(), {
+  return new ManagedServiceToken(upstream, scopesFor(config.env, tokenEndpoints(names, env)), env.OPENAPI_EMAIL!.trim(), {
     ...(Number.isFinite(ttl) && ttl > 0 ? { ttlSeconds: Math.floor(ttl) } : {}),
     ...(clock ? { now: clock } : {}),
-    graceMs: graceMsFor(env),
+    graceMs: graceMsFor(tokenHoldMs(env)),
   });
 }
 
@@ -396,14 +395,19 @@ export function gatewayOptionsFromEnv(env: NodeJS.ProcessEnv, subgraphUrls: Reco
   // subgraphs' concern, so a placeholder stands for the emulator's.
   const config = loadUpstreamConfig(env, 'http://emulator.invalid');
   pricesFromEnv(env);
-  // Callbacks and downloads of an area go to the subgraph of that name, at its server's origin.
-  const areaBases = Object.fromEntries(Object.entries(subgraphUrls).map(([name, url]) => [name, new URL(url).origin]));
+  // Callbacks and downloads of an area go to the subgraph of that name, at its server's origin, for
+  // the areas whose descriptor has those routes.
+  const basesFor = (route: 'callbacks' | 'files'): Record<string, string> =>
+    Object.fromEntries(
+      Object.entries(subgraphUrls).flatMap(([name, url]) => (GATEWAY_AREAS.some((a) => a.name === name && a.routes?.includes(route)) ? [[name, new URL(url).origin]] : [])),
+    );
   return {
     subgraphUrls,
+    areas: GATEWAY_AREAS,
     subscriptionSubgraphs: Object.keys(subgraphUrls),
     port: opts.port ?? portFromEnv(env, 'PORT', 4000),
     host: opts.host ?? hostFromEnv(env, 'HOST', '127.0.0.1'),
-    routes: [subgraphRoute('callbacks', areaBases), subgraphRoute('files', areaBases)],
+    routes: [subgraphRoute('callbacks', basesFor('callbacks')), subgraphRoute('files', basesFor('files'))],
     // LOG_LEVEL (or GATEWAY_LOG_LEVEL) of this environment; these secrets never reach a log line.
     logLevel: logLevelSettingOfEnv(env),
     logSecrets: secretsOfEnv(env),

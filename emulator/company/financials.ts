@@ -10,7 +10,7 @@ import { LINE_CODES } from './line-codes.ts';
 import type { CompanyProfile } from './model.ts';
 import { OPENAPI_FIXED_SECTIONS } from './openapi-spa.ts';
 import { lastFiled } from './profile.ts';
-import { Rng } from './random.ts';
+import { Rng } from '../random.ts';
 
 /** Turnover of the example year the template values belong to. */
 const TEMPLATE_TURNOVER = 4_432_761;

@@ -7,7 +7,7 @@
  */
 import { EU_VAT_COUNTRIES, vatPrefixOf } from '../../contract/eu.ts';
 import { hexId } from '../core.ts';
-import { hash32, hashMod, Rng, dayBetween, dayToSeconds } from './random.ts';
+import { hash32, hashMod, Rng, dayBetween, dayToSeconds } from '../random.ts';
 import { ACTIVITIES, type Activity } from './tables.ts';
 
 export const COUNTRIES = ['FR', 'DE', 'ES', 'PT', 'GB', 'BE', 'AT', 'CH', 'PL'] as const;

@@ -25,15 +25,15 @@ import { isObj } from '../../contract/values.ts';
 import type { AreaModule } from '../core.ts';
 import { Scheduler } from '../scheduler.ts';
 import { AsyncRequests } from './async.ts';
-import { companyIdOfVat } from './ids.ts';
+import { companyIdOfVat } from '../company-ids.ts';
 import { Monitors } from './monitor.ts';
 import { ownershipChain, parentLinks } from './ownership.ts';
 import { identityOf } from './profile.ts';
 import { companyRoutes } from './routes.ts';
 import { PINNED_COMPANIES } from './sandbox.ts';
 
-export { companyIdOfVat, vatOfCompanyId } from './ids.ts';
-export { Rng } from './random.ts';
+export { companyIdOfVat, vatOfCompanyId } from '../company-ids.ts';
+export { Rng } from '../random.ts';
 export { isRegistered, registeredVats, ownershipChain, parentLinks, childLinks } from './ownership.ts';
 export { profileOf } from './profile.ts';
 

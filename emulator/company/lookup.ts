@@ -4,7 +4,7 @@
  * checksum or format), or no company.
  */
 import { isValidItalianVat, isValidPersonFiscalCode } from '../../contract/checksums.ts';
-import { vatOfCompanyId } from './ids.ts';
+import { vatOfCompanyId } from '../company-ids.ts';
 import type { CompanyProfile } from './model.ts';
 import { isRegistered } from './ownership.ts';
 import { profileOf } from './profile.ts';

@@ -7,7 +7,7 @@ import { isObj } from '../../contract/values.ts';
 import { fail, hexId, ok, type EmuRequest, type EmuResponse } from '../core.ts';
 import { deliverCallback, readCallback, type StoredCallback } from '../callbacks.ts';
 import { datasetOf, fieldPaths, MONITOR_DATASETS, valueAt } from './datasets.ts';
-import { isoDay } from './random.ts';
+import { isoDay } from '../random.ts';
 import type { Scheduler } from '../scheduler.ts';
 
 interface MonitorRecord {

@@ -15,8 +15,8 @@
  * Pinned companies (`sandbox.ts`) take part only through their declared `parents`.
  */
 import { makeItalianVat } from '../../contract/checksums.ts';
-import { coreOfVat, vatOfCore } from './ids.ts';
-import { hashMod, Rng, dayBetween } from './random.ts';
+import { coreOfVat, vatOfCore } from '../company-ids.ts';
+import { hashMod, Rng, dayBetween } from '../random.ts';
 import { PINNED_COMPANIES, pinnedByVat } from './sandbox.ts';
 
 export interface OwnershipLink {

@@ -3,7 +3,7 @@
  * town, and a fiscal code with a valid check letter built from them.
  */
 import { makeFiscalCode } from '../../contract/checksums.ts';
-import { dayBetween, Rng } from './random.ts';
+import { dayBetween, Rng } from '../random.ts';
 import { pickAddress, pickTown, type StreetAddress, type Town } from './places.ts';
 
 const MALE = [

@@ -3,7 +3,7 @@
  * (Istat codes, provinces, regions, postal codes, cadastral codes), approximate coordinates, and
  * street names.
  */
-import { hash32, type Rng } from './random.ts';
+import { hash32, type Rng } from '../random.ts';
 import { comuniRows } from '../comuni.ts';
 
 /** A municipality as the generator uses it. */

@@ -4,13 +4,13 @@
  * it; everything else derives from seeded randomness keyed by the VAT number.
  */
 import { hexId } from '../core.ts';
-import { companyIdOfVat } from './ids.ts';
+import { companyIdOfVat } from '../company-ids.ts';
 import type { ActivityStatus, CompanyProfile, CompanyRef, Holding, Manager, Office, Party, Role, YearFigures } from './model.ts';
 import { OPENAPI_FIXED_SECTIONS } from './openapi-spa.ts';
 import { childLinks, ownershipChain, parentLinks, type OwnershipLink } from './ownership.ts';
 import { generatePerson, personFrom, pickSurname, type Person } from './people.ts';
 import { pickAddress, pickTown, townByCadastral, type StreetAddress, type Town } from './places.ts';
-import { dayBetween, dayToSeconds, isoDay, Rng } from './random.ts';
+import { dayBetween, dayToSeconds, isoDay, Rng } from '../random.ts';
 import { AUDIT_FIRMS, FOREIGN_BIRTH_PLACES, OPENAPI_VAT, pinnedByVat, type PinnedCompany, type PinnedPerson, type PinnedStreet } from './sandbox.ts';
 import { ACTIVITIES, activityByCode, LEGAL_FORM_SUFFIX, PEC_DOMAINS, SDI_CODES, type Activity, type RoleCode } from './tables.ts';
 

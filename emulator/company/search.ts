@@ -13,12 +13,12 @@
 import { fail, ok, type EmuRequest, type EmuResponse } from '../core.ts';
 import { priceOf } from '../../contract/prices.ts';
 import { foreignAdvanced, foreignByCore, foreignStart, frSearchFields, sampleCore, type Country, type ForeignCompany } from './foreign.ts';
-import { vatOfCore } from './ids.ts';
+import { vatOfCore } from '../company-ids.ts';
 import { ACTIVITY_STATUSES, type ActivityStatus, type CompanyProfile } from './model.ts';
 import { childLinks, isRegistered, parentLinks } from './ownership.ts';
 import { distanceMetres } from './places.ts';
 import { employeesNow, lastFiled, profileOf } from './profile.ts';
-import { hash32 } from './random.ts';
+import { hash32 } from '../random.ts';
 import { PINNED_COMPANIES } from './sandbox.ts';
 import { addressRecord, advancedRecord, flatShareholders, nameRecord, startRecord } from './shapes.ts';
 

@@ -11,7 +11,7 @@ import { ageOn, type Person } from './people.ts';
 import type { StreetAddress } from './places.ts';
 import { employeesNow, lastFiled, profileOf } from './profile.ts';
 import { isRegistered } from './ownership.ts';
-import { Rng } from './random.ts';
+import { Rng } from '../random.ts';
 import { employeeRange, enterpriseSize, LEGAL_FORM_EN, legalFormByCode, legalFormFamily, raeOf, ROLES, saeOf, turnoverRange } from './tables.ts';
 
 type Json = Record<string, unknown>;

@@ -31,7 +31,7 @@ import { fail, hexId, ok, type AreaModule, type EmuRequest, type EmuResponse, ty
 import { callbackSettings, type CallbackRun } from '../callbacks.ts';
 import { freeTierOf, priceOf } from '../../contract/prices.ts';
 import { AREA_HOSTS, type Area } from '../../contract/areas.ts';
-import { Accounts, type EmuAccount, type TokenLimits, type TokenMeta } from './accounts.ts';
+import { Accounts, type EmuAccount, type TokenLimits, type TokenMeta } from '../accounts.ts';
 import { v1Routes } from './v1.ts';
 import { SCOPE_FORMAT, globPattern, sandboxScope } from '../../contract/scopes.ts';
 import { isObj } from '../../contract/values.ts';

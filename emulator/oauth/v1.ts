@@ -7,7 +7,7 @@
  * versions share that path on different hosts).
  */
 import { fail, hexId, type EmuRequest, type EmuResponse, type EmuServices, type Route } from '../core.ts';
-import type { EmuAccount } from './accounts.ts';
+import type { EmuAccount } from '../accounts.ts';
 import { SCOPE_FORMAT, globPattern, sandboxScope } from '../../contract/scopes.ts';
 import { isObj } from '../../contract/values.ts';
 

@@ -21,8 +21,8 @@ import { deliverCallback, isCallback, readCallback, type StoredCallback } from '
 import { fail, hexId, ok, sandboxHost, type EmuRequest, type EmuResponse, type Route } from '../core.ts';
 import { renderPdf } from '../pdf.ts';
 import type { JobId, Scheduler } from '../scheduler.ts';
-import { ADDRESS, isCertifiedDomain } from './domains.ts';
-import { bodyOf, HEX24, pdfAnswer, str, textError } from './shared.ts';
+import { ADDRESS, isCertifiedDomain } from '../pec-domains.ts';
+import { bodyOf, HEX24, pdfAnswer, str, textError } from '../pec-shared.ts';
 import type { Obj } from '../../contract/values.ts';
 
 interface Notice {

@@ -16,7 +16,7 @@ import { priceOf } from '../../contract/prices.ts';
 import { fail, type AreaModule } from '../core.ts';
 import { Scheduler } from '../scheduler.ts';
 import { Notices } from './comunica.ts';
-import { certifiedDomains, isCertifiedDomain } from './domains.ts';
+import { certifiedDomains, isCertifiedDomain } from '../pec-domains.ts';
 import { Mailboxes } from './mailboxes.ts';
 import { isObj } from '../../contract/values.ts';
 

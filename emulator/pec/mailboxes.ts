@@ -14,8 +14,8 @@ import { deliverCallback, isCallback, readCallback, type StoredCallback } from '
 import { fail, hexId, ok, sandboxHost, type EmuRequest, type EmuResponse, type Route } from '../core.ts';
 import { decodeBase64Pdf, renderPdf } from '../pdf.ts';
 import type { JobId, Scheduler } from '../scheduler.ts';
-import { ADDRESS, domainsOf, isStandardFamily, PROVIDER_DOMAINS, STANDARD_FAMILY, vendorBoxType, type VendorBoxType } from './domains.ts';
-import { bodyOf, ddmmyyyy, digits, HEX24, isDdMmYyyy, pdfAnswer, plusYears, str, textError } from './shared.ts';
+import { ADDRESS, domainsOf, isStandardFamily, PROVIDER_DOMAINS, STANDARD_FAMILY, vendorBoxType, type VendorBoxType } from '../pec-domains.ts';
+import { bodyOf, ddmmyyyy, digits, HEX24, isDdMmYyyy, pdfAnswer, plusYears, str, textError } from '../pec-shared.ts';
 import { isObj, type Obj } from '../../contract/values.ts';
 
 interface Box {

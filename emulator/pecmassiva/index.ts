@@ -32,8 +32,8 @@
  *   `{success, message, data: {started: true, receipts: n}}`.
  */
 import { type AreaModule, type EmuRequest, type EmuResponse } from '../core.ts';
-import { isCertifiedDomain } from '../pec/domains.ts';
-import { bodyOf, str } from '../pec/shared.ts';
+import { isCertifiedDomain } from '../pec-domains.ts';
+import { bodyOf, str } from '../pec-shared.ts';
 import { Scheduler, type JobId } from '../scheduler.ts';
 import { asText, isObj, type Obj } from '../../contract/values.ts';
 

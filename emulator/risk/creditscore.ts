@@ -8,7 +8,7 @@
 import type { EmuRequest, EmuResponse, Route } from '../core.ts';
 import { fail, hexId, ok } from '../core.ts';
 import { isValidFiscalCode, isValidItalianVat } from '../../contract/checksums.ts';
-import { companyIdOfVat, vatOfCompanyId } from '../company/ids.ts';
+import { companyIdOfVat, vatOfCompanyId } from '../company-ids.ts';
 import { HEX24, pick, rng } from './util.ts';
 
 /** The company a credit score is about. */

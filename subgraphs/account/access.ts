@@ -13,9 +13,10 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { GraphQLError } from 'graphql';
 import { forbidden } from '../runtime/errors.ts';
+import { ACCOUNT_KEY_HEADER } from '../runtime/credentials.ts';
 
-/** The request header carrying the operator's key. */
-export const ACCOUNT_KEY_HEADER = 'x-openapi-account-key';
+/** The request header carrying the operator's key (`runtime/credentials.ts`). */
+export { ACCOUNT_KEY_HEADER };
 
 /** The shortest key accepted. */
 export const MIN_ACCOUNT_KEY_LENGTH = 16;

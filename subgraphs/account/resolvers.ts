@@ -9,8 +9,8 @@ import type { Endpoint } from '../upstream/endpoint.ts';
 import { orNull, UpstreamError } from '../upstream/errors.ts';
 import { OAUTH, type TokenDetail } from './upstream.ts';
 import { registerSecrets } from '../../platform/redact.ts';
-import { AREA_HOSTS } from '../../contract/areas.ts';
-import { managedTokenOf, SUBGRAPH_AREAS } from '../upstream/service-token.ts';
+import { AREA_HOSTS, type Area } from '../../contract/areas.ts';
+import { managedTokenOf } from '../upstream/service-token.ts';
 import { accountGuardOf } from '../upstream/account-guard.ts';
 import { SCOPE_FORMAT } from '../../contract/scopes.ts';
 import { ACCOUNT_KEY_HEADER, checkAccess, type AccountAccess } from './access.ts';
@@ -30,6 +30,8 @@ export const hintOf = (token: string): string => (token.length >= 12 ? `…${tok
 export interface AccountOptions {
   /** Who may use the account fields (an operator's view): see `access.ts`. */
   access: AccountAccess;
+  /** The vendor areas the layer serves (every area of the registry): the hosts scopes may name. */
+  servedAreas: readonly Area[];
 }
 
 function guard(ctx: SubgraphContext, opts: AccountOptions): void {
@@ -181,8 +183,8 @@ function limitsBody(l: LimitsInput): Obj | undefined {
 }
 
 /** The hosts of the areas the layer serves (the authorization area is none of them), as scopes name them. */
-function servedHosts(ctx: SubgraphContext): Set<string> {
-  const areas = new Set(Object.values(SUBGRAPH_AREAS).flat());
+function servedHosts(ctx: SubgraphContext, served: readonly Area[]): Set<string> {
+  const areas = new Set(served);
   const production = ctx.upstream.config.env === 'production';
   // Scopes may name the sandbox host with or without `test.` (the vendor adds it).
   return new Set([...areas].flatMap((a) => (production ? [AREA_HOSTS[a]] : [AREA_HOSTS[a], `test.${AREA_HOSTS[a]}`])));
@@ -192,10 +194,10 @@ function servedHosts(ctx: SubgraphContext): Set<string> {
  * Scopes a token may be given here: `METHOD:host/endpoint` on a host of an area the layer serves,
  * named exactly (no wildcard host, so never `*:*` on every host, nor the authorization area).
  */
-function scopesArg(ctx: SubgraphContext, v: readonly string[] | null | undefined, field: string): string[] | undefined {
+function scopesArg(ctx: SubgraphContext, served: readonly Area[], v: readonly string[] | null | undefined, field: string): string[] | undefined {
   if (v === null || v === undefined) return undefined;
   if (v.length === 0) throw badUserInput(`${field} needs at least one scope`, field);
-  const hosts = servedHosts(ctx);
+  const hosts = servedHosts(ctx, served);
   for (const s of v) {
     if (!SCOPE_FORMAT.test(s)) throw badUserInput(`${field}: "${s.slice(0, 60)}" is not METHOD:host/endpoint`, field);
     const host = s.slice(s.indexOf(':') + 1, s.indexOf('/'));
@@ -335,7 +337,7 @@ export function createResolvers(opts: AccountOptions): Resolvers {
     Mutation: {
       createToken: async (_, { input }, ctx) => {
         guard(ctx, opts);
-        const scopes = scopesArg(ctx, input.scopes, 'scopes');
+        const scopes = scopesArg(ctx, opts.servedAreas, input.scopes, 'scopes');
         const body: Obj = { scopes, name: optionalText(input.name, 'name', 100) ?? undefined, ttl: ttlArg(input.ttl), limits: limitsBody(input.limits) };
         const d = issued(await call<TokenDetail>(ctx, OAUTH.createToken, { body }));
         return { value: d.token, token: token(d) };
@@ -344,7 +346,7 @@ export function createResolvers(opts: AccountOptions): Resolvers {
         guard(ctx, opts);
         const value = notTheLayers(ctx, tokenArg(args.token));
         const body: Obj = {};
-        const scopes = scopesArg(ctx, args.input.scopes, 'scopes');
+        const scopes = scopesArg(ctx, opts.servedAreas, args.input.scopes, 'scopes');
         if (scopes) body.scopes = scopes;
         const name = optionalText(args.input.name, 'name', 100);
         if (name !== null) body.name = name;

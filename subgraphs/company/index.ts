@@ -9,14 +9,17 @@
  */
 import { readFileSync } from 'node:fs';
 import { parse, type DocumentNode } from 'graphql';
+import { defineArea } from '../runtime/area.ts';
 import type { Subgraph } from '../runtime/server.ts';
 import { trackingStoresFromEnv } from '../runtime/tracking/stores.ts';
 import type { Resolvers } from './__generated__/resolvers-types.ts';
-import { COMPANY_POLICY, type CompanyFamilyName } from './policy.ts';
+import { COMPANY_FAMILIES, COMPANY_POLICY, type CompanyFamilyName } from './policy.ts';
+import { companyPricing } from './pricing.ts';
 import { monitorResolvers } from './resolvers/monitor.ts';
 import { resolvers } from './resolvers.ts';
 import { CompanyService, type CompanyServiceOptions } from './service.ts';
-import { attachSlowPurchases, SlowPurchases } from './slow-purchase.ts';
+import { attachSlowPurchases, SlowPurchases, SLOW_ORDERS } from './slow-purchase.ts';
+import { COMPANY_ENDPOINTS } from './upstream.ts';
 import type { Upstream } from '../upstream/upstream.ts';
 
 const typeDefs: DocumentNode = parse(readFileSync(new URL('./schema.graphql', import.meta.url), 'utf8'));
@@ -83,3 +86,27 @@ export const companySubgraph: { name: 'company'; typeDefs: DocumentNode; resolve
   typeDefs,
   resolvers: resolversOf(new CompanyService({ env: {} })),
 };
+
+/** The company area (see the module doc), as the registry (`subgraphs/index.ts`) lists it. */
+export const companyArea = defineArea({
+  name: 'company',
+  vendorAreas: ['company'],
+  typeDefs,
+  create: ({ env }) => createCompanySubgraph({ env }),
+  // The endpoint table, the monitor family, the slow tiers' POST orders.
+  endpointTables: () => [COMPANY_ENDPOINTS, COMPANY_FAMILIES, SLOW_ORDERS],
+  pricing: companyPricing,
+  // An hour (`IT-closed`, searches; the tiers a day; monitors are invalidated by events). Company
+  // monitors (`/monitor`, `/monitor/{id}`) are read upstream every time: `@cacheControl(maxAge: 0)`
+  // in the schema.
+  cache: { responseTtlSeconds: 3600 },
+  sharedSubscriptions: { companyChanged: 'monitorId' },
+  trackingFamilies: Object.keys(COMPANY_FAMILIES),
+  routes: ['callbacks', 'files'],
+  // A slow purchase waits `COMPANY_SLOW_CALLBACK_WAIT_MS` for its callback, then polls with the same token.
+  tokenHoldMs: (vars) => {
+    const wait = Number(vars.COMPANY_SLOW_CALLBACK_WAIT_MS);
+    return Number.isFinite(wait) && wait > 0 ? wait : 0;
+  },
+  settings: ['COMPANY_*'],
+});

@@ -6,9 +6,12 @@
  */
 import { readFileSync } from 'node:fs';
 import { parse } from 'graphql';
+import { defineArea } from '../runtime/area.ts';
 import type { Subgraph } from '../runtime/server.ts';
 import { trackedSubgraph } from '../runtime/tracking/subgraph.ts';
 import { INVOICING_AREA } from './policy.ts';
+import { invoicingPricing } from './pricing.ts';
+import { FAMILIES, INVOICING } from './upstream.ts';
 import { createResolvers } from './resolvers/index.ts';
 import { InvoicingService, type InvoicingServiceOptions } from './service.ts';
 
@@ -23,3 +26,19 @@ const typeDefs = parse(readFileSync(new URL('./schema.graphql', import.meta.url)
 export function createInvoicingSubgraph(opts: InvoicingServiceOptions & { env: NodeJS.ProcessEnv }): Subgraph & { service: InvoicingService } {
   return trackedSubgraph({ area: INVOICING_AREA, typeDefs, service: (o) => new InvoicingService(o), resolvers: createResolvers }, opts);
 }
+
+/** The invoicing area (see the module doc), as the registry (`subgraphs/index.ts`) lists it. */
+export const invoicingArea = defineArea({
+  name: 'invoicing',
+  vendorAreas: ['invoice'],
+  typeDefs,
+  create: ({ env }) => createInvoicingSubgraph({ env }),
+  endpointTables: () => [INVOICING, FAMILIES],
+  pricing: invoicingPricing,
+  // Read upstream every time.
+  cache: { responseTtlSeconds: 0 },
+  sharedSubscriptions: { invoiceUpdated: 'id', receiptUpdated: 'id' },
+  trackingFamilies: Object.keys(FAMILIES),
+  routes: ['callbacks', 'files'],
+  settings: ['INVOICING_*'],
+});

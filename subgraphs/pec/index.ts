@@ -6,17 +6,19 @@
  */
 import { readFileSync } from 'node:fs';
 import { parse } from 'graphql';
+import { defineArea } from '../runtime/area.ts';
 import type { Subgraph } from '../runtime/server.ts';
 import { layerSecret } from '../../platform/signing.ts';
 import { trackingStoresFromEnv } from '../runtime/tracking/stores.ts';
 import { storeChoiceFromEnv } from '../../platform/store-choice.ts';
 import { redisPrefixFromEnv } from '../../platform/redis.ts';
-import { BulkService } from './bulk.ts';
+import { BULK, BulkService } from './bulk.ts';
 import { bulkStores } from './bulk-store.ts';
 import { PEC_POLICY } from './policy.ts';
 import { createResolvers } from './resolvers/index.ts';
 import { PecService, type PecServiceOptions } from './service.ts';
-import type { PecFamily } from './upstream.ts';
+import { FAMILIES, familiesOf, pecEndpoints, type PecFamily } from './upstream.ts';
+import { pecPricing } from './pricing.ts';
 
 const typeDefs = parse(readFileSync(new URL('./schema.graphql', import.meta.url), 'utf8'));
 
@@ -57,3 +59,25 @@ export function createPecSubgraph(opts: PecServiceOptions): Subgraph & { service
     bulk,
   };
 }
+
+/** The PEC area (see the module doc) with the bulk mailboxes, as the registry (`subgraphs/index.ts`) lists it. */
+export const pecArea = defineArea({
+  name: 'pec',
+  vendorAreas: ['pec', 'pecmassiva'],
+  typeDefs,
+  create: ({ env }) => createPecSubgraph({ env }),
+  // The endpoint table (a deployment's `PEC_PATHS` applied), its families, the bulk mailbox's table.
+  endpointTables: (vars) => {
+    const eps = pecEndpoints(vars);
+    return [eps, familiesOf(eps), BULK];
+  },
+  pricing: pecPricing,
+  // 30 s (`verifica_pec`; mailboxes are invalidated by events). Mailboxes, company-register
+  // notifications and bulk sendings are read upstream every time (only `verifica_pec` and
+  // `domini_pec` are cached): `@cacheControl(maxAge: 0)` in the schema.
+  cache: { responseTtlSeconds: 30 },
+  sharedSubscriptions: { mailboxUpdated: 'id', pecNotificationUpdated: 'id', sendingUpdated: 'id' },
+  trackingFamilies: Object.keys(FAMILIES),
+  routes: ['callbacks', 'files'],
+  settings: ['PEC_*', 'PECMASSIVA_*'],
+});

@@ -6,11 +6,27 @@
  */
 import { readFileSync } from 'node:fs';
 import { parse } from 'graphql';
+import { defineArea } from '../runtime/area.ts';
 import type { Subgraph } from '../runtime/server.ts';
+import { postalPricing } from './pricing.ts';
 import { createResolvers } from './resolvers/index.ts';
+import { POSTAL, POSTAL_TTL } from './upstream.ts';
 
 const typeDefs = parse(readFileSync(new URL('./schema.graphql', import.meta.url), 'utf8'));
 
 export function createPostalSubgraph(): Subgraph {
   return { name: 'postal', typeDefs, resolvers: createResolvers() };
 }
+
+/** The postal area (see the module doc), as the registry (`subgraphs/index.ts`) lists it. */
+export const postalArea = defineArea({
+  name: 'postal',
+  vendorAreas: ['cap'],
+  typeDefs,
+  create: () => createPostalSubgraph(),
+  endpointTables: () => [POSTAL],
+  pricing: postalPricing,
+  // Every endpoint is kept `POSTAL_TTL`.
+  cache: { responseTtlSeconds: POSTAL_TTL },
+  settings: [],
+});

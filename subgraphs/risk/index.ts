@@ -6,9 +6,12 @@
  */
 import { readFileSync } from 'node:fs';
 import { parse } from 'graphql';
+import { defineArea } from '../runtime/area.ts';
 import type { Subgraph } from '../runtime/server.ts';
 import { trackedSubgraph } from '../runtime/tracking/subgraph.ts';
 import { RISK_AREA } from './policy.ts';
+import { riskPricing } from './pricing.ts';
+import * as tables from './upstream.ts';
 import { createResolvers } from './resolvers/index.ts';
 import { RiskService, type RiskServiceOptions } from './service.ts';
 
@@ -25,3 +28,20 @@ const typeDefs = parse(readFileSync(new URL('./schema.graphql', import.meta.url)
 export function createRiskSubgraph(opts: RiskServiceOptions & { env: NodeJS.ProcessEnv }): Subgraph & { service: RiskService } {
   return trackedSubgraph({ area: RISK_AREA, typeDefs, service: (o) => new RiskService(o), resolvers: createResolvers }, opts);
 }
+
+/** The risk area (see the module doc), as the registry (`subgraphs/index.ts`) lists it. */
+export const riskArea = defineArea({
+  name: 'risk',
+  vendorAreas: ['risk'],
+  typeDefs,
+  create: ({ env }) => createRiskSubgraph({ env }),
+  // The endpoint table, the request families, the score and bureau tables.
+  endpointTables: () => [tables.RISK, tables.FAMILIES, tables.SCORE_ENDPOINTS, tables.BUREAU_FAMILIES, tables.ORDER_FAMILIES],
+  pricing: riskPricing,
+  // Read upstream every time.
+  cache: { responseTtlSeconds: 0 },
+  sharedSubscriptions: { riskRequestUpdated: 'id' },
+  trackingFamilies: tables.FAMILY_NAMES,
+  routes: ['callbacks', 'files'],
+  settings: ['RISK_*'],
+});

@@ -13,11 +13,10 @@
  * account's), whatever token is current.
  *
  * The token is minted with exactly the scopes the served subgraphs call: one `METHOD:host/endpoint`
- * per endpoint of their tables (`PEC_PATHS` applied), no wildcard, less those the account has not
+ * per endpoint of their areas' tables (the registry's descriptors, `PEC_PATHS` applied), no wildcard, less those the account has not
  * enabled (`GET /scopes`, read before each mint; dropped ones logged).
  */
 import { GraphQLError } from 'graphql';
-import type { Area } from '../../contract/areas.ts';
 import { CostMeter } from './cost.ts';
 import type { OpenapiEnv } from './config.ts';
 import type { Endpoint } from './endpoint.ts';
@@ -25,14 +24,6 @@ import { tenantOf } from './tenant.ts';
 import { registerSecrets } from '../../platform/redact.ts';
 import type { CallContext, Upstream } from './upstream.ts';
 import { scopeGranted, scopeOf } from '../../contract/scopes.ts';
-import * as companyTables from '../company/upstream.ts';
-import { COMPANY_FAMILIES } from '../company/policy.ts';
-import { SLOW_ORDERS } from '../company/slow-purchase.ts';
-import * as riskTables from '../risk/upstream.ts';
-import * as postalTables from '../postal/upstream.ts';
-import { familiesOf, pecEndpoints } from '../pec/upstream.ts';
-import { BULK } from '../pec/bulk.ts';
-import * as invoicingTables from '../invoicing/upstream.ts';
 import type { LayerToken } from './work-tokens.ts';
 import { log } from '../../platform/log.ts';
 
@@ -40,60 +31,24 @@ const CREATE: Endpoint = { area: 'oauth', method: 'POST', path: '/tokens', auth:
 const SCOPES: Endpoint = { area: 'oauth', method: 'GET', path: '/scopes', auth: 'basic', ttl: 0, timeoutMs: 10_000 };
 const DELETE: Endpoint = { area: 'oauth', method: 'DELETE', path: '/tokens/{token}', auth: 'basic', secretParams: ['token'], timeoutMs: 5_000 };
 
-/** The areas each subgraph calls (the authorization area is reached with Basic, never a token). */
-export const SUBGRAPH_AREAS: Readonly<Record<string, readonly Area[]>> = {
-  company: ['company'],
-  risk: ['risk'],
-  postal: ['cap'],
-  pec: ['pec', 'pecmassiva'],
-  invoicing: ['invoice'],
-  account: [],
-};
-
-/** Every endpoint found in `value` (an area's tables: endpoint records, family tables), a few levels down. */
-function endpointsIn(value: unknown, depth = 3): Endpoint[] {
-  if (typeof value !== 'object' || value === null || depth < 0) return [];
-  const v = value as Record<string, unknown>;
-  if (typeof v.area === 'string' && typeof v.method === 'string' && typeof v.path === 'string') return [v as unknown as Endpoint];
-  return Object.values(v).flatMap((x) => endpointsIn(x, depth - 1));
-}
-
 /**
- * The endpoints each subgraph calls with a token: every endpoint its area's tables name (the
- * endpoint table, the family tables, the slow tiers' POST orders; `vars` for a deployment's `PEC_PATHS`).
+ * The scopes a token calling these endpoints needs, and no more: `METHOD:host/endpoint` for each
+ * (the vendor scopes a method and a path's first segment), sorted, no wildcard. The endpoints are
+ * those of the served areas' tables (`tokenEndpoints` of the registry, `subgraphs/index.ts`).
  */
-function endpointsOf(subgraph: string, vars: NodeJS.ProcessEnv): Endpoint[] {
-  const tables: Record<string, () => unknown[]> = {
-    company: () => [companyTables, COMPANY_FAMILIES, Object.fromEntries(SLOW_ORDERS)],
-    risk: () => [riskTables],
-    postal: () => [postalTables],
-    pec: () => {
-      const eps = pecEndpoints(vars);
-      return [eps, familiesOf(eps), BULK];
-    },
-    invoicing: () => [invoicingTables],
-  };
-  return (tables[subgraph]?.() ?? []).flatMap((t) => endpointsIn(t)).filter((e) => e.auth !== 'basic' && e.area !== 'oauth');
-}
-
-/**
- * The scopes a token of these subgraphs needs, and no more: `METHOD:host/endpoint` for each endpoint
- * their tables name (the vendor scopes a method and a path's first segment), sorted, no wildcard.
- */
-export function scopesFor(env: OpenapiEnv, subgraphs: readonly string[], vars: NodeJS.ProcessEnv = {}): string[] {
-  const scopes = new Set(subgraphs.flatMap((s) => endpointsOf(s, vars)).map((e) => scopeOf(env, e.area, e.method, e.path)));
+export function scopesFor(env: OpenapiEnv, endpoints: readonly Endpoint[]): string[] {
+  const scopes = new Set(endpoints.map((e) => scopeOf(env, e.area, e.method, e.path)));
   return [...scopes].sort();
 }
 
 /**
  * How long a replaced token stays valid: two minutes, or longer when an operation may hold the
- * token's value longer, a slow company purchase waiting `COMPANY_SLOW_CALLBACK_WAIT_MS` for its
- * callback before it polls with the same token (the wait plus two minutes). Background work needs
- * none of it (it resolves the marker per call).
+ * token's value longer (`holdMs`, the longest of the areas' `tokenHoldMs`: e.g. a slow company
+ * purchase waiting for its callback before it polls with the same token), the hold plus two
+ * minutes. Background work needs none of it (it resolves the marker per call).
  */
-export function graceMsFor(vars: NodeJS.ProcessEnv): number {
-  const wait = Number(vars.COMPANY_SLOW_CALLBACK_WAIT_MS);
-  return Math.max(120_000, (Number.isFinite(wait) && wait > 0 ? wait : 0) + 120_000);
+export function graceMsFor(holdMs: number): number {
+  return Math.max(120_000, (Number.isFinite(holdMs) && holdMs > 0 ? holdMs : 0) + 120_000);
 }
 
 export interface ManagedTokenOptions {

@@ -196,7 +196,7 @@ describe('configuration', () => {
   const ctx = (credentials: { email: string; apikey: string } | null, key?: string) =>
     ({ upstream: { config: { accountCredentials: credentials } }, headers: new Headers(key ? { 'x-openapi-account-key': key } : {}) }) as unknown as SubgraphContext;
   const account = (env: NodeJS.ProcessEnv, c: SubgraphContext) => {
-    const q = createResolvers({ access: accountAccess(env) }).Query as { account: (p: unknown, a: unknown, c: SubgraphContext) => unknown };
+    const q = createResolvers({ access: accountAccess(env), servedAreas: [] }).Query as { account: (p: unknown, a: unknown, c: SubgraphContext) => unknown };
     try {
       q.account({}, {}, c);
       return null;

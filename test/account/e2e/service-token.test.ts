@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startTestStack, type TestStack } from '../../support/stack.ts';
 import { managedTokenOf, scopesFor } from '../../../subgraphs/upstream/service-token.ts';
+import { tokenEndpoints } from '../../../subgraphs/index.ts';
 
 const OPERATOR_KEY = 'operator-key-0123456789abcdef';
 let t: TestStack;
@@ -81,13 +82,13 @@ it("the layer's own token cannot be updated, rotated or deleted through the acco
 });
 
 it('scopes: each method and endpoint the served subgraphs call, and no other', () => {
-  const scopes = scopesFor('emulator', ['company', 'postal', 'account']);
+  const scopes = scopesFor('emulator', tokenEndpoints(['company', 'postal', 'account']));
   // One scope per method and endpoint the tables name: no wildcard, no other area.
   expect(scopes.some((x) => x.includes('*'))).toBe(false);
   expect(scopes).toContain('GET:test.cap.openapi.it/cerca_comuni');
   expect(scopes).toContain('GET:test.company.openapi.com/IT-start');
   expect(scopes.every((x) => /^[A-Z]+:test\.(cap\.openapi\.it|company\.openapi\.com)\/[^/]+$/.test(x))).toBe(true);
-  expect(scopesFor('production', ['risk']).every((x) => x.includes(':risk.openapi.com/'))).toBe(true);
+  expect(scopesFor('production', tokenEndpoints(['risk'])).every((x) => x.includes(':risk.openapi.com/'))).toBe(true);
 });
 
 it('with credentials the authorization area refuses, the layer still starts, answers UNAUTHENTICATED saying why, and buys nothing', async () => {

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startTestStack, type TestStack } from '../../support/stack.ts';
 import { startStack } from '../../../stack.ts';
 import { managedTokenOf, scopesFor } from '../../../subgraphs/upstream/service-token.ts';
+import { tokenEndpoints } from '../../../subgraphs/index.ts';
 import { LAYER_TOKEN, fixedLayerToken, workTokens } from '../../../subgraphs/upstream/work-tokens.ts';
 import { bureauInput, CF } from '../../support/risk.ts';
 import { waitFor } from '../../support/wait.ts';
@@ -183,7 +184,7 @@ it('the managed token is minted with exactly the scopes of the served subgraphs,
   );
   expect(held.filter((s) => !enabled.includes(s))).toEqual([]);
   expect(new Set(held).size).toBe(held.length);
-  expect(scopesFor('production', ['postal'])).toContain('GET:cap.openapi.it/cap');
+  expect(scopesFor('production', tokenEndpoints(['postal']))).toContain('GET:cap.openapi.it/cap');
 });
 
 it('work tokens: the layer token kept as a marker and resolved at call time; a caller token kept as is', () => {

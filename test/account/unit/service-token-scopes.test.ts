@@ -6,7 +6,8 @@
 import { afterEach, expect, it, vi } from 'vitest';
 import { MemoryLogWriter } from '@graphql-hive/logger';
 import { logLevelOfEnv, logTo, setLogLevel } from '../../../platform/log.ts';
-import { ManagedServiceToken } from '../../../subgraphs/upstream/service-token.ts';
+import { graceMsFor, ManagedServiceToken } from '../../../subgraphs/upstream/service-token.ts';
+import { tokenHoldMs } from '../../../subgraphs/index.ts';
 import type { Endpoint } from '../../../subgraphs/upstream/endpoint.ts';
 import type { CallOptions, Upstream } from '../../../subgraphs/upstream/upstream.ts';
 
@@ -67,4 +68,10 @@ it('a wildcard scope of the account grants what it covers; an unreadable list mi
   await b.start();
   expect(failing.minted).toEqual([WANTED]);
   await b.close();
+});
+
+it('a replaced token stays valid two minutes, longer than any area holds its value (a slow company purchase waiting for its callback)', () => {
+  expect(graceMsFor(tokenHoldMs({}))).toBe(120_000);
+  expect(graceMsFor(tokenHoldMs({ COMPANY_SLOW_CALLBACK_WAIT_MS: '600000' }))).toBe(720_000);
+  expect(graceMsFor(tokenHoldMs({ COMPANY_SLOW_CALLBACK_WAIT_MS: 'soon' }))).toBe(120_000);
 });

@@ -11,7 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SUPERGRAPH_FILE } from '../../../gateway/compose.ts';
 import { request } from 'undici';
 import { callerSessionOf } from '../../../gateway/caller-session.ts';
-import { cacheable, NEVER_CACHED_FIELDS, RESPONSE_TTL_BY_SUBGRAPH, ttlPerSchemaCoordinate } from '../../../gateway/response-cache.ts';
+import { cacheable, cachePolicyOf, ttlPerSchemaCoordinate } from '../../../gateway/response-cache.ts';
+import { GATEWAY_AREAS } from '../../../subgraphs/index.ts';
 import { DEFAULT_TOKEN } from '../../../emulator/server.ts';
 import { announceChange } from '../../../platform/changes.ts';
 import { POSTAL_TTL } from '../../../subgraphs/postal/upstream.ts';
@@ -163,8 +164,9 @@ describe('lifetime', () => {
 
 describe('rules', () => {
   it('each field lives as long as its subgraph’s shortest upstream data', () => {
-    const ttl = ttlPerSchemaCoordinate(readFileSync(SUPERGRAPH_FILE, 'utf8'));
-    expect(ttl['Query.company']).toBe(RESPONSE_TTL_BY_SUBGRAPH.company * 1000);
+    const policy = cachePolicyOf(GATEWAY_AREAS);
+    const ttl = ttlPerSchemaCoordinate(readFileSync(SUPERGRAPH_FILE, 'utf8'), policy.ttlBySubgraph);
+    expect(ttl['Query.company']).toBe(policy.ttlBySubgraph.company * 1000);
     expect(ttl['Query.company']).toBe(3_600_000);
     expect(ttl['Company.companyName']).toBe(3_600_000);
     expect(ttl['Company.creditScore']).toBe(0);
@@ -175,7 +177,9 @@ describe('rules', () => {
         .every(([, v]) => v === 0),
     ).toBe(true);
     // Fields read upstream every time are in the schema (a rename would let them be cached).
-    for (const field of NEVER_CACHED_FIELDS) expect(ttl[field], field).toBeDefined();
+    for (const field of policy.neverCached) expect(ttl[field], field).toBeDefined();
+    expect(policy.neverCached).toContain('Query.mailboxes');
+    expect(policy.neverCached).toContain('Query.companyMonitor');
   });
 
   it('only clean answers are kept: no errors, nothing stale, nothing at risk, executed', () => {

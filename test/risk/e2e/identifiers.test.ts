@@ -11,7 +11,7 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { request } from 'undici';
-import { companyIdOfVat } from '../../../emulator/company/ids.ts';
+import { companyIdOfVat } from '../../../emulator/company-ids.ts';
 import { CF, CF2 } from '../../support/risk.ts';
 import { startTestStack, type TestStack } from '../../support/stack.ts';
 import type { Obj } from '../../../contract/values.ts';

@@ -1,6 +1,6 @@
-/** Small helpers of the emulator's PEC area: body access, ids, dates, text/plain and PDF answers. */
-import type { EmuRequest, EmuResponse } from '../core.ts';
-import { isObj, type Obj } from '../../contract/values.ts';
+/** Small helpers of the emulator's two PEC areas (`pec/`, `pecmassiva/`): body access, ids, dates, text/plain and PDF answers. */
+import type { EmuRequest, EmuResponse } from './core.ts';
+import { isObj, type Obj } from '../contract/values.ts';
 
 export const bodyOf = (req: EmuRequest): Obj => (isObj(req.body) ? req.body : {});
 

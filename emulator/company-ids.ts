@@ -3,12 +3,12 @@
  *
  * - Every valid VAT number maps to a "core" number (a bijection over the first ten digits, a
  *   small Feistel network), so the generator can give structure to the space of VAT numbers
- *   (ownership trees, see `ownership.ts`) while the numbers themselves look unrelated.
+ *   (ownership trees, see `company/ownership.ts`) while the numbers themselves look unrelated.
  * - The 24-hex company id is reversible: 14 hex of a hash of the VAT, then the VAT number masked
  *   by that hash. An id decodes back to its VAT without any registry, and a forged id is refused.
  */
-import { hexId } from '../core.ts';
-import { isValidItalianVat, makeItalianVat } from '../../contract/checksums.ts';
+import { hexId } from './core.ts';
+import { isValidItalianVat, makeItalianVat } from '../contract/checksums.ts';
 import { hash32 } from './random.ts';
 
 const HALF = 100_000;

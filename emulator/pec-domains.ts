@@ -1,13 +1,14 @@
 /**
- * The PEC area's domains: the provider's own domains per box family (where `POST /pec` registers
- * addresses and `GET /verifica_pec` checks them) and the certified-domain list `GET /domini_pec`
+ * The PEC areas' domains (`pec/` registers and checks them, `pecmassiva/` sends to them): the
+ * provider's own domains per box family (where `POST /pec` registers addresses and
+ * `GET /verifica_pec` checks them) and the certified-domain list `GET /domini_pec`
  * answers from (the contract: "one of over 250,000 certified domains").
  *
  * The list is generated deterministically on first use: the well-known providers' domains, then
  * 250,000 company domains of the form `pec.<name>.it` / `<name>.pec.it` / `<name>-pec.it`, so a
  * lookup is a real set lookup over a list of realistic size (a few MB, built in well under a second).
  */
-import { PEC_SANDBOX_PROVIDER_DOMAINS as PEC_PROVIDER_DOMAINS } from '../../contract/pec-domains.ts';
+import { PEC_SANDBOX_PROVIDER_DOMAINS as PEC_PROVIDER_DOMAINS } from '../contract/pec-domains.ts';
 
 /** Box types as the vendor spells them (`DOMICILIODIGITALE`, `PECMASSIVA`). */
 export const STANDARD_FAMILY = ['STANDARD', 'BRONZE', 'SILVER', 'GOLD'] as const;

@@ -6,7 +6,7 @@
  * subscriptions. Tokens themselves stay in the server's token store; what the authorization area
  * adds to a token (name, dates, refresh token, limits) is kept here.
  */
-import { hexId } from '../core.ts';
+import { hexId } from './core.ts';
 
 export interface WalletTransaction {
   id: string;
