@@ -14,12 +14,15 @@ import { Scheduler } from './scheduler.ts';
 export interface DefaultModulesOptions {
   /** `createRiskModule({ completeAfterMs })`. @default its default */
   riskCompleteAfterMs?: number;
+  /** `createCompanyModule({ prepareMs, waitMs })` (`EMULATOR_COMPANY_PREPARE_MS`, `EMULATOR_COMPANY_GET_WAIT_MS`). @default its defaults */
+  companyPrepareMs?: number;
+  companyGetWaitMs?: number;
 }
 
 /** Every area, with their default options (and `opts`), on one scheduler (a new one unless given). */
 export function defaultModules(scheduler: Scheduler = new Scheduler(), opts: DefaultModulesOptions = {}): AreaModule[] {
   return [
-    createCompanyModule({ scheduler }),
+    createCompanyModule({ scheduler, prepareMs: opts.companyPrepareMs, waitMs: opts.companyGetWaitMs }),
     createRiskModule({ scheduler, completeAfterMs: opts.riskCompleteAfterMs }),
     createPecModule({ scheduler }),
     createPecMassivaModule({ scheduler }),

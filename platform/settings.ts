@@ -520,18 +520,25 @@ function textOf(settings: Settings): Record<string, string> {
   return out;
 }
 
+/** The value of an area's setting named `<AREA>_<suffix>`. */
+export type AreaSettingValue<S extends string> = Settings[Extract<`${Uppercase<(typeof TRACKED_AREAS)[number]>}_${S}`, SettingName>];
+
 /** One setting of an area by its suffix (`areaSetting(s, 'risk', 'POLL_INTERVAL_MS')` is `s.RISK_POLL_INTERVAL_MS`). */
-export function areaSetting<T extends string>(settings: Settings, area: string, suffix: T): unknown {
+export function areaSetting<S extends string>(settings: Settings, area: string, suffix: S): AreaSettingValue<S> {
   const name = settingPrefix(area) + suffix;
   if (!(name in schema)) throw new Error(`no setting ${name} in the schema (platform/settings.ts)`);
-  return (settings as Readonly<Record<string, unknown>>)[name];
+  return (settings as Readonly<Record<string, unknown>>)[name] as AreaSettingValue<S>;
 }
 
-/** The values of the settings marked secret (for redaction), as set. */
-export function secretValues(settings: Settings): string[] {
+/** The names of the settings marked secret. */
+export const SECRET_SETTINGS: readonly SettingName[] = (Object.keys(schema) as SettingName[]).filter((n) => schema[n].type === 'secret');
+
+/** The values of the settings marked secret (for redaction), as set; of a URL, its password. */
+export function secretValues(settings: Partial<Record<SettingName, unknown>>): string[] {
   const out: string[] = [];
-  for (const [name, spec] of Object.entries(schema)) {
-    const v = (settings as Readonly<Record<string, unknown>>)[name];
+  for (const name of SECRET_SETTINGS) {
+    const spec = schema[name];
+    const v = settings[name];
     if (spec.type !== 'secret' || typeof v !== 'string' || v === spec.default) continue;
     if (spec.schemes) {
       // A URL: its password only (redis://user:password@host).
@@ -541,6 +548,22 @@ export function secretValues(settings: Settings): string[] {
   }
   return out;
 }
+
+/**
+ * One setting of the process's environment, null when unset or bad: for what a module must know
+ * before any start parses the settings (the log level, the secrets to redact). A start refuses a
+ * bad value (`loadSettings`); this never throws.
+ */
+export function processSetting<K extends SettingName>(name: K): Settings[K] | null {
+  try {
+    return parseSetting(name, schema[name], process.env[name]) as Settings[K];
+  } catch {
+    return null;
+  }
+}
+
+/** `secretValues` of the process's environment (read leniently, as `processSetting`). */
+export const processSecretValues = (): string[] => secretValues(Object.fromEntries(SECRET_SETTINGS.map((n) => [n, processSetting(n)])));
 
 /**
  * A process's settings at its start: `loadSettings()`, or, on a bad value, its one line on stderr

@@ -6,6 +6,7 @@ import { createInvoicingSubgraph } from './invoicing/index.ts';
 import { createPecSubgraph } from './pec/index.ts';
 import { createPostalSubgraph } from './postal/index.ts';
 import { createAccountSubgraph } from './account/index.ts';
+import type { SettingsSource } from '../platform/settings.ts';
 
 /**
  * A fresh set of subgraphs for one stack: stateful subgraphs (the risk and company monitor status
@@ -18,7 +19,7 @@ export const SUBGRAPH_NAMES = ['company', 'risk', 'postal', 'pec', 'invoicing', 
  * The subgraphs named (all by default). Only those are built: a stateful subgraph on Redis opens its
  * connections when built and closes them when its server stops.
  */
-export function createSubgraphs(env: NodeJS.ProcessEnv, names: readonly string[] = SUBGRAPH_NAMES): Subgraph[] {
+export function createSubgraphs(env: SettingsSource, names: readonly string[] = SUBGRAPH_NAMES): Subgraph[] {
   const make: Record<(typeof SUBGRAPH_NAMES)[number], () => Subgraph> = {
     company: () => createCompanySubgraph({ env }),
     risk: () => createRiskSubgraph({ env }),

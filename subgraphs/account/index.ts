@@ -11,12 +11,13 @@ import { parse } from 'graphql';
 import type { Subgraph } from '../runtime/server.ts';
 import { createResolvers } from './resolvers.ts';
 import { accountAccess } from './access.ts';
+import type { SettingsSource } from '../../platform/settings.ts';
 
 const typeDefs = parse(readFileSync(new URL('./schema.graphql', import.meta.url), 'utf8'));
 
 /** Who may use the account fields (see `access.ts`). */
 export { accountAccess } from './access.ts';
 
-export function createAccountSubgraph(opts: { env: NodeJS.ProcessEnv }): Subgraph {
+export function createAccountSubgraph(opts: { env: SettingsSource }): Subgraph {
   return { name: 'account', typeDefs, resolvers: createResolvers({ access: accountAccess(opts.env) }) };
 }

@@ -11,6 +11,7 @@ import { trackedSubgraph } from '../runtime/tracking/subgraph.ts';
 import { INVOICING_AREA } from './policy.ts';
 import { createResolvers } from './resolvers/index.ts';
 import { InvoicingService, type InvoicingServiceOptions } from './service.ts';
+import type { SettingsSource } from '../../platform/settings.ts';
 
 const typeDefs = parse(readFileSync(new URL('./schema.graphql', import.meta.url), 'utf8'));
 
@@ -20,6 +21,6 @@ const typeDefs = parse(readFileSync(new URL('./schema.graphql', import.meta.url)
  * or in memory with `STORE=memory`; stores
  * passed in `opts` win. Every `INVOICING_*` setting is read from that `env`.
  */
-export function createInvoicingSubgraph(opts: InvoicingServiceOptions & { env: NodeJS.ProcessEnv }): Subgraph & { service: InvoicingService } {
+export function createInvoicingSubgraph(opts: InvoicingServiceOptions & { env: SettingsSource }): Subgraph & { service: InvoicingService } {
   return trackedSubgraph({ area: INVOICING_AREA, typeDefs, service: (o) => new InvoicingService(o), resolvers: createResolvers }, opts);
 }

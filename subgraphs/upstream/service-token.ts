@@ -35,6 +35,7 @@ import { BULK } from '../pec/bulk.ts';
 import * as invoicingTables from '../invoicing/upstream.ts';
 import type { LayerToken } from './work-tokens.ts';
 import { log } from '../runtime/log.ts';
+import { settingsOf, type SettingsSource } from '../../platform/settings.ts';
 
 const CREATE: Endpoint = { area: 'oauth', method: 'POST', path: '/tokens', auth: 'basic', timeoutMs: 20_000 };
 const SCOPES: Endpoint = { area: 'oauth', method: 'GET', path: '/scopes', auth: 'basic', ttl: 0, timeoutMs: 10_000 };
@@ -62,7 +63,7 @@ function endpointsIn(value: unknown, depth = 3): Endpoint[] {
  * The endpoints each subgraph calls with a token: every endpoint its area's tables name (the
  * endpoint table, the family tables, the slow tiers' POST orders; `vars` for a deployment's `PEC_PATHS`).
  */
-function endpointsOf(subgraph: string, vars: NodeJS.ProcessEnv): Endpoint[] {
+function endpointsOf(subgraph: string, vars: SettingsSource): Endpoint[] {
   const tables: Record<string, () => unknown[]> = {
     company: () => [companyTables, COMPANY_FAMILIES, Object.fromEntries(SLOW_ORDERS)],
     risk: () => [riskTables],
@@ -80,7 +81,7 @@ function endpointsOf(subgraph: string, vars: NodeJS.ProcessEnv): Endpoint[] {
  * The scopes a token of these subgraphs needs, and no more: `METHOD:host/endpoint` for each endpoint
  * their tables name (the vendor scopes a method and a path's first segment), sorted, no wildcard.
  */
-export function scopesFor(env: OpenapiEnv, subgraphs: readonly string[], vars: NodeJS.ProcessEnv = {}): string[] {
+export function scopesFor(env: OpenapiEnv, subgraphs: readonly string[], vars: SettingsSource = {}): string[] {
   const scopes = new Set(subgraphs.flatMap((s) => endpointsOf(s, vars)).map((e) => scopeOf(env, e.area, e.method, e.path)));
   return [...scopes].sort();
 }
@@ -91,9 +92,8 @@ export function scopesFor(env: OpenapiEnv, subgraphs: readonly string[], vars: N
  * callback before it polls with the same token (the wait plus two minutes). Background work needs
  * none of it (it resolves the marker per call).
  */
-export function graceMsFor(vars: NodeJS.ProcessEnv): number {
-  const wait = Number(vars.COMPANY_SLOW_CALLBACK_WAIT_MS);
-  return Math.max(120_000, (Number.isFinite(wait) && wait > 0 ? wait : 0) + 120_000);
+export function graceMsFor(vars: SettingsSource): number {
+  return settingsOf(vars).COMPANY_SLOW_CALLBACK_WAIT_MS + 120_000;
 }
 
 export interface ManagedTokenOptions {
