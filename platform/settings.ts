@@ -128,7 +128,15 @@ function perArea<const P extends string, const A extends string, const T extends
 
 const tracking = (area: string) =>
   ({
-    CALLBACK_TTL_S: { type: 'duration', unit: 's', default: 30 * DAY_S, min: 1, process: SUBGRAPH, subject: 'tracking', description: `Lifetime of a callback URL the ${area} subgraph gives the upstream.` },
+    CALLBACK_TTL_S: {
+      type: 'duration',
+      unit: 's',
+      default: 30 * DAY_S,
+      min: 1,
+      process: SUBGRAPH,
+      subject: 'tracking',
+      description: `Lifetime of a callback URL the ${area} subgraph gives the upstream.`,
+    },
     MONITOR_CALLBACK_TTL_S: {
       type: 'duration',
       unit: 's',
@@ -138,7 +146,15 @@ const tracking = (area: string) =>
       subject: 'tracking',
       description: `Lifetime of a ${area} monitor's callback URL (never less than a year and a day, nor than the callback lifetime).`,
     },
-    FILE_URL_TTL_S: { type: 'duration', unit: 's', default: 300, min: 1, process: SUBGRAPH, subject: 'tracking', description: `Lifetime of a signed download URL of the ${area} area.` },
+    FILE_URL_TTL_S: {
+      type: 'duration',
+      unit: 's',
+      default: 300,
+      min: 1,
+      process: SUBGRAPH,
+      subject: 'tracking',
+      description: `Lifetime of a signed download URL of the ${area} area.`,
+    },
     RELAY_ALLOW_PRIVATE: {
       type: 'bool',
       default: false,
@@ -146,11 +162,35 @@ const tracking = (area: string) =>
       subject: 'tracking',
       description: `Relay ${area} callbacks to loopback, private and link-local addresses too (SSRF guard off): development and tests only.`,
     },
-    POLL_INTERVAL_MS: { type: 'duration', unit: 'ms', default: 5000, min: 0, process: SUBGRAPH, subject: 'tracking', description: `Pause between rounds of the ${area} poller (at least 10 ms).` },
-    POLL_LATE_AFTER_MS: { type: 'duration', unit: 'ms', default: 60_000, min: 0, process: SUBGRAPH, subject: 'tracking', description: `A ${area} callback later than this is polled for.` },
+    POLL_INTERVAL_MS: {
+      type: 'duration',
+      unit: 'ms',
+      default: 5000,
+      min: 0,
+      process: SUBGRAPH,
+      subject: 'tracking',
+      description: `Pause between rounds of the ${area} poller (at least 10 ms).`,
+    },
+    POLL_LATE_AFTER_MS: {
+      type: 'duration',
+      unit: 'ms',
+      default: 60_000,
+      min: 0,
+      process: SUBGRAPH,
+      subject: 'tracking',
+      description: `A ${area} callback later than this is polled for.`,
+    },
     POLL_MAX_CALLS_PER_MIN: { type: 'number', default: 60, min: 0, process: SUBGRAPH, subject: 'tracking', description: `Upstream reads the ${area} poller may make per minute.` },
     MONITOR_POLL_MS: { type: 'duration', unit: 'ms', default: DAY_MS, min: 0, process: SUBGRAPH, subject: 'tracking', description: `Slow poll of the ${area} area's monitors.` },
-    POLL_MAX_AGE_MS: { type: 'duration', unit: 'ms', default: 7 * DAY_MS, min: 0, process: SUBGRAPH, subject: 'tracking', description: `The ${area} poller gives up on work older than this.` },
+    POLL_MAX_AGE_MS: {
+      type: 'duration',
+      unit: 'ms',
+      default: 7 * DAY_MS,
+      min: 0,
+      process: SUBGRAPH,
+      subject: 'tracking',
+      description: `The ${area} poller gives up on work older than this.`,
+    },
     POLL_MAX_BACKOFF_MS: {
       type: 'duration',
       unit: 'ms',
@@ -165,7 +205,14 @@ const tracking = (area: string) =>
 
 const pdf = (area: string) =>
   ({
-    MAX_PDF_BYTES: { type: 'bytes', default: 5 * 1024 * 1024, min: 1, process: SUBGRAPH, subject: 'tracking', description: `Largest PDF (decoded bytes) a ${area} upload may carry.` },
+    MAX_PDF_BYTES: {
+      type: 'bytes',
+      default: 5 * 1024 * 1024,
+      min: 1,
+      process: SUBGRAPH,
+      subject: 'tracking',
+      description: `Largest PDF (decoded bytes) a ${area} upload may carry.`,
+    },
   }) as const satisfies Record<string, SettingSpec>;
 
 const upstreamUrl = (area: string) =>
@@ -205,7 +252,15 @@ export const SETTINGS_SCHEMA = {
     subject: 'process',
     description: 'Level of the JSON log lines (`off`, also `silent`, `none`, `false`, `0`: none).',
   },
-  GATEWAY_LOG_LEVEL: { type: 'enum', values: LOG_LEVELS, aliases: LOG_ALIASES, default: null, process: ALL, subject: 'process', description: 'Older name of LOG_LEVEL, read when LOG_LEVEL is unset.' },
+  GATEWAY_LOG_LEVEL: {
+    type: 'enum',
+    values: LOG_LEVELS,
+    aliases: LOG_ALIASES,
+    default: null,
+    process: ALL,
+    subject: 'process',
+    description: 'Older name of LOG_LEVEL, read when LOG_LEVEL is unset.',
+  },
   SHUTDOWN_TIMEOUT_MS: {
     type: 'duration',
     unit: 'ms',
@@ -215,8 +270,20 @@ export const SETTINGS_SCHEMA = {
     subject: 'process',
     description: 'Bound of a graceful shutdown on SIGTERM/SIGINT: requests in flight are answered, then the process exits (1 when cut short).',
   },
-  OTEL_EXPORTER_OTLP_ENDPOINT: { type: 'url', default: null, process: LAYER, subject: 'process', description: 'OpenTelemetry collector: traces go to `<it>/v1/traces` over OTLP/HTTP. Unset: no traces.' },
-  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: { type: 'url', default: null, process: LAYER, subject: 'process', description: 'Full URL of the OTLP/HTTP traces endpoint (wins over OTEL_EXPORTER_OTLP_ENDPOINT).' },
+  OTEL_EXPORTER_OTLP_ENDPOINT: {
+    type: 'url',
+    default: null,
+    process: LAYER,
+    subject: 'process',
+    description: 'OpenTelemetry collector: traces go to `<it>/v1/traces` over OTLP/HTTP. Unset: no traces.',
+  },
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: {
+    type: 'url',
+    default: null,
+    process: LAYER,
+    subject: 'process',
+    description: 'Full URL of the OTLP/HTTP traces endpoint (wins over OTEL_EXPORTER_OTLP_ENDPOINT).',
+  },
   OTEL_SERVICE_NAME: { type: 'string', default: null, defaultText: '`openapi-supergraph`', process: LAYER, subject: 'process', description: 'Service name on the traces.' },
 
   // HTTP: ports, URLs, limits
@@ -232,8 +299,22 @@ export const SETTINGS_SCHEMA = {
     subject: 'http',
     description: "The gateway's public URL, in callback and download URLs (required when a subgraph runs as its own service).",
   },
-  MAX_BODY_BYTES: { type: 'bytes', default: 1024 * 1024, min: 1, process: LAYER, subject: 'http', description: "Largest GraphQL request body, without its files' contents (subgraphs allow four times this)." },
-  MAX_UPLOAD_BYTES: { type: 'bytes', default: 14 * 1024 * 1024, min: 0, process: LAYER, subject: 'http', description: 'Bytes of file contents (base64 PDFs) a request may carry on top (0: none).' },
+  MAX_BODY_BYTES: {
+    type: 'bytes',
+    default: 1024 * 1024,
+    min: 1,
+    process: LAYER,
+    subject: 'http',
+    description: "Largest GraphQL request body, without its files' contents (subgraphs allow four times this).",
+  },
+  MAX_UPLOAD_BYTES: {
+    type: 'bytes',
+    default: 14 * 1024 * 1024,
+    min: 0,
+    process: LAYER,
+    subject: 'http',
+    description: 'Bytes of file contents (base64 PDFs) a request may carry on top (0: none).',
+  },
   MAX_JSON_DEPTH: { type: 'int', default: 32, min: 1, process: LAYER, subject: 'http', description: "Deepest nesting of a request's JSON." },
   MAX_JSON_VALUES: { type: 'int', default: 10_000, min: 1, process: LAYER, subject: 'http', description: "Values in a request's JSON (subgraphs allow ten times this)." },
 
@@ -246,7 +327,7 @@ export const SETTINGS_SCHEMA = {
     process: LAYER,
     subject: 'state',
     description:
-      'Where the state the layer must not forget lives: `memory` (one process, lost on restart), `sqlite` (the embedded store under DATA_DIR), `redis`. A stack given its own env without REDIS_URL or DATA_DIR takes the process\'s (tests run on memory).',
+      "Where the state the layer must not forget lives: `memory` (one process, lost on restart), `sqlite` (the embedded store under DATA_DIR), `redis`. A stack given its own env without REDIS_URL or DATA_DIR takes the process's (tests run on memory).",
   },
   REDIS_URL: {
     type: 'secret',
@@ -256,8 +337,22 @@ export const SETTINGS_SCHEMA = {
     subject: 'state',
     description: 'Redis shared by every replica (`redis://[user:password@]host:port`); its password is a secret. Needs LAYER_SECRET.',
   },
-  REDIS_PREFIX: { type: 'string', default: null, defaultText: '`openapi-supergraph:`', process: LAYER, subject: 'state', description: 'Prefix of every key and channel on Redis (several deployments on one server).' },
-  DATA_DIR: { type: 'string', default: null, defaultText: '`.data` under the working directory', process: LAYER, subject: 'state', description: "The embedded store's directory (`layer.db`, `layer-secret`)." },
+  REDIS_PREFIX: {
+    type: 'string',
+    default: null,
+    defaultText: '`openapi-supergraph:`',
+    process: LAYER,
+    subject: 'state',
+    description: 'Prefix of every key and channel on Redis (several deployments on one server).',
+  },
+  DATA_DIR: {
+    type: 'string',
+    default: null,
+    defaultText: '`.data` under the working directory',
+    process: LAYER,
+    subject: 'state',
+    description: "The embedded store's directory (`layer.db`, `layer-secret`).",
+  },
   LAYER_SECRET: {
     type: 'secret',
     minLength: 16,
@@ -275,14 +370,38 @@ export const SETTINGS_SCHEMA = {
     default: 'emulator',
     process: ALL,
     subject: 'upstream',
-    description: 'Which REST suite: the embedded emulator, the vendor\'s sandbox (`test.` hosts) or production.',
+    description: "Which REST suite: the embedded emulator, the vendor's sandbox (`test.` hosts) or production.",
   },
-  OPENAPI_EMULATOR_URL: { type: 'url', default: null, process: LAYER, subject: 'upstream', description: 'An emulator running apart (`npm run emulator`) instead of the embedded one.' },
+  OPENAPI_EMULATOR_URL: {
+    type: 'url',
+    default: null,
+    process: LAYER,
+    subject: 'upstream',
+    description: 'An emulator running apart (`npm run emulator`) instead of the embedded one.',
+  },
   ...perArea('OPENAPI_', AREAS, upstreamUrl),
-  OPENAPI_TOKEN: { type: 'secret', default: null, process: LAYER, subject: 'upstream', description: "Service token for every caller; unset: the caller's `Authorization: Bearer` is passed through (or the managed token)." },
-  OPENAPI_EMAIL: { type: 'string', default: null, process: LAYER, subject: 'upstream', description: "The account's e-mail (HTTP Basic on the authorization area, with OPENAPI_APIKEY)." },
+  OPENAPI_TOKEN: {
+    type: 'secret',
+    default: null,
+    process: LAYER,
+    subject: 'upstream',
+    description: "Service token for every caller; unset: the caller's `Authorization: Bearer` is passed through (or the managed token).",
+  },
+  OPENAPI_EMAIL: {
+    type: 'string',
+    default: null,
+    process: LAYER,
+    subject: 'upstream',
+    description: "The account's e-mail (HTTP Basic on the authorization area, with OPENAPI_APIKEY).",
+  },
   OPENAPI_APIKEY: { type: 'secret', default: null, process: LAYER, subject: 'upstream', description: "The account's API key." },
-  OPENAPI_API_KEY: { type: 'secret', default: null, process: ALL, subject: 'upstream', description: 'Not read as a credential (the name is OPENAPI_APIKEY): only kept out of every log line if set.' },
+  OPENAPI_API_KEY: {
+    type: 'secret',
+    default: null,
+    process: ALL,
+    subject: 'upstream',
+    description: 'Not read as a credential (the name is OPENAPI_APIKEY): only kept out of every log line if set.',
+  },
   OPENAPI_MANAGED_TOKEN: {
     type: 'bool',
     default: true,
@@ -290,28 +409,117 @@ export const SETTINGS_SCHEMA = {
     subject: 'upstream',
     description: 'With OPENAPI_EMAIL and OPENAPI_APIKEY and no OPENAPI_TOKEN, the layer mints its own service token and renews it; `off`: pass-through.',
   },
-  OPENAPI_MANAGED_TOKEN_TTL_S: { type: 'duration', unit: 's', default: null, defaultText: '2592000 (30 days)', min: 1, process: SUBGRAPH, subject: 'upstream', description: 'Lifetime asked for each managed token (renewed a tenth before).' },
-  OPENAPI_PRECHECK: { type: 'bool', default: false, process: SUBGRAPH, subject: 'upstream', description: 'Scope and wallet pre-checks before each paid or scoped call (needs the account\'s credentials).' },
-  OPENAPI_TIMEOUT_MS: { type: 'duration', unit: 'ms', default: 0, min: 0, process: SUBGRAPH, subject: 'upstream', description: "One timeout for every endpoint (0: each endpoint's own). Never cuts a slow dataset's GET short." },
+  OPENAPI_MANAGED_TOKEN_TTL_S: {
+    type: 'duration',
+    unit: 's',
+    default: null,
+    defaultText: '2592000 (30 days)',
+    min: 1,
+    process: SUBGRAPH,
+    subject: 'upstream',
+    description: 'Lifetime asked for each managed token (renewed a tenth before).',
+  },
+  OPENAPI_PRECHECK: {
+    type: 'bool',
+    default: false,
+    process: SUBGRAPH,
+    subject: 'upstream',
+    description: "Scope and wallet pre-checks before each paid or scoped call (needs the account's credentials).",
+  },
+  OPENAPI_TIMEOUT_MS: {
+    type: 'duration',
+    unit: 'ms',
+    default: 0,
+    min: 0,
+    process: SUBGRAPH,
+    subject: 'upstream',
+    description: "One timeout for every endpoint (0: each endpoint's own). Never cuts a slow dataset's GET short.",
+  },
   OPENAPI_MAX_RETRIES: { type: 'int', default: 2, min: 0, process: SUBGRAPH, subject: 'upstream', description: 'Retries of idempotent GETs after the first attempt.' },
   OPENAPI_RETRY_BASE_MS: { type: 'duration', unit: 'ms', default: 150, min: 0, process: SUBGRAPH, subject: 'upstream', description: 'First back-off between retries (doubles).' },
-  OPENAPI_MAX_RETRY_AFTER_S: { type: 'duration', unit: 's', default: 5, min: 0, process: SUBGRAPH, subject: 'upstream', description: 'A longer `Retry-After` is not waited for: the error goes to the client.' },
-  OPENAPI_SLOW_BUDGET_MS: { type: 'duration', unit: 'ms', default: 60_000, min: 0, process: SUBGRAPH, subject: 'upstream', description: 'How long the 302 → IT-check_id flow may poll before giving up.' },
+  OPENAPI_MAX_RETRY_AFTER_S: {
+    type: 'duration',
+    unit: 's',
+    default: 5,
+    min: 0,
+    process: SUBGRAPH,
+    subject: 'upstream',
+    description: 'A longer `Retry-After` is not waited for: the error goes to the client.',
+  },
+  OPENAPI_SLOW_BUDGET_MS: {
+    type: 'duration',
+    unit: 'ms',
+    default: 60_000,
+    min: 0,
+    process: SUBGRAPH,
+    subject: 'upstream',
+    description: 'How long the 302 → IT-check_id flow may poll before giving up.',
+  },
   OPENAPI_POLL_MIN_MS: { type: 'duration', unit: 'ms', default: 200, min: 0, process: SUBGRAPH, subject: 'upstream', description: 'Shortest wait between IT-check_id polls.' },
   OPENAPI_POLL_MAX_MS: { type: 'duration', unit: 'ms', default: 5000, min: 0, process: SUBGRAPH, subject: 'upstream', description: 'Longest wait between IT-check_id polls.' },
   OPENAPI_CACHE_MAX_ENTRIES: { type: 'int', default: 10_000, min: 0, process: SUBGRAPH, subject: 'upstream', description: "Entries of the upstream answers' in-memory cache." },
-  OPENAPI_NOT_FOUND_TTL_S: { type: 'duration', unit: 's', default: 600, min: 0, process: SUBGRAPH, subject: 'upstream', description: 'How long a "not found" answer is remembered per tenant (0: off).' },
-  OPENAPI_MAX_STALE_S: { type: 'duration', unit: 's', default: 86_400, min: 0, process: SUBGRAPH, subject: 'upstream', description: 'How long an expired cache entry may answer when the upstream fails (0: off).' },
-  OPENAPI_RATE_LIMITS: { type: 'string', default: null, process: SUBGRAPH, subject: 'upstream', description: 'Changes to the built-in request rates: JSON, inline or a file path (`subgraphs/upstream/rate-limits.ts`).' },
-  OPENAPI_RATE_MAX_WAIT_MS: { type: 'duration', unit: 'ms', default: 5000, min: 0, process: SUBGRAPH, subject: 'upstream', description: 'The longest a call queues for its rate; past it: RATE_LIMITED, nothing sent.' },
-  RISK_BUREAU_PATH: { type: 'string', default: null, process: SUBGRAPH, subject: 'upstream', description: "The person bureau's path when the upstream serves it under another name (`/IT-crif-persona`)." },
+  OPENAPI_NOT_FOUND_TTL_S: {
+    type: 'duration',
+    unit: 's',
+    default: 600,
+    min: 0,
+    process: SUBGRAPH,
+    subject: 'upstream',
+    description: 'How long a "not found" answer is remembered per tenant (0: off).',
+  },
+  OPENAPI_MAX_STALE_S: {
+    type: 'duration',
+    unit: 's',
+    default: 86_400,
+    min: 0,
+    process: SUBGRAPH,
+    subject: 'upstream',
+    description: 'How long an expired cache entry may answer when the upstream fails (0: off).',
+  },
+  OPENAPI_RATE_LIMITS: {
+    type: 'string',
+    default: null,
+    process: SUBGRAPH,
+    subject: 'upstream',
+    description: 'Changes to the built-in request rates: JSON, inline or a file path (`subgraphs/upstream/rate-limits.ts`).',
+  },
+  OPENAPI_RATE_MAX_WAIT_MS: {
+    type: 'duration',
+    unit: 'ms',
+    default: 5000,
+    min: 0,
+    process: SUBGRAPH,
+    subject: 'upstream',
+    description: 'The longest a call queues for its rate; past it: RATE_LIMITED, nothing sent.',
+  },
+  RISK_BUREAU_PATH: {
+    type: 'string',
+    default: null,
+    process: SUBGRAPH,
+    subject: 'upstream',
+    description: "The person bureau's path when the upstream serves it under another name (`/IT-crif-persona`).",
+  },
 
   // Cost and budgets
   OPENAPI_PRICES: { type: 'string', default: null, process: ALL, subject: 'budget', description: 'A JSON file of price overrides (`"<area> <METHOD> <endpoint>": euro`).' },
   OPENAPI_PRICE_PLAN: { type: 'enum', values: ['payg', 'subscription'], default: 'payg', process: ALL, subject: 'budget', description: "The account's price plan." },
   OPENAPI_MAX_EURO_PER_OPERATION: { type: 'number', default: 50, min: 0, process: LAYER, subject: 'budget', description: 'Euro one operation may spend upstream (0: no limit).' },
-  OPENAPI_MAX_EURO_PER_DAY: { type: 'number', default: 0, min: 0, process: SUBGRAPH, subject: 'budget', description: 'Euro one tenant may spend per calendar day, Italian time (0: no limit).' },
-  OPENAPI_ESTIMATE_LIST_SIZE: { type: 'number', default: 5, min: 0, process: LAYER, subject: 'budget', description: 'Items the estimate assumes for a list without a documented limit (at least 1).' },
+  OPENAPI_MAX_EURO_PER_DAY: {
+    type: 'number',
+    default: 0,
+    min: 0,
+    process: SUBGRAPH,
+    subject: 'budget',
+    description: 'Euro one tenant may spend per calendar day, Italian time (0: no limit).',
+  },
+  OPENAPI_ESTIMATE_LIST_SIZE: {
+    type: 'number',
+    default: 5,
+    min: 0,
+    process: LAYER,
+    subject: 'budget',
+    description: 'Items the estimate assumes for a list without a documented limit (at least 1).',
+  },
 
   // Gateway
   ...perArea('SUBGRAPH_', SUBGRAPH_URL_NAMES, subgraphUrl),
@@ -324,16 +532,30 @@ export const SETTINGS_SCHEMA = {
     subject: 'gateway',
     description: 'Persisted operations: automatic (`apq`), only those of PERSISTED_OPERATIONS_MANIFEST (`trusted`), or `off`.',
   },
-  PERSISTED_OPERATIONS_MANIFEST: { type: 'string', default: null, process: GATEWAY, subject: 'gateway', description: 'Path of the manifest of allowed operations (JSON, hash → document).' },
+  PERSISTED_OPERATIONS_MANIFEST: {
+    type: 'string',
+    default: null,
+    process: GATEWAY,
+    subject: 'gateway',
+    description: 'Path of the manifest of allowed operations (JSON, hash → document).',
+  },
   GATEWAY_COMPRESSION: { type: 'bool', default: true, process: GATEWAY, subject: 'gateway', description: '`off`: answers go out uncompressed (behind a proxy that compresses).' },
   GATEWAY_RESPONSE_CACHE: { type: 'bool', default: true, process: GATEWAY, subject: 'gateway', description: 'Whole answers cached per tenant; `off` turns it off.' },
-  GATEWAY_RESPONSE_CACHE_MAX_ENTRIES: { type: 'int', default: null, defaultText: '10000', min: 1, process: GATEWAY, subject: 'gateway', description: 'Answers the response cache keeps in memory.' },
+  GATEWAY_RESPONSE_CACHE_MAX_ENTRIES: {
+    type: 'int',
+    default: null,
+    defaultText: '10000',
+    min: 1,
+    process: GATEWAY,
+    subject: 'gateway',
+    description: 'Answers the response cache keeps in memory.',
+  },
   GATEWAY_SERVICE_TOKEN: {
     type: 'bool',
     default: false,
     process: GATEWAY,
     subject: 'gateway',
-    description: 'A gateway deployed apart from subgraphs that use a service token: every change drops every caller\'s cached answers.',
+    description: "A gateway deployed apart from subgraphs that use a service token: every change drops every caller's cached answers.",
   },
 
   // Asynchronous work
@@ -350,32 +572,113 @@ export const SETTINGS_SCHEMA = {
     subject: 'company',
     description: 'How a slow dataset is bought: a GET polled with IT-check_id (`get`; `poll` is its older name), or a POST with a callback.',
   },
-  COMPANY_SLOW_CALLBACK_WAIT_MS: { type: 'duration', unit: 'ms', default: 30_000, min: 0, max: 3_600_000 - 1, process: SUBGRAPH, subject: 'company', description: 'How long a slow purchase awaits its callback before polling.' },
+  COMPANY_SLOW_CALLBACK_WAIT_MS: {
+    type: 'duration',
+    unit: 'ms',
+    default: 30_000,
+    min: 0,
+    max: 3_600_000 - 1,
+    process: SUBGRAPH,
+    subject: 'company',
+    description: 'How long a slow purchase awaits its callback before polling.',
+  },
 
   // PEC
-  PEC_PATHS: { type: 'string', default: null, process: SUBGRAPH, subject: 'pec', description: 'JSON of PEC endpoint paths that differ from the contract (`{"activate": "/pec/{id}/attivazione"}`).' },
-  PEC_BOX_TYPE_WORDS: { type: 'enum', values: ['contract', 'vendor'], default: 'contract', process: SUBGRAPH, subject: 'pec', description: "Box types sent as the contract spells them or as the vendor's spec does (`PECMASSIVA`)." },
+  PEC_PATHS: {
+    type: 'string',
+    default: null,
+    process: SUBGRAPH,
+    subject: 'pec',
+    description: 'JSON of PEC endpoint paths that differ from the contract (`{"activate": "/pec/{id}/attivazione"}`).',
+  },
+  PEC_BOX_TYPE_WORDS: {
+    type: 'enum',
+    values: ['contract', 'vendor'],
+    default: 'contract',
+    process: SUBGRAPH,
+    subject: 'pec',
+    description: "Box types sent as the contract spells them or as the vendor's spec does (`PECMASSIVA`).",
+  },
   PEC_PROVIDER_DOMAINS: { type: 'string', default: null, process: SUBGRAPH, subject: 'pec', description: "JSON of the provider's domains per box family, over the built-in ones." },
   PECMASSIVA_BATCH_SIZE: { type: 'int', default: 50, min: 1, process: SUBGRAPH, subject: 'pec', description: 'Recipients per bulk sending request.' },
   PECMASSIVA_SEND_INTERVAL_MS: { type: 'duration', unit: 'ms', default: 1050, min: 1, process: SUBGRAPH, subject: 'pec', description: 'Pause between bulk sending requests.' },
-  PECMASSIVA_INBOX_POLL_MS: { type: 'duration', unit: 'ms', default: 30_000, min: 1, process: SUBGRAPH, subject: 'pec', description: 'Pause between reads of a bulk mailbox inbox.' },
+  PECMASSIVA_INBOX_POLL_MS: {
+    type: 'duration',
+    unit: 'ms',
+    default: 30_000,
+    min: 1,
+    process: SUBGRAPH,
+    subject: 'pec',
+    description: 'Pause between reads of a bulk mailbox inbox.',
+  },
   PECMASSIVA_LEASE_MS: { type: 'duration', unit: 'ms', default: 30_000, min: 1, process: SUBGRAPH, subject: 'pec', description: "A replica's lease on a bulk sending." },
   PECMASSIVA_POLL_MS: { type: 'duration', unit: 'ms', default: 2000, min: 1, process: SUBGRAPH, subject: 'pec', description: "Pause between reads of a bulk sending's status." },
   PECMASSIVA_POLL_MAX_CALLS_PER_MIN: { type: 'number', default: 60, min: 1, process: SUBGRAPH, subject: 'pec', description: 'Status reads per minute.' },
-  PECMASSIVA_POLL_MAX_BACKOFF_MS: { type: 'duration', unit: 'ms', default: 600_000, min: 1, process: SUBGRAPH, subject: 'pec', description: 'Longest back-off between status reads (at least PECMASSIVA_POLL_MS).' },
-  PECMASSIVA_GIVE_UP_MS: { type: 'duration', unit: 'ms', default: 48 * 3600 * SECOND_MS, min: 1, process: SUBGRAPH, subject: 'pec', description: 'A bulk sending still unsettled after this is given up.' },
+  PECMASSIVA_POLL_MAX_BACKOFF_MS: {
+    type: 'duration',
+    unit: 'ms',
+    default: 600_000,
+    min: 1,
+    process: SUBGRAPH,
+    subject: 'pec',
+    description: 'Longest back-off between status reads (at least PECMASSIVA_POLL_MS).',
+  },
+  PECMASSIVA_GIVE_UP_MS: {
+    type: 'duration',
+    unit: 'ms',
+    default: 48 * 3600 * SECOND_MS,
+    min: 1,
+    process: SUBGRAPH,
+    subject: 'pec',
+    description: 'A bulk sending still unsettled after this is given up.',
+  },
 
   // Account
-  OPENAPI_ACCOUNT_API: { type: 'bool', default: true, process: SUBGRAPH, subject: 'account', description: 'The account API (wallet, tokens, scopes) on GraphQL; `off` removes its answers.' },
-  OPENAPI_ACCOUNT_API_KEY: { type: 'secret', minLength: 16, default: null, process: SUBGRAPH, subject: 'account', description: 'The key callers send in `x-openapi-account-key` to use the account API.' },
+  OPENAPI_ACCOUNT_API: {
+    type: 'bool',
+    default: true,
+    process: SUBGRAPH,
+    subject: 'account',
+    description: 'The account API (wallet, tokens, scopes) on GraphQL; `off` removes its answers.',
+  },
+  OPENAPI_ACCOUNT_API_KEY: {
+    type: 'secret',
+    minLength: 16,
+    default: null,
+    process: SUBGRAPH,
+    subject: 'account',
+    description: 'The key callers send in `x-openapi-account-key` to use the account API.',
+  },
 
   // Emulator
-  EMULATOR_PORT: { type: 'int', default: null, defaultText: '4010 (`npm run emulator`), any free port (embedded)', min: 0, max: 65_535, process: EMULATOR, subject: 'emulator', description: "The emulator's port." },
+  EMULATOR_PORT: {
+    type: 'int',
+    default: null,
+    defaultText: '4010 (`npm run emulator`), any free port (embedded)',
+    min: 0,
+    max: 65_535,
+    process: EMULATOR,
+    subject: 'emulator',
+    description: "The emulator's port.",
+  },
   EMULATOR_HOST: { type: 'string', default: '127.0.0.1', process: EMULATOR, subject: 'emulator', description: "The emulator's address." },
-  EMULATOR_TOKEN: { type: 'secret', default: 'emulator-token', process: ALL, subject: 'emulator', description: "The emulator's built-in token (the layer's fallback token with the emulator: the same value in both)." },
+  EMULATOR_TOKEN: {
+    type: 'secret',
+    default: 'emulator-token',
+    process: ALL,
+    subject: 'emulator',
+    description: "The emulator's built-in token (the layer's fallback token with the emulator: the same value in both).",
+  },
   EMULATOR_EMAIL: { type: 'string', default: 'emulator@example.com', process: ALL, subject: 'emulator', description: "The emulator's built-in account's e-mail." },
   EMULATOR_APIKEY: { type: 'secret', default: 'emulator-apikey', process: ALL, subject: 'emulator', description: "The emulator's built-in account's API key." },
-  EMULATOR_MAX_TOKENS: { type: 'int', default: 10_000, min: 1, process: EMULATOR, subject: 'emulator', description: 'Tokens the emulator keeps besides the built-in one (least recently used go first).' },
+  EMULATOR_MAX_TOKENS: {
+    type: 'int',
+    default: 10_000,
+    min: 1,
+    process: EMULATOR,
+    subject: 'emulator',
+    description: 'Tokens the emulator keeps besides the built-in one (least recently used go first).',
+  },
   EMULATOR_RISK_COMPLETE_AFTER_MS: {
     type: 'duration',
     unit: 'ms',
@@ -386,8 +689,24 @@ export const SETTINGS_SCHEMA = {
     subject: 'emulator',
     description: "How long the emulator's risk requests take to complete (0: only the control API completes them).",
   },
-  EMULATOR_COMPANY_PREPARE_MS: { type: 'duration', unit: 'ms', default: 0, min: 0, process: EMULATOR, subject: 'emulator', description: 'How long a slow company dataset takes to prepare.' },
-  EMULATOR_COMPANY_GET_WAIT_MS: { type: 'duration', unit: 'ms', default: 30_000, min: 0, process: EMULATOR, subject: 'emulator', description: "How long the emulator holds a slow dataset's GET before its 302 (the vendor's 30 s)." },
+  EMULATOR_COMPANY_PREPARE_MS: {
+    type: 'duration',
+    unit: 'ms',
+    default: 0,
+    min: 0,
+    process: EMULATOR,
+    subject: 'emulator',
+    description: 'How long a slow company dataset takes to prepare.',
+  },
+  EMULATOR_COMPANY_GET_WAIT_MS: {
+    type: 'duration',
+    unit: 'ms',
+    default: 30_000,
+    min: 0,
+    process: EMULATOR,
+    subject: 'emulator',
+    description: "How long the emulator holds a slow dataset's GET before its 302 (the vendor's 30 s).",
+  },
 } as const satisfies Record<string, SettingSpec>;
 
 export type SettingName = keyof typeof SETTINGS_SCHEMA;
@@ -433,7 +752,14 @@ export function expectation(spec: SettingSpec): string {
     case 'string':
       return 'text';
     default: {
-      const what = spec.type === 'int' ? 'a whole number' : spec.type === 'number' ? 'a number' : spec.type === 'bytes' ? 'a whole number of bytes' : `a whole number of ${spec.unit === 's' ? 'seconds' : 'milliseconds'}`;
+      const what =
+        spec.type === 'int'
+          ? 'a whole number'
+          : spec.type === 'number'
+            ? 'a number'
+            : spec.type === 'bytes'
+              ? 'a whole number of bytes'
+              : `a whole number of ${spec.unit === 's' ? 'seconds' : 'milliseconds'}`;
       if (spec.min !== undefined && spec.max !== undefined) return `${what} from ${spec.min} to ${spec.max}`;
       if (spec.min !== undefined) return `${what} ≥ ${spec.min}`;
       return spec.max !== undefined ? `${what} ≤ ${spec.max}` : what;
@@ -505,19 +831,7 @@ export const isSettings = (source: unknown): source is Settings => typeof source
  */
 export function settingsOf(source?: SettingsSource): Settings {
   if (source === undefined) return loadSettings();
-  return isSettings(source) ? source : loadSettings(source as Readonly<Record<string, string | undefined>>);
-}
-
-/** The settings with some replaced (validated as a whole again; the result is frozen). */
-export function withSettings(base: Settings, changes: Partial<Record<SettingName, string>>): Settings {
-  return loadSettings({ ...textOf(base), ...changes });
-}
-
-/** Settings back as the variables that would give them (unset ones left out). */
-function textOf(settings: Settings): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [name, v] of Object.entries(settings)) if (v !== null && v !== (schema[name] as SettingSpec).default) out[name] = typeof v === 'boolean' ? (v ? 'on' : 'off') : String(v);
-  return out;
+  return isSettings(source) ? source : loadSettings(source);
 }
 
 /** The value of an area's setting named `<AREA>_<suffix>`. */

@@ -408,17 +408,16 @@ export function gatewayOptionsFromEnv(source: SettingsSource, subgraphUrls: Reco
     compression: env.GATEWAY_COMPRESSION ? {} : false,
     // Whole answers per tenant (`gateway/response-cache.ts`): on Redis with REDIS_URL; GATEWAY_RESPONSE_CACHE=off turns it off.
     // With a service token (OPENAPI_TOKEN, or the managed one) every change drops every caller's answers.
-    responseCache:
-      !env.GATEWAY_RESPONSE_CACHE
-        ? false
-        : {
-            redisUrl: env.REDIS_URL,
-            redisPrefix: redisPrefixFromEnv(env),
-            clock: opts.clock,
-            serviceToken: usesServiceToken(env, config),
-            // GATEWAY_RESPONSE_CACHE_MAX_ENTRIES: answers kept in memory (default 10,000).
-            maxEntries: env.GATEWAY_RESPONSE_CACHE_MAX_ENTRIES ?? undefined,
-          },
+    responseCache: !env.GATEWAY_RESPONSE_CACHE
+      ? false
+      : {
+          redisUrl: env.REDIS_URL,
+          redisPrefix: redisPrefixFromEnv(env),
+          clock: opts.clock,
+          serviceToken: usesServiceToken(env, config),
+          // GATEWAY_RESPONSE_CACHE_MAX_ENTRIES: answers kept in memory (default 10,000).
+          maxEntries: env.GATEWAY_RESPONSE_CACHE_MAX_ENTRIES ?? undefined,
+        },
     // `/readyz`: with REDIS_URL, Redis must answer too.
     readiness: env.REDIS_URL ? [redisCheck(env.REDIS_URL)] : [],
   };

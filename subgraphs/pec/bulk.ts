@@ -151,7 +151,6 @@ interface Job {
   startedAt: number;
 }
 
-
 /** A receipt's recipient as the service writes it (`"a@x" `, `<a@x>`, `"Mario" <a@x>`) → `a@x`. */
 /** The bare address of a sender or recipient as receipts write it (`"Name" <a@b.it>`, `"a@b.it" `). */
 export const bare = (v: unknown): string => {
