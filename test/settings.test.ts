@@ -11,6 +11,9 @@ import { describe, expect, it } from 'vitest';
 import {
   areaSetting,
   isSettings,
+  PDF_AREAS,
+  SUBGRAPH_URL_NAMES,
+  TRACKED_AREAS,
   loadSettings,
   parseSetting,
   secretValues,
@@ -23,6 +26,11 @@ import {
 } from '../platform/settings.ts';
 import { CONFIGURATION_DOC, renderConfiguration } from '../scripts/settings-doc.ts';
 import { baseEnv } from '../services/processes.ts';
+import { SUBGRAPH_NAMES } from '../subgraphs/index.ts';
+import { COMPANY_AREA } from '../subgraphs/company/policy.ts';
+import { RISK_AREA } from '../subgraphs/risk/policy.ts';
+import { INVOICING_AREA } from '../subgraphs/invoicing/policy.ts';
+import { pecArea } from '../subgraphs/pec/policy.ts';
 
 const ROOT = join(import.meta.dirname, '..');
 
@@ -125,6 +133,14 @@ describe('the parser', () => {
       expect(spec.process.length, name).toBeGreaterThan(0);
       if (spec.default !== null) expect(parseSetting(name, spec, String(spec.default)), name).toEqual(spec.default);
     }
+  });
+});
+
+describe('the per-area settings', () => {
+  it('cover every subgraph (SUBGRAPH_<NAME>_URL) and every area with tracked work (<AREA>_POLL_*, …)', () => {
+    expect([...SUBGRAPH_URL_NAMES].sort()).toEqual([...SUBGRAPH_NAMES].sort());
+    expect([...TRACKED_AREAS].sort()).toEqual([COMPANY_AREA, RISK_AREA, INVOICING_AREA, pecArea()].map((a) => a.name).sort());
+    for (const area of PDF_AREAS) expect(TRACKED_AREAS).toContain(area);
   });
 });
 
