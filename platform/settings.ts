@@ -13,6 +13,10 @@
  * expected (`Invalid setting MAX_BODY_BYTES="abc": expected a whole number of bytes ≥ 1`); the
  * value of a secret is never shown. `docs/configuration.md` is generated from this schema
  * (`npm run settings-doc`); a test fails when it drifts.
+ *
+ * The per-area entries (`<AREA>_POLL_*`, `OPENAPI_<AREA>_URL`, `SUBGRAPH_<NAME>_URL`) are spelled here
+ * by the areas' names only (`TRACKED_AREAS`, `SUBGRAPH_URL_NAMES`; a test checks them against the
+ * areas); once the areas describe themselves (issue 19, item 1) their descriptors can supply them.
  */
 import { AREAS } from '../contract/areas.ts';
 
