@@ -123,6 +123,19 @@ export default tseslint.config(
   },
   ...layerBoundaries,
   {
+    // Settings are read once, by platform/settings.ts (one typed, checked, documented schema), and
+    // handed down: product code reads no environment of its own. services/processes.ts only builds
+    // the environment of the processes it spawns (tests, benches).
+    files: ['main.ts', 'stack.ts', 'contract/**', 'platform/**', 'gateway/**', 'subgraphs/**', 'emulator/**', 'services/**'],
+    ignores: ['platform/settings.ts', 'services/processes.ts'],
+    rules: {
+      'no-restricted-properties': [
+        'error',
+        { object: 'process', property: 'env', message: 'Read settings from platform/settings.ts (settingsOf / loadSettings at start), not process.env.' },
+      ],
+    },
+  },
+  {
     // Plain JavaScript (this file, the install and build scripts): no types to check with.
     files: ['**/*.js', '**/*.mjs'],
     ...tseslint.configs.disableTypeChecked,

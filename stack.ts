@@ -11,10 +11,11 @@ import type { UpstreamConfig } from './subgraphs/upstream/config.ts';
 import { embeddedEmulatorOptionsFromEnv, gatewayOptionsFromEnv, pricesFromEnv, startSubgraphsFromEnv, wantsEmulator } from './services/build.ts';
 import { log } from './platform/log.ts';
 import { DEFAULT_SHUTDOWN_TIMEOUT_MS } from './platform/health.ts';
+import { settingsOf, type SettingsSource } from './platform/settings.ts';
 
 export interface StackOptions {
-  /** Environment variables to read configuration from. @default process.env */
-  env?: NodeJS.ProcessEnv;
+  /** The settings (`platform/settings.ts`: parsed, or variables to parse now). @default the process's environment */
+  env?: SettingsSource;
   /** Gateway port (0 = any free port). @default PORT or 4000 */
   port?: number;
   host?: string;
@@ -58,11 +59,12 @@ export interface Stack {
 }
 
 export async function startStack(opts: StackOptions = {}): Promise<Stack> {
-  const env = opts.env ?? process.env;
+  // Parsed once, here (a bad value is refused before anything starts), then handed to every part.
+  const env = settingsOf(opts.env);
   // One price table for the emulator's wallet and the layer's meter, from this env (per process).
   pricesFromEnv(env);
   // An emulator running apart (`npm run emulator`): `emulatorUrl`, else `OPENAPI_EMULATOR_URL`.
-  const external = opts.emulatorUrl ?? (env.OPENAPI_EMULATOR_URL?.trim() || undefined);
+  const external = opts.emulatorUrl ?? env.OPENAPI_EMULATOR_URL ?? undefined;
   // The embedded emulator: any free port unless EMULATOR_PORT pins it (`embeddedEmulatorOptionsFromEnv`).
   const emulator = wantsEmulator(env) && !external ? await startEmulator({ ...opts.emulatorDefaults, ...embeddedEmulatorOptionsFromEnv(env), ...opts.emulator }) : null;
   const closers: Array<() => Promise<void>> = [];

@@ -19,6 +19,7 @@ import { writeHeapSnapshot } from 'node:v8';
 import { Agent, request } from 'undici';
 import { startEmulator } from '../emulator/server.ts';
 import { startStack } from '../stack.ts';
+import { embeddedEmulatorOptionsFromEnv } from '../services/build.ts';
 
 const args = process.argv.slice(2);
 const flags = new Set(args.filter((a) => a.startsWith('--')));
@@ -38,7 +39,8 @@ const heapAfterGc = (): number => {
 
 const bounds = { GATEWAY_RESPONSE_CACHE_MAX_ENTRIES: process.env.GATEWAY_RESPONSE_CACHE_MAX_ENTRIES, OPENAPI_CACHE_MAX_ENTRIES: process.env.OPENAPI_CACHE_MAX_ENTRIES };
 // The emulator in this process too, started here to mint tokens without a control-API request each.
-const emulator = await startEmulator({ port: 0 });
+// Its settings (EMULATOR_MAX_TOKENS, …) from this process's environment, as `npm start` gives them.
+const emulator = await startEmulator({ ...embeddedEmulatorOptionsFromEnv(process.env), port: 0 });
 const stack = await startStack({ env: { OPENAPI_ENV: 'emulator', LOG_LEVEL: 'error', ...bounds }, port: 0, emulatorUrl: emulator.url });
 const dispatcher = new Agent({ connections: concurrency, keepAliveTimeout: 30_000 });
 

@@ -168,7 +168,7 @@ export type PriceTable = Readonly<Record<string, number>>;
 /** The settings `loadPrices` reads (an env such as `startStack({ env })` is given). */
 export interface PriceSettings {
   /** Path of a JSON file of prices that replace or add to the built-in ones. */
-  OPENAPI_PRICES?: string | undefined;
+  OPENAPI_PRICES?: string | null | undefined;
   /**
    * `subscription`: the account has (or had) an invoicing subscription. Its prices
    * (`INVOICE_SUBSCRIPTION_PRICES`) are not taken on trust: an account whose subscription is not
@@ -177,7 +177,7 @@ export interface PriceSettings {
    * (`OPENAPI_PRECHECK=on`) sees an active subscription covering it. An `OPENAPI_PRICES` file
    * still wins. @default payg
    */
-  OPENAPI_PRICE_PLAN?: string | undefined;
+  OPENAPI_PRICE_PLAN?: string | null | undefined;
 }
 
 /** The built-in table. */

@@ -17,6 +17,9 @@ import { Scheduler } from './scheduler.ts';
 export interface DefaultModulesOptions {
   /** `createRiskModule({ completeAfterMs })`. @default its default */
   riskCompleteAfterMs?: number;
+  /** `createCompanyModule({ prepareMs, waitMs })` (`EMULATOR_COMPANY_PREPARE_MS`, `EMULATOR_COMPANY_GET_WAIT_MS`). @default its defaults */
+  companyPrepareMs?: number;
+  companyGetWaitMs?: number;
 }
 
 /** One vendor module: its area and how to build it on the emulator's scheduler. */
@@ -27,7 +30,7 @@ export interface EmulatorModuleEntry {
 
 /** Every vendor module, in the order the server loads them. */
 export const EMULATOR_MODULES: readonly EmulatorModuleEntry[] = [
-  { area: 'company', create: (scheduler) => createCompanyModule({ scheduler }) },
+  { area: 'company', create: (scheduler, opts) => createCompanyModule({ scheduler, prepareMs: opts.companyPrepareMs, waitMs: opts.companyGetWaitMs }) },
   { area: 'risk', create: (scheduler, opts) => createRiskModule({ scheduler, completeAfterMs: opts.riskCompleteAfterMs }) },
   { area: 'pec', create: (scheduler) => createPecModule({ scheduler }) },
   { area: 'pecmassiva', create: (scheduler) => createPecMassivaModule({ scheduler }) },

@@ -66,14 +66,25 @@ import { priceOf } from '../contract/prices.ts';
 import { scopeAllows } from '../contract/scopes.ts';
 import { isObj } from '../contract/values.ts';
 import { JsonLimitError, readBoundedBody, type JsonLimits } from '../platform/json-limits.ts';
+import { SETTINGS_SCHEMA } from '../platform/settings.ts';
 import { FreeTierCounters } from './free-tiers.ts';
 import { Accounts, type EmuAccount } from './accounts.ts';
 
-/** The built-in token: `EMULATOR_TOKEN` or `emulator-token`. */
-export const DEFAULT_TOKEN = process.env.EMULATOR_TOKEN?.trim() || 'emulator-token';
-/** The built-in account's e-mail and API key (HTTP Basic on the authorization area): `EMULATOR_EMAIL`, `EMULATOR_APIKEY`. */
-export const DEFAULT_EMAIL = process.env.EMULATOR_EMAIL?.trim() || 'emulator@example.com';
-export const DEFAULT_APIKEY = process.env.EMULATOR_APIKEY?.trim() || 'emulator-apikey';
+/** The built-in token, unless `EmulatorOptions.settings` gives another (`EMULATOR_TOKEN`). */
+export const DEFAULT_TOKEN: string = SETTINGS_SCHEMA.EMULATOR_TOKEN.default;
+/** The built-in account's e-mail and API key (HTTP Basic on the authorization area), unless `EmulatorOptions.settings` gives others (`EMULATOR_EMAIL`, `EMULATOR_APIKEY`). */
+export const DEFAULT_EMAIL: string = SETTINGS_SCHEMA.EMULATOR_EMAIL.default;
+export const DEFAULT_APIKEY: string = SETTINGS_SCHEMA.EMULATOR_APIKEY.default;
+/** What the emulator takes from the settings (`EMULATOR_TOKEN`, `EMULATOR_EMAIL`, `EMULATOR_APIKEY`, `EMULATOR_MAX_TOKENS`, `EMULATOR_COMPANY_*`). */
+export interface EmulatorSettings {
+  token?: string;
+  email?: string;
+  apikey?: string;
+  maxTokens?: number;
+  companyPrepareMs?: number;
+  companyGetWaitMs?: number;
+}
+
 /** Credit (euro) of the built-in token. */
 export const DEFAULT_CREDIT = 1_000_000;
 /**
@@ -162,9 +173,14 @@ export interface EmulatorOptions {
    * least recently used is forgotten first, with what the authorization area knows of it and the
    * account made for it alone, and answers 401 "Wrong Token" afterwards, as an expired token does.
    * A caller minting a token per request cannot grow the emulator without end.
-   * @default EMULATOR_MAX_TOKENS, else 10000
+   * @default `settings.maxTokens` (EMULATOR_MAX_TOKENS), else 10000
    */
   maxTokens?: number;
+  /**
+   * The emulator's settings (`EMULATOR_*` of `platform/settings.ts`, given by whoever starts it:
+   * `services/build.ts`); the emulator reads no environment. @default the schema's defaults
+   */
+  settings?: EmulatorSettings;
   /**
    * How long a risk request takes to complete, for the default modules (`createRiskModule({
    * completeAfterMs })`; given `modules` keep their own). @default DEFAULT_COMPLETE_AFTER_MS (1500)
@@ -345,11 +361,9 @@ class AccountToken implements EmuToken {
 /** What the control API shows of a token. */
 const shownToken = (t: EmuToken): Record<string, unknown> => ({ token: t.token, scopes: t.scopes, owner: t.owner, credit: t.credit });
 
-/** The token bound: the option, else `EMULATOR_MAX_TOKENS`, else `DEFAULT_MAX_TOKENS`. */
-function maxTokensOf(option: number | undefined): number {
-  const fromEnv = Number(process.env.EMULATOR_MAX_TOKENS);
-  const n = option ?? (Number.isFinite(fromEnv) && fromEnv > 0 ? fromEnv : DEFAULT_MAX_TOKENS);
-  return Math.max(1, Math.floor(n));
+/** The token bound: the option, else the settings' (`EMULATOR_MAX_TOKENS`), else `DEFAULT_MAX_TOKENS`. */
+function maxTokensOf(option: number | undefined, setting: number | undefined): number {
+  return Math.max(1, Math.floor(option ?? setting ?? DEFAULT_MAX_TOKENS));
 }
 
 /** The emulator's tokens by value (`EmulatorOptions.maxTokens`). */
@@ -368,7 +382,7 @@ interface TokenStore {
  * wallet, usage and error log do not outlive every token that could reach them. Accounts made
  * otherwise (the built-in one, the control API's `oauth/account`) stay.
  */
-function boundedTokens(accounts: Accounts, max: number): TokenStore {
+function boundedTokens(accounts: Accounts, max: number, builtInToken: string): TokenStore {
   const builtIn = new Map<string, EmuToken>();
   /** Tokens per owner (lower-case e-mail): an account made for a token goes with the last of them. */
   const perOwner = new Map<string, number>();
@@ -397,7 +411,7 @@ function boundedTokens(accounts: Accounts, max: number): TokenStore {
     set(value, token, madeFor) {
       if (madeFor) madeForTokens.add(madeFor);
       count(token.owner, 1);
-      if (value === DEFAULT_TOKEN) {
+      if (value === builtInToken) {
         const old = builtIn.get(value);
         if (old) count(old.owner, -1);
         builtIn.set(value, token);
@@ -442,7 +456,14 @@ function clockState(scheduler: Scheduler): Record<string, unknown> {
 
 export async function startEmulator(opts: EmulatorOptions = {}): Promise<RunningEmulator> {
   const { scheduler, owned: ownsScheduler } = schedulerOf(opts, opts.modules);
-  const modules = opts.modules ?? (await import('./modules.ts')).defaultModules(scheduler, { riskCompleteAfterMs: opts.riskCompleteAfterMs });
+  const builtIn = { token: opts.settings?.token ?? DEFAULT_TOKEN, email: opts.settings?.email ?? DEFAULT_EMAIL, apikey: opts.settings?.apikey ?? DEFAULT_APIKEY };
+  const modules =
+    opts.modules ??
+    (await import('./modules.ts')).defaultModules(scheduler, {
+      riskCompleteAfterMs: opts.riskCompleteAfterMs,
+      companyPrepareMs: opts.settings?.companyPrepareMs,
+      companyGetWaitMs: opts.settings?.companyGetWaitMs,
+    });
   const byArea = new Map<Area, { module: AreaModule; compiled: CompiledRoute[] }>();
   for (const m of modules) byArea.set(m.area, { module: m, compiled: compile(m.routes) });
 
@@ -455,12 +476,12 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
   /** The contract's free tiers, per account, on the emulator's clock. */
   const freeTiers = new FreeTierCounters(() => scheduler.now());
   const accounts = new Accounts(() => scheduler.now());
-  const tokenStore = boundedTokens(accounts, maxTokensOf(opts.maxTokens));
+  const tokenStore = boundedTokens(accounts, maxTokensOf(opts.maxTokens, opts.settings?.maxTokens), builtIn.token);
   const tokenOf = (value: string, scopes: string[], account: EmuAccount): EmuToken => new AccountToken(value, scopes, account);
-  tokenStore.set(DEFAULT_TOKEN, tokenOf(DEFAULT_TOKEN, allAreaScopes(), accounts.ensure(DEFAULT_EMAIL, { apikey: DEFAULT_APIKEY, credit: DEFAULT_CREDIT })));
+  tokenStore.set(builtIn.token, tokenOf(builtIn.token, allAreaScopes(), accounts.ensure(builtIn.email, { apikey: builtIn.apikey, credit: DEFAULT_CREDIT })));
 
   const tokens: EmulatorTokens = {
-    defaultToken: DEFAULT_TOKEN,
+    defaultToken: builtIn.token,
     create(init = {}) {
       const value = init.token?.trim() || hexId() + hexId().slice(0, 16);
       const owner = init.owner?.trim() || `${value.slice(0, 8)}@example.com`;
@@ -601,7 +622,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
         finish(fail(401, route.auth === 'basic-or-refresh' && bearer ? 130 : 140, 'Unauthorized'));
         return;
       }
-      token = tokenStore.get(DEFAULT_TOKEN)?.owner === account.email ? tokenStore.get(DEFAULT_TOKEN) : services.tokens.of(account.email)[0];
+      token = tokenStore.get(builtIn.token)?.owner === account.email ? tokenStore.get(builtIn.token) : services.tokens.of(account.email)[0];
       token ??= tokenOf('', [], account);
     } else {
       token = bearer ? tokenStore.get(bearer) : undefined;

@@ -5,8 +5,9 @@
  * connection with its params), holds a token, an API key, a password or the layer secret.
  */
 import type { GatewayPlugin, Logger, LogWriter } from '@graphql-hive/gateway-runtime';
-import { log, loggerTo, logLevelOfEnv, parseLogLevel, RedactingLogWriter, routeConsole, setLogLevel, withLogContext } from '../platform/log.ts';
+import { log, loggerTo, parseLogLevel, RedactingLogWriter, routeConsole, setLogLevel, withLogContext } from '../platform/log.ts';
 import { registerSecrets } from '../platform/redact.ts';
+import { processSetting } from '../platform/settings.ts';
 
 export { parseLogLevel, RedactingLogWriter };
 
@@ -14,7 +15,7 @@ export interface GatewayLoggerOptions {
   /**
    * `LOG_LEVEL` (or `GATEWAY_LOG_LEVEL`) of the stack's environment, read as `logLevelOfEnv` reads
    * it (unknown → the default); sets the process logger's level. @default the process's
-   * (`logLevelOfEnv(process.env)`)
+   * (`LOG_LEVEL` of its environment)
    */
   level?: string | null;
   /** Literal secrets of the stack's configuration (`OPENAPI_TOKEN`, `OPENAPI_APIKEY`, `LAYER_SECRET`). */
@@ -31,7 +32,7 @@ export interface GatewayLoggerOptions {
 export function createGatewayLogger(opts: GatewayLoggerOptions = {}): Logger {
   registerSecrets(opts.secrets ?? []);
   routeConsole();
-  const level = opts.level?.trim() ? logLevelOfEnv({ NODE_ENV: process.env.NODE_ENV, LOG_LEVEL: opts.level }) : undefined;
+  const level = opts.level?.trim() ? parseLogLevel(opts.level, processSetting('NODE_ENV') === 'test' ? 'error' : 'info') : undefined;
   if (opts.writer) return loggerTo(opts.writer, level ?? 'trace');
   if (level !== undefined) setLogLevel(level);
   return log;

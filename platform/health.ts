@@ -18,6 +18,7 @@ import { request } from 'undici';
 import type { WebSocket } from 'ws';
 import { closeRedis, connectRedis } from './redis.ts';
 import { log } from './log.ts';
+import { SETTINGS_SCHEMA, settingsOf, type SettingsSource } from './settings.ts';
 
 /** One condition of readiness; `check` throws (or rejects) when it does not hold. */
 export interface ReadinessCheck {
@@ -35,12 +36,11 @@ export const READINESS_CHECK_TIMEOUT_MS = 2_000;
  * request (a download's 60 s upstream timeout; a slow purchase's 20 s POST, a callback's 30 s wait),
  * so that a request the layer still answers is not cut by the drain.
  */
-export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 75_000;
+export const DEFAULT_SHUTDOWN_TIMEOUT_MS: number = SETTINGS_SCHEMA.SHUTDOWN_TIMEOUT_MS.default;
 
-/** `SHUTDOWN_TIMEOUT_MS` of `env`: a non-negative integer, else the default. */
-export function shutdownTimeoutFromEnv(env: NodeJS.ProcessEnv): number {
-  const ms = Number(env.SHUTDOWN_TIMEOUT_MS);
-  return env.SHUTDOWN_TIMEOUT_MS?.trim() && Number.isInteger(ms) && ms >= 0 ? ms : DEFAULT_SHUTDOWN_TIMEOUT_MS;
+/** `SHUTDOWN_TIMEOUT_MS` of the settings (`DEFAULT_SHUTDOWN_TIMEOUT_MS` is its default in `platform/settings.ts`). */
+export function shutdownTimeoutFromEnv(env: SettingsSource): number {
+  return settingsOf(env).SHUTDOWN_TIMEOUT_MS;
 }
 
 /** Ready when `url` answers 2xx (a subgraph server's `/healthz`). */

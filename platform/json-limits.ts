@@ -12,6 +12,7 @@
  * nothing of GraphQL or of any area.
  */
 import type { IncomingMessage } from 'node:http';
+import { SETTINGS_SCHEMA, settingsOf, type SettingsSource } from './settings.ts';
 
 export interface JsonLimits {
   /** Bytes of a text apart from the content of long strings. @default 1 MiB */
@@ -34,10 +35,10 @@ export const LONG_STRING_BYTES = 64 * 1024;
  * base64. 10,000 values: a bulk sending's 5,000 recipients, the largest list the validators allow.
  */
 export const DEFAULT_JSON_LIMITS: Readonly<JsonLimits> = Object.freeze({
-  maxBytes: 1024 * 1024,
-  maxUploadBytes: 14 * 1024 * 1024,
-  maxDepth: 32,
-  maxValues: 10_000,
+  maxBytes: SETTINGS_SCHEMA.MAX_BODY_BYTES.default,
+  maxUploadBytes: SETTINGS_SCHEMA.MAX_UPLOAD_BYTES.default,
+  maxDepth: SETTINGS_SCHEMA.MAX_JSON_DEPTH.default,
+  maxValues: SETTINGS_SCHEMA.MAX_JSON_VALUES.default,
 });
 
 /** Largest whole text the limits allow. */
@@ -175,22 +176,11 @@ export async function readBoundedBody(req: IncomingMessage, limits: JsonLimits, 
 }
 
 /**
- * Limits from the environment, each variable an integer of at least 1 (0 for
- * `MAX_UPLOAD_BYTES`; anything else is an error naming it): `MAX_BODY_BYTES`, `MAX_UPLOAD_BYTES`, `MAX_JSON_DEPTH`, `MAX_JSON_VALUES`.
+ * Limits from the settings (`platform/settings.ts`: each an integer of at least 1, 0 allowed for
+ * `MAX_UPLOAD_BYTES`): `MAX_BODY_BYTES`, `MAX_UPLOAD_BYTES`, `MAX_JSON_DEPTH`, `MAX_JSON_VALUES`.
  */
-export function jsonLimitsFromEnv(env: NodeJS.ProcessEnv, defaults: Readonly<JsonLimits> = DEFAULT_JSON_LIMITS): JsonLimits {
-  const read = (name: string, dflt: number, min = 1): number => {
-    const raw = env[name]?.trim();
-    if (raw === undefined || raw === '') return dflt;
-    const n = Number(raw);
-    if (!Number.isSafeInteger(n) || n < min) throw new Error(`${name} must be an integer of at least ${min}, got "${raw}"`);
-    return n;
-  };
-  return {
-    maxBytes: read('MAX_BODY_BYTES', defaults.maxBytes),
-    // 0: no file contents at all.
-    maxUploadBytes: read('MAX_UPLOAD_BYTES', defaults.maxUploadBytes, 0),
-    maxDepth: read('MAX_JSON_DEPTH', defaults.maxDepth),
-    maxValues: read('MAX_JSON_VALUES', defaults.maxValues),
-  };
+export function jsonLimitsFromEnv(env: SettingsSource): JsonLimits {
+  const s = settingsOf(env);
+  // 0 for MAX_UPLOAD_BYTES: no file contents at all.
+  return { maxBytes: s.MAX_BODY_BYTES, maxUploadBytes: s.MAX_UPLOAD_BYTES, maxDepth: s.MAX_JSON_DEPTH, maxValues: s.MAX_JSON_VALUES };
 }

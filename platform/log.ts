@@ -16,6 +16,7 @@ import type { Plugin } from 'graphql-yoga';
 import { jsonStringify, Logger, type Attributes, type LogLevel, type LogWriter } from '@graphql-hive/logger';
 import { trace } from '@opentelemetry/api';
 import { formatRedacted, redactConsole, redactText, redactValue } from './redact.ts';
+import { processSetting, settingsOf, type SettingsSource } from './settings.ts';
 
 const LEVELS: readonly LogLevel[] = ['trace', 'debug', 'info', 'warn', 'error'];
 
@@ -30,17 +31,21 @@ export function parseLogLevel(value: string | null | undefined, fallback: LogLev
   return fallback;
 }
 
-/** The level setting of an environment as written: `LOG_LEVEL`, else `GATEWAY_LOG_LEVEL`. */
-export const logLevelSettingOfEnv = (env: NodeJS.ProcessEnv): string | undefined => env.LOG_LEVEL?.trim() || env.GATEWAY_LOG_LEVEL?.trim() || undefined;
+/** The level setting of an environment: `LOG_LEVEL`, else `GATEWAY_LOG_LEVEL`. */
+export const logLevelSettingOfEnv = (env: SettingsSource): string | undefined => {
+  const s = settingsOf(env);
+  return s.LOG_LEVEL ?? s.GATEWAY_LOG_LEVEL ?? undefined;
+};
 
 /**
  * The level an environment asks for (`LOG_LEVEL`, else `GATEWAY_LOG_LEVEL`), see the module's doc:
  * the one place a level is read from configuration; unset or unknown → `info` (`error` under a test
  * runner).
  */
-export function logLevelOfEnv(env: NodeJS.ProcessEnv): LogLevel | false {
-  const dflt: LogLevel = env.NODE_ENV === 'test' ? 'error' : 'info';
-  return parseLogLevel(logLevelSettingOfEnv(env), dflt);
+export function logLevelOfEnv(env: SettingsSource): LogLevel | false {
+  const s = settingsOf(env);
+  const dflt: LogLevel = s.NODE_ENV === 'test' ? 'error' : 'info';
+  return parseLogLevel(logLevelSettingOfEnv(s), dflt);
 }
 
 /** A `LogWriter` that redacts each log's attributes and message before the next writer sees them. */
@@ -115,7 +120,9 @@ export class JsonLineWriter implements LogWriter {
   }
 }
 
-let level: LogLevel | false = logLevelOfEnv(process.env);
+// Until a process sets it at start: the level the process's environment asks for, read leniently
+// (a bad value is refused by the start's `loadSettings`, not by importing this module).
+let level: LogLevel | false = parseLogLevel(processSetting('LOG_LEVEL') ?? processSetting('GATEWAY_LOG_LEVEL'), processSetting('NODE_ENV') === 'test' ? 'error' : 'info');
 let sink: LogWriter = new JsonLineWriter();
 
 /** Where the process logger's lines go, after redaction and trace ids (tests capture them here). */

@@ -12,11 +12,12 @@
  *   value given to `registerSecrets`) wherever they appear.
  */
 import { formatWithOptions } from 'node:util';
+import { processSecretValues, SECRET_SETTINGS, secretValues, settingsOf, type SettingsSource } from './settings.ts';
 
 export const REDACTED = '[REDACTED]';
 
-/** Environment variables whose values are secrets. `OPENAPI_EMAIL` is not one; the API key is. */
-export const SECRET_VARIABLES = ['OPENAPI_TOKEN', 'OPENAPI_APIKEY', 'OPENAPI_API_KEY', 'OPENAPI_ACCOUNT_API_KEY', 'LAYER_SECRET'] as const;
+/** Settings whose values are secrets (marked `secret` in `platform/settings.ts`). `OPENAPI_EMAIL` is not one; the API key is. */
+export const SECRET_VARIABLES = SECRET_SETTINGS;
 
 /** Shorter values are not searched for as literals (they would match everywhere). */
 const MIN_SECRET_LENGTH = 6;
@@ -32,22 +33,15 @@ export function registerSecrets(values: Iterable<string | null | undefined>): vo
   }
 }
 
-/** The secrets of an environment (`SECRET_VARIABLES`). */
-export function secretsOfEnv(env: NodeJS.ProcessEnv): string[] {
-  const out = SECRET_VARIABLES.map((k) => env[k]).filter((v): v is string => typeof v === 'string' && v.trim() !== '');
-  // The password inside REDIS_URL (redis://user:password@host).
-  const redis = env.REDIS_URL?.trim();
-  if (redis && URL.canParse(redis)) {
-    const password = decodeURIComponent(new URL(redis).password);
-    if (password.length >= 4) out.push(password);
-  }
-  return out;
+/** The secrets of an environment (`SECRET_VARIABLES`; of `REDIS_URL`, its password: redis://user:password@host). */
+export function secretsOfEnv(env: SettingsSource): string[] {
+  return secretValues(settingsOf(env));
 }
 
 function knownSecrets(): Set<string> {
   if (!fromProcessEnv) {
     fromProcessEnv = true;
-    registerSecrets(secretsOfEnv(process.env));
+    registerSecrets(processSecretValues());
   }
   return secrets;
 }

@@ -15,6 +15,7 @@
 import { createHash } from 'node:crypto';
 import { Redis, type RedisOptions } from 'ioredis';
 import { log as processLog } from './log.ts';
+import { settingsOf, type SettingsSource } from './settings.ts';
 
 /** Key prefix of the layer's keys unless one is given. */
 export const DEFAULT_REDIS_PREFIX = 'openapi-supergraph:';
@@ -164,7 +165,6 @@ export function defineScript(lua: string): RedisScript {
  * `REDIS_PREFIX`: the prefix of every key and channel of this deployment on Redis, so several
  * deployments (or test runs) can share one server; undefined when unset (`DEFAULT_REDIS_PREFIX`).
  */
-export function redisPrefixFromEnv(env: NodeJS.ProcessEnv): string | undefined {
-  const p = env.REDIS_PREFIX?.trim();
-  return p ? p : undefined;
+export function redisPrefixFromEnv(env: SettingsSource): string | undefined {
+  return settingsOf(env).REDIS_PREFIX ?? undefined;
 }

@@ -16,6 +16,7 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { entriesAtMost } from './lru.ts';
 import { persistentSecret, storeChoiceFromEnv } from './store-choice.ts';
+import { settingsOf, type SettingsSource } from './settings.ts';
 
 /** Why a token was refused. */
 export type VerifyFailure = 'malformed' | 'bad-signature' | 'expired';
@@ -78,12 +79,10 @@ const keptSecrets = new Map<string, Buffer>();
  * its data directory (made on first use); else (memory, Redis without it) a random one made once
  * per process.
  */
-export function layerSecret(env: NodeJS.ProcessEnv): Buffer {
+export function layerSecret(source: SettingsSource): Buffer {
+  const env = settingsOf(source);
   const configured = env.LAYER_SECRET;
-  if (configured !== undefined && configured !== '') {
-    if (configured.length < 16) throw new Error('LAYER_SECRET must be at least 16 characters');
-    return Buffer.from(configured, 'utf8');
-  }
+  if (configured !== null) return Buffer.from(configured, 'utf8');
   const choice = storeChoiceFromEnv(env);
   if (choice.kind === 'sqlite') {
     let kept = keptSecrets.get(choice.dataDir);
@@ -95,7 +94,7 @@ export function layerSecret(env: NodeJS.ProcessEnv): Buffer {
 }
 
 /** A signer over the layer secret. */
-export const layerSigner = (env: NodeJS.ProcessEnv): Signer => new Signer(layerSecret(env));
+export const layerSigner = (env: SettingsSource): Signer => new Signer(layerSecret(env));
 
 /**
  * Remembers which nonces each token (scope) has already used, so that a token is accepted once per

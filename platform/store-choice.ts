@@ -9,8 +9,8 @@
  *
  * `STORE` (`memory` | `sqlite` | `redis`) forces a kind. It is read from the environment given,
  * else (when that names neither `REDIS_URL` nor `DATA_DIR`) from the process's own, so a test run
- * chooses memory once for every stack it builds (`vitest.config.ts`); every other setting is read
- * from the environment given only.
+ * chooses memory once for every stack it builds (`vitest.config.ts`; `loadSettings` does it); every
+ * other setting is read from the environment given only.
  *
  * A secret the layer makes for itself (no `LAYER_SECRET`) lives in `<DATA_DIR>/layer-secret`
  * (mode 0600) with the embedded store, so tokens signed before a restart verify after it.
@@ -18,28 +18,27 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { settingsOf, type SettingsSource } from './settings.ts';
 
 export type StoreKind = 'memory' | 'sqlite' | 'redis';
 
 export type StoreChoice = { kind: 'memory' } | { kind: 'sqlite'; dataDir: string; file: string } | { kind: 'redis'; url: string };
 
 /** The data directory: `DATA_DIR`, else `.data` under the working directory. */
-export function dataDirFromEnv(env: NodeJS.ProcessEnv): string {
-  const d = env.DATA_DIR?.trim();
-  return resolve(d ? d : '.data');
+export function dataDirFromEnv(env: SettingsSource): string {
+  return resolve(settingsOf(env).DATA_DIR ?? '.data');
 }
 
-export function storeChoiceFromEnv(env: NodeJS.ProcessEnv): StoreChoice {
-  const url = env.REDIS_URL?.trim() ?? '';
-  const placed = url !== '' || (env.DATA_DIR?.trim() ?? '') !== '';
-  const forced = (env.STORE ?? (placed ? undefined : process.env.STORE))?.trim().toLowerCase() ?? '';
-  if (forced !== '' && forced !== 'memory' && forced !== 'sqlite' && forced !== 'redis') throw new Error(`STORE must be memory, sqlite or redis (got "${forced}")`);
+export function storeChoiceFromEnv(source: SettingsSource): StoreChoice {
+  const env = settingsOf(source);
+  const url = env.REDIS_URL ?? '';
+  const forced = env.STORE;
   if (forced === 'memory') return { kind: 'memory' };
-  if (forced === 'redis' || (forced === '' && url !== '')) {
+  if (forced === 'redis' || (forced === null && url !== '')) {
     if (url === '') throw new Error('STORE=redis needs REDIS_URL');
     return { kind: 'redis', url };
   }
-  const dataDir = dataDirFromEnv(env);
+  const dataDir = resolve(env.DATA_DIR ?? '.data');
   return { kind: 'sqlite', dataDir, file: join(dataDir, 'layer.db') };
 }
 

@@ -13,6 +13,7 @@ import type { useOpenTelemetry } from '@graphql-hive/plugin-opentelemetry';
 import type { Plugin } from 'graphql-yoga';
 import { sourceLabel, type UpstreamCallEvent } from './metrics.ts';
 import { log } from './log.ts';
+import { settingsOf, type SettingsSource } from './settings.ts';
 
 /** The tracer of the layer's own spans. */
 export const TRACER_NAME = 'openapi-supergraph';
@@ -27,8 +28,8 @@ export const hiveOpenTelemetryPlugin = (): typeof useOpenTelemetry | null => hiv
 export const tracingEnabled = (): boolean => enabled;
 
 export interface TracingOptions {
-  /** Where `OTEL_EXPORTER_OTLP_ENDPOINT` / `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` / `OTEL_SERVICE_NAME` are read. @default process.env */
-  env?: NodeJS.ProcessEnv;
+  /** Where `OTEL_EXPORTER_OTLP_ENDPOINT` / `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` / `OTEL_SERVICE_NAME` are read. @default the process's settings */
+  env?: SettingsSource;
   /** An exporter of its own (tests: an in-memory one, exported span by span); wins over the environment. */
   exporter?: SpanExporter;
   /** @default `OTEL_SERVICE_NAME` or 'openapi-supergraph' */
@@ -45,9 +46,9 @@ export interface TracingOptions {
  */
 export async function setupTracing(opts: TracingOptions = {}): Promise<boolean> {
   if (enabled) return true;
-  const env = opts.env ?? process.env;
-  const base = env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim();
-  const url = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim() || (base ? `${base.replace(/\/+$/, '')}/v1/traces` : '');
+  const env = settingsOf(opts.env);
+  const base = env.OTEL_EXPORTER_OTLP_ENDPOINT;
+  const url = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || (base ? `${base.replace(/\/+$/, '')}/v1/traces` : '');
   if (!opts.exporter && !url) return false;
   const [{ openTelemetrySetup }, { useOpenTelemetry }, { AsyncLocalStorageContextManager }] = await Promise.all([
     import('@graphql-hive/plugin-opentelemetry/setup'),
@@ -59,7 +60,7 @@ export async function setupTracing(opts: TracingOptions = {}): Promise<boolean> 
   openTelemetrySetup({
     log,
     contextManager: new AsyncLocalStorageContextManager(),
-    resource: { serviceName: opts.serviceName ?? (env.OTEL_SERVICE_NAME?.trim() || TRACER_NAME) },
+    resource: { serviceName: opts.serviceName ?? (env.OTEL_SERVICE_NAME || TRACER_NAME) },
     traces: { exporter, batching: !opts.exporter },
   });
   hivePlugin = useOpenTelemetry;

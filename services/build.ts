@@ -14,7 +14,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { configurePrices } from '../contract/prices.ts';
-import { DEFAULT_APIKEY, DEFAULT_EMAIL, DEFAULT_TOKEN, type EmulatorOptions } from '../emulator/server.ts';
+import type { EmulatorOptions } from '../emulator/server.ts';
 import type { GatewayOptions } from '../gateway/index.ts';
 import type { PersistedOperationsOptions } from '../gateway/persisted.ts';
 import { SUPERGRAPH_FILE } from '../gateway/compose.ts';
@@ -24,15 +24,15 @@ import { registerSecrets, secretsOfEnv } from '../platform/redact.ts';
 import { logLevelSettingOfEnv, routeConsole } from '../platform/log.ts';
 import { startSubgraphServer, subgraphRequestLimits, type RunningSubgraphs, type Subgraph } from '../subgraphs/runtime/server.ts';
 import { jsonLimitsFromEnv, type JsonLimits } from '../platform/json-limits.ts';
-import { layerSecret } from '../platform/signing.ts';
 import { UpstreamClient } from '../subgraphs/upstream/client.ts';
 import { AREAS } from '../contract/areas.ts';
-import { loadUpstreamConfig, parseEnv, type UpstreamConfig } from '../subgraphs/upstream/config.ts';
+import { loadUpstreamConfig, type UpstreamConfig } from '../subgraphs/upstream/config.ts';
 import { upstreamStores } from '../subgraphs/upstream/stores.ts';
 import { ManagedServiceToken, graceMsFor, scopesFor } from '../subgraphs/upstream/service-token.ts';
 import { workTokensOf } from '../subgraphs/upstream/work-tokens.ts';
 import { redisPrefixFromEnv } from '../platform/redis.ts';
 import { storeChoiceFromEnv } from '../platform/store-choice.ts';
+import { settingsOf, type SettingName, type Settings, type SettingsSource } from '../platform/settings.ts';
 import { DEFAULT_SHUTDOWN_TIMEOUT_MS, redisCheck, type DrainResult } from '../platform/health.ts';
 
 /** A configuration mistake found before anything starts; its message says what to set. */
@@ -40,33 +40,26 @@ export class ServiceConfigError extends Error {
   override name = 'ServiceConfigError';
 }
 
-/** A TCP port from a variable: `dflt` when unset, else an integer 0–65535 (0 = any free port). */
-export function portFromEnv(env: NodeJS.ProcessEnv, name: string, dflt: number): number {
-  const raw = env[name]?.trim();
-  if (raw === undefined || raw === '') return dflt;
-  const port = Number(raw);
-  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new ServiceConfigError(`${name} must be a port number (0–65535), got "${raw}"`);
-  return port;
+/** A TCP port setting (an integer 0–65535, 0 = any free port; `platform/settings.ts` checks it): `dflt` when unset. */
+export function portFromEnv(env: SettingsSource, name: 'PORT' | 'SUBGRAPH_PORT' | 'EMULATOR_PORT', dflt: number): number {
+  return settingsOf(env)[name] ?? dflt;
 }
 
-const hostFromEnv = (env: NodeJS.ProcessEnv, name: string, dflt: string): string => env[name]?.trim() || dflt;
+const hostFromEnv = (env: SettingsSource, name: 'HOST' | 'SUBGRAPH_HOST' | 'EMULATOR_HOST'): string => settingsOf(env)[name];
 
 /** The bounds of a client's GraphQL request (`MAX_BODY_BYTES`, `MAX_UPLOAD_BYTES`, `MAX_JSON_DEPTH`, `MAX_JSON_VALUES`). */
-export function requestLimitsFromEnv(env: NodeJS.ProcessEnv): JsonLimits {
-  try {
-    return jsonLimitsFromEnv(env);
-  } catch (err) {
-    throw new ServiceConfigError((err as Error).message);
-  }
+export function requestLimitsFromEnv(env: SettingsSource): JsonLimits {
+  return jsonLimitsFromEnv(env);
 }
 
 /**
  * The process's price table from `OPENAPI_PRICES` of `env` (`contract/prices.ts`: prices are per
  * process, shared by the cost meter, the estimate and the emulator's wallet).
  */
-export function pricesFromEnv(env: NodeJS.ProcessEnv): void {
+export function pricesFromEnv(env: SettingsSource): void {
+  const settings = settingsOf(env);
   try {
-    configurePrices(env);
+    configurePrices(settings);
   } catch (err) {
     throw new ServiceConfigError((err as Error).message);
   }
@@ -82,32 +75,36 @@ function httpUrl(name: string, value: string): string {
 // ---------------------------------------------------------------------------------------------
 // Emulator
 
-/** Milliseconds from a variable: undefined when unset, else an integer ≥ 0. */
-export function durationMsFromEnv(env: NodeJS.ProcessEnv, name: string): number | undefined {
-  const raw = env[name]?.trim();
-  if (raw === undefined || raw === '') return undefined;
-  const ms = Number(raw);
-  if (!Number.isInteger(ms) || ms < 0) throw new ServiceConfigError(`${name} must be a number of milliseconds (an integer ≥ 0), got "${raw}"`);
-  return ms;
-}
-
 /**
  * How long the emulator's risk requests take (`EMULATOR_RISK_COMPLETE_AFTER_MS`), when set: from
  * the order to `COMPLETE` (0: only the control API's `risk/advance` completes them).
  */
-const riskTimingFromEnv = (env: NodeJS.ProcessEnv): Pick<EmulatorOptions, 'riskCompleteAfterMs'> => {
-  const ms = durationMsFromEnv(env, 'EMULATOR_RISK_COMPLETE_AFTER_MS');
-  return ms === undefined ? {} : { riskCompleteAfterMs: ms };
+const riskTimingFromEnv = (env: Settings): Pick<EmulatorOptions, 'riskCompleteAfterMs'> => {
+  const ms = env.EMULATOR_RISK_COMPLETE_AFTER_MS;
+  return ms === null ? {} : { riskCompleteAfterMs: ms };
 };
+
+/** The emulator's built-in credentials and token bound (`EMULATOR_TOKEN`, `EMULATOR_EMAIL`, `EMULATOR_APIKEY`, `EMULATOR_MAX_TOKENS`, `EMULATOR_COMPANY_*`). */
+const emulatorIdentityOf = (env: Settings): Pick<EmulatorOptions, 'settings'> => ({
+  settings: {
+    token: env.EMULATOR_TOKEN,
+    email: env.EMULATOR_EMAIL,
+    apikey: env.EMULATOR_APIKEY,
+    maxTokens: env.EMULATOR_MAX_TOKENS,
+    companyPrepareMs: env.EMULATOR_COMPANY_PREPARE_MS,
+    companyGetWaitMs: env.EMULATOR_COMPANY_GET_WAIT_MS,
+  },
+});
 
 /**
  * The stand-alone emulator: `EMULATOR_PORT` (default 4010), `EMULATOR_HOST` (default 127.0.0.1) and
  * `EMULATOR_RISK_COMPLETE_AFTER_MS` (default 1500). Also sets the process's price table (its
  * wallet's) from `OPENAPI_PRICES`.
  */
-export function emulatorOptionsFromEnv(env: NodeJS.ProcessEnv): EmulatorOptions {
+export function emulatorOptionsFromEnv(source: SettingsSource): EmulatorOptions {
+  const env = settingsOf(source);
   pricesFromEnv(env);
-  return { port: portFromEnv(env, 'EMULATOR_PORT', 4010), host: hostFromEnv(env, 'EMULATOR_HOST', '127.0.0.1'), ...riskTimingFromEnv(env) };
+  return { port: portFromEnv(env, 'EMULATOR_PORT', 4010), host: hostFromEnv(env, 'EMULATOR_HOST'), ...riskTimingFromEnv(env), ...emulatorIdentityOf(env) };
 }
 
 /**
@@ -115,8 +112,9 @@ export function emulatorOptionsFromEnv(env: NodeJS.ProcessEnv): EmulatorOptions 
  * unless `EMULATOR_PORT` pins it (`0` too means any), and the risk timing only when set (the
  * caller's default otherwise).
  */
-export function embeddedEmulatorOptionsFromEnv(env: NodeJS.ProcessEnv): EmulatorOptions {
-  return { port: portFromEnv(env, 'EMULATOR_PORT', 0), host: hostFromEnv(env, 'EMULATOR_HOST', '127.0.0.1'), ...riskTimingFromEnv(env) };
+export function embeddedEmulatorOptionsFromEnv(source: SettingsSource): EmulatorOptions {
+  const env = settingsOf(source);
+  return { port: portFromEnv(env, 'EMULATOR_PORT', 0), host: hostFromEnv(env, 'EMULATOR_HOST'), ...riskTimingFromEnv(env), ...emulatorIdentityOf(env) };
 }
 
 /**
@@ -127,14 +125,14 @@ export function embeddedEmulatorOptionsFromEnv(env: NodeJS.ProcessEnv): Emulator
 export const START_RISK_COMPLETE_AFTER_MS = 30_000;
 
 /** True when `OPENAPI_ENV` (default `emulator`) names the emulator. */
-export const wantsEmulator = (env: NodeJS.ProcessEnv): boolean => parseEnv(env.OPENAPI_ENV) === 'emulator';
+export const wantsEmulator = (env: SettingsSource): boolean => settingsOf(env).OPENAPI_ENV === 'emulator';
 
 // ---------------------------------------------------------------------------------------------
 // Subgraphs
 
 export interface SubgraphsFromEnvOptions {
-  /** Where `OPENAPI_*`, `PUBLIC_URL`, `LAYER_SECRET`, `REDIS_URL` and the subgraphs' own settings are read. */
-  env: NodeJS.ProcessEnv;
+  /** Where `OPENAPI_*`, `PUBLIC_URL`, `LAYER_SECRET`, `REDIS_URL` and the subgraphs' own settings are read (parsed at start, or variables). */
+  env: SettingsSource;
   /** Subgraphs to serve, by name. @default every subgraph */
   names?: readonly string[];
   /**
@@ -188,14 +186,14 @@ export interface RunningSubgraphsFromEnv extends SubgraphsSettings {
 
 /** Reads and checks the subgraphs' settings; throws `ServiceConfigError` with what to set. */
 export function subgraphsSettingsFromEnv(opts: SubgraphsFromEnvOptions): SubgraphsSettings {
-  const { env } = opts;
+  const env = settingsOf(opts.env);
   const known: readonly string[] = SUBGRAPH_NAMES;
   const names = [...new Set(opts.names ?? known)];
   if (names.length === 0) throw new ServiceConfigError(`name at least one subgraph to serve (${known.join(', ')})`);
   const unknown = names.filter((n) => !known.includes(n));
   if (unknown.length > 0) throw new ServiceConfigError(`unknown subgraph ${unknown.map((n) => `"${n}"`).join(', ')}: the subgraphs are ${known.join(', ')}`);
 
-  const rawPublic = env.PUBLIC_URL?.trim() ?? '';
+  const rawPublic = env.PUBLIC_URL ?? '';
   const publicUrl = rawPublic ? httpUrl('PUBLIC_URL', rawPublic) : '';
   if (opts.standalone) {
     if (!env.LAYER_SECRET) {
@@ -208,25 +206,17 @@ export function subgraphsSettingsFromEnv(opts: SubgraphsFromEnvOptions): Subgrap
         "PUBLIC_URL is required when a subgraph runs as its own service: the gateway's public URL, used in callback and download URLs (e.g. http://127.0.0.1:4000)",
       );
   }
-  if (env.REDIS_URL?.trim() && !env.LAYER_SECRET) {
+  if (env.REDIS_URL && !env.LAYER_SECRET) {
     // Shared state is signed and sealed with the secret: a random one per process would make it
     // unreadable after a restart and on every other replica.
     throw new ServiceConfigError(
       'LAYER_SECRET is required with REDIS_URL: callback URLs, download grants and the tokens kept on Redis are signed and sealed with it, and must verify after a restart and on every replica (set the same value of at least 16 characters everywhere)',
     );
   }
-  if (env.LAYER_SECRET) {
-    try {
-      layerSecret(env);
-    } catch (err) {
-      throw new ServiceConfigError((err as Error).message);
-    }
-  }
-
-  const rawEmulator = opts.emulatorUrl ?? (env.OPENAPI_EMULATOR_URL?.trim() || null);
+  const rawEmulator = opts.emulatorUrl ?? env.OPENAPI_EMULATOR_URL;
   const emulatorUrl = rawEmulator ? httpUrl('OPENAPI_EMULATOR_URL', rawEmulator) : undefined;
   if (wantsEmulator(env) && !emulatorUrl) {
-    const uncovered = AREAS.filter((a) => !env[`OPENAPI_${a.toUpperCase()}_URL`]);
+    const uncovered = AREAS.filter((a) => !env[`OPENAPI_${a.toUpperCase()}_URL` as SettingName]);
     if (uncovered.length > 0) {
       throw new ServiceConfigError(
         `OPENAPI_ENV=emulator needs the emulator's URL: set OPENAPI_EMULATOR_URL (the URL \`npm run emulator\` prints, e.g. http://127.0.0.1:4010) or OPENAPI_<AREA>_URL for ${uncovered.map((a) => a.toUpperCase()).join(', ')}`,
@@ -244,14 +234,15 @@ export function subgraphsSettingsFromEnv(opts: SubgraphsFromEnvOptions): Subgrap
  * of the process are redacted (the secrets of `env` included).
  */
 export async function startSubgraphsFromEnv(opts: SubgraphsFromEnvOptions): Promise<RunningSubgraphsFromEnv> {
-  const { env } = opts;
-  const settings = subgraphsSettingsFromEnv(opts);
+  // Parsed once here (a bad value is refused before anything starts), then handed down.
+  const env = settingsOf(opts.env);
+  const settings = subgraphsSettingsFromEnv({ ...opts, env });
   const { config, names, redisUrl, sqliteFile } = settings;
   pricesFromEnv(env);
   registerSecrets(secretsOfEnv(env));
   routeConsole();
   const port = opts.port ?? portFromEnv(env, 'SUBGRAPH_PORT', 4001);
-  const host = opts.host ?? hostFromEnv(env, 'SUBGRAPH_HOST', '127.0.0.1');
+  const host = opts.host ?? hostFromEnv(env, 'SUBGRAPH_HOST');
 
   // The upstream side's shared state: on Redis with `REDIS_URL` (every replica shares the cache,
   // in-flight markers, pending slow datasets, rate limits and the cost ledger); else the pending
@@ -259,7 +250,7 @@ export async function startSubgraphsFromEnv(opts: SubgraphsFromEnvOptions): Prom
   const stores = await upstreamStores(config, redisUrl, opts.clock, { prefix: redisPrefixFromEnv(env), sqliteFile: sqliteFile ?? undefined });
   // With the emulator and no account configured, the account area reads the emulator's built-in account.
   const upstream = new UpstreamClient(
-    config.env === 'emulator' && !config.accountCredentials ? { ...config, accountCredentials: { email: DEFAULT_EMAIL, apikey: DEFAULT_APIKEY } } : config,
+    config.env === 'emulator' && !config.accountCredentials ? { ...config, accountCredentials: { email: env.EMULATOR_EMAIL, apikey: env.EMULATOR_APIKEY } } : config,
     stores,
   );
   // With the account's credentials and no service token, the layer mints its own and renews it.
@@ -276,7 +267,7 @@ export async function startSubgraphsFromEnv(opts: SubgraphsFromEnvOptions): Prom
       // works with no account at all (`EMULATOR_TOKEN` must match the emulator's when it runs apart).
       auth: managed
         ? { serviceToken: () => managed.current(), serviceTenant: managed.tenant }
-        : { serviceToken: config.serviceToken, fallbackToken: config.env === 'emulator' ? DEFAULT_TOKEN : null },
+        : { serviceToken: config.serviceToken, fallbackToken: config.env === 'emulator' ? env.EMULATOR_TOKEN : null },
       // Background work keeps the layer's own token as a marker, resolved when it calls (rotations, restarts).
       tokens: workTokensOf(managed, config.serviceToken),
       port,
@@ -315,10 +306,10 @@ export async function startSubgraphsFromEnv(opts: SubgraphsFromEnvOptions): Prom
 }
 
 /** Whether the subgraphs answer every caller with a service token: `OPENAPI_TOKEN`, or the managed token (`managedTokenFor`). */
-function usesServiceToken(env: NodeJS.ProcessEnv, config: UpstreamConfig): boolean {
+function usesServiceToken(env: Settings, config: UpstreamConfig): boolean {
   // A gateway deployed apart from the subgraphs holds no upstream credential: told by GATEWAY_SERVICE_TOKEN=on.
-  if (config.serviceToken || env.GATEWAY_SERVICE_TOKEN?.trim().toLowerCase() === 'on') return true;
-  return Boolean(env.OPENAPI_EMAIL?.trim() && env.OPENAPI_APIKEY?.trim()) && env.OPENAPI_MANAGED_TOKEN?.trim().toLowerCase() !== 'off';
+  if (config.serviceToken || env.GATEWAY_SERVICE_TOKEN) return true;
+  return Boolean(env.OPENAPI_EMAIL && env.OPENAPI_APIKEY) && env.OPENAPI_MANAGED_TOKEN;
 }
 
 /**
@@ -326,12 +317,11 @@ function usesServiceToken(env: NodeJS.ProcessEnv, config: UpstreamConfig): boole
  * given, no `OPENAPI_TOKEN`, and `OPENAPI_MANAGED_TOKEN` not `off`; null otherwise (pass-through).
  * `OPENAPI_MANAGED_TOKEN_TTL_S` sets each token's lifetime (default 30 days; renewed a tenth before).
  */
-function managedTokenFor(env: NodeJS.ProcessEnv, config: UpstreamConfig, names: readonly string[], upstream: UpstreamClient, clock?: () => number): ManagedServiceToken | null {
-  const configured = env.OPENAPI_EMAIL?.trim() && env.OPENAPI_APIKEY?.trim();
-  if (!configured || config.serviceToken || env.OPENAPI_MANAGED_TOKEN?.trim().toLowerCase() === 'off') return null;
-  const ttl = Number(env.OPENAPI_MANAGED_TOKEN_TTL_S);
-  return new ManagedServiceToken(upstream, scopesFor(config.env, tokenEndpoints(names, env)), env.OPENAPI_EMAIL!.trim(), {
-    ...(Number.isFinite(ttl) && ttl > 0 ? { ttlSeconds: Math.floor(ttl) } : {}),
+function managedTokenFor(env: Settings, config: UpstreamConfig, names: readonly string[], upstream: UpstreamClient, clock?: () => number): ManagedServiceToken | null {
+  if (!env.OPENAPI_EMAIL || !env.OPENAPI_APIKEY || config.serviceToken || !env.OPENAPI_MANAGED_TOKEN) return null;
+  const ttl = env.OPENAPI_MANAGED_TOKEN_TTL_S;
+  return new ManagedServiceToken(upstream, scopesFor(config.env, tokenEndpoints(names, env)), env.OPENAPI_EMAIL, {
+    ...(ttl !== null ? { ttlSeconds: ttl } : {}),
     ...(clock ? { now: clock } : {}),
     graceMs: graceMsFor(tokenHoldMs(env)),
   });
@@ -353,8 +343,10 @@ export const subgraphUrlVariable = (name: string): string => `SUBGRAPH_${name.to
  * (`SUBGRAPH_COMPANY_URL=http://127.0.0.1:4001/company/graphql`). A bare origin
  * (`http://127.0.0.1:4001`) means `<origin>/<name>/graphql`. Every subgraph needs one.
  */
-export function subgraphUrlsFromEnv(env: NodeJS.ProcessEnv, names: readonly string[] = supergraphSubgraphNames()): Record<string, string> {
-  const missing = names.filter((n) => !env[subgraphUrlVariable(n)]?.trim());
+export function subgraphUrlsFromEnv(source: SettingsSource, names: readonly string[] = supergraphSubgraphNames()): Record<string, string> {
+  const settings: Readonly<Record<string, unknown>> = settingsOf(source);
+  const urlOf = (name: string): string | null => (typeof settings[subgraphUrlVariable(name)] === 'string' ? (settings[subgraphUrlVariable(name)] as string) : null);
+  const missing = names.filter((n) => !urlOf(n));
   if (missing.length > 0) {
     throw new ServiceConfigError(
       `the gateway needs the URL of every subgraph: set ${missing.map((n) => `${subgraphUrlVariable(n)} (e.g. http://127.0.0.1:4001/${n}/graphql)`).join(', ')}`,
@@ -363,7 +355,7 @@ export function subgraphUrlsFromEnv(env: NodeJS.ProcessEnv, names: readonly stri
   const urls: Record<string, string> = {};
   for (const name of names) {
     const variable = subgraphUrlVariable(name);
-    const value = httpUrl(variable, env[variable]!.trim());
+    const value = httpUrl(variable, urlOf(name)!);
     const url = new URL(value);
     if (url.pathname === '/' || url.pathname === '') url.pathname = `/${name}/graphql`;
     if (url.pathname !== `/${name}/graphql` || url.search || url.hash) {
@@ -390,7 +382,8 @@ export interface GatewayFromEnvOptions {
  * `OPENAPI_ESTIMATE_LIST_SIZE`, and the process's price table from `OPENAPI_PRICES`), `CORS_ORIGINS`,
  * `GATEWAY_LOG_LEVEL` and log secrets of `env`.
  */
-export function gatewayOptionsFromEnv(env: NodeJS.ProcessEnv, subgraphUrls: Record<string, string>, opts: GatewayFromEnvOptions = {}): GatewayOptions {
+export function gatewayOptionsFromEnv(source: SettingsSource, subgraphUrls: Record<string, string>, opts: GatewayFromEnvOptions = {}): GatewayOptions {
+  const env = settingsOf(source);
   // The gateway reads only the budget settings of the upstream configuration; base URLs are the
   // subgraphs' concern, so a placeholder stands for the emulator's.
   const config = loadUpstreamConfig(env, 'http://emulator.invalid');
@@ -406,7 +399,7 @@ export function gatewayOptionsFromEnv(env: NodeJS.ProcessEnv, subgraphUrls: Reco
     areas: GATEWAY_AREAS,
     subscriptionSubgraphs: Object.keys(subgraphUrls),
     port: opts.port ?? portFromEnv(env, 'PORT', 4000),
-    host: opts.host ?? hostFromEnv(env, 'HOST', '127.0.0.1'),
+    host: opts.host ?? hostFromEnv(env, 'HOST'),
     routes: [subgraphRoute('callbacks', basesFor('callbacks')), subgraphRoute('files', basesFor('files'))],
     // LOG_LEVEL (or GATEWAY_LOG_LEVEL) of this environment; these secrets never reach a log line.
     logLevel: logLevelSettingOfEnv(env),
@@ -416,39 +409,32 @@ export function gatewayOptionsFromEnv(env: NodeJS.ProcessEnv, subgraphUrls: Reco
     persisted: persistedFromEnv(env),
     requestLimits: requestLimitsFromEnv(env),
     // GATEWAY_COMPRESSION=off: answers go out uncompressed (e.g. behind a proxy that compresses).
-    compression: env.GATEWAY_COMPRESSION?.trim().toLowerCase() === 'off' ? false : {},
+    compression: env.GATEWAY_COMPRESSION ? {} : false,
     // Whole answers per tenant (`gateway/response-cache.ts`): on Redis with REDIS_URL; GATEWAY_RESPONSE_CACHE=off turns it off.
     // With a service token (OPENAPI_TOKEN, or the managed one) every change drops every caller's answers.
-    responseCache:
-      env.GATEWAY_RESPONSE_CACHE?.trim().toLowerCase() === 'off'
-        ? false
-        : {
-            redisUrl: env.REDIS_URL?.trim() || null,
-            redisPrefix: redisPrefixFromEnv(env),
-            clock: opts.clock,
-            serviceToken: usesServiceToken(env, config),
-            // GATEWAY_RESPONSE_CACHE_MAX_ENTRIES: answers kept in memory (default 10,000).
-            maxEntries: positiveInt(env.GATEWAY_RESPONSE_CACHE_MAX_ENTRIES),
-          },
+    responseCache: !env.GATEWAY_RESPONSE_CACHE
+      ? false
+      : {
+          redisUrl: env.REDIS_URL,
+          redisPrefix: redisPrefixFromEnv(env),
+          clock: opts.clock,
+          serviceToken: usesServiceToken(env, config),
+          // GATEWAY_RESPONSE_CACHE_MAX_ENTRIES: answers kept in memory (default 10,000).
+          maxEntries: env.GATEWAY_RESPONSE_CACHE_MAX_ENTRIES ?? undefined,
+        },
     // `/readyz`: with REDIS_URL, Redis must answer too.
-    readiness: env.REDIS_URL?.trim() ? [redisCheck(env.REDIS_URL.trim())] : [],
+    readiness: env.REDIS_URL ? [redisCheck(env.REDIS_URL)] : [],
   };
-}
-
-/** A positive whole number of a setting, else undefined (unset or not a number). */
-function positiveInt(value: string | undefined): number | undefined {
-  const n = Math.floor(Number(value?.trim() || NaN));
-  return Number.isFinite(n) && n > 0 ? n : undefined;
 }
 
 /**
  * Persisted operations (`gateway/persisted.ts`): `PERSISTED_OPERATIONS` `apq` (default; on Redis with
  * `REDIS_URL`, else in the embedded database, or memory with `STORE=memory`), `trusted` (with `PERSISTED_OPERATIONS_MANIFEST`, a file of hash → document) or `off`.
  */
-export function persistedFromEnv(env: NodeJS.ProcessEnv): PersistedOperationsOptions {
-  const raw = env.PERSISTED_OPERATIONS?.trim().toLowerCase() || 'apq';
-  if (raw !== 'apq' && raw !== 'trusted' && raw !== 'off') throw new ServiceConfigError(`PERSISTED_OPERATIONS must be apq, trusted or off, got "${raw}"`);
-  const manifest = env.PERSISTED_OPERATIONS_MANIFEST?.trim() || undefined;
+export function persistedFromEnv(source: SettingsSource): PersistedOperationsOptions {
+  const env = settingsOf(source);
+  const raw = env.PERSISTED_OPERATIONS;
+  const manifest = env.PERSISTED_OPERATIONS_MANIFEST ?? undefined;
   if (raw === 'trusted' && !manifest) {
     throw new ServiceConfigError(
       'PERSISTED_OPERATIONS=trusted needs PERSISTED_OPERATIONS_MANIFEST: the path of the manifest of allowed operations (JSON, hash → document, as a client build emits it)',
@@ -465,8 +451,8 @@ export function persistedFromEnv(env: NodeJS.ProcessEnv): PersistedOperationsOpt
 }
 
 /** `CORS_ORIGINS`: comma-separated browser origins allowed cross-origin; none by default. */
-export function corsOriginsFromEnv(env: NodeJS.ProcessEnv): string[] {
-  return (env.CORS_ORIGINS ?? '')
+export function corsOriginsFromEnv(env: SettingsSource): string[] {
+  return (settingsOf(env).CORS_ORIGINS ?? '')
     .split(',')
     .map((o) => o.trim())
     .filter(Boolean)

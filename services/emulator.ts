@@ -9,14 +9,17 @@ import { startEmulator } from '../emulator/server.ts';
 import { redactConsole } from '../platform/redact.ts';
 import { emulatorOptionsFromEnv } from './build.ts';
 import { runService } from './run.ts';
-import { shutdownTimeoutFromEnv } from '../platform/health.ts';
+import { loadSettings } from '../platform/settings.ts';
 
 await runService('emulator', async () => {
+  // Parsed once, first: a bad value stops the start with one line naming it.
+  const settings = loadSettings();
   redactConsole();
-  const emulator = await startEmulator(emulatorOptionsFromEnv(process.env));
+  const emulator = await startEmulator(emulatorOptionsFromEnv(settings));
   return {
+    shutdownTimeoutMs: settings.SHUTDOWN_TIMEOUT_MS,
     close: async () => {
-      const timeoutMs = shutdownTimeoutFromEnv(process.env);
+      const timeoutMs = settings.SHUTDOWN_TIMEOUT_MS;
       const drained = await emulator.shutdown(timeoutMs);
       if (!drained.clean) console.warn(`[emulator] drain cut short after ${timeoutMs} ms (SHUTDOWN_TIMEOUT_MS): ${drained.requests} requests left`);
       return drained;

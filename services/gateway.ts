@@ -9,17 +9,20 @@ import { startGateway } from '../gateway/index.ts';
 import { gatewayOptionsFromEnv, subgraphUrlsFromEnv } from './build.ts';
 import { runService } from './run.ts';
 import { setupTracing } from '../platform/tracing.ts';
-import { shutdownTimeoutFromEnv } from '../platform/health.ts';
+import { loadSettings } from '../platform/settings.ts';
 
 await runService('gateway', async () => {
-  // First: traces on (OTEL_EXPORTER_OTLP_ENDPOINT) before the gateway's plugins are built.
-  await setupTracing();
-  const subgraphUrls = subgraphUrlsFromEnv(process.env);
-  const gateway = await startGateway(gatewayOptionsFromEnv(process.env, subgraphUrls));
+  // Parsed once, first: a bad value stops the start with one line naming it.
+  const settings = loadSettings();
+  // Then traces on (OTEL_EXPORTER_OTLP_ENDPOINT) before the gateway's plugins are built.
+  await setupTracing({ env: settings });
+  const subgraphUrls = subgraphUrlsFromEnv(settings);
+  const gateway = await startGateway(gatewayOptionsFromEnv(settings, subgraphUrls));
   return {
+    shutdownTimeoutMs: settings.SHUTDOWN_TIMEOUT_MS,
     // SIGTERM drains: /readyz 503, in-flight requests finish, subscriptions closed with 1001 so that
     // clients reconnect elsewhere (SHUTDOWN_TIMEOUT_MS); exit 1 when cut short.
-    close: () => gateway.shutdown(shutdownTimeoutFromEnv(process.env)),
+    close: () => gateway.shutdown(settings.SHUTDOWN_TIMEOUT_MS),
     banner: [
       `gateway listening on ${gateway.url}`,
       `  GraphiQL and GraphQL:  ${gateway.graphqlUrl}`,

@@ -4,12 +4,15 @@
  * (`ServiceConfigError`) is one line and exit code 1, not a stack trace.
  */
 import { ServiceConfigError } from './build.ts';
-import { shutdownTimeoutFromEnv } from '../platform/health.ts';
+import { DEFAULT_SHUTDOWN_TIMEOUT_MS } from '../platform/health.ts';
 import { log } from '../platform/log.ts';
+import { SettingsError } from '../platform/settings.ts';
 
 export interface Running {
   /** Stops; a graceful drain says whether it finished in time (`clean`; the drain logged what was left). */
   close(): Promise<void | { clean: boolean }>;
+  /** `SHUTDOWN_TIMEOUT_MS` of the process's settings: the drain's bound, past which a backstop exits. @default DEFAULT_SHUTDOWN_TIMEOUT_MS */
+  shutdownTimeoutMs?: number;
 }
 
 /**
@@ -36,7 +39,7 @@ export function stopOnSignals(running: Running): void {
           log.error(`${signal}: not stopped in time, exiting`);
           process.exit(1);
         },
-        shutdownTimeoutFromEnv(process.env) + 5_000,
+        (running.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS) + 5_000,
       ).unref();
       running.close().then(
         (result) => process.exit(result && !result.clean ? 1 : 0),
@@ -58,7 +61,9 @@ export async function runService(name: string, start: () => Promise<Running & { 
   try {
     running = await start();
   } catch (err) {
-    if (err instanceof ServiceConfigError) log.error(`[${name}] ${err.message}`);
+    // A bad setting: its one line, on stderr whatever the log level (the value of a secret is never in it).
+    if (err instanceof SettingsError) process.stderr.write(`[${name}] ${err.message}\n`);
+    else if (err instanceof ServiceConfigError) log.error(`[${name}] ${err.message}`);
     else log.error({ err }, `[${name}] failed to start:`);
     process.exit(1);
   }

@@ -10,7 +10,7 @@
 import { startSubgraphsFromEnv, subgraphUrlVariable } from './build.ts';
 import { runService } from './run.ts';
 import { setupTracing } from '../platform/tracing.ts';
-import { shutdownTimeoutFromEnv } from '../platform/health.ts';
+import { loadSettings } from '../platform/settings.ts';
 
 // `npm run subgraph -- company risk` or `-- company,risk`.
 const names = process.argv
@@ -20,18 +20,21 @@ const names = process.argv
   .filter(Boolean);
 
 await runService('subgraph', async () => {
-  // First: traces on (OTEL_EXPORTER_OTLP_ENDPOINT) before the subgraphs' plugins are built.
-  await setupTracing();
-  const layer = await startSubgraphsFromEnv({ env: process.env, names, standalone: true });
+  // Parsed once, first: a bad value stops the start with one line naming it.
+  const settings = loadSettings();
+  // Then traces on (OTEL_EXPORTER_OTLP_ENDPOINT) before the subgraphs' plugins are built.
+  await setupTracing({ env: settings });
+  const layer = await startSubgraphsFromEnv({ env: settings, names, standalone: true });
   const { config } = layer;
   return {
+    shutdownTimeoutMs: settings.SHUTDOWN_TIMEOUT_MS,
     // SIGTERM drains: /readyz 503, in-flight requests finish, subscriptions closed with 1001 so that
     // clients reconnect elsewhere (SHUTDOWN_TIMEOUT_MS); exit 1 when cut short.
-    close: () => layer.shutdown(shutdownTimeoutFromEnv(process.env)),
+    close: () => layer.shutdown(settings.SHUTDOWN_TIMEOUT_MS),
     banner: [
       `subgraph ${layer.names.join(', ')} listening on ${layer.subgraphs.url}`,
       ...layer.names.map((n) => `  ${n}: ${layer.graphqlUrls[n]}  (the gateway's ${subgraphUrlVariable(n)})`),
-      `  upstream: ${config.env}${process.env.OPENAPI_EMULATOR_URL ? ` (emulator at ${process.env.OPENAPI_EMULATOR_URL})` : ''}; callback and download URLs under ${layer.publicUrl}`,
+      `  upstream: ${config.env}${settings.OPENAPI_EMULATOR_URL ? ` (emulator at ${settings.OPENAPI_EMULATOR_URL})` : ''}; callback and download URLs under ${layer.publicUrl}`,
     ],
   };
 });

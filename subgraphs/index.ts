@@ -1,3 +1,4 @@
+import type { SettingsSource } from '../platform/settings.ts';
 /**
  * The registry: every area of the layer, one line each (its descriptor, `defineArea` in its
  * `index.ts`). Shared code never imports an area; it is given what it needs from here by the
@@ -35,7 +36,7 @@ export function areasNamed(names: readonly string[]): AreaDescriptor[] {
  * The subgraphs named (all by default), configured from `env`. Only those are built: a stateful
  * subgraph on Redis opens its connections when built and closes them when its server stops.
  */
-export function createSubgraphs(env: NodeJS.ProcessEnv, names: readonly string[] = SUBGRAPH_NAMES): Subgraph[] {
+export function createSubgraphs(env: SettingsSource, names: readonly string[] = SUBGRAPH_NAMES): Subgraph[] {
   return AREA_REGISTRY.filter((a) => names.includes(a.name)).map((a) => a.create({ env, areas: AREA_REGISTRY }));
 }
 
@@ -44,12 +45,12 @@ export function createSubgraphs(env: NodeJS.ProcessEnv, names: readonly string[]
  * deployment's settings, e.g. `PEC_PATHS`): what the managed token's scopes are minted from
  * (`scopesFor` of `upstream/service-token.ts`).
  */
-export function tokenEndpoints(names: readonly string[], vars: NodeJS.ProcessEnv = {}): Endpoint[] {
+export function tokenEndpoints(names: readonly string[], vars: SettingsSource = {}): Endpoint[] {
   return areasNamed(names).flatMap((a) => endpointsOfArea(a, vars));
 }
 
 /** The longest any area's operation may hold the layer's token value (ms; `tokenHoldMs`). */
-export function tokenHoldMs(vars: NodeJS.ProcessEnv): number {
+export function tokenHoldMs(vars: SettingsSource): number {
   return Math.max(0, ...AREA_REGISTRY.map((a: AreaDescriptor) => a.tokenHoldMs?.(vars) ?? 0));
 }
 

@@ -56,8 +56,6 @@ export interface CompanyModuleOptions {
    * @default `EMULATOR_COMPANY_GET_WAIT_MS`, else 30000 (the vendor's)
    */
   waitMs?: number;
-  /** Where the `EMULATOR_COMPANY_*` defaults are read. @default process.env */
-  env?: NodeJS.ProcessEnv;
   /** The emulator's scheduler (one for every area; `startEmulator` passes its own). @default a new one */
   scheduler?: Scheduler;
 }
@@ -100,21 +98,12 @@ const num = (body: unknown, key: string): number | undefined => {
   return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
 };
 
-const envMs = (env: NodeJS.ProcessEnv, name: string): number | undefined => {
-  const raw = env[name]?.trim();
-  if (!raw) return undefined;
-  const v = Number(raw);
-  if (!Number.isFinite(v) || v < 0) throw new Error(`${name} must be a number of milliseconds (0 or more), got ${raw}`);
-  return v;
-};
-
 const isSlowDataset = (v: unknown): v is (typeof SLOW_DATASETS)[number] => typeof v === 'string' && (SLOW_DATASETS as readonly string[]).includes(v);
 
 export function createCompanyModule(opts: CompanyModuleOptions = {}): AreaModule {
-  const env = opts.env ?? process.env;
   const defaults = {
-    prepareMs: Math.max(0, opts.prepareMs ?? envMs(env, 'EMULATOR_COMPANY_PREPARE_MS') ?? 0),
-    waitMs: Math.max(0, opts.waitMs ?? envMs(env, 'EMULATOR_COMPANY_GET_WAIT_MS') ?? VENDOR_GET_WAIT_MS),
+    prepareMs: Math.max(0, opts.prepareMs ?? 0),
+    waitMs: Math.max(0, opts.waitMs ?? VENDOR_GET_WAIT_MS),
   };
   let prepareMs = defaults.prepareMs;
   let waitMs = defaults.waitMs;

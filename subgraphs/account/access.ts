@@ -13,27 +13,26 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { GraphQLError } from 'graphql';
 import { forbidden } from '../runtime/errors.ts';
+import { SETTINGS_SCHEMA, settingsOf, type SettingsSource } from '../../platform/settings.ts';
 import { ACCOUNT_KEY_HEADER } from '../runtime/credentials.ts';
 
 /** The request header carrying the operator's key (`runtime/credentials.ts`). */
 export { ACCOUNT_KEY_HEADER };
 
 /** The shortest key accepted. */
-export const MIN_ACCOUNT_KEY_LENGTH = 16;
+export const MIN_ACCOUNT_KEY_LENGTH: number = SETTINGS_SCHEMA.OPENAPI_ACCOUNT_API_KEY.minLength;
 
 export type AccountAccess = { mode: 'off' } | { mode: 'open' } | { mode: 'key'; key: string } | { mode: 'unconfigured' };
 
 /** The account API's access rule, from the environment (throws on a key too short to be one). */
-export function accountAccess(env: NodeJS.ProcessEnv): AccountAccess {
-  const switched = env.OPENAPI_ACCOUNT_API?.trim().toLowerCase();
-  if (switched && !['on', '1', 'true', 'yes'].includes(switched)) return { mode: 'off' };
-  const key = env.OPENAPI_ACCOUNT_API_KEY?.trim();
-  if (key) {
-    if (key.length < MIN_ACCOUNT_KEY_LENGTH) throw new Error(`OPENAPI_ACCOUNT_API_KEY must be ${MIN_ACCOUNT_KEY_LENGTH} characters at least`);
-    return { mode: 'key', key };
-  }
-  const emulator = (env.OPENAPI_ENV?.trim() || 'emulator') === 'emulator';
-  const builtIn = !env.OPENAPI_EMAIL?.trim() && !env.OPENAPI_APIKEY?.trim();
+export function accountAccess(source: SettingsSource): AccountAccess {
+  const env = settingsOf(source);
+  if (!env.OPENAPI_ACCOUNT_API) return { mode: 'off' };
+  // At least MIN_ACCOUNT_KEY_LENGTH characters (`platform/settings.ts` refuses a shorter key).
+  const key = env.OPENAPI_ACCOUNT_API_KEY;
+  if (key) return { mode: 'key', key };
+  const emulator = env.OPENAPI_ENV === 'emulator';
+  const builtIn = !env.OPENAPI_EMAIL && !env.OPENAPI_APIKEY;
   return emulator && builtIn ? { mode: 'open' } : { mode: 'unconfigured' };
 }
 

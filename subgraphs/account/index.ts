@@ -13,6 +13,7 @@ import { defineArea } from '../runtime/area.ts';
 import type { Subgraph } from '../runtime/server.ts';
 import { createResolvers } from './resolvers.ts';
 import { ACCOUNT_KEY_HEADER, accountAccess } from './access.ts';
+import type { SettingsSource } from '../../platform/settings.ts';
 import { accountPricing } from './pricing.ts';
 
 const typeDefs = parse(readFileSync(new URL('./schema.graphql', import.meta.url), 'utf8'));
@@ -24,7 +25,7 @@ export { accountAccess } from './access.ts';
  * `servedAreas`: the vendor areas the layer serves (every area of the registry), the hosts a token
  * made here may be given scopes on.
  */
-export function createAccountSubgraph(opts: { env: NodeJS.ProcessEnv; servedAreas: readonly Area[] }): Subgraph {
+export function createAccountSubgraph(opts: { env: SettingsSource; servedAreas: readonly Area[] }): Subgraph {
   return { name: 'account', typeDefs, resolvers: createResolvers({ access: accountAccess(opts.env), servedAreas: opts.servedAreas }) };
 }
 

@@ -21,6 +21,7 @@ import { CompanyService, type CompanyServiceOptions } from './service.ts';
 import { attachSlowPurchases, SlowPurchases, SLOW_ORDERS } from './slow-purchase.ts';
 import { COMPANY_ENDPOINTS } from './upstream.ts';
 import type { Upstream } from '../upstream/upstream.ts';
+import { settingsOf, type SettingsSource } from '../../platform/settings.ts';
 
 const typeDefs: DocumentNode = parse(readFileSync(new URL('./schema.graphql', import.meta.url), 'utf8'));
 
@@ -43,9 +44,9 @@ function resolversOf(service: CompanyService): Resolvers {
  * passed in `opts` win. Every `COMPANY_*` setting is read from that `env`.
  */
 export function createCompanySubgraph(
-  opts: CompanyServiceOptions & { env: NodeJS.ProcessEnv },
+  opts: CompanyServiceOptions & { env: SettingsSource },
 ): Subgraph & { name: 'company'; typeDefs: DocumentNode; resolvers: Resolvers; service: CompanyService } {
-  const { env } = opts;
+  const env = settingsOf(opts.env);
   const shared = opts.store ? null : trackingStoresFromEnv<CompanyFamilyName>(env, 'company', COMPANY_POLICY);
   const service = new CompanyService({ ...(shared ?? {}), ...opts });
   // Slow datasets by POST + callback (`slow-purchase.ts`), on the service's signer and replay guard.

@@ -56,6 +56,7 @@ import type { Endpoint } from '../upstream/endpoint.ts';
 import type { CallOptions, Upstream } from '../upstream/upstream.ts';
 import { COMPANY_ENDPOINTS } from './upstream.ts';
 import { log } from '../../platform/log.ts';
+import { settingsOf, type SettingsSource } from '../../platform/settings.ts';
 
 /** `get`: the GET (302 → IT-check_id polls past the vendor's wait); `callback`: POST + callback. */
 export type SlowPurchaseMode = 'get' | 'callback';
@@ -63,8 +64,6 @@ export type SlowPurchaseMode = 'get' | 'callback';
 const PURPOSE = 'company-dataset';
 /** A dataset callback URL outlives the longest wait of the upstream (its retries included). */
 const CALLBACK_TTL_S = 24 * 3600;
-/** The longest wait for a callback before polling: well inside the callback URL's (and the pending mark's) life. */
-const MAX_CALLBACK_WAIT_MS = 3600_000;
 /** Retries asked of the upstream for its delivery to the layer (the vendor's maximum). */
 const UPSTREAM_RETRIES = 5;
 
@@ -129,7 +128,7 @@ export interface SlowPurchaseOptions {
   replay: ReplayGuard;
   /** The gateway's public URL ('' when unknown). */
   publicUrl: () => string;
-  env: NodeJS.ProcessEnv;
+  env: SettingsSource;
 }
 
 export class SlowPurchases {
@@ -139,17 +138,12 @@ export class SlowPurchases {
   private readonly waiters = new Map<string, Waiter>();
 
   constructor(private readonly opts: SlowPurchaseOptions) {
-    const mode = opts.env.COMPANY_SLOW_PURCHASE?.trim().toLowerCase();
-    // `poll` is the older name of `get` (the same flow).
-    if (mode !== undefined && mode !== '' && mode !== 'get' && mode !== 'poll' && mode !== 'callback')
-      throw new Error(`COMPANY_SLOW_PURCHASE must be get or callback (poll: the same as get), got ${mode}`);
-    this.mode = mode === 'callback' ? 'callback' : 'get';
-    const wait = Number(opts.env.COMPANY_SLOW_CALLBACK_WAIT_MS);
-    this.callbackWaitMs =
-      Number.isFinite(wait) && wait >= 0 && opts.env.COMPANY_SLOW_CALLBACK_WAIT_MS !== '' && opts.env.COMPANY_SLOW_CALLBACK_WAIT_MS !== undefined ? wait : 30_000;
-    // The purchase stays marked pending while its callback URL lives: a wait beyond it would buy again.
-    if (this.callbackWaitMs >= MAX_CALLBACK_WAIT_MS)
-      throw new Error(`COMPANY_SLOW_CALLBACK_WAIT_MS must be below ${MAX_CALLBACK_WAIT_MS} ms (an hour), got ${this.callbackWaitMs}`);
+    const env = settingsOf(opts.env);
+    // `poll` is the older name of `get` (the same flow; `platform/settings.ts` maps it).
+    this.mode = env.COMPANY_SLOW_PURCHASE;
+    // Below an hour (`platform/settings.ts` bounds it), well inside the callback URL's life: the
+    // purchase stays marked pending while its callback URL lives, and a wait beyond it would buy again.
+    this.callbackWaitMs = env.COMPANY_SLOW_CALLBACK_WAIT_MS;
   }
 
   /**

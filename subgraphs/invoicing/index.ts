@@ -14,6 +14,7 @@ import { invoicingPricing } from './pricing.ts';
 import { FAMILIES, INVOICING } from './upstream.ts';
 import { createResolvers } from './resolvers/index.ts';
 import { InvoicingService, type InvoicingServiceOptions } from './service.ts';
+import type { SettingsSource } from '../../platform/settings.ts';
 
 const typeDefs = parse(readFileSync(new URL('./schema.graphql', import.meta.url), 'utf8'));
 
@@ -23,7 +24,7 @@ const typeDefs = parse(readFileSync(new URL('./schema.graphql', import.meta.url)
  * or in memory with `STORE=memory`; stores
  * passed in `opts` win. Every `INVOICING_*` setting is read from that `env`.
  */
-export function createInvoicingSubgraph(opts: InvoicingServiceOptions & { env: NodeJS.ProcessEnv }): Subgraph & { service: InvoicingService } {
+export function createInvoicingSubgraph(opts: InvoicingServiceOptions & { env: SettingsSource }): Subgraph & { service: InvoicingService } {
   return trackedSubgraph({ area: INVOICING_AREA, typeDefs, service: (o) => new InvoicingService(o), resolvers: createResolvers }, opts);
 }
 

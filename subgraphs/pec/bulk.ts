@@ -45,6 +45,7 @@ import type { CallContext, Upstream } from '../upstream/upstream.ts';
 import { isObj, type Obj } from '../../contract/values.ts';
 import { text } from './model.ts';
 import { log } from '../../platform/log.ts';
+import { settingsOf, type SettingsSource } from '../../platform/settings.ts';
 
 const WRITE_TIMEOUT = 30_000;
 const bulk = (method: Endpoint['method'], path: string, extra: Partial<Endpoint> = {}): Endpoint => ({ area: 'pecmassiva', method, path, ...extra });
@@ -115,8 +116,8 @@ export interface SendingCost {
 }
 
 /** Recipients per request (`PECMASSIVA_BATCH_SIZE`, 50): the queue's and the cost estimate's one source. */
-export function bulkBatchSize(env: NodeJS.ProcessEnv = process.env): number {
-  return Math.floor(envNum(env, 'PECMASSIVA_BATCH_SIZE', 50));
+export function bulkBatchSize(env?: SettingsSource): number {
+  return settingsOf(env).PECMASSIVA_BATCH_SIZE;
 }
 
 /** Euro of sending to `recipients` addresses: one `POST /send` per batch. */
@@ -149,11 +150,6 @@ interface Job {
   waits: Map<string, { at: number; misses: number }>;
   startedAt: number;
 }
-
-const envNum = (env: NodeJS.ProcessEnv, name: string, dflt: number): number => {
-  const v = Number(env[name]);
-  return env[name] !== undefined && env[name] !== '' && Number.isFinite(v) && v > 0 ? v : dflt;
-};
 
 /** A receipt's recipient as the service writes it (`"a@x" `, `<a@x>`, `"Mario" <a@x>`) → `a@x`. */
 /** The bare address of a sender or recipient as receipts write it (`"Name" <a@b.it>`, `"a@b.it" `). */
@@ -202,20 +198,21 @@ export class BulkService {
   private timer: NodeJS.Timeout | null = null;
   private ticking: Promise<void> | null = null;
 
-  constructor(env: NodeJS.ProcessEnv, stores: { store?: BulkStore; bus?: EventBus<Sending>; cipher?: TokenCipher; now?: () => number; book?: PollBook } = {}) {
+  constructor(source: SettingsSource, stores: { store?: BulkStore; bus?: EventBus<Sending>; cipher?: TokenCipher; now?: () => number; book?: PollBook } = {}) {
     this.now = stores.now ?? Date.now;
     this.book = stores.book ?? new MemoryPollBook({ now: this.now });
     this.bus = stores.bus ?? new MemoryEventBus<Sending>();
     this.store = stores.store ?? new MemoryBulkStore();
+    const env = settingsOf(source);
     this.cipher = stores.cipher ?? new TokenCipher(env.LAYER_SECRET ?? 'pecmassiva-memory-only', 'openapi-supergraph pecmassiva secrets v1');
     this.batchSize = bulkBatchSize(env);
-    this.inboxPollMs = envNum(env, 'PECMASSIVA_INBOX_POLL_MS', 30_000);
-    this.leaseMs = envNum(env, 'PECMASSIVA_LEASE_MS', 30_000);
-    this.sendIntervalMs = envNum(env, 'PECMASSIVA_SEND_INTERVAL_MS', 1050);
-    this.pollMs = envNum(env, 'PECMASSIVA_POLL_MS', 2000);
-    this.pollPerMin = envNum(env, 'PECMASSIVA_POLL_MAX_CALLS_PER_MIN', 60);
-    this.giveUpMs = envNum(env, 'PECMASSIVA_GIVE_UP_MS', 48 * 3600 * 1000);
-    this.maxBackoffMs = Math.max(this.pollMs, envNum(env, 'PECMASSIVA_POLL_MAX_BACKOFF_MS', 10 * 60_000));
+    this.inboxPollMs = env.PECMASSIVA_INBOX_POLL_MS;
+    this.leaseMs = env.PECMASSIVA_LEASE_MS;
+    this.sendIntervalMs = env.PECMASSIVA_SEND_INTERVAL_MS;
+    this.pollMs = env.PECMASSIVA_POLL_MS;
+    this.pollPerMin = env.PECMASSIVA_POLL_MAX_CALLS_PER_MIN;
+    this.giveUpMs = env.PECMASSIVA_GIVE_UP_MS;
+    this.maxBackoffMs = Math.max(this.pollMs, env.PECMASSIVA_POLL_MAX_BACKOFF_MS);
   }
 
   topic(tenant: string, id: string): string {

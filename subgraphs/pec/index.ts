@@ -18,6 +18,7 @@ import { PEC_POLICY } from './policy.ts';
 import { createResolvers } from './resolvers/index.ts';
 import { PecService, type PecServiceOptions } from './service.ts';
 import { FAMILIES, familiesOf, pecEndpoints, type PecFamily } from './upstream.ts';
+import { settingsOf } from '../../platform/settings.ts';
 import { pecPricing } from './pricing.ts';
 
 const typeDefs = parse(readFileSync(new URL('./schema.graphql', import.meta.url), 'utf8'));
@@ -28,7 +29,7 @@ const typeDefs = parse(readFileSync(new URL('./schema.graphql', import.meta.url)
  * with `STORE=memory`. Every `PEC_*` setting is read from `env`.
  */
 export function createPecSubgraph(opts: PecServiceOptions): Subgraph & { service: PecService; bulk: BulkService } {
-  const { env } = opts;
+  const env = settingsOf(opts.env);
   const shared = opts.store ? null : trackingStoresFromEnv<PecFamily>(env, 'pec', PEC_POLICY);
   const service = new PecService({ ...(shared ?? {}), ...opts });
   // Bulk sendings: their queue and receipts, in the embedded database or on Redis (resumed after a restart).

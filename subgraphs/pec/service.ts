@@ -19,8 +19,9 @@ import { contractState } from './model.ts';
 import { pecArea } from './policy.ts';
 import type { PecProviderDomains } from '../../contract/pec-domains.ts';
 import { familiesOf, pecEndpoints, providerDomains, type PecEndpoints, type PecFamily, type PecKind } from './upstream.ts';
+import { settingsOf, type Settings, type SettingsSource } from '../../platform/settings.ts';
 
-export type PecServiceOptions = TrackingServiceOptions<PecFamily> & { env: NodeJS.ProcessEnv };
+export type PecServiceOptions = TrackingServiceOptions<PecFamily> & { env: SettingsSource };
 export type TrackedPec = TrackedRequest<PecFamily>;
 
 export class PecService extends TrackingService<PecFamily, PecKind> {
@@ -28,17 +29,18 @@ export class PecService extends TrackingService<PecFamily, PecKind> {
   readonly endpoints: PecEndpoints;
   /** Largest PDF accepted (decoded bytes): `PEC_MAX_PDF_BYTES`. @default 5 MB */
   readonly maxPdfBytes: number;
-  readonly settings: NodeJS.ProcessEnv;
+  readonly settings: Settings;
   /** Which provider domains serve which box types (`PEC_PROVIDER_DOMAINS` applied). */
   readonly providerDomains: PecProviderDomains;
 
   constructor(opts: PecServiceOptions) {
-    const endpoints = pecEndpoints(opts.env);
+    const settings = settingsOf(opts.env);
+    const endpoints = pecEndpoints(settings);
     super(pecArea(familiesOf(endpoints)), opts);
     this.endpoints = endpoints;
-    this.settings = opts.env;
-    this.maxPdfBytes = maxPdfBytes(opts.env, 'pec');
-    this.providerDomains = providerDomains(opts.env);
+    this.settings = settings;
+    this.maxPdfBytes = maxPdfBytes(settings, 'pec');
+    this.providerDomains = providerDomains(settings);
   }
 
   /**

@@ -16,6 +16,7 @@
 import { pecProviderDomainsOf, type PecBoxFamily, type PecProviderDomains } from '../../contract/pec-domains.ts';
 import type { FamilyTable } from '../runtime/tracking/policy.ts';
 import type { Endpoint, HttpMethod } from '../upstream/endpoint.ts';
+import { settingsOf, type SettingsSource } from '../../platform/settings.ts';
 
 /** Paid or state-changing calls get a longer timeout (they are never retried). */
 const WRITE_TIMEOUT = 30_000;
@@ -66,9 +67,9 @@ export type PecEndpointName = keyof typeof PEC_DEFAULT_PATHS;
 export type PecEndpoints = Record<PecEndpointName, Endpoint>;
 
 /** The table with a deployment's `PEC_PATHS` applied; a bad value fails at start, naming it. */
-export function pecEndpoints(env: NodeJS.ProcessEnv): PecEndpoints {
+export function pecEndpoints(env: SettingsSource): PecEndpoints {
   const out: PecEndpoints = { ...PEC_DEFAULT_PATHS };
-  const raw = env.PEC_PATHS?.trim();
+  const raw = settingsOf(env).PEC_PATHS;
   if (!raw) return out;
   let parsed: unknown;
   try {
@@ -102,8 +103,8 @@ export function pecEndpoints(env: NodeJS.ProcessEnv): PecEndpoints {
 export type BoxType = 'STANDARD' | 'BRONZE' | 'SILVER' | 'GOLD' | 'DIGITALDOMICILE' | 'PECBULK';
 
 /** The word sent upstream for a box type: the contract's, or the vendor's with `PEC_BOX_TYPE_WORDS=vendor`. */
-export function boxTypeWord(env: NodeJS.ProcessEnv, t: BoxType): string {
-  if (env.PEC_BOX_TYPE_WORDS?.trim().toLowerCase() !== 'vendor') return t;
+export function boxTypeWord(env: SettingsSource, t: BoxType): string {
+  if (settingsOf(env).PEC_BOX_TYPE_WORDS !== 'vendor') return t;
   return t === 'DIGITALDOMICILE' ? 'DOMICILIODIGITALE' : t === 'PECBULK' ? 'PECMASSIVA' : t;
 }
 
@@ -113,9 +114,10 @@ export function boxTypeWord(env: NodeJS.ProcessEnv, t: BoxType): string {
  * `PEC_PROVIDER_DOMAINS`: JSON of the families to change, e.g.
  * `{"standard": ["legalmail.it"], "PECBULK": ["pecmassiva.com"]}`. A bad value fails at start.
  */
-export function providerDomains(env: NodeJS.ProcessEnv): PecProviderDomains {
+export function providerDomains(source: SettingsSource): PecProviderDomains {
+  const env = settingsOf(source);
   const base = pecProviderDomainsOf(env.OPENAPI_ENV);
-  const raw = env.PEC_PROVIDER_DOMAINS?.trim();
+  const raw = env.PEC_PROVIDER_DOMAINS;
   if (!raw) return base;
   let parsed: unknown;
   try {

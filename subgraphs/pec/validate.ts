@@ -16,6 +16,7 @@ import type {
 import { isStandardFamily, vendorDay } from './model.ts';
 import { pecBoxFamily, type PecProviderDomains } from '../../contract/pec-domains.ts';
 import { boxTypeWord, providerDomains, type BoxType } from './upstream.ts';
+import type { SettingsSource } from '../../platform/settings.ts';
 
 /** A full PEC address `<box>@<domain>`: 3–64 letters, digits, `.`, `_`, `-` before the `@`, a dotted domain. */
 const ADDRESS = /^[a-z0-9][a-z0-9._-]{1,62}[a-z0-9]@[a-z0-9-]+(\.[a-z0-9-]+)+$/;
@@ -80,7 +81,7 @@ export function domainServesBoxType(address: string, type: BoxType, domains: Pec
 /** The vendor body of `POST /pec` (the callback is the kit's). */
 export function registerBody(
   input: RegisterMailboxInput,
-  env: NodeJS.ProcessEnv,
+  env: SettingsSource,
   domains: PecProviderDomains = providerDomains(env),
   /** Today, `YYYY-MM-DD`, for the identity document's dates. @default the current UTC day */
   today: string = new Date().toISOString().slice(0, 10),

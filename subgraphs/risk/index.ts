@@ -14,6 +14,7 @@ import { riskPricing } from './pricing.ts';
 import * as tables from './upstream.ts';
 import { createResolvers } from './resolvers/index.ts';
 import { RiskService, type RiskServiceOptions } from './service.ts';
+import type { SettingsSource } from '../../platform/settings.ts';
 
 const typeDefs = parse(readFileSync(new URL('./schema.graphql', import.meta.url), 'utf8'));
 
@@ -25,7 +26,7 @@ const typeDefs = parse(readFileSync(new URL('./schema.graphql', import.meta.url)
  * Stores passed in `opts` win. Every `RISK_*`
  * setting is read from that `env`, never from `process.env`.
  */
-export function createRiskSubgraph(opts: RiskServiceOptions & { env: NodeJS.ProcessEnv }): Subgraph & { service: RiskService } {
+export function createRiskSubgraph(opts: RiskServiceOptions & { env: SettingsSource }): Subgraph & { service: RiskService } {
   return trackedSubgraph({ area: RISK_AREA, typeDefs, service: (o) => new RiskService(o), resolvers: createResolvers }, opts);
 }
 

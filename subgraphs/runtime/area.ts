@@ -6,6 +6,7 @@
  * the headers it forwards, the estimate its pricing, composition its schema. No shared module
  * imports an area (`test/architecture.test.ts`, `eslint.config.js`).
  */
+import type { SettingsSource } from '../../platform/settings.ts';
 import { Kind, type DocumentNode } from 'graphql';
 import { AREAS, type Area } from '../../contract/areas.ts';
 import { freeTierOf, priceOf, type FreeTier } from '../../contract/prices.ts';
@@ -19,7 +20,7 @@ export type AreaRoute = 'callbacks' | 'files';
 /** What building an area's subgraph is given. */
 export interface AreaBuildContext {
   /** The settings of the process (the area reads its own, listed in `settings`). */
-  env: NodeJS.ProcessEnv;
+  env: SettingsSource;
   /** Every area of the registry (the account area lists the hosts the layer serves). */
   areas: readonly AreaDescriptor[];
 }
@@ -56,7 +57,7 @@ export interface AreaDescriptor<Name extends string = string> {
    * endpoint found here (`endpointsOfArea`). A table left out is a missing scope, so
    * `test/architecture.test.ts` fails when a module of the area exports an endpoint not listed here.
    */
-  endpointTables(vars: NodeJS.ProcessEnv): readonly object[];
+  endpointTables(vars: SettingsSource): readonly object[];
   /** The area's part of the gateway's cost estimate (`subgraphs/runtime/pricing.ts`). */
   readonly pricing: PricingTable;
   /** The gateway's whole-answer cache policy for this subgraph's fields. */
@@ -81,7 +82,7 @@ export interface AreaDescriptor<Name extends string = string> {
    * a slow purchase waiting for its callback before it polls: a replaced managed token stays valid
    * that long (plus two minutes). @default 0
    */
-  tokenHoldMs?(vars: NodeJS.ProcessEnv): number;
+  tokenHoldMs?(vars: SettingsSource): number;
   /** The settings the area reads (names, or prefixes ending in `*`). */
   readonly settings: readonly string[];
 }
@@ -126,7 +127,7 @@ export function endpointsIn(value: unknown, depth = 3): Endpoint[] {
  * The endpoints an area calls with a token: every endpoint of its tables, less those of the
  * authorization area and those reached with HTTP Basic (the account's own credentials).
  */
-export function endpointsOfArea(area: AreaDescriptor, vars: NodeJS.ProcessEnv = {}): Endpoint[] {
+export function endpointsOfArea(area: AreaDescriptor, vars: SettingsSource = {}): Endpoint[] {
   return area
     .endpointTables(vars)
     .flatMap((t) => endpointsIn(t, 2))
@@ -141,7 +142,7 @@ export interface EndpointPrice {
 }
 
 /** The prices and free tiers of an area's endpoints (`contract/prices.ts`, `OPENAPI_PRICES` applied). */
-export function pricesOfArea(area: AreaDescriptor, vars: NodeJS.ProcessEnv = {}): EndpointPrice[] {
+export function pricesOfArea(area: AreaDescriptor, vars: SettingsSource = {}): EndpointPrice[] {
   return endpointsOfArea(area, vars).map((endpoint) => ({
     endpoint,
     euro: priceOf(endpoint.area, endpoint.method, endpoint.path),

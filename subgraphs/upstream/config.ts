@@ -11,11 +11,12 @@
  * - `OPENAPI_RATE_LIMITS`, `OPENAPI_RATE_MAX_WAIT_MS`: request rates held before each call (`rate-limits.ts`)
  * - `RISK_BUREAU_PATH` sends the person bureau family to another path (the vendor's `/IT-crif-persona`)
  *
- * Every setting comes from the env given (`startStack({ env })`, the services' `process.env`), never
- * from `process.env` behind the caller's back.
+ * Every setting comes from the settings given (`platform/settings.ts`: parsed once at start, or from
+ * a stack's env), never from `process.env` behind the caller's back.
  */
 import { AREA_HOSTS, AREAS, type Area } from '../../contract/areas.ts';
 import { rateLimitsFor, type RateLimitRule } from './rate-limits.ts';
+import { settingsOf, type SettingName, type SettingsSource } from '../../platform/settings.ts';
 
 export type OpenapiEnv = 'emulator' | 'sandbox' | 'production';
 
@@ -100,23 +101,10 @@ export interface UpstreamConfig {
   pathAliases: Partial<Record<Area, Readonly<Record<string, string>>>>;
 }
 
-export function parseEnv(value: string | undefined): OpenapiEnv {
-  const v = (value ?? 'emulator').trim().toLowerCase();
-  if (v === 'emulator' || v === 'sandbox' || v === 'production') return v;
-  throw new Error(`OPENAPI_ENV must be emulator, sandbox or production (got "${value}")`);
-}
-
 /** Base URL of an area in a real environment (REFERENCE §0: sandbox hosts carry `test.`). */
 export function realBaseUrl(area: Area, env: Exclude<OpenapiEnv, 'emulator'>): string {
   return `https://${env === 'sandbox' ? 'test.' : ''}${AREA_HOSTS[area]}`;
 }
-
-const int = (v: string | undefined, dflt: number): number => {
-  if (v === undefined || v === '') return dflt;
-  const n = Number(v);
-  if (!Number.isFinite(n) || n < 0) throw new Error(`expected a non-negative number, got "${v}"`);
-  return n;
-};
 
 /** `RISK_BUREAU_PATH` (`/IT-crif-persona`, `IT-crif-persona/`) as an endpoint name, or null when unset. */
 function endpointName(name: string, value: string | undefined): string | null {
@@ -142,11 +130,12 @@ export function upstreamPath(config: Pick<UpstreamConfig, 'pathAliases'>, area: 
  * Builds the configuration. `emulatorUrl` is the embedded emulator's origin (areas live under
  * `/<area>`); it is required when the environment is `emulator` and no override covers an area.
  */
-export function loadUpstreamConfig(env: NodeJS.ProcessEnv, emulatorUrl?: string): UpstreamConfig {
-  const openapiEnv = parseEnv(env.OPENAPI_ENV);
+export function loadUpstreamConfig(source: SettingsSource, emulatorUrl?: string): UpstreamConfig {
+  const env = settingsOf(source);
+  const openapiEnv = env.OPENAPI_ENV;
   const baseUrls = {} as Record<Area, string>;
   for (const area of AREAS) {
-    const override = env[`OPENAPI_${area.toUpperCase()}_URL`];
+    const override = env[`OPENAPI_${area.toUpperCase()}_URL` as SettingName] as string | null;
     if (override) baseUrls[area] = override.replace(/\/+$/, '');
     else if (openapiEnv === 'emulator') {
       if (!emulatorUrl) throw new Error(`OPENAPI_ENV=emulator needs the emulator's URL (or OPENAPI_${area.toUpperCase()}_URL)`);
@@ -154,30 +143,30 @@ export function loadUpstreamConfig(env: NodeJS.ProcessEnv, emulatorUrl?: string)
     } else baseUrls[area] = realBaseUrl(area, openapiEnv);
   }
   // 0 (or unset) means "per endpoint", never "time out at once".
-  const forced = int(env.OPENAPI_TIMEOUT_MS, 0) || null;
-  const bureau = endpointName('RISK_BUREAU_PATH', env.RISK_BUREAU_PATH);
+  const forced = env.OPENAPI_TIMEOUT_MS || null;
+  const bureau = endpointName('RISK_BUREAU_PATH', env.RISK_BUREAU_PATH ?? undefined);
   return {
     env: openapiEnv,
     baseUrls,
-    serviceToken: env.OPENAPI_TOKEN?.trim() || null,
-    accountCredentials: env.OPENAPI_EMAIL?.trim() && env.OPENAPI_APIKEY?.trim() ? { email: env.OPENAPI_EMAIL.trim(), apikey: env.OPENAPI_APIKEY.trim() } : null,
-    precheck: ['on', '1', 'true', 'yes'].includes(env.OPENAPI_PRECHECK?.trim().toLowerCase() ?? ''),
+    serviceToken: env.OPENAPI_TOKEN,
+    accountCredentials: env.OPENAPI_EMAIL && env.OPENAPI_APIKEY ? { email: env.OPENAPI_EMAIL, apikey: env.OPENAPI_APIKEY } : null,
+    precheck: env.OPENAPI_PRECHECK,
     defaultTimeoutMs: 10_000,
     forcedTimeoutMs: forced,
-    maxRetries: int(env.OPENAPI_MAX_RETRIES, 2),
-    retryBaseMs: int(env.OPENAPI_RETRY_BASE_MS, 150),
-    maxRetryAfterSeconds: int(env.OPENAPI_MAX_RETRY_AFTER_S, 5),
-    slowBudgetMs: int(env.OPENAPI_SLOW_BUDGET_MS, 60_000),
-    pollMinMs: int(env.OPENAPI_POLL_MIN_MS, 200),
-    pollMaxMs: int(env.OPENAPI_POLL_MAX_MS, 5_000),
-    cacheMaxEntries: int(env.OPENAPI_CACHE_MAX_ENTRIES, 10_000),
-    maxEuroPerOperation: int(env.OPENAPI_MAX_EURO_PER_OPERATION, 50) || null,
-    maxEuroPerDay: int(env.OPENAPI_MAX_EURO_PER_DAY, 0) || null,
-    notFoundTtlSeconds: int(env.OPENAPI_NOT_FOUND_TTL_S, 600),
-    maxStaleSeconds: int(env.OPENAPI_MAX_STALE_S, 86_400),
-    estimateListSize: Math.max(1, Math.floor(int(env.OPENAPI_ESTIMATE_LIST_SIZE, 5))),
-    rateLimits: rateLimitsFor(openapiEnv, env.OPENAPI_RATE_LIMITS),
-    rateMaxWaitMs: int(env.OPENAPI_RATE_MAX_WAIT_MS, 5_000),
+    maxRetries: env.OPENAPI_MAX_RETRIES,
+    retryBaseMs: env.OPENAPI_RETRY_BASE_MS,
+    maxRetryAfterSeconds: env.OPENAPI_MAX_RETRY_AFTER_S,
+    slowBudgetMs: env.OPENAPI_SLOW_BUDGET_MS,
+    pollMinMs: env.OPENAPI_POLL_MIN_MS,
+    pollMaxMs: env.OPENAPI_POLL_MAX_MS,
+    cacheMaxEntries: env.OPENAPI_CACHE_MAX_ENTRIES,
+    maxEuroPerOperation: env.OPENAPI_MAX_EURO_PER_OPERATION || null,
+    maxEuroPerDay: env.OPENAPI_MAX_EURO_PER_DAY || null,
+    notFoundTtlSeconds: env.OPENAPI_NOT_FOUND_TTL_S,
+    maxStaleSeconds: env.OPENAPI_MAX_STALE_S,
+    estimateListSize: Math.max(1, Math.floor(env.OPENAPI_ESTIMATE_LIST_SIZE)),
+    rateLimits: rateLimitsFor(openapiEnv, env.OPENAPI_RATE_LIMITS ?? undefined),
+    rateMaxWaitMs: env.OPENAPI_RATE_MAX_WAIT_MS,
     pathAliases: bureau && bureau !== CONTRACT_BUREAU_ENDPOINT ? { risk: { [CONTRACT_BUREAU_ENDPOINT]: bureau } } : {},
   };
 }

@@ -23,7 +23,8 @@
 import { LRUCache } from 'lru-cache';
 import { entriesAtMost } from '../../../platform/lru.ts';
 import { UpstreamError } from '../../upstream/errors.ts';
-import { envPrefix, type FamilyTable, type StatePolicy } from './policy.ts';
+import type { FamilyTable, StatePolicy } from './policy.ts';
+import { areaSetting, settingsOf, type SettingsSource } from '../../../platform/settings.ts';
 import type { TrackedRequest } from './store.ts';
 import { pollerReads } from '../../../platform/metrics.ts';
 import { log } from '../../../platform/log.ts';
@@ -151,23 +152,16 @@ export class MemoryPollBook implements PollBook {
 }
 
 /** Poller settings from `<PREFIX>POLL_*` variables of `env` (e.g. `RISK_POLL_INTERVAL_MS`). */
-export function pollerOptionsFromEnv(env: NodeJS.ProcessEnv, area: string): Required<Omit<PollerOptions, 'now' | 'book' | 'label'>> {
-  const p = envPrefix(area);
-  const n = (name: string, dflt: number): number => {
-    const v = env[p + name];
-    if (v === undefined || v.trim() === '') return dflt;
-    const x = Number(v);
-    if (!Number.isFinite(x) || x < 0) throw new Error(`${p + name} must be a non-negative number (got "${v}")`);
-    return x;
-  };
-  const slowEveryMs = n('MONITOR_POLL_MS', DAY);
+export function pollerOptionsFromEnv(env: SettingsSource, area: string): Required<Omit<PollerOptions, 'now' | 'book' | 'label'>> {
+  const s = settingsOf(env);
+  const slowEveryMs = areaSetting(s, area, 'MONITOR_POLL_MS');
   return {
-    intervalMs: Math.max(10, n('POLL_INTERVAL_MS', 5000)),
-    lateAfterMs: n('POLL_LATE_AFTER_MS', 60_000),
-    maxCallsPerMinute: n('POLL_MAX_CALLS_PER_MIN', 60),
+    intervalMs: Math.max(10, areaSetting(s, area, 'POLL_INTERVAL_MS')),
+    lateAfterMs: areaSetting(s, area, 'POLL_LATE_AFTER_MS'),
+    maxCallsPerMinute: areaSetting(s, area, 'POLL_MAX_CALLS_PER_MIN'),
     slowEveryMs,
-    maxAgeMs: n('POLL_MAX_AGE_MS', 7 * DAY),
-    maxBackoffMs: n('POLL_MAX_BACKOFF_MS', slowEveryMs),
+    maxAgeMs: areaSetting(s, area, 'POLL_MAX_AGE_MS'),
+    maxBackoffMs: areaSetting(s, area, 'POLL_MAX_BACKOFF_MS') ?? slowEveryMs,
   };
 }
 

@@ -18,7 +18,7 @@ import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'nod
 import { lookup as dnsLookupAll } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
 import { Agent, buildConnector } from 'undici';
-import { envPrefix } from './policy.ts';
+import { areaSetting, type Settings } from '../../../platform/settings.ts';
 
 const BLOCKED = new BlockList();
 for (const [net, prefix] of [
@@ -57,7 +57,7 @@ export function isPrivateAddress(address: string): boolean {
 }
 
 /** True when `<AREA>_RELAY_ALLOW_PRIVATE` (e.g. `RISK_RELAY_ALLOW_PRIVATE`) is `1` (or `true`): relays may go to private addresses. */
-export const allowPrivateRelay = (env: NodeJS.ProcessEnv, area: string): boolean => /^(1|true)$/i.test((env[`${envPrefix(area)}RELAY_ALLOW_PRIVATE`] ?? '').trim());
+export const allowPrivateRelay = (settings: Settings, area: string): boolean => areaSetting(settings, area, 'RELAY_ALLOW_PRIVATE');
 
 /** The URL's host when it is a private IP literal (after WHATWG normalisation: `0x7f000001` is 127.0.0.1), else null. */
 export function privateLiteralHost(url: string): string | null {

@@ -26,12 +26,13 @@ import { priceOf } from '../../../contract/prices.ts';
 import { FileGrants, type FileGrantStore } from './files.ts';
 import { sendJson } from '../../../platform/http.ts';
 import { callbackPurpose, deliveryNonce, handleCallback, isDefiniteRefusal, layerCallbackKey, relay, vendorCallback } from './ingress.ts';
-import { envPrefix, type AreaSpec } from './policy.ts';
+import type { AreaSpec } from './policy.ts';
 import { Poller, pollerOptionsFromEnv, type PollBook } from './poller.ts';
 import { allowPrivateRelay } from './relay-guard.ts';
 import { MemoryTrackedStore, redactRelay, type IdempotencyRecord, type RelayTarget, type Reservation, type TrackedRequest, type TrackedStore } from './store.ts';
 import type { TokenCipher } from './cipher.ts';
 import { log } from '../../../platform/log.ts';
+import { areaSetting, settingsOf, type Settings, type SettingsSource } from '../../../platform/settings.ts';
 import { isObj, type Obj, asText } from '../../../contract/values.ts';
 
 /** The stores of an area's tracked work: memory by default, Redis from `trackingStores` (`stores.ts`). */
@@ -66,14 +67,9 @@ export interface TrackingServiceOptions<F extends string = string> extends Track
   allowPrivateRelay?: boolean;
   /** Lifetime of a file URL. `<AREA>_FILE_URL_TTL_S`. @default 300 */
   fileTtlSeconds?: number;
-  /** Where the `<AREA>_*`, `LAYER_SECRET` and `PUBLIC_URL` settings are read. @default process.env */
-  env?: NodeJS.ProcessEnv;
+  /** Where the `<AREA>_*`, `LAYER_SECRET` and `PUBLIC_URL` settings are read (`platform/settings.ts`). @default the process's */
+  env?: SettingsSource;
 }
-
-const envNumber = (env: NodeJS.ProcessEnv, name: string, dflt: number): number => {
-  const v = Number(env[name]);
-  return env[name] !== undefined && env[name] !== '' && Number.isFinite(v) && v > 0 ? v : dflt;
-};
 
 /** Retries asked of the upstream for its callbacks to the layer (the vendor's maximum is 5). */
 export const UPSTREAM_CALLBACK_RETRIES = 5;
@@ -192,7 +188,7 @@ export class TrackingService<F extends string, K extends string> {
   /** Whether relays may go to private addresses (`<AREA>_RELAY_ALLOW_PRIVATE=1`). */
   readonly allowPrivateRelay: boolean;
   private readonly fileTtlSeconds: number;
-  protected readonly env: NodeJS.ProcessEnv;
+  protected readonly env: Settings;
   private signerValue: Signer | null;
   private filesValue: FileGrants | null = null;
   private readonly fileGrants: FileGrantStore | undefined;
@@ -215,16 +211,15 @@ export class TrackingService<F extends string, K extends string> {
     this.fileGrants = opts.fileGrants;
     this.pollBook = opts.pollBook;
     this.cipher = opts.cipher;
-    this.env = opts.env ?? process.env;
-    const p = envPrefix(area.name);
-    this.callbackTtlSeconds = opts.callbackTtlSeconds ?? envNumber(this.env, `${p}CALLBACK_TTL_S`, 30 * 24 * 3600);
+    this.env = settingsOf(opts.env);
+    this.callbackTtlSeconds = opts.callbackTtlSeconds ?? areaSetting(this.env, area.name, 'CALLBACK_TTL_S');
     this.monitorCallbackTtlSeconds = Math.max(
       MONITOR_MIN_TTL_S,
       this.callbackTtlSeconds,
-      opts.monitorCallbackTtlSeconds ?? envNumber(this.env, `${p}MONITOR_CALLBACK_TTL_S`, 5 * YEAR_S),
+      opts.monitorCallbackTtlSeconds ?? areaSetting(this.env, area.name, 'MONITOR_CALLBACK_TTL_S'),
     );
     this.allowPrivateRelay = opts.allowPrivateRelay ?? allowPrivateRelay(this.env, area.name);
-    this.fileTtlSeconds = opts.fileTtlSeconds ?? envNumber(this.env, `${p}FILE_URL_TTL_S`, 300);
+    this.fileTtlSeconds = opts.fileTtlSeconds ?? areaSetting(this.env, area.name, 'FILE_URL_TTL_S');
   }
 
   /** Topic of one piece of work's changes. */

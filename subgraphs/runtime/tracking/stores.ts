@@ -26,6 +26,7 @@ import { MemoryTrackedStore, type TrackedRequest, type TrackedStore } from './st
 import { SqliteFileGrantStore, SqlitePollBook, SqliteReplayGuard, SqliteTrackedStore } from './sqlite-store.ts';
 import { sharedDatabase } from '../../../platform/sqlite.ts';
 import { storeChoiceFromEnv } from '../../../platform/store-choice.ts';
+import { settingsOf, type SettingsSource } from '../../../platform/settings.ts';
 
 export interface TrackingStoresOptions {
   /** `REDIS_URL`: Redis when set (and `sqliteFile` is not). */
@@ -55,7 +56,8 @@ export interface TrackingStores<F extends string = string> {
 }
 
 /** An area's stores as the environment configures them: `STORE`, `DATA_DIR`, `REDIS_URL`, `REDIS_PREFIX`, `LAYER_SECRET`. */
-export function trackingStoresFromEnv<F extends string = string>(env: NodeJS.ProcessEnv, area: string, policy: StatePolicy): TrackingStores<F> {
+export function trackingStoresFromEnv<F extends string = string>(source: SettingsSource, area: string, policy: StatePolicy): TrackingStores<F> {
+  const env = settingsOf(source);
   const choice = storeChoiceFromEnv(env);
   return trackingStores<F>({
     redisUrl: choice.kind === 'redis' ? choice.url : undefined,

@@ -7,6 +7,7 @@ import type { Subgraph } from '../server.ts';
 import type { AreaSpec } from './policy.ts';
 import type { TrackingService, TrackingServiceOptions } from './service.ts';
 import { trackingStoresFromEnv } from './stores.ts';
+import type { SettingsSource } from '../../../platform/settings.ts';
 
 export interface TrackedSubgraphSpec<F extends string, K extends string, O extends TrackingServiceOptions<F>, S extends TrackingService<F, K>> {
   area: AreaSpec<F, K>;
@@ -25,7 +26,7 @@ export interface TrackedSubgraphSpec<F extends string, K extends string, O exten
  * settings (`<AREA>_*`) are read from that `env`, never from `process.env`. Stopping it stops the
  * service, then closes the stores it opened.
  */
-export function trackedSubgraph<F extends string, K extends string, O extends TrackingServiceOptions<F> & { env: NodeJS.ProcessEnv }, S extends TrackingService<F, K>>(
+export function trackedSubgraph<F extends string, K extends string, O extends TrackingServiceOptions<F> & { env: SettingsSource }, S extends TrackingService<F, K>>(
   spec: TrackedSubgraphSpec<F, K, O, S>,
   opts: O,
 ): Subgraph & { service: S } {

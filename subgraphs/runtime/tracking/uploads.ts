@@ -4,15 +4,14 @@
  * limit (e.g. `RISK_MAX_PDF_BYTES`); 5 MB by default.
  */
 import { badUserInput } from '../errors.ts';
-import { envPrefix } from './policy.ts';
+import { areaSetting, SETTINGS_SCHEMA, settingsOf, type SettingsSource } from '../../../platform/settings.ts';
 
 /** The default size limit of an uploaded PDF (decoded bytes). */
-export const DEFAULT_MAX_PDF_BYTES = 5 * 1024 * 1024;
+export const DEFAULT_MAX_PDF_BYTES: number = SETTINGS_SCHEMA.RISK_MAX_PDF_BYTES.default;
 
 /** An area's PDF size limit: `<AREA>_MAX_PDF_BYTES` of `env`, else 5 MB. */
-export function maxPdfBytes(env: NodeJS.ProcessEnv, area: string): number {
-  const v = Number(env[`${envPrefix(area)}MAX_PDF_BYTES`]);
-  return v > 0 ? v : DEFAULT_MAX_PDF_BYTES;
+export function maxPdfBytes(env: SettingsSource, area: string): number {
+  return areaSetting(settingsOf(env), area, 'MAX_PDF_BYTES');
 }
 
 const B64 = /^[A-Za-z0-9+/]*={0,2}$/;

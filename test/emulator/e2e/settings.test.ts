@@ -54,17 +54,19 @@ describe('embedded emulator settings', () => {
   });
 
   it.each([
-    ['EMULATOR_PORT', 'abc', /EMULATOR_PORT must be a port number/],
-    ['EMULATOR_PORT', '70000', /EMULATOR_PORT must be a port number/],
-    ['EMULATOR_RISK_COMPLETE_AFTER_MS', '30s', /EMULATOR_RISK_COMPLETE_AFTER_MS must be a number of milliseconds/],
-    ['EMULATOR_RISK_COMPLETE_AFTER_MS', '-1', /EMULATOR_RISK_COMPLETE_AFTER_MS must be a number of milliseconds/],
+    ['EMULATOR_PORT', 'abc', /^Invalid setting EMULATOR_PORT="abc": expected a whole number from 0 to 65535$/],
+    ['EMULATOR_PORT', '70000', /^Invalid setting EMULATOR_PORT="70000": expected a whole number from 0 to 65535$/],
+    ['EMULATOR_RISK_COMPLETE_AFTER_MS', '30s', /^Invalid setting EMULATOR_RISK_COMPLETE_AFTER_MS="30s": expected a whole number of milliseconds ≥ 0$/],
+    ['EMULATOR_RISK_COMPLETE_AFTER_MS', '-1', /^Invalid setting EMULATOR_RISK_COMPLETE_AFTER_MS="-1": expected a whole number of milliseconds ≥ 0$/],
   ])('refuses to start with %s=%s, naming the setting', async (name, value, message) => {
     await expect(startTestStack({ [name]: value })).rejects.toThrow(message);
   });
 
   it('npm run emulator reads the same settings', () => {
-    expect(emulatorOptionsFromEnv({})).toEqual({ port: 4010, host: '127.0.0.1' });
-    expect(emulatorOptionsFromEnv({ EMULATOR_PORT: '0', EMULATOR_RISK_COMPLETE_AFTER_MS: '0' })).toEqual({ port: 0, host: '127.0.0.1', riskCompleteAfterMs: 0 });
+    const settings = expect.objectContaining({ token: 'emulator-token', maxTokens: 10_000 });
+    expect(emulatorOptionsFromEnv({})).toEqual({ port: 4010, host: '127.0.0.1', settings });
+    expect(emulatorOptionsFromEnv({ EMULATOR_PORT: '0', EMULATOR_RISK_COMPLETE_AFTER_MS: '0' })).toEqual({ port: 0, host: '127.0.0.1', riskCompleteAfterMs: 0, settings });
+    expect(emulatorOptionsFromEnv({ EMULATOR_TOKEN: 'another-token', EMULATOR_MAX_TOKENS: '5' }).settings).toMatchObject({ token: 'another-token', maxTokens: 5 });
   });
 });
 
