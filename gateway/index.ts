@@ -155,6 +155,8 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     // GraphiQL is served by graphiqlRoute below (rendered and compressed once, not per visit).
     graphiql: false,
     persistedDocuments: persisted.persistedDocuments,
+    // `@defer` and `@stream` (incremental delivery over multipart/mixed and SSE): docs/incremental-delivery.md.
+    deferStream: true,
     plugins: (ctx) => [
       // CSRF: form posts, text/plain posts and GETs must carry a preflight-forcing header; the
       // refusal (403) names it (`csrf.ts`). JSON posts pass as they are.
