@@ -52,16 +52,13 @@ interface DeferredPart {
   atCompany: boolean;
 }
 
-/** Whether a fragment is deferred: `@defer`, unless `if:` is false (a literal or a variable). */
-function isDeferred(node: FragmentSpreadNode | InlineFragmentNode, variables: Record<string, unknown>): boolean {
-  const directive = node.directives?.find((d) => d.name.value === 'defer');
-  if (!directive) return false;
-  const arg = directive.arguments?.find((a) => a.name.value === 'if');
-  if (!arg) return true;
-  if (arg.value.kind === Kind.BOOLEAN) return arg.value.value;
-  if (arg.value.kind === Kind.VARIABLE) return variables[arg.value.name.value] !== false;
-  return true;
-}
+/**
+ * Whether a fragment is marked `@defer`. Its `if:` does not matter here: the gateway splits the
+ * fragment off the subgraph request on the directive alone (`@graphql-tools/delegate`), and with
+ * `if: false` only delivers its fields in the first payload; they are still fetched by a request of
+ * their own.
+ */
+const isDeferred = (node: FragmentSpreadNode | InlineFragmentNode): boolean => node.directives?.some((d) => d.name.value === 'defer') === true;
 
 /**
  * Leaf paths (dot notation, relative to the `Company` selection) of a selection set. `atCompany`
@@ -80,7 +77,7 @@ function collect(
   if (!set) return;
   for (const sel of set.selections) {
     if (!included(sel, info.variableValues)) continue;
-    if (deferred && sel.kind !== Kind.FIELD && isDeferred(sel, info.variableValues)) {
+    if (deferred && sel.kind !== Kind.FIELD && isDeferred(sel)) {
       // A part of its own (see `companyPartsFromInfo`): not bought with this one.
       const fragment = sel.kind === Kind.INLINE_FRAGMENT ? sel : info.fragments[sel.name.value];
       const typeName = sel.kind === Kind.INLINE_FRAGMENT ? sel.typeCondition?.name.value : fragment?.typeCondition?.name.value;
