@@ -15,6 +15,7 @@ import { normaliseAuthorization, useForwardAuthorization } from './authorization
 import { useForwardAccountKey } from './account-key.ts';
 import { useCost, type CostPluginOptions } from './cost.ts';
 import { useInputErrorCodes } from './input-errors.ts';
+import { useDeferOnEntities } from './defer.ts';
 import { useCsrfPrevention } from './csrf.ts';
 import { EXAMPLES } from './examples.ts';
 import { graphiqlRoute } from './graphiql.ts';
@@ -165,6 +166,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
       ...tracingPlugins(ctx),
       ...metricsPlugins(ctx.log, operationNames),
       useDocumentLimits(),
+      useDeferOnEntities(supergraph),
       useForwardAuthorization(),
       useForwardAccountKey(),
       useCost(opts.cost),
