@@ -6,6 +6,7 @@
  * emulator's call log is the ground truth of calls and euro; `extensions.cost` is a running total
  * whose last figure is the operation's whole.
  */
+import { readFileSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { ApolloClient, HttpLink, InMemoryCache, gql } from '@apollo/client';
@@ -26,7 +27,7 @@ const PROFILE = `query Profile($vat: String!) {
 /** The same selection without `@defer`: one purchase, IT-stakeholders (€0.5), the existing plan. */
 const PROFILE_AT_ONCE = PROFILE.replace('... @defer(label: "people") {', '... {');
 /** Distinct cold companies, one per test. */
-const VATS = registeredVats(2_600_000, 8);
+const VATS = registeredVats(2_600_000, 10);
 
 type Cost = NonNullable<NonNullable<GraphQLResponse['extensions']>['cost']> & { partial?: boolean };
 interface Payload {
@@ -229,16 +230,45 @@ describe('the estimate and the budget of deferred parts', () => {
     expect(await t.calls()).toEqual([]);
   });
 
-  it('a deferred fragment turned off (`if: false`) is priced and bought with the rest', async () => {
+  it('a fragment marked @defer(if: false) is still fetched apart (the gateway splits on the directive): priced and bought as two parts, answered at once', async () => {
     const vat = VATS[5];
-    const res = await t.gql(
-      PROFILE.replace('@defer(label: "people")', '@defer(label: "people", if: $later)').replace('($vat: String!)', '($vat: String!, $later: Boolean!)'),
-      { vat, later: false },
-      {
-        'x-openapi-estimate-only': 'true',
-      },
-    );
-    expect(res.extensions?.cost?.estimate?.euro).toBe(0.5);
+    const query = PROFILE.replace('@defer(label: "people")', '@defer(label: "people", if: $later)').replace('($vat: String!)', '($vat: String!, $later: Boolean!)');
+    const estimate = await t.gql(query, { vat, later: false }, { 'x-openapi-estimate-only': 'true' });
+    expect(estimate.extensions?.cost?.estimate?.euro).toBe(0.53);
+    const answer = t.gql<{ company: { managers: unknown[] } }>(query, { vat, later: false });
+    await untilSlowGetWaits();
+    await t.control('clock', { advanceMs: 5000 });
+    const res = await answer;
+    expect(res.errors).toBeUndefined();
+    expect(res.data?.company.managers.length).toBeGreaterThan(0);
+    expect(res.extensions?.cost).toMatchObject({ upstreamCalls: 2, euro: 0.53, estimate: { euro: 0.53 } });
+    expect(await companyCalls()).toEqual([`GET /IT-address/${vat} 200`, `GET /IT-stakeholders/${vat} 200`]);
+  });
+});
+
+describe('where @defer works', () => {
+  it('is refused inside an object without a key (the gateway could not fetch it): a validation error, nothing bought', async () => {
+    const vat = VATS[7];
+    const res = await t.gql(`query($vat: String!) { company(vatCode: $vat) { companyName address { street ... @defer { coordinates { latitude } } } } }`, { vat });
+    expect(res.errors?.map((e) => e.extensions?.code)).toEqual(['GRAPHQL_VALIDATION_FAILED']);
+    expect(res.errors?.[0].message).toMatch(/@defer is not supported on a fragment inside CompanyAddress: defer a fragment on Company/);
+    expect(await t.calls()).toEqual([]);
+  });
+
+  it('the example of docs/incremental-delivery.md runs: the fast part, then the people', async () => {
+    const doc = readFileSync(new URL('../docs/incremental-delivery.md', import.meta.url), 'utf8');
+    const query = /```graphql\n([\s\S]*?)```/.exec(doc)?.[1];
+    expect(query).toContain('@defer');
+    const vat = VATS[6];
+    const payloads = multipartPayloads((await post(query!, { vatCode: vat }, 'multipart/mixed')).body);
+    const first = await next(payloads);
+    expect(first.errors).toBeUndefined();
+    expect(first.data?.company).toMatchObject({ vatCode: vat, companyName: expect.any(String) });
+    await untilSlowGetWaits();
+    await t.control('clock', { advanceMs: 5000 });
+    const later = await rest(payloads);
+    expect(later.flatMap((p) => p.incremental ?? []).map((p) => [p.label, Object.keys(p.data ?? {}).sort()])).toEqual([['people', ['managers', 'shareholders']]]);
+    expect(later.at(-1)?.extensions?.cost).toMatchObject({ upstreamCalls: 2 });
   });
 });
 
@@ -248,7 +278,7 @@ describe('Apollo Client (multipart, @defer)', () => {
   }
 
   it('gets the fast fields first, then the full data once the dataset is ready', async () => {
-    const vat = VATS[6];
+    const vat = VATS[8];
     const client = new ApolloClient({
       cache: new InMemoryCache(apolloCacheConfig),
       link: new HttpLink({ uri: t.stack.gateway.graphqlUrl }),
