@@ -75,6 +75,13 @@ async function untilSlowGetWaits(): Promise<void> {
 const companyCalls = async (): Promise<string[]> => (await t.calls('company')).map((c) => `${c.method} ${c.path} ${c.status}`);
 const euroCharged = async (): Promise<number> => (await t.calls('company')).reduce((sum, c) => sum + c.price, 0);
 
+/** `openapi_operations_total` of the `Profile` operations that ended `ok` (the gateway's /metrics). */
+async function profilesCounted(): Promise<number> {
+  const text = await (await request(`${t.url}/metrics`)).body.text();
+  const line = text.split('\n').find((l) => l.startsWith('openapi_operations_total{') && l.includes('operation="Profile"') && l.includes('outcome="ok"'));
+  return line ? Number(line.split(' ').at(-1)) : 0;
+}
+
 /** Posts an operation asking for `accept`; the response's body. */
 async function post(query: string, variables: Record<string, unknown>, accept: string): Promise<{ contentType: string; body: AsyncIterable<Buffer> }> {
   const res = await request(t.stack.gateway.graphqlUrl, {
@@ -165,6 +172,8 @@ async function deferredProfile(vat: string, payloads: AsyncGenerator<Payload>): 
   const total = last.extensions!.cost!;
   expect(total.partial).toBeUndefined();
   expect(total).toMatchObject({ upstreamCalls: 2, cacheHits: 0, dedupHits: 0, euro: 0.53, atRisk: 0, estimate: { euro: 0.53 } });
+  // Both parts were charged to the one operation's budget (€1 in this file).
+  expect(total.budget?.operation).toEqual({ limit: 1, committed: 0.53, remaining: 0.47 });
   expect(total.calls.map((c) => `${c.path} ${c.euro}`)).toEqual([`/IT-address/${vat} 0.03`, `/IT-stakeholders/${vat} 0.5`]);
   expect(await companyCalls()).toEqual([`GET /IT-address/${vat} 200`, `GET /IT-stakeholders/${vat} 200`]);
   expect(await euroCharged()).toBeCloseTo(total.euro, 6);
@@ -173,9 +182,12 @@ async function deferredProfile(vat: string, payloads: AsyncGenerator<Payload>): 
 describe('a company profile deferring its slow sections', () => {
   it('over multipart/mixed: the identity at once from a cheap endpoint, the people when the dataset is ready', async () => {
     const vat = VATS[0];
+    const before = await profilesCounted();
     const res = await post(PROFILE, { vat }, 'multipart/mixed');
     expect(res.contentType).toMatch(/^multipart\/mixed/);
     await deferredProfile(vat, multipartPayloads(res.body));
+    // Counted once in /metrics, when it ended.
+    expect((await profilesCounted()) - before).toBe(1);
   });
 
   it('over SSE (text/event-stream): the same parts, calls and euro', async () => {
