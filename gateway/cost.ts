@@ -12,7 +12,8 @@
  *   request extension `{"cost": {"estimateOnly": true}}`.
  * - **What was spent**: the `extensions.cost` of every subgraph call is added up (calls, cache and
  *   de-duplication hits, euro, euro at risk, where the budgets stand); answers served from stale
- *   data add a warning to `extensions.warnings`.
+ *   data add a warning to `extensions.warnings`. An answer delivered in parts (`@defer`) says in
+ *   each payload what was spent so far, and the whole in its last (`withRunningCost`).
  */
 import { randomUUID } from 'node:crypto';
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
