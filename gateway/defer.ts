@@ -28,7 +28,7 @@ export function entityTypes(supergraph: string): Set<string> {
 
 /** The validation rule: `@defer` only on an entity or on the root operation type. */
 export function deferOnEntitiesRule(entities: ReadonlySet<string>): ValidationRule {
-  return (context: ValidationContext): ASTVisitor => {
+  return function DeferOnEntities(context: ValidationContext): ASTVisitor {
     const check = (node: InlineFragmentNode | FragmentSpreadNode): void => {
       const defer = node.directives?.find((d) => d.name.value === 'defer');
       if (!defer) return;
