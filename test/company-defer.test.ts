@@ -258,6 +258,23 @@ describe('the estimate and the budget of deferred parts', () => {
   });
 });
 
+describe('deferred fragments on search items', () => {
+  const SEARCH = (limit: number) => `{ searchCompanies(filter: { province: "MI" }, limit: ${limit}) { items { companyName ... @defer { managers { __typename } } } } }`;
+
+  it('are bought for every item: refused past 25 items before any call, as the search refuses purchases on more', async () => {
+    const res = await t.gql(SEARCH(100));
+    expect(res.errors?.map((e) => e.extensions?.code)).toEqual(['COST_LIMIT_EXCEEDED']);
+    expect(res.errors?.[0].message).toMatch(/fields deferred on search items are bought per company, for every item; use limit ≤ 25/);
+    expect(await t.calls()).toEqual([]);
+  });
+
+  it('are priced per item within 25 (the search €0.01 and IT-stakeholders for each of 2 items)', async () => {
+    const res = await t.gql(SEARCH(2), undefined, { 'x-openapi-estimate-only': 'true' });
+    expect(res.extensions?.cost?.estimate?.euro).toBe(1.01);
+    expect(await t.calls()).toEqual([]);
+  });
+});
+
 describe('where @defer works', () => {
   it('is refused inside an object without a key (the gateway could not fetch it): a validation error, nothing bought', async () => {
     const vat = VATS[7];

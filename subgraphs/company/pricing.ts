@@ -3,7 +3,7 @@
  * returns one, the cheapest tiers that cover the facets selected on it (the same planner the loader
  * buys with, with nothing counted as cached); the other paid fields cost their endpoint.
  */
-import { endpointPrice, spends, type Args, type EntityPosition, type PricingTable } from '../runtime/pricing.ts';
+import { endpointPrice, PricingRefused, spends, type Args, type EntityPosition, type PricingTable } from '../runtime/pricing.ts';
 import { facetsForPaths, planCost, planPurchase, SOURCE_ENDPOINT, TIER_COVERAGE, covers, type Facet, type IdentifierKind } from './facets.ts';
 import type { ForeignLevel } from './model.ts';
 import { foreignEndpoint } from './resolvers/foreign.ts';
@@ -79,12 +79,20 @@ function companyPrice(at: EntityPosition): number {
   for (const paths of deferred) later += planPrice(partFacets(paths, deferredKinds(at.coordinate), undefined), deferredKinds(at.coordinate));
   const facets = partFacets(now, knownKinds, KNOWN_AT[at.coordinate]);
   if (at.coordinate !== 'CompanySearchResult.items') return planPrice(facets, knownKinds) + later;
+  // A dry run returns no item.
+  if (at.parentArgs.dryRun === true) return 0;
   // Search items come with the search's own enrichment (up to IT-advanced data) at no extra call.
   // Purchases for search items are made for at most MAX_ITEMS_WITH_PURCHASES of them (more is
   // refused before any call): spread that over the `limit` items the estimate counts. A deferred
-  // fragment on items is fetched for every item the search returns, whatever the limit.
+  // fragment on items is fetched for every item the search returns.
   const own = covers(TIER_COVERAGE['IT-advanced'], facets) ? 0 : planPrice(facets, knownKinds);
   const limit = limitOf(at.parentArgs, 100);
+  // The search refuses purchases on more items before any call; a deferred fragment escapes that
+  // check (the search never sees it): the same refusal here.
+  if (later > 0 && limit > MAX_ITEMS_WITH_PURCHASES)
+    throw new PricingRefused(
+      `the fields deferred on search items are bought per company, for every item; use limit ≤ ${MAX_ITEMS_WITH_PURCHASES} or query those companies one by one`,
+    );
   return (limit <= MAX_ITEMS_WITH_PURCHASES ? own : (own * MAX_ITEMS_WITH_PURCHASES) / limit) + later;
 }
 
