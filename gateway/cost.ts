@@ -12,7 +12,8 @@
  *   request extension `{"cost": {"estimateOnly": true}}`.
  * - **What was spent**: the `extensions.cost` of every subgraph call is added up (calls, cache and
  *   de-duplication hits, euro, euro at risk, where the budgets stand); answers served from stale
- *   data add a warning to `extensions.warnings`.
+ *   data add a warning to `extensions.warnings`. An answer delivered in parts (`@defer`) says in
+ *   each payload what was spent so far, and the whole in its last (`withRunningCost`).
  */
 import { randomUUID } from 'node:crypto';
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
@@ -34,6 +35,39 @@ export interface CostPluginOptions {
   maxEuroPerOperation: number | null;
   /** Items the estimate assumes for a list without a documented limit. @default 5 */
   defaultListSize?: number;
+}
+
+/** One payload of an incremental delivery (the 2022-08-24 format the runtime's executor sends). */
+interface IncrementalPayload {
+  extensions?: Record<string, unknown>;
+  hasNext?: boolean;
+  incremental?: readonly unknown[];
+}
+
+/**
+ * The payloads of an incremental delivery (`@defer`, `@stream`), each with the operation's spending
+ * up to it in `extensions.cost` (`extensions()` reads it as the payload goes out): a running total,
+ * never a part's alone, with `partial: true` while payloads follow, so the last payload's figure is
+ * the operation's whole and a client keeping the latest counts nothing twice. The last payload is
+ * one of its own, `{hasNext: false, extensions}`, after the executor's last part: clients of the
+ * 2022-08-24 format (Apollo Client) read the top-level `extensions` of a payload without parts
+ * only, and the response cache keeps the last payload's `extensions` with the merged answer.
+ */
+export async function* withRunningCost<P extends IncrementalPayload>(payloads: AsyncIterable<P>, extensions: () => Record<string, unknown>): AsyncGenerator<P> {
+  const now = (partial: boolean): Record<string, unknown> => {
+    const ext = extensions();
+    return partial && typeof ext.cost === 'object' && ext.cost !== null ? { ...ext, cost: { ...ext.cost, partial: true } } : ext;
+  };
+  for await (const payload of payloads) {
+    const last = payload.hasNext !== true;
+    const parts = payload.incremental?.length ?? 0;
+    if (!last || parts === 0) {
+      yield { ...payload, extensions: { ...(payload.extensions ?? {}), ...now(!last) } };
+      continue;
+    }
+    yield { ...payload, hasNext: true, extensions: { ...(payload.extensions ?? {}), ...now(true) } };
+    yield { hasNext: false, extensions: now(false) } as P;
+  }
 }
 
 /** The header asking for the estimate alone. */
@@ -80,7 +114,7 @@ const estimateOf = (e: Estimate) => ({ euro: e.euro, breakdown: e.breakdown });
 export function useCost(opts: CostPluginOptions): GatewayPlugin {
   const operations = new WeakMap<object, OperationState>();
 
-  const withCost = (result: ExecutionResult, cost: Record<string, unknown>): ExecutionResult => {
+  const withCost = (result: Pick<ExecutionResult, 'extensions'>, cost: Record<string, unknown>): ExecutionResult => {
     const extensions: Record<string, unknown> = { ...(result.extensions ?? {}), cost };
     const stale = Array.isArray(cost.calls) ? (cost.calls as Array<{ source?: string; area?: string; path?: string }>).filter((c) => c.source === 'stale') : [];
     if (stale.length > 0) {
@@ -142,7 +176,12 @@ export function useCost(opts: CostPluginOptions): GatewayPlugin {
       }
       return {
         onExecuteDone({ result, setResult }) {
-          if (Symbol.asyncIterator in result) return;
+          if (Symbol.asyncIterator in result) {
+            // Incremental delivery (`@defer`, `@stream`): every payload says what the operation
+            // has spent so far, the last one the whole (`withRunningCost`).
+            setResult(withRunningCost(result, () => withCost({}, { ...mergeSummaries(state.parts), estimate: estimateOf(estimate) }).extensions ?? {}));
+            return;
+          }
           setResult(withCost(result, { ...mergeSummaries(state.parts), estimate: estimateOf(estimate) }));
         },
       };

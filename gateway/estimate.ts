@@ -31,7 +31,7 @@ import {
   type SelectionSetNode,
 } from 'graphql';
 import { getArgumentValues, getVariableValues } from 'graphql/execution/values.js';
-import { collectingEndpoints, type Args, type PricingTable } from '../subgraphs/runtime/pricing.ts';
+import { collectingEndpoints, PricingRefused, type Args, type PricingTable } from '../subgraphs/runtime/pricing.ts';
 import type { Endpoint } from '../subgraphs/upstream/endpoint.ts';
 import { round4 } from '../subgraphs/upstream/cost.ts';
 
@@ -88,8 +88,14 @@ const MAX_EXPANSIONS = 100_000;
  * before any call.
  */
 export function estimateOperation(schema: GraphQLSchema, document: DocumentNode, operationName: string | null | undefined, rawVariables: Args, opts: EstimateOptions): Estimate {
-  const { result, endpoints } = collectingEndpoints(() => walkOperation(schema, document, operationName, rawVariables, opts));
-  return { ...result, endpoints };
+  try {
+    const { result, endpoints } = collectingEndpoints(() => walkOperation(schema, document, operationName, rawVariables, opts));
+    return { ...result, endpoints };
+  } catch (err) {
+    // An area's refusal (`PricingRefused`) refuses the operation as one the estimate cannot price.
+    if (err instanceof PricingRefused) throw new EstimateError(err.message);
+    throw err;
+  }
 }
 
 function walkOperation(

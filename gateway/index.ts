@@ -15,6 +15,7 @@ import { normaliseAuthorization, useForwardAuthorization } from './authorization
 import { useForwardedHeaders } from './account-key.ts';
 import { useCost, type CostPluginOptions } from './cost.ts';
 import { useInputErrorCodes } from './input-errors.ts';
+import { useDeferOnEntities } from './defer.ts';
 import { useCsrfPrevention } from './csrf.ts';
 import { EXAMPLES } from './examples.ts';
 import { graphiqlRoute } from './graphiql.ts';
@@ -161,6 +162,8 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     // GraphiQL is served by graphiqlRoute below (rendered and compressed once, not per visit).
     graphiql: false,
     persistedDocuments: persisted.persistedDocuments,
+    // `@defer` and `@stream` (incremental delivery over multipart/mixed and SSE): docs/incremental-delivery.md.
+    deferStream: true,
     plugins: (ctx) => [
       // CSRF: form posts, text/plain posts and GETs must carry a preflight-forcing header; the
       // refusal (403) names it (`csrf.ts`). JSON posts pass as they are.
@@ -169,6 +172,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
       ...tracingPlugins(ctx),
       ...metricsPlugins(ctx.log, operationNames),
       useDocumentLimits(),
+      useDeferOnEntities(supergraph),
       useForwardAuthorization(),
       useForwardedHeaders(opts.areas),
       useCost(opts.cost),

@@ -9,7 +9,7 @@
 import useMeshPrometheus from '@graphql-mesh/plugin-prometheus';
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import type { Logger } from '@graphql-hive/logger';
-import { getOperationAST, type DocumentNode, type ExecutionResult } from 'graphql';
+import { getOperationAST, type DocumentNode, type ExecutionResult, type GraphQLError } from 'graphql';
 import { parseBounded } from './limits.ts';
 import { opensSharedTopic, type SharingMetrics } from './subscription-sharing.ts';
 import type { GraphQLParams } from 'graphql-yoga';
@@ -103,7 +103,20 @@ export function useOperationMetrics(names = new OperationNames()): GatewayPlugin
       const labels = labelsOf(names, args.document as DocumentNode, args.operationName as string | null | undefined);
       return {
         onExecuteDone({ result }) {
-          if (Symbol.asyncIterator in result) return;
+          if (Symbol.asyncIterator in result) {
+            // Incremental delivery (`@defer`): counted once, when it ends, with every payload's errors.
+            const whole: { data?: ExecutionResult['data']; errors: GraphQLError[] } = { errors: [] };
+            return {
+              onNext({ result: payload }) {
+                if ('data' in payload && payload.data) whole.data ??= payload.data;
+                whole.errors.push(...((payload.errors ?? []) as readonly GraphQLError[]));
+                for (const part of ('incremental' in payload ? payload.incremental : undefined) ?? []) whole.errors.push(...((part.errors ?? []) as readonly GraphQLError[]));
+              },
+              onEnd() {
+                operations.inc({ ...labels, outcome: outcomeOf(whole) });
+              },
+            };
+          }
           operations.inc({ ...labels, outcome: outcomeOf(result) });
         },
       };

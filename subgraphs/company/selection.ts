@@ -4,7 +4,17 @@
  * facets by `facets.ts`. Nested companies (a manager, shareholder, subsidiary or affiliate that is
  * a company) are not walked into: their fields are bought for them, by their own resolver.
  */
-import { getDirectiveValues, GraphQLIncludeDirective, GraphQLSkipDirective, Kind, type FieldNode, type GraphQLResolveInfo, type SelectionSetNode } from 'graphql';
+import {
+  getDirectiveValues,
+  GraphQLIncludeDirective,
+  GraphQLSkipDirective,
+  Kind,
+  type FieldNode,
+  type FragmentSpreadNode,
+  type GraphQLResolveInfo,
+  type InlineFragmentNode,
+  type SelectionSetNode,
+} from 'graphql';
 import { facetsForPaths, isNestedCompanyPath, type Facet } from './facets.ts';
 
 const COMPANY = 'Company';
@@ -35,6 +45,21 @@ function included(node: { directives?: readonly unknown[] | undefined }, variabl
   return true;
 }
 
+/** A deferred fragment met by a walk: its selection and where it sits below the company. */
+interface DeferredPart {
+  set: SelectionSetNode;
+  prefix: string;
+  atCompany: boolean;
+}
+
+/**
+ * Whether a fragment is marked `@defer`. Its `if:` does not matter here: the gateway splits the
+ * fragment off the subgraph request on the directive alone (`@graphql-tools/delegate`), and with
+ * `if: false` only delivers its fields in the first payload; they are still fetched by a request of
+ * their own.
+ */
+const isDeferred = (node: FragmentSpreadNode | InlineFragmentNode): boolean => node.directives?.some((d) => d.name.value === 'defer') === true;
+
 /**
  * Leaf paths (dot notation, relative to the `Company` selection) of a selection set. `atCompany`
  * restricts fragments at the top level to those on `Company` (entity requests carry fragments on
@@ -47,10 +72,18 @@ function collect(
   info: Pick<GraphQLResolveInfo, 'fragments' | 'variableValues'>,
   out: Set<string>,
   seenFragments: Set<string>,
+  deferred?: DeferredPart[],
 ): void {
   if (!set) return;
   for (const sel of set.selections) {
     if (!included(sel, info.variableValues)) continue;
+    if (deferred && sel.kind !== Kind.FIELD && isDeferred(sel)) {
+      // A part of its own (see `companyPartsFromInfo`): not bought with this one.
+      const fragment = sel.kind === Kind.INLINE_FRAGMENT ? sel : info.fragments[sel.name.value];
+      const typeName = sel.kind === Kind.INLINE_FRAGMENT ? sel.typeCondition?.name.value : fragment?.typeCondition?.name.value;
+      if (fragment && !(atCompany && typeName !== undefined && typeName !== COMPANY)) deferred.push({ set: fragment.selectionSet, prefix, atCompany });
+      continue;
+    }
     if (sel.kind === Kind.FIELD) {
       const name = sel.name.value;
       if (name === '__typename') {
@@ -62,10 +95,10 @@ function collect(
       }
       const path = prefix === '' ? name : `${prefix}.${name}`;
       if (!sel.selectionSet || isNestedCompanyPath(path)) out.add(path);
-      else collect(sel.selectionSet, path, false, info, out, seenFragments);
+      else collect(sel.selectionSet, path, false, info, out, seenFragments, deferred);
     } else if (sel.kind === Kind.INLINE_FRAGMENT) {
       if (atCompany && sel.typeCondition && sel.typeCondition.name.value !== COMPANY) continue;
-      collect(sel.selectionSet, prefix, atCompany, info, out, seenFragments);
+      collect(sel.selectionSet, prefix, atCompany, info, out, seenFragments, deferred);
     } else {
       const fragment = info.fragments[sel.name.value];
       if (!fragment) continue;
@@ -74,7 +107,7 @@ function collect(
       const key = `${prefix}#${sel.name.value}`;
       if (seenFragments.has(key)) continue;
       seenFragments.add(key);
-      collect(fragment.selectionSet, prefix, atCompany, info, out, seenFragments);
+      collect(fragment.selectionSet, prefix, atCompany, info, out, seenFragments, deferred);
     }
   }
 }
@@ -112,6 +145,30 @@ function walkCompany(info: Pick<GraphQLResolveInfo, 'fieldNodes' | 'fragments' |
     for (const w of wrappers) collect(w, '', true, info, out, seen);
   }
   return out;
+}
+
+/**
+ * The `Company` field paths of each part the selection below the field is delivered in, when the
+ * client defers fragments (`@defer`): first the part delivered at once, then each deferred fragment
+ * apart (one nested in another is a part of its own too). The gateway sends a subgraph the
+ * selection without its deferred fragments and fetches each one's fields by a request of their own
+ * (an entity fetch by the company's key) when it resolves them, so each part is bought apart, by
+ * the cheapest plan for its own facets (`docs/incremental-delivery.md`). Without `@defer`: one part,
+ * `companyPathsFromInfo`.
+ */
+export function companyPartsFromInfo(info: Pick<GraphQLResolveInfo, 'fieldNodes' | 'fragments' | 'variableValues'>): Set<string>[] {
+  const first = new Set<string>();
+  const deferred: DeferredPart[] = [];
+  const seen = new Set<string>();
+  for (const node of info.fieldNodes) collect(node.selectionSet, '', true, info, first, seen, deferred);
+  const parts = [first];
+  // A fragment deferred inside a deferred fragment is pushed as that one is walked.
+  for (let i = 0; i < deferred.length; i++) {
+    const part = new Set<string>();
+    collect(deferred[i].set, deferred[i].prefix, deferred[i].atCompany, info, part, new Set<string>(), deferred);
+    parts.push(part);
+  }
+  return parts;
 }
 
 /** The facets the `Company` selection below the resolved field needs. */

@@ -20,6 +20,14 @@ export interface PricedField {
   maxItems?(args: Args, parentArgs: Args, assumed: number): number;
 }
 
+/**
+ * A selection an area will not price because it would not run it (e.g. purchases on more search
+ * items than allowed): the estimate refuses the operation before any call, with this message.
+ */
+export class PricingRefused extends Error {
+  override readonly name = 'PricingRefused';
+}
+
 /** One place an entity is returned, with the selection made on it. */
 export interface EntityPosition {
   /** The field returning the entity. */

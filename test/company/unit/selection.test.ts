@@ -3,16 +3,18 @@
  * to every selection set, asks for none beside other fields (a section's debts alone must not buy
  * the whole financial statements); alone it still asks whether its field has a value.
  */
-import { Kind, parse, type FieldNode, type OperationDefinitionNode } from 'graphql';
+import { Kind, parse, type FieldNode, type FragmentDefinitionNode, type OperationDefinitionNode } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import { companyFacetsFromInfo, companyPathsFromInfo } from '../../../subgraphs/company/selection.ts';
+import { companyFacetsFromInfo, companyPartsFromInfo, companyPathsFromInfo } from '../../../subgraphs/company/selection.ts';
 
 /** The resolve info of `company` in `query`, as the executor hands it to the resolver. */
-function infoOf(query: string): { fieldNodes: FieldNode[]; fragments: Record<string, never>; variableValues: Record<string, unknown> } {
-  const op = parse(query).definitions[0] as OperationDefinitionNode;
+function infoOf(query: string): { fieldNodes: FieldNode[]; fragments: Record<string, FragmentDefinitionNode>; variableValues: Record<string, unknown> } {
+  const definitions = parse(query).definitions;
+  const op = definitions[0] as OperationDefinitionNode;
   const field = op.selectionSet.selections[0];
   if (field?.kind !== Kind.FIELD) throw new Error('expected a field');
-  return { fieldNodes: [field], fragments: {}, variableValues: {} };
+  const fragments = Object.fromEntries(definitions.filter((d) => d.kind === Kind.FRAGMENT_DEFINITION).map((d) => [d.name.value, d]));
+  return { fieldNodes: [field], fragments, variableValues: {} };
 }
 
 describe('company selection', () => {
@@ -25,5 +27,21 @@ describe('company selection', () => {
 
   it('__typename alone under a field still asks for that field', () => {
     expect([...companyPathsFromInfo(infoOf(`{ company(vatCode: "12485671007") { managers { __typename } } }`))]).toEqual(['managers']);
+  });
+
+  it('splits the parts of a deferred selection: the one at once, then each deferred fragment (inline, named, nested) apart', () => {
+    const parts = companyPartsFromInfo(
+      infoOf(`{ company(vatCode: "12485671007") {
+        companyName
+        ... @defer(label: "people") { managers { name } ... @defer { subsidiaries { taxCode } } }
+        ...Money @defer
+        ... on Company { address { town } }
+      } }
+      fragment Money on Company { balanceSheet { debts { total } } }`),
+    );
+    expect(parts.map((p) => [...p].sort())).toEqual([['address.town', 'companyName'], ['managers.name'], ['balanceSheet.debts.total'], ['subsidiaries.taxCode']]);
+    // Without @defer: one part, the same paths as companyPathsFromInfo.
+    const plain = infoOf(`{ company(vatCode: "12485671007") { companyName managers { name } } }`);
+    expect(companyPartsFromInfo(plain)).toEqual([companyPathsFromInfo(plain)]);
   });
 });
