@@ -17,6 +17,7 @@ import { ACCOUNT_KEY_HEADER, checkAccess, type AccountAccess } from './access.ts
 import { asText, isObj, objects, type Obj } from '../../contract/values.ts';
 import { float as num } from '../upstream/coerce.ts';
 import { REDACTED_HEADER } from '../runtime/tracking/store.ts';
+import { spendingValue } from './spending.ts';
 
 const int = (v: unknown): number | null => {
   const n = num(v);
@@ -246,6 +247,11 @@ export function createResolvers(opts: AccountOptions): Resolvers {
       account: (_, __, ctx) => {
         guard(ctx, opts);
         return {};
+      },
+      spending: async (_, __, ctx) => {
+        const s = await ctx.meter.spending();
+        const today = new Date().toISOString().slice(0, 10);
+        return spendingValue(ctx.auth.tenant, s ?? { today, month: today.slice(0, 7), dayCommitted: 0, rows: [] }, s?.limits ?? { operation: null, day: null });
       },
     },
     Account: {
