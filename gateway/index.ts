@@ -165,7 +165,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
       useDocumentLimits(),
       useForwardAuthorization(),
       useForwardAccountKey(),
-      useCost(opts.cost),
+      useCost({ ...opts.cost, cachedAnswer: responseCache ? (c) => responseCache.holds(c) : undefined }),
       ...(responseCache?.plugins ?? []),
       useInputErrorCodes(),
       useInProcessSubgraphs({ handlers: inProcessHandlers }),
