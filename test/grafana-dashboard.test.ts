@@ -28,7 +28,7 @@ interface Dashboard {
 const KEYWORDS = new Set(['by', 'without', 'on', 'ignoring', 'group_left', 'group_right', 'offset', 'bool', 'and', 'or', 'unless', 'inf', 'nan']);
 
 /** The metric names a PromQL expression reads, with the labels it filters or groups them by. */
-export function metricsOf(expr: string): { metrics: Set<string>; labels: Set<string> } {
+function metricsOf(expr: string): { metrics: Set<string>; labels: Set<string> } {
   const labels = new Set<string>();
   let e = expr.replace(/"(?:[^"\\]|\\.)*"/g, '""');
   e = e.replace(/\{([^}]*)\}/g, (_m, inner: string) => {
