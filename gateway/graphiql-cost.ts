@@ -88,9 +88,10 @@ function operationNames(query) {
   var re = /(^|[^\w$])(query|mutation|subscription)\s+([_A-Za-z][_0-9A-Za-z]*)/g;
   var text = query.replace(/#[^\n]*/g, '');
   var m;
-  while ((m = re.exec(text))) names.push(m[3]);
+  while ((m = re.exec(text))) { names.push(m[3]); operationTypes[m[3]] = m[2]; }
   return names;
 }
+var operationTypes = {};
 
 /** The operation the active tab runs: the only one, else the tab's stored operation name, else the first. */
 function selectedOperation(query) {
@@ -141,6 +142,12 @@ function estimateNow() {
   // Run sends the document as GraphiQL prints it: once run, estimates send that same text, so that
   // the response cache (keyed by the text) can say whether it holds this caller's answer.
   var sentAs = runForms[query + '\u0000' + operationName];
+  if (state.headers !== spendingHeaders) loadSpending();
+  if (operationName && operationTypes[operationName] === 'subscription') {
+    // Over HTTP the gateway answers a subscription as a stream: its events are each priced as they come.
+    set({ estimate: null, estimating: false, operationName: operationName, estimatedFor: key, estimateError: 'a subscription: each event is priced on its own, when it comes (see its extensions.cost)' });
+    return;
+  }
   if (key === state.estimatedFor && !state.estimateError) return;
   if (inFlight) inFlight.abort();
   var controller = new AbortController();
@@ -170,7 +177,10 @@ function estimateNow() {
     });
 }
 
+/** The headers the spending shown was read with (a new token reads its own, after the edit pauses). */
+var spendingHeaders = null;
 function loadSpending() {
+  spendingHeaders = state.headers;
   post({ query: SPENDING_QUERY, operationName: 'OpenapiCostPanelSpending' })
     .then(function (res) { return res.json(); })
     .then(function (answer) {
@@ -342,7 +352,7 @@ window.openapiCost = {
     var extra = {
       onEditQuery: function (value) { state.query = value || ''; scheduleEstimate(); if (options.onEditQuery) options.onEditQuery.apply(null, arguments); },
       onEditVariables: function (value) { state.variables = value || ''; scheduleEstimate(); if (options.onEditVariables) options.onEditVariables.apply(null, arguments); },
-      onEditHeaders: function (value) { state.headers = value || ''; scheduleEstimate(); loadSpending(); if (options.onEditHeaders) options.onEditHeaders.apply(null, arguments); }
+      onEditHeaders: function (value) { state.headers = value || ''; scheduleEstimate(); if (options.onEditHeaders) options.onEditHeaders.apply(null, arguments); }
     };
     if (CONFIG.patched) extra.extraPlugins = [plugin]; else extra.plugins = [plugin];
     render(root, Object.assign({}, options, extra));
