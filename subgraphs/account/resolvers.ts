@@ -18,6 +18,7 @@ import { asText, isObj, objects, type Obj } from '../../contract/values.ts';
 import { float as num } from '../upstream/coerce.ts';
 import { REDACTED_HEADER } from '../runtime/tracking/store.ts';
 import { spendingValue } from './spending.ts';
+import { periodOf } from '../../contract/prices.ts';
 
 const int = (v: unknown): number | null => {
   const n = num(v);
@@ -250,7 +251,8 @@ export function createResolvers(opts: AccountOptions): Resolvers {
       },
       spending: async (_, __, ctx) => {
         const s = await ctx.meter.spending();
-        const today = new Date().toISOString().slice(0, 10);
+        // Without a shared ledger (internal reads): nothing committed, no limit.
+        const today = periodOf('day', Date.now());
         return spendingValue(ctx.auth.tenant, s ?? { today, month: today.slice(0, 7), dayCommitted: 0, rows: [] }, s?.limits ?? { operation: null, day: null });
       },
     },
