@@ -26,7 +26,7 @@ export interface SpendingValue {
 }
 
 /** One period from its rows: per area, largest first; the total is their sum. */
-export function periodOf(period: string, rows: readonly SpendingRow[]): SpendingPeriodValue {
+export function spendingPeriod(period: string, rows: readonly SpendingRow[]): SpendingPeriodValue {
   const byArea = new Map<string, number>();
   for (const r of rows) byArea.set(r.area, (byArea.get(r.area) ?? 0) + r.euro);
   const areas = [...byArea]
@@ -39,7 +39,7 @@ export function periodOf(period: string, rows: readonly SpendingRow[]): Spending
 /** The GraphQL value of a tenant's spending (`limits`: the budgets its operations are held to). */
 export function spendingValue(tenant: string, s: TenantSpending, limits: BudgetLimits): SpendingValue {
   const days = [...new Set(s.rows.map((r) => r.day))].sort().map((d) =>
-    periodOf(
+    spendingPeriod(
       d,
       s.rows.filter((r) => r.day === d),
     ),
@@ -47,11 +47,11 @@ export function spendingValue(tenant: string, s: TenantSpending, limits: BudgetL
   const dayCommitted = round4(s.dayCommitted);
   return {
     tenant,
-    today: periodOf(
+    today: spendingPeriod(
       s.today,
       s.rows.filter((r) => r.day === s.today),
     ),
-    month: periodOf(s.month, s.rows),
+    month: spendingPeriod(s.month, s.rows),
     days,
     budgets: {
       operation: limits.operation,
