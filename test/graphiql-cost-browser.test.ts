@@ -105,6 +105,15 @@ describe('the cost panel', () => {
       expect(estimates.some((b) => b.includes('PaidProfile'))).toBe(true);
       expect(await text(page, '#openapi-cost-run')).toMatch(/Nothing run yet/);
 
+      // Typed key by key, the estimate is asked once the typing pauses, not once per key.
+      estimates.length = 0;
+      const typed = ' # typed key by key';
+      await page.keyboard.type(typed, { delay: 20 });
+      await expect.poll(() => page.evaluate(() => localStorage.getItem('graphiql:query') ?? ''), { timeout: 20_000 }).toBe(PAID + typed);
+      await expect.poll(() => estimates.some((b) => b.includes('typed key by key')), { timeout: 20_000 }).toBe(true);
+      expect(estimates.length).toBeLessThan(typed.length / 2);
+      expect(await t.calls()).toEqual([]);
+
       // Run: the actual cost beside the estimate, as the emulator charged it.
       await page.locator('.graphiql-execute-button').first().click();
       await expect.poll(() => page.locator('.graphiql-response').first().innerText(), { timeout: 30_000 }).toMatch(/"companyName"/);
