@@ -204,8 +204,18 @@ window.fetch = function (input, init) {
     if (sent.operationName !== 'OpenapiCostPanelSpending') runForms[editorText + '\u0000' + (sent.operationName || selectedOperation(editorText))] = sent.query;
     p.then(function (res) {
       var type = res.headers.get('content-type') || '';
-      if (!/json/.test(type)) return;
-      return res.clone().json().then(function (answer) {
+      // JSON, or the parts of an incremental answer (@defer over multipart/mixed: the last part
+      // carrying extensions.cost is the whole operation's); an event stream (SSE) is left alone.
+      var multipart = /multipart\/mixed/.test(type);
+      if (!/json/.test(type) && !multipart) return;
+      return res.clone().text().then(function (body) {
+        var answer = null;
+        if (!multipart) answer = JSON.parse(body);
+        else body.split(/\r?\n--[^\r\n]*/).forEach(function (part) {
+          var at = part.indexOf('{');
+          if (at < 0) return;
+          try { var json = JSON.parse(part.slice(at)); if (json && json.extensions && json.extensions.cost) answer = json; } catch (e) {}
+        });
         var cost = answer && answer.extensions && answer.extensions.cost;
         if (!cost || cost.executed === false) return;
         set({ run: { cost: cost, estimate: cost.estimate || estimateAtRun, operationName: sent.operationName || null, at: new Date() }, estimatedFor: null });
