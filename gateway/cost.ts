@@ -9,7 +9,8 @@
  *   operation whose estimate passes the limit is refused with `COST_LIMIT_EXCEEDED` before any
  *   upstream call, and `extensions.cost.estimate` is on every response. A client asks for the
  *   estimate alone, without executing, with the header `x-openapi-estimate-only: true` or the
- *   request extension `{"cost": {"estimateOnly": true}}`.
+ *   request extension `{"cost": {"estimateOnly": true}}`; that answer also lists the endpoints the
+ *   operation may call and what the response cache would save this caller (`estimateDetail`).
  * - **What was spent**: the `extensions.cost` of every subgraph call is added up (calls, cache and
  *   de-duplication hits, euro, euro at risk, where the budgets stand); answers served from stale
  *   data add a warning to `extensions.warnings`. An answer delivered in parts (`@defer`) says in
@@ -20,7 +21,8 @@ import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import { GraphQLError, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql';
 import { ESTIMATE_HEADER, OPERATION_HEADER, SCOPES_HEADER, scopesHeaderOf } from '../subgraphs/runtime/operation.ts';
 import type { PricingTable } from '../subgraphs/runtime/pricing.ts';
-import { mergeSummaries, summarize, type CostSummary } from '../subgraphs/upstream/cost.ts';
+import { mergeSummaries, round4, summarize, type CostSummary } from '../subgraphs/upstream/cost.ts';
+import { priceOf } from '../contract/prices.ts';
 import { countBudgetRefused, countReplayedAnswer } from '../platform/metrics.ts';
 import { setLogContext } from '../platform/log.ts';
 import { EstimateError, estimateOperation, type Estimate } from './estimate.ts';
@@ -35,6 +37,12 @@ export interface CostPluginOptions {
   maxEuroPerOperation: number | null;
   /** Items the estimate assumes for a list without a documented limit. @default 5 */
   defaultListSize?: number;
+  /**
+   * Whether this caller's answer to the operation is in the response cache now (`response-cache.ts`,
+   * `LayerResponseCache.holds`): an estimate-only answer then says the cache would save it all.
+   * @default none (an estimate-only answer says nothing is known to be cached)
+   */
+  cachedAnswer?: (ctx: YogaLikeContext) => Promise<boolean>;
 }
 
 /** One payload of an incremental delivery (the 2022-08-24 format the runtime's executor sends). */
@@ -79,8 +87,8 @@ interface OperationState {
   parts: CostSummary[];
 }
 
-interface YogaLikeContext {
-  params?: { extensions?: Record<string, unknown> };
+export interface YogaLikeContext {
+  params?: { query?: string; operationName?: string | null; variables?: Record<string, unknown> | null; extensions?: Record<string, unknown> };
   request?: { headers: { get(name: string): string | null } };
 }
 
@@ -110,6 +118,33 @@ export function replayedCost(original: unknown, source: 'cache' | 'dedup'): Reco
 
 /** The `extensions.cost.estimate` of a response. */
 const estimateOf = (e: Estimate) => ({ euro: e.euro, breakdown: e.breakdown });
+
+/** One endpoint an operation may call, as an estimate-only answer lists it. */
+export interface EstimatedEndpoint {
+  /** As the price table names it, e.g. `company GET IT-start/{id}`. */
+  endpoint: string;
+  area: string;
+  /** Euro of one call (before free tiers and subscriptions). */
+  euro: number;
+  /** Seconds a successful answer stays in the caller's cache (0: read upstream every time). */
+  cacheSeconds: number;
+}
+
+/**
+ * What an estimate-only answer adds to the estimate: the endpoints the operation may call, with the
+ * price of one call each, and what the cache would save this caller now: all of it when
+ * the caller's answer is in the response cache, else nothing known (upstream answers each tenant
+ * keeps for `cacheSeconds` may still answer some calls).
+ */
+export function estimateDetail(e: Estimate, cached: boolean): Record<string, unknown> {
+  const endpoints: EstimatedEndpoint[] = e.endpoints.map((ep) => ({
+    endpoint: `${ep.area} ${ep.method} ${ep.path.replace(/^\/+/, '')}`,
+    area: ep.area,
+    euro: round4(priceOf(ep.area, ep.method, ep.path)),
+    cacheSeconds: ep.method === 'GET' ? (ep.ttl ?? 0) : 0,
+  }));
+  return { ...estimateOf(e), endpoints, cache: { answered: cached, saves: cached ? e.euro : 0, afterCache: cached ? 0 : e.euro } };
+}
 
 export function useCost(opts: CostPluginOptions): GatewayPlugin {
   const operations = new WeakMap<object, OperationState>();
@@ -161,8 +196,18 @@ export function useCost(opts: CostPluginOptions): GatewayPlugin {
       setLogContext({ operationId: state.id });
       const zero = { ...summarize([]), estimate: estimateOf(estimate) };
       if (wantsEstimateOnly(ctx)) {
-        setResultAndStopExecution({ data: null, extensions: { cost: { ...zero, executed: false } } });
-        return;
+        const cachedAnswer = opts.cachedAnswer;
+        if (!cachedAnswer) {
+          setResultAndStopExecution({ data: null, extensions: { cost: { ...zero, executed: false, estimate: estimateDetail(estimate, false) } } });
+          return;
+        }
+        // Whether the response cache holds the caller's answer: a read of the cache, never an upstream call.
+        return cachedAnswer(ctx as YogaLikeContext)
+          .catch(() => false)
+          .then((cached) => {
+            setResultAndStopExecution({ data: null, extensions: { cost: { ...zero, executed: false, estimate: estimateDetail(estimate, cached) } } });
+          })
+          .then(() => undefined);
       }
       const limit = opts.maxEuroPerOperation;
       if (limit !== null && estimate.euro > limit + 1e-9) {

@@ -15,7 +15,8 @@
  *   (a second click switches): a capturing listener keeps the tab buttons' pointer presses from the
  *   drag handler, so one click switches (tabs can no longer be dragged to reorder them);
  * - the variables pane is open at load, and the docs explorer is the sidebar's book button;
- * - headers typed in the headers pane (a token) are not kept in the browser's storage.
+ * - headers typed in the headers pane (a token) are not kept in the browser's storage;
+ * - the cost panel (`graphiql-cost.ts`): the estimate before Run, the actual cost after, spending.
  *
  * Left as shipped: GraphiQL reads the query editor 100 ms after its text changes (a debounce), and
  * only then updates the operation name Run sends; a Run pressed within 100 ms of a tab switch sends
@@ -30,6 +31,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { GraphiQLOptions } from 'graphql-yoga';
 import { compressBody, negotiateEncoding, type ContentEncoding } from './compression.ts';
 import type { ExampleOperation } from './examples.ts';
+import { costPluginScript, RENDER_CALL, RENDER_THROUGH_PLUGIN, withExtraPlugins } from './graphiql-cost.ts';
 import type { GatewayRoute } from './index.ts';
 
 export interface GraphiQLPageOptions {
@@ -48,6 +50,8 @@ export interface GraphiQLPageOptions {
   oneClickTabs?: boolean;
   /** The compressor (tests count its calls). @default compressBody */
   compressor?: typeof compressBody;
+  /** The cost panel: the estimate before Run, the actual cost after, spending (`graphiql-cost.ts`). @default true */
+  costPanel?: boolean;
 }
 
 export type GraphiQLPageSettings = GraphiQLOptions;
@@ -110,9 +114,17 @@ const TAB_STRIP = `<style>.graphiql-tabs { gap: 4px; } .graphiql-tab-button { pa
  */
 export async function renderGraphiQLPage(opts: GraphiQLPageOptions): Promise<string> {
   const { renderGraphiQL } = await import('@graphql-yoga/render-graphiql');
-  const html = renderGraphiQL(graphiqlSettings(opts));
+  let html = renderGraphiQL(graphiqlSettings(opts));
+  let panel = '';
+  const call = html.lastIndexOf(RENDER_CALL);
+  if (opts.costPanel !== false && call >= 0) {
+    html = html.slice(0, call) + RENDER_THROUGH_PLUGIN + html.slice(call + RENDER_CALL.length);
+    const patched = withExtraPlugins(html);
+    html = patched.html;
+    panel = costPluginScript({ endpoint: opts.endpoint ?? '/graphql', patched: patched.patched });
+  }
   const at = html.indexOf('<script>');
-  const before = TAB_STRIP + (opts.oneClickTabs === false ? '' : ONE_CLICK_TABS) + seedFirstTab(opts.examples[0]);
+  const before = TAB_STRIP + (opts.oneClickTabs === false ? '' : ONE_CLICK_TABS) + seedFirstTab(opts.examples[0]) + panel;
   return at < 0 ? html : html.slice(0, at) + before + html.slice(at);
 }
 

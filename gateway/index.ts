@@ -175,7 +175,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
       useDeferOnEntities(supergraph),
       useForwardAuthorization(),
       useForwardedHeaders(opts.areas),
-      useCost(opts.cost),
+      useCost({ ...opts.cost, cachedAnswer: responseCache ? (c) => responseCache.holds(c) : undefined }),
       ...(responseCache?.plugins ?? []),
       useInputErrorCodes(),
       useInProcessSubgraphs({ handlers: inProcessHandlers }),

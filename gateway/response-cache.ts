@@ -89,6 +89,11 @@ export interface LayerResponseCache {
   plugins: GatewayPlugin[];
   /** Drops every cached answer. */
   clear(): Promise<void>;
+  /**
+   * Whether the caller's answer to these parameters is in the cache now (read only: for the cost
+   * plugin's estimate-only answers, `cost.ts`). False over graphql-ws (nothing is cached there).
+   */
+  holds(ctx: { request?: unknown; params?: YogaContext['params'] }): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -175,7 +180,7 @@ function tenantTagged(inner: Cache, clock: () => number, maxEntries: number): Ca
   };
 }
 
-interface YogaContext {
+export interface YogaContext {
   request?: Request;
   params?: { query?: string; operationName?: string | null; variables?: Record<string, unknown> | null; extensions?: Record<string, unknown> };
 }
@@ -358,6 +363,12 @@ export function createResponseCache(opts: ResponseCacheOptions): LayerResponseCa
   return {
     plugins: [markUncacheable, shareInFlight, httpOnly(responseCache)],
     clear,
+    async holds(ctx) {
+      const { request, params } = ctx;
+      if (!isFetchRequest(request) || !params?.query) return false;
+      const key = `${callerSessionOf(request)}:${keyHash(params.query, params.operationName ?? '', stableJson(params.variables ?? {}))}`;
+      return (await cache.get(key)) != null;
+    },
     async close() {
       stopListening();
       if (sub) await closeRedis(sub);

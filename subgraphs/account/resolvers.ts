@@ -17,6 +17,8 @@ import { ACCOUNT_KEY_HEADER, checkAccess, type AccountAccess } from './access.ts
 import { asText, isObj, objects, type Obj } from '../../contract/values.ts';
 import { float as num } from '../upstream/coerce.ts';
 import { REDACTED_HEADER } from '../runtime/tracking/store.ts';
+import { spendingValue } from './spending.ts';
+import { periodOf } from '../../contract/prices.ts';
 
 const int = (v: unknown): number | null => {
   const n = num(v);
@@ -248,6 +250,12 @@ export function createResolvers(opts: AccountOptions): Resolvers {
       account: (_, __, ctx) => {
         guard(ctx, opts);
         return {};
+      },
+      spending: async (_, __, ctx) => {
+        const s = await ctx.meter.spending();
+        // Without a shared ledger (internal reads): nothing committed, no limit.
+        const today = periodOf('day', Date.now());
+        return spendingValue(ctx.auth.tenant, s ?? { today, month: today.slice(0, 7), dayCommitted: 0, rows: [] }, s?.limits ?? { operation: null, day: null });
       },
     },
     Account: {

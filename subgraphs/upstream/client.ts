@@ -332,7 +332,7 @@ export class UpstreamClient implements Upstream {
     this.requireToken(ctx, ep, path);
     await this.limiter.take({ area: ep.area, method: ep.method, path, tenant: ctx.auth.tenant }, this.closing.signal);
     const price = priceOf(ep.area, ep.method, path);
-    await ctx.meter.reserve(price, `${ep.method} ${endpointOf(path)}`);
+    await ctx.meter.reserve(price, `${ep.method} ${endpointOf(path)}`, ep.area);
     const started = Date.now();
     // No overall deadline on a document: it may stream for long; the idle body timeout still holds.
     let res;
@@ -341,7 +341,7 @@ export class UpstreamClient implements Upstream {
     } catch (err) {
       const unknown = price > 0 && mayHaveBeenCarriedOut(err);
       if (unknown && err instanceof UpstreamError) err.atRisk = price;
-      else await ctx.meter.release(price);
+      else await ctx.meter.release(price, ep.area);
       ctx.meter.record(
         { area: ep.area, method: ep.method, path: shownPath(ep, path), status: 0, euro: 0, ms: Date.now() - started, source: 'upstream', ...(unknown ? { atRisk: price } : {}) },
         ep.path,
@@ -351,7 +351,7 @@ export class UpstreamClient implements Upstream {
     const status = res.statusCode;
     const contentType = String(res.headers['content-type'] ?? 'application/octet-stream');
     const charged = status >= 200 && status < 300;
-    if (!charged) await ctx.meter.release(price);
+    if (!charged) await ctx.meter.release(price, ep.area);
     ctx.meter.record({ area: ep.area, method: ep.method, path: shownPath(ep, path), status, euro: charged ? price : 0, ms: Date.now() - started, source: 'upstream' }, ep.path);
     if (status !== 200 || /json/.test(contentType)) {
       const text = await res.body.text();
@@ -488,7 +488,7 @@ export class UpstreamClient implements Upstream {
       : { price: listed, giveBack: async () => undefined };
     const price = charge.price;
     try {
-      await ctx.meter.reserve(price, `${ep.method} ${endpointOf(path)}`);
+      await ctx.meter.reserve(price, `${ep.method} ${endpointOf(path)}`, ep.area);
     } catch (err) {
       // Refused before sending (budget): the vendor never counts it, nor takes the subscription's request or the wallet's money.
       await claim.giveBack();
@@ -516,7 +516,7 @@ export class UpstreamClient implements Upstream {
       const unknown = price > 0 && mayHaveBeenCarriedOut(ue);
       if (unknown) ue.atRisk = price;
       else {
-        await ctx.meter.release(price);
+        await ctx.meter.release(price, ep.area);
         await charge.giveBack();
       }
       // Never left: no free call used either.
@@ -532,7 +532,7 @@ export class UpstreamClient implements Upstream {
     // waits for): a proxy lost the service's answer, the price is at risk.
     const lost = !paid && price > 0 && (ep.method !== 'GET' || ep.slow === true) && (answer.status === 502 || answer.status === 504);
     if (!paid && !lost) {
-      await ctx.meter.release(price);
+      await ctx.meter.release(price, ep.area);
       await charge.giveBack();
     }
     if (lost) answer.atRisk = price;

@@ -5,7 +5,7 @@
  */
 import type { Area } from '../../contract/areas.ts';
 import { freeTierOf, type FreePeriod } from '../../contract/prices.ts';
-import { CostLimitError, type BudgetLimits, type CostLedger, type FreeTierUse, type LedgerAccount } from './ledger.ts';
+import { CostLimitError, type BudgetLimits, type CostLedger, type FreeTierUse, type LedgerAccount, type TenantSpending } from './ledger.ts';
 import { routeOf } from '../../contract/prices.ts';
 import { countBudgetRefused, countUpstreamCall } from '../../platform/metrics.ts';
 import { traceUpstreamCall } from '../../platform/tracing.ts';
@@ -166,12 +166,15 @@ export class CostMeter {
     return new CostMeter({ ledger, account: { operationId, tenant }, limits: { operation: null, day: dayLimit } });
   }
 
-  /** Commits `price` before a call is sent; throws `CostLimitError` when it would pass a budget. */
-  async reserve(price: number, endpoint: string): Promise<void> {
+  /**
+   * Commits `price` before a call is sent; throws `CostLimitError` when it would pass a budget.
+   * `area`: the upstream area called, for the tenant's spending per area (`CostLedger.spending`).
+   */
+  async reserve(price: number, endpoint: string, area?: Area): Promise<void> {
     if (price <= 0 || !this.target) return;
     const { ledger, account, limits } = this.target;
     try {
-      await ledger.reserve(account, price, limits, endpoint);
+      await ledger.reserve(account, price, limits, endpoint, area);
     } catch (err) {
       if (err instanceof CostLimitError) countBudgetRefused(err.scope, 'call');
       throw err;
@@ -226,14 +229,24 @@ export class CostMeter {
     const diff = euro - call.euro;
     call.euro = euro;
     if (!this.target) return;
-    if (diff < 0) await this.target.ledger.release(this.target.account, -diff);
-    else await this.target.ledger.reserve(this.target.account, diff, { operation: null, day: null }, `${call.method} ${path}`);
+    if (diff < 0) await this.target.ledger.release(this.target.account, -diff, call.area);
+    else await this.target.ledger.reserve(this.target.account, diff, { operation: null, day: null }, `${call.method} ${path}`, call.area);
   }
 
-  /** Gives back a reservation whose call was certainly not charged (an error answer, no connection). */
-  async release(price: number): Promise<void> {
+  /** Gives back a reservation whose call was certainly not charged (an error answer, no connection); `area` as reserved. */
+  async release(price: number, area?: Area): Promise<void> {
     if (price <= 0 || !this.target) return;
-    await this.target.ledger.release(this.target.account, price);
+    await this.target.ledger.release(this.target.account, price, area);
+  }
+
+  /**
+   * What this operation's tenant has committed today and this month, per upstream area, with the
+   * budgets it is held to; null without a shared ledger (internal reads, unit tests).
+   */
+  async spending(): Promise<(TenantSpending & { limits: BudgetLimits }) | null> {
+    if (!this.target) return null;
+    const { ledger, account, limits } = this.target;
+    return { ...(await ledger.spending(account.tenant)), limits };
   }
 
   summary(): CostSummary {

@@ -59,9 +59,9 @@ export interface CostLedger {
    * Commits `price` to the operation and to the tenant's day, or throws `CostLimitError` (and
    * commits nothing) when either would pass its limit. Atomic.
    */
-  reserve(account: LedgerAccount, price: number, limits: BudgetLimits, endpoint: string): Promise<void>;
-  /** Gives back a reservation whose call was certainly not charged. */
-  release(account: LedgerAccount, price: number): Promise<void>;
+  reserve(account: LedgerAccount, price: number, limits: BudgetLimits, endpoint: string, area?: string): Promise<void>;
+  /** Gives back a reservation whose call was certainly not charged (`area`: the one it was reserved under). */
+  release(account: LedgerAccount, price: number, area?: string): Promise<void>;
   balance(account: LedgerAccount): Promise<LedgerBalance>;
   /**
    * Counts one call of `endpoint` (`cap GET cerca_comuni`) by `tenant` in the current period of each
@@ -75,6 +75,46 @@ export interface CostLedger {
   unclaimFree(tenant: string, endpoint: string, tiers: readonly FreeTier[], at: number): Promise<void>;
   /** Where `tenant`'s free tiers of `endpoint` stand, without counting anything. */
   freeUse(tenant: string, endpoint: string, tiers: readonly FreeTier[]): Promise<FreeTierUse[]>;
+  /**
+   * What `tenant` has committed per day and upstream area in the current calendar month (Italian
+   * time) and today, from the same reservations and releases as the day budget: each `reserve` and
+   * `release` given an `area` moves that area's day too (one without an area counts as `other`).
+   * Area days are kept `SPEND_DAY_TTL_MS` (40 days), so every day of the current month is there.
+   */
+  spending(tenant: string): Promise<TenantSpending>;
+}
+
+/** How long a tenant's day per area is kept: longer than any month, so a month's days add up. */
+export const SPEND_DAY_TTL_MS = 40 * 86_400_000;
+
+/** The bucket of a reservation made without its area. */
+export const OTHER_AREA = 'other';
+
+/** One day and area of a tenant's spending. */
+export interface SpendingRow {
+  /** `YYYY-MM-DD`, Italian calendar day. */
+  day: string;
+  /** The upstream area (`company`, `risk`, …), or `other`. */
+  area: string;
+  /** Euro committed (spent and at risk). */
+  euro: number;
+}
+
+/** What `CostLedger.spending` answers. */
+export interface TenantSpending {
+  /** Today, `YYYY-MM-DD` (Italian calendar). */
+  today: string;
+  /** This month, `YYYY-MM`. */
+  month: string;
+  /** Euro committed today in all (the day budget's own counter). */
+  dayCommitted: number;
+  /** Each day and area of this month with euro committed, by day then area. */
+  rows: SpendingRow[];
+}
+
+/** `rows` sorted by day then area, dropping zeros. */
+export function spendingRows(rows: Iterable<SpendingRow>): SpendingRow[] {
+  return [...rows].filter((r) => r.euro > 0).sort((a, b) => (a.day === b.day ? a.area.localeCompare(b.area) : a.day < b.day ? -1 : 1));
 }
 
 /** One free tier of one endpoint for one tenant, in its current period. */
@@ -166,9 +206,33 @@ export class MemoryCostLedger implements CostLedger {
       const day = key.slice(key.lastIndexOf('|') + 1);
       if (day < yesterday) this.days.delete(key);
     }
+    const oldest = periodOf('day', this.now() - SPEND_DAY_TTL_MS);
+    for (const key of this.areaDays.keys()) if (key.split('|')[1] < oldest) this.areaDays.delete(key);
   }
 
-  async reserve(account: LedgerAccount, price: number, limits: BudgetLimits, endpoint: string): Promise<void> {
+  /** Tenants' days per area (`tenant|YYYY-MM-DD|area`), kept `SPEND_DAY_TTL_MS`. */
+  private readonly areaDays = new Map<string, { committed: number }>();
+
+  private moveArea(tenant: string, area: string | undefined, delta: number): void {
+    const key = `${tenant}|${periodOf('day', this.now())}|${area ?? OTHER_AREA}`;
+    const entry = this.areaDays.get(key) ?? { committed: 0 };
+    entry.committed = Math.max(0, cents(entry.committed + delta));
+    if (entry.committed <= 0) this.areaDays.delete(key);
+    else this.areaDays.set(key, entry);
+  }
+
+  async spending(tenant: string): Promise<TenantSpending> {
+    const today = periodOf('day', this.now());
+    const month = today.slice(0, 7);
+    const rows: SpendingRow[] = [];
+    for (const [key, { committed }] of this.areaDays) {
+      const [t, day, area] = key.split('|');
+      if (t === tenant && day.startsWith(month)) rows.push({ day, area, euro: committed });
+    }
+    return { today, month, dayCommitted: this.days.get(this.dayKey(tenant))?.committed ?? 0, rows: spendingRows(rows) };
+  }
+
+  async reserve(account: LedgerAccount, price: number, limits: BudgetLimits, endpoint: string, area?: string): Promise<void> {
     if (price <= 0) return;
     const entries = this.entries(account);
     const { op, day } = entries;
@@ -182,14 +246,16 @@ export class MemoryCostLedger implements CostLedger {
     }
     op.committed = cents(op.committed + price);
     day.committed = cents(day.committed + price);
+    this.moveArea(account.tenant, area, price);
   }
 
-  async release(account: LedgerAccount, price: number): Promise<void> {
+  async release(account: LedgerAccount, price: number, area?: string): Promise<void> {
     if (price <= 0) return;
     const entries = this.entries(account);
     const { op, day } = entries;
     op.committed = Math.max(0, cents(op.committed - price));
     day.committed = Math.max(0, cents(day.committed - price));
+    this.moveArea(account.tenant, area, -price);
     this.settle(account, entries);
   }
 

@@ -7,7 +7,9 @@
  * `ledger:op:<operationId>` (expires an hour after its last charge, as the memory ledger forgets an
  * operation) and `ledger:day:<tenant>:<YYYY-MM-DD>` (Italian calendar day of the injectable clock,
  * expires after 2 days), and the free-tier counters `ledger:free:<tenant>|<endpoint>|<period>:<YYYY-MM-DD|YYYY-MM|YYYY>`
- * (kept a little longer than their period).
+ * (kept a little longer than their period), and a tenant's month per day and area, a hash
+ * `ledger:spend:<tenant>:<YYYY-MM>` of `<YYYY-MM-DD>|<area>` → micro-euros (kept 40 days after its
+ * last change: every day of the current month is there).
  */
 import type { Redis } from 'ioredis';
 import { defineScript } from '../../platform/redis.ts';
@@ -22,6 +24,10 @@ import {
   type FreeTierUse,
   type LedgerAccount,
   type LedgerBalance,
+  OTHER_AREA,
+  SPEND_DAY_TTL_MS,
+  spendingRows,
+  type TenantSpending,
 } from './ledger.ts';
 
 const MICRO = 1_000_000;
@@ -57,6 +63,14 @@ for i = 1, 2 do
   if v < 0 then redis.call('SET', KEYS[i], 0) end
   redis.call('PEXPIRE', KEYS[i], ARGV[i + 1])
 end
+return 0
+`);
+
+/** KEYS: the month's hash. ARGV: field, micro-euros (may be negative), TTL. Never below zero. */
+const MOVE_SPEND = defineScript(`
+local v = redis.call('HINCRBY', KEYS[1], ARGV[1], ARGV[2])
+if v <= 0 then redis.call('HDEL', KEYS[1], ARGV[1]) end
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
 return 0
 `);
 
@@ -105,18 +119,40 @@ export class RedisCostLedger implements CostLedger {
     return [`${this.ns}op:${account.operationId}`, `${this.ns}day:${account.tenant}:${periodOf('day', this.now())}`];
   }
 
-  async reserve(account: LedgerAccount, price: number, limits: BudgetLimits, endpoint: string): Promise<void> {
+  private spendKey(tenant: string, month: string): string {
+    return `${this.ns}spend:${tenant}:${month}`;
+  }
+
+  private async moveSpend(tenant: string, area: string | undefined, micro: number): Promise<void> {
+    const day = periodOf('day', this.now());
+    await MOVE_SPEND.run(this.redis, [this.spendKey(tenant, day.slice(0, 7))], [`${day}|${area ?? OTHER_AREA}`, micro, SPEND_DAY_TTL_MS]);
+  }
+
+  async spending(tenant: string): Promise<TenantSpending> {
+    const today = periodOf('day', this.now());
+    const month = today.slice(0, 7);
+    const [hash, day] = await Promise.all([this.redis.hgetall(this.spendKey(tenant, month)), this.redis.get(`${this.ns}day:${tenant}:${today}`)]);
+    const rows = Object.entries(hash).map(([field, v]) => {
+      const at = field.indexOf('|');
+      return { day: field.slice(0, at), area: field.slice(at + 1), euro: toEuro(Number(v)) };
+    });
+    return { today, month, dayCommitted: toEuro(Number(day ?? 0)), rows: spendingRows(rows) };
+  }
+
+  async reserve(account: LedgerAccount, price: number, limits: BudgetLimits, endpoint: string, area?: string): Promise<void> {
     if (price <= 0) return;
     const limit = (l: number | null): number => (l === null ? -1 : toMicro(l));
     const out = (await RESERVE.run(this.redis, this.keys(account), [toMicro(price), limit(limits.operation), limit(limits.day), OPERATION_TTL_MS, DAY_TTL_MS])) as [number, number];
     const [verdict, committed] = out;
     if (verdict === 1) throw new CostLimitError('operation', limits.operation ?? 0, toEuro(committed), price, endpoint);
     if (verdict === 2) throw new CostLimitError('day', limits.day ?? 0, toEuro(committed), price, endpoint);
+    await this.moveSpend(account.tenant, area, toMicro(price));
   }
 
-  async release(account: LedgerAccount, price: number): Promise<void> {
+  async release(account: LedgerAccount, price: number, area?: string): Promise<void> {
     if (price <= 0) return;
     await RELEASE.run(this.redis, this.keys(account), [toMicro(price), OPERATION_TTL_MS, DAY_TTL_MS]);
+    await this.moveSpend(account.tenant, area, -toMicro(price));
   }
 
   async balance(account: LedgerAccount): Promise<LedgerBalance> {

@@ -19,6 +19,10 @@ import {
   type FreeTierUse,
   type LedgerAccount,
   type LedgerBalance,
+  OTHER_AREA,
+  SPEND_DAY_TTL_MS,
+  spendingRows,
+  type TenantSpending,
 } from './ledger.ts';
 
 /** Pending slow datasets: the request id under the cache key, until its TTL. */
@@ -58,7 +62,8 @@ const FREE_TTL_MS: Record<FreePeriod, number> = { day: 2 * 86_400_000, month: 32
 /**
  * The cost ledger in the database, as the Redis one keeps it: integer micro-euros (no drift),
  * `op:<operationId>` (an hour after its last charge), `day:<tenant>:<YYYY-MM-DD>` (Italian day of
- * the clock, two days), `free:<tenant>|<endpoint>|<period>` counters; each change one transaction.
+ * the clock, two days), `free:<tenant>|<endpoint>|<period>` counters, `spend:<tenant>:<YYYY-MM-DD>:<area>`
+ * (a day per area, 40 days: every day of the current month); each change one transaction.
  */
 export class SqliteCostLedger implements CostLedger {
   private readonly kv: SqliteKv;
@@ -80,7 +85,24 @@ export class SqliteCostLedger implements CostLedger {
     return Number(this.kv.get(k) ?? 0);
   }
 
-  async reserve(account: LedgerAccount, price: number, limits: BudgetLimits, endpoint: string): Promise<void> {
+  /** Moves the tenant's day of `area` by `micro` (inside a transaction), never below zero. */
+  private moveSpend(tenant: string, area: string | undefined, micro: number, now: number): void {
+    const k = `spend:${tenant}:${periodOf('day', now)}:${area ?? OTHER_AREA}`;
+    this.kv.set(k, String(Math.max(0, this.read(k) + micro)), { exp: now + SPEND_DAY_TTL_MS });
+  }
+
+  async spending(tenant: string): Promise<TenantSpending> {
+    const today = periodOf('day', this.now());
+    const month = today.slice(0, 7);
+    const prefix = `spend:${tenant}:${month}`;
+    const rows = this.kv.scan(prefix).map((r) => {
+      const [day, area] = r.k.slice(`spend:${tenant}:`.length).split(':');
+      return { day, area, euro: toEuro(Number(r.v)) };
+    });
+    return { today, month, dayCommitted: toEuro(this.read(`day:${tenant}:${today}`)), rows: spendingRows(rows) };
+  }
+
+  async reserve(account: LedgerAccount, price: number, limits: BudgetLimits, endpoint: string, area?: string): Promise<void> {
     if (price <= 0) return;
     const [opKey, dayKey] = this.keys(account);
     const p = toMicro(price);
@@ -92,10 +114,11 @@ export class SqliteCostLedger implements CostLedger {
       const now = this.now();
       this.kv.set(opKey, String(op + p), { exp: now + OPERATION_TTL_MS });
       this.kv.set(dayKey, String(day + p), { exp: now + DAY_TTL_MS });
+      this.moveSpend(account.tenant, area, p, now);
     });
   }
 
-  async release(account: LedgerAccount, price: number): Promise<void> {
+  async release(account: LedgerAccount, price: number, area?: string): Promise<void> {
     if (price <= 0) return;
     const p = toMicro(price);
     this.db.tx(() => {
@@ -103,6 +126,7 @@ export class SqliteCostLedger implements CostLedger {
       const [opKey, dayKey] = this.keys(account);
       this.kv.set(opKey, String(Math.max(0, this.read(opKey) - p)), { exp: now + OPERATION_TTL_MS });
       this.kv.set(dayKey, String(Math.max(0, this.read(dayKey) - p)), { exp: now + DAY_TTL_MS });
+      this.moveSpend(account.tenant, area, -p, now);
     });
   }
 
