@@ -143,7 +143,7 @@ export function useCost(opts: CostPluginOptions): GatewayPlugin {
       return {
         onExecuteDone({ result, setResult }) {
           if (Symbol.asyncIterator in result) return;
-          setResult(withCost(result, { ...mergeSummaries(state.parts), estimate: estimateOf(estimate) }));
+          setResult(withCost(result, { ...mergeSummaries(state.parts), estimate: estimateOf(estimate), operationId: state.id }));
         },
       };
     },

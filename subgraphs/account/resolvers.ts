@@ -17,6 +17,7 @@ import { ACCOUNT_KEY_HEADER, checkAccess, type AccountAccess } from './access.ts
 import { asText, isObj, objects, type Obj } from '../../contract/values.ts';
 import { float as num } from '../upstream/coerce.ts';
 import { REDACTED_HEADER } from '../runtime/tracking/store.ts';
+import { costSettled, operationCost, settleCosts } from './settlement.ts';
 
 const int = (v: unknown): number | null => {
   const n = num(v);
@@ -247,6 +248,12 @@ export function createResolvers(opts: AccountOptions): Resolvers {
         guard(ctx, opts);
         return {};
       },
+      operationCost: (_, { id }, ctx) => operationCost(ctx, id),
+    },
+    Subscription: {
+      costSettled: {
+        subscribe: (_, { operationId }, ctx) => costSettled(ctx, operationId ?? null),
+      },
     },
     Account: {
       email: (_, __, ctx) => ctx.upstream.config.accountCredentials?.email ?? '',
@@ -333,6 +340,10 @@ export function createResolvers(opts: AccountOptions): Resolvers {
       },
     },
     Mutation: {
+      settleCosts: (_, __, ctx) => {
+        guard(ctx, opts);
+        return settleCosts(ctx);
+      },
       createToken: async (_, { input }, ctx) => {
         guard(ctx, opts);
         const scopes = scopesArg(ctx, input.scopes, 'scopes');

@@ -17,7 +17,7 @@ import { Agent, request, errors as undiciErrors } from 'undici';
 import type { CallContext, CallOptions, Download, QueryValue, SlowVariant, Upstream } from './upstream.ts';
 import { InFlight, MemoryCacheStore, MemoryInFlightMarkers, MemoryPendingStore, type CacheStore, type InFlightMarkers, type PendingStore } from './cache.ts';
 import { upstreamPath, type UpstreamConfig } from './config.ts';
-import { CostLimitError } from './cost.ts';
+import { CostLimitError, CostMeter } from './cost.ts';
 import { decodeEnvelope, parseRetryAfter, type RawAnswer } from './envelope.ts';
 import { fillPath, shownPath, type Endpoint } from './endpoint.ts';
 import type { FreeTierCounter } from './cost.ts';
@@ -29,6 +29,7 @@ import { sleep } from './sleep.ts';
 import { announceChange } from '../runtime/changes.ts';
 import { endpointOf, priceOf } from '../../contract/prices.ts';
 import { log } from '../runtime/log.ts';
+import { chargesOf, newUnknownCallId, Settler, type SettlementStore, type WalletCharge, type WalletHistory } from './settlement.ts';
 
 export type { CallContext, CallOptions, Download, QueryValue, SlowVariant } from './upstream.ts';
 
@@ -91,7 +92,19 @@ export interface UpstreamClientStores {
   ledger?: CostLedger;
   /** The precheck guard's knowledge of an account (by its tenant), shared by replicas. @default one process's memory */
   guard?: (account: string) => GuardStore;
+  /**
+   * Paid calls whose outcome is unknown, kept to be settled later from the account's wallet history
+   * (`settlement.ts`). @default none kept (nothing is settled)
+   */
+  settlements?: SettlementStore;
+  /** The clock of the settler. @default Date.now */
+  clock?: () => number;
 }
+
+/** The account's wallet history (authorization area, HTTP Basic). */
+const WALLET_TRANSACTIONS: Endpoint = { area: 'oauth', method: 'GET', path: '/wallet/transactions', auth: 'basic' };
+/** Pages of the wallet history read per settlement pass, at most. */
+const MAX_HISTORY_PAGES = 50;
 
 const isCacheStore = (s: UpstreamClientStores | CacheStore): s is CacheStore => typeof (s as Partial<CacheStore>).get === 'function';
 
@@ -122,6 +135,10 @@ export class UpstreamClient implements Upstream {
   private readonly limiter: RateLimiter;
   /** Where the account's own calls (HTTP Basic) count against their free tiers: the account's tenant. */
   private readonly accountFreeTiers: FreeTierCounter | null;
+  /** Where unknown outcomes are kept for settlement, and paid calls counted; null: not kept. */
+  private readonly settlements: SettlementStore | null;
+  /** Settles unknown outcomes from the account's wallet history (`settlement.ts`); null without a store. */
+  readonly settler: Settler | null;
 
   /**
    * @param stores the shared state (see `upstreamStores` in `stores.ts`); a bare `CacheStore` is
@@ -142,6 +159,10 @@ export class UpstreamClient implements Upstream {
     const email = config.accountCredentials?.email;
     this.guard = config.precheck && email ? new AccountGuard(this, config.env, s.guard ? { store: s.guard(tenantOf(`account:${email.toLowerCase()}`)) } : {}) : null;
     this.accountFreeTiers = s.ledger && email ? { ledger: s.ledger, tenant: tenantOf(`account:${email.toLowerCase()}`) } : null;
+    this.settlements = s.settlements ?? null;
+    this.settler = s.settlements
+      ? new Settler(s.settlements, email ? this.walletHistory(tenantOf(`account:${email.toLowerCase()}`)) : null, { lateMs: config.settleLateMs, now: s.clock })
+      : null;
     this.agent = new Agent({
       keepAliveTimeout: 30_000,
       keepAliveMaxTimeout: 120_000,
@@ -367,6 +388,7 @@ export class UpstreamClient implements Upstream {
 
   /** Stops: waits and polls end at once, requests in flight are aborted, connections closed. */
   async close(): Promise<void> {
+    this.settler?.stop();
     this.closing.abort(new UpstreamError('network', 'the upstream client is shutting down', 'company', 'close', 0));
     await this.agent.destroy();
   }
@@ -453,6 +475,57 @@ export class UpstreamClient implements Upstream {
     return { signal: ac.signal, done };
   }
 
+  /**
+   * The account (its tenant) whose wallet pays a call and whose history the layer can read: the
+   * account's own calls, a token the account owns (precheck), or the service token with the
+   * account's credentials; else null (a caller's own token: its wallet cannot be read).
+   */
+  private payerOf(ctx: CallContext, ep: Endpoint, byAccount: boolean): string | null {
+    const account = this.accountFreeTiers?.tenant ?? (this.config.accountCredentials ? tenantOf(`account:${this.config.accountCredentials.email.toLowerCase()}`) : null);
+    if (!account || !this.settlements) return null;
+    if (byAccount || ep.auth === 'basic') return account;
+    return this.config.serviceToken !== null && ctx.auth.token === this.config.serviceToken ? account : null;
+  }
+
+  /** Keeps a paid call whose outcome is unknown, to be settled later (`settlement.ts`). */
+  private async keepUnknown(ctx: CallContext, ep: Endpoint, path: string, price: number, sentAt: number, payer: string | null): Promise<void> {
+    if (!this.settlements || price <= 0) return;
+    await this.settlements
+      .add({
+        id: newUnknownCallId(),
+        operationId: ctx.meter.operationId ?? 'unknown',
+        tenant: ctx.auth.tenant,
+        account: payer,
+        area: ep.area,
+        method: ep.method,
+        path: shownPath(ep, path),
+        price,
+        sentAt,
+        endedAt: Date.now(),
+        state: 'open',
+      })
+      .catch((err: unknown) => log.warn(`[settlement] unknown outcome not kept: ${(err as Error).message}`));
+  }
+
+  /** The account's wallet history, read page by page (newest first) back to `since`. */
+  private walletHistory(account: string): WalletHistory {
+    return {
+      account,
+      chargesSince: async (since: number): Promise<WalletCharge[]> => {
+        const ctx: CallContext = { auth: { token: '', tenant: account }, meter: new CostMeter() };
+        const out: WalletCharge[] = [];
+        for (let page = 0; page < MAX_HISTORY_PAGES; page++) {
+          const items = await this.call<unknown>(ctx, WALLET_TRANSACTIONS, { query: { limit: 100, skip: page * 100 } });
+          const list = Array.isArray(items) ? items : [];
+          out.push(...chargesOf(list).filter((c) => c.at >= since));
+          const oldest = list.length > 0 ? Date.parse(String((list[list.length - 1] as { createdAt?: unknown }).createdAt)) : NaN;
+          if (list.length < 100 || !(oldest >= since)) break;
+        }
+        return out;
+      },
+    };
+  }
+
   private transportError(err: unknown, ep: Endpoint, path: string, timeout: number): UpstreamError {
     const e = err as { name?: string; code?: string };
     const timedOut =
@@ -496,6 +569,8 @@ export class UpstreamClient implements Upstream {
       throw err;
     }
     const started = Date.now();
+    // The account whose wallet pays this call, when the layer can read it (settlement).
+    const payer = this.payerOf(ctx, ep, byAccount);
     let answer: Answer;
     try {
       const res = await this.send(ctx, ep, path, qs, payload, ep.method !== 'GET' && ep.method !== 'DELETE');
@@ -521,6 +596,7 @@ export class UpstreamClient implements Upstream {
       }
       // Never left: no free call used either.
       if (ue.neverSent) await claim.giveBack();
+      if (unknown) await this.keepUnknown(ctx, ep, path, price, started, payer);
       ctx.meter.record(
         { area: ep.area, method: ep.method, path: shownPath(ep, path), status: 0, euro: 0, ms: Date.now() - started, source: 'upstream', ...(unknown ? { atRisk: price } : {}) },
         ep.path,
@@ -535,7 +611,12 @@ export class UpstreamClient implements Upstream {
       await ctx.meter.release(price);
       await charge.giveBack();
     }
-    if (lost) answer.atRisk = price;
+    if (lost) {
+      answer.atRisk = price;
+      await this.keepUnknown(ctx, ep, path, price, started, payer);
+    } else if (paid && price > 0 && payer) {
+      await this.settlements?.countPaid(payer, ep.area, price, Date.now()).catch((err: unknown) => log.warn(`[settlement] paid call not counted: ${(err as Error).message}`));
+    }
     ctx.meter.record(
       {
         area: ep.area,

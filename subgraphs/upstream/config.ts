@@ -21,6 +21,13 @@ export type OpenapiEnv = 'emulator' | 'sandbox' | 'production';
 
 export interface UpstreamConfig {
   env: OpenapiEnv;
+  /**
+   * Settlement of money at risk (`upstream/settlement.ts`): how long after the layer gave up on a
+   * paid call the service may still carry it out and charge it (ms). `OPENAPI_SETTLE_LATE_MS`. @default 60000
+   */
+  settleLateMs?: number;
+  /** How often the settler runs in the background (ms; 0: on demand only). `OPENAPI_SETTLE_EVERY_MS`. @default 30000 */
+  settleEveryMs?: number;
   /** Base URL per area, no trailing slash. */
   baseUrls: Record<Area, string>;
   /** Service token; when absent, callers must send their own bearer token. */
@@ -179,5 +186,7 @@ export function loadUpstreamConfig(env: NodeJS.ProcessEnv, emulatorUrl?: string)
     rateLimits: rateLimitsFor(openapiEnv, env.OPENAPI_RATE_LIMITS),
     rateMaxWaitMs: int(env.OPENAPI_RATE_MAX_WAIT_MS, 5_000),
     pathAliases: bureau && bureau !== CONTRACT_BUREAU_ENDPOINT ? { risk: { [CONTRACT_BUREAU_ENDPOINT]: bureau } } : {},
+    settleLateMs: int(env.OPENAPI_SETTLE_LATE_MS, 60_000),
+    settleEveryMs: int(env.OPENAPI_SETTLE_EVERY_MS, 30_000),
   };
 }
