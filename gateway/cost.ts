@@ -71,7 +71,8 @@ export function replayedCost(original: unknown, source: 'cache' | 'dedup'): Reco
   const calls = o.calls.map((c) => ({ ...c, source, euro: 0, ms: 0, atRisk: undefined }));
   const estimate = (original as { estimate?: unknown } | null)?.estimate ?? { euro: 0, breakdown: [] };
   const saved = (original as { saved?: unknown } | null)?.saved ?? { upstreamCalls: o.upstreamCalls, euro: o.euro };
-  return { ...summarize(calls), saved, answeredFrom: source === 'cache' ? 'response-cache' : 'in-flight', estimate };
+  // An id of its own: nothing of it is at risk, `operationCost` answers zeros for it.
+  return { ...summarize(calls), saved, answeredFrom: source === 'cache' ? 'response-cache' : 'in-flight', estimate, operationId: randomUUID() };
 }
 
 /** The `extensions.cost.estimate` of a response. */
@@ -125,7 +126,7 @@ export function useCost(opts: CostPluginOptions): GatewayPlugin {
       const state: OperationState = { id: randomUUID(), estimate, parts: [] };
       operations.set(ctx, state);
       setLogContext({ operationId: state.id });
-      const zero = { ...summarize([]), estimate: estimateOf(estimate) };
+      const zero = { ...summarize([]), estimate: estimateOf(estimate), operationId: state.id };
       if (wantsEstimateOnly(ctx)) {
         setResultAndStopExecution({ data: null, extensions: { cost: { ...zero, executed: false } } });
         return;

@@ -65,12 +65,16 @@ describe('reconcile', () => {
     expect(out.filter((d) => d.state === 'not_charged')).toHaveLength(1);
   });
 
-  it('leaves a group open when the count does not hold on a wider window, or cannot be', async () => {
+  it('widens the window past a paid call charged in one second and answered in the next', async () => {
     const a = unknown();
-    // A charge just past the window: the wider window counts it, the narrow one does not.
-    const edge = (Math.floor((T0 + 400 + LATE) / 1000) + 2) * 1000;
-    expect(await reconcile({ calls: [a], charges: [charge(edge)], paid: noPaid, lateMs: LATE })).toEqual([]);
-    // More charges than calls (someone else spends from the wallet): nothing decided.
+    const to = Math.floor((T0 + 400 + LATE) / 1000) + 1;
+    // The retry was charged in the window's last second and counted as answered in the next one.
+    const paid = async (_area: string, _price: number, from: number, upTo: number): Promise<number> => (to + 1 >= from && to + 1 <= upTo ? 1 : 0);
+    expect(await reconcile({ calls: [a], charges: [charge(to * 1000 + 900)], paid, lateMs: LATE })).toEqual([{ id: a.id, state: 'not_charged' }]);
+  });
+
+  it('leaves a group open when no count can be: more charges than calls (someone else spends from the wallet)', async () => {
+    const a = unknown();
     expect(await reconcile({ calls: [a], charges: [charge(T0 + 500), charge(T0 + 600)], paid: noPaid, lateMs: LATE })).toEqual([]);
   });
 
@@ -144,5 +148,34 @@ describe('the settler', () => {
   it('sums an operation’s standing', () => {
     const s = operationSettlement('op', [unknown({ price: 0.5, state: 'charged' }), unknown({ price: 15, state: 'not_charged' }), unknown({ price: 0.03 })]);
     expect(s).toMatchObject({ atRisk: 15.53, charged: 0.5, notCharged: 15, open: 0.03, settled: false });
+  });
+});
+
+describe('the settler, again', () => {
+  it('reads the history again only when a call not yet reconciled is ready', async () => {
+    let now = T0;
+    const store = new MemorySettlementStore(() => now);
+    let reads = 0;
+    // Two charges for one call: undecidable, stays open.
+    const settler = new Settler(
+      store,
+      {
+        account: 'acct',
+        chargesSince: async () => {
+          reads++;
+          return [charge(T0 + 500), charge(T0 + 600)];
+        },
+      },
+      { lateMs: LATE, now: () => now },
+    );
+    await store.add(unknown());
+    now += 10_000;
+    expect(await settler.settleNow()).toMatchObject({ open: 1 });
+    expect(await settler.settleNow()).toMatchObject({ open: 1 });
+    expect(reads).toBe(1);
+    await store.add(unknown({ sentAt: now, endedAt: now + 400 }));
+    now += 10_000;
+    await settler.settleNow();
+    expect(reads).toBe(2);
   });
 });

@@ -12,8 +12,9 @@
  * may still have charged it, `lateMs` after the layer gave up), the wallet's charges of that amount
  * in the window, less the calls of that account, area and price the layer saw answered and paid in
  * the same window (counted per second by `countPaid`), is the number of unknown calls that were
- * charged. The count is checked on a wider window too; when the two disagree (a paid call at the
- * window's edge) the calls stay open for the next pass. When 0 < charged < unknown, the earliest
+ * charged. A paid call charged in one second and answered in the next miscounts at a window's
+ * edge: the window is widened a second at a time until two widths agree (else the calls stay open,
+ * and are told apart from those the history can still settle). When 0 < charged < unknown, the earliest
  * are taken as charged: the euro is exact, which call of the group paid is not told by the wallet.
  *
  * Only calls made with a token of the account whose credentials the layer holds can be settled this
@@ -186,6 +187,9 @@ export interface ReconcileInput {
   lateMs: number;
 }
 
+/** Seconds a group's window is widened at most, on each side, to find a count that holds. */
+export const MAX_WIDEN_S = 4;
+
 /** The seconds during which the service may have charged `call`. */
 export const windowOf = (call: UnknownCall, lateMs: number): [number, number] => [Math.floor(call.sentAt / 1000) - 1, Math.floor((call.endedAt + lateMs) / 1000) + 1];
 
@@ -211,7 +215,8 @@ export async function reconcile(input: ReconcileInput): Promise<Decision[]> {
     const clusters: UnknownCall[][] = [];
     for (const c of group) {
       const [from, to] = windowOf(c, input.lateMs);
-      if (cluster.length > 0 && from > end) {
+      // Windows closer than their widenings join: a widened window never reaches another group's calls.
+      if (cluster.length > 0 && from > end + 2 * MAX_WIDEN_S) {
         clusters.push(cluster);
         cluster = [];
       }
@@ -229,8 +234,16 @@ export async function reconcile(input: ReconcileInput): Promise<Decision[]> {
         ).length;
         return n - (await input.paid(area, price, f, t));
       };
-      const c = await charged(from, to);
-      if (c !== (await charged(from - 2, to + 2)) || c < 0 || c > cl.length) continue;
+      // A paid call charged in one second and answered in the next, at a window's edge, miscounts
+      // it: the first widening whose count the next widening confirms is taken.
+      const counts: number[] = [];
+      for (let k = 0; k <= MAX_WIDEN_S; k++) counts.push(await charged(from - k, to + k));
+      const k = counts.findIndex((n, i) => i < MAX_WIDEN_S && n === counts[i + 1] && n >= 0 && n <= cl.length);
+      if (k < 0) {
+        log.info(`[settlement] left open: ${cl.length} call(s) of ${area} at €${price} in ${from}..${to} s, counted ${counts.join(', ')} on wider windows`);
+        continue;
+      }
+      const c = counts[k];
       cl.forEach((call, i) => out.push({ id: call.id, state: i < c ? 'charged' : 'not_charged' }));
     }
   }
@@ -308,6 +321,11 @@ export class Settler {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<SettlementRun> | null = null;
   private readonly listeners = new Set<(call: UnknownCall) => void>();
+  /**
+   * Ready calls this process has reconciled already and left open: their windows are past, so the
+   * history cannot tell more of them; a pass with none but these reads nothing.
+   */
+  private readonly tried = new Set<string>();
   /** Calls settled by this process, by tenant (`settledTopic`): the account area's subscription. */
   readonly events = new MemoryEventBus<UnknownCall>({ maxLatest: 1000 });
 
@@ -329,7 +347,7 @@ export class Settler {
 
   /** Whether the service can no longer charge `call` (its window is over). */
   private ready(call: UnknownCall): boolean {
-    return this.now() >= (windowOf(call, this.lateMs)[1] + 3) * 1000;
+    return this.now() >= (windowOf(call, this.lateMs)[1] + MAX_WIDEN_S + 2) * 1000;
   }
 
   /** One pass: settles every ready call the wallet tells; one pass at a time (a call meanwhile joins it). */
@@ -343,8 +361,8 @@ export class Settler {
     const wallet = this.wallet;
     const ready = wallet ? open.filter((c) => c.account === wallet.account && this.ready(c)) : [];
     const settled: UnknownCall[] = [];
-    if (wallet && ready.length > 0) {
-      const since = Math.min(...ready.map((c) => windowOf(c, this.lateMs)[0] - 3)) * 1000;
+    if (wallet && ready.some((c) => !this.tried.has(c.id))) {
+      const since = Math.min(...ready.map((c) => windowOf(c, this.lateMs)[0] - MAX_WIDEN_S - 1)) * 1000;
       const charges = await wallet.chargesSince(since);
       const decisions = await reconcile({
         calls: ready,
@@ -352,6 +370,8 @@ export class Settler {
         paid: (area, price, from, to) => this.store.paidBetween(wallet.account, area, price, from, to),
         lateMs: this.lateMs,
       });
+      if (this.tried.size > 100_000) this.tried.clear();
+      for (const c of ready) this.tried.add(c.id);
       for (const d of decisions) {
         const s = await this.store.settle(d.id, { state: d.state, basis: 'wallet', at: this.now() });
         if (!s) continue;
