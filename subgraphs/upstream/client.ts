@@ -56,6 +56,12 @@ const PENDING_RESUME_MS = 10 * 60_000;
  * delivery instead of buying it again.
  */
 const ORDERED = '?ordered';
+/**
+ * The pending mark of a slow dataset's GET sent and not answered yet (set before sending, cleared
+ * on a definite answer): kept after a no-answer (timeout, reset, 502/504), when the GET may have
+ * bought the dataset, so that no process buys it again while it stands (`PENDING_RESUME_MS`).
+ */
+const SENT = '?sent';
 /** A pending mark of an order (`buySlow`) names the order's tag beside the request id: `<id> <tag>`. */
 const markOf = (id: string, tag: string): string => `${id} ${tag}`;
 const idOfMark = (mark: string): string => mark.split(' ')[0] ?? mark;
@@ -658,6 +664,20 @@ export class UpstreamClient implements Upstream {
     if (pendingKey && ep.slow) {
       const stored = await this.pending.get(pendingKey);
       const resumed = stored ? { id: idOfMark(stored.id) } : undefined;
+      if (resumed?.id === SENT) {
+        // Sent before (here, by a replica, or before a restart) and not answered: perhaps bought.
+        const err = new UpstreamError(
+          'pending',
+          'this dataset was bought by a GET that got no answer; it is not bought again for now',
+          ep.area,
+          endpointOf(path),
+          0,
+          null,
+          PENDING_RESUME_MS / 1000,
+        );
+        err.markedUnknown = true;
+        throw err;
+      }
       if (resumed?.id === ORDERED) {
         // Ordered another way, no request id known: its delivery, else the id once known.
         const got = await this.awaitOrdered(ep, path, pendingKey);
@@ -669,6 +689,10 @@ export class UpstreamClient implements Upstream {
     // A slow GET sent and not answered (timeout, reset, 502/504) may have bought the dataset, its
     // request id unknown: sent again, it would be bought twice. Only a sure failure is retried.
     const retryIf = ep.slow ? (err: UpstreamError): boolean => !mayHaveBeenCarriedOut(err) : undefined;
+    // A slow GET that buys is marked sent before it leaves: durable, seen by every replica and after
+    // a restart; cleared on a definite answer, kept when none came.
+    const marked = pendingKey !== undefined && ep.slow === true && ep.method === 'GET' && payload === undefined;
+    if (marked) await this.pending.set(pendingKey, SENT, PENDING_RESUME_MS);
     const outcome = await this.withRetries(
       retries,
       async (): Promise<{ slow: Answer } | { data: unknown }> => {
@@ -684,8 +708,14 @@ export class UpstreamClient implements Upstream {
         return { data: ep.decode === 'raw' ? decoded.body : decoded.data };
       },
       retryIf,
-    );
-    if ('data' in outcome) return outcome.data;
+    ).catch(async (err: unknown) => {
+      if (marked && !mayHaveBeenCarriedOut(err)) await this.pending.delete(pendingKey).catch(() => undefined);
+      throw err;
+    });
+    if ('data' in outcome) {
+      if (marked) await this.pending.delete(pendingKey).catch(() => undefined);
+      return outcome.data;
+    }
     // Paid: from here on the original GET is never repeated, only the (free) polls are.
     const pendingId = slowRequestId(outcome.slow);
     if (!pendingId) throw new UpstreamError('decode', '302 without a request id', ep.area, endpointOf(path), 302);
