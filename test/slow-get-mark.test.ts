@@ -13,6 +13,7 @@ import type { Endpoint } from '../subgraphs/upstream/endpoint.ts';
 import { UpstreamError } from '../subgraphs/upstream/errors.ts';
 import { tenantOf } from '../subgraphs/upstream/tenant.ts';
 import { upstreamToGraphQL } from '../subgraphs/runtime/errors.ts';
+import { MemorySettlementStore } from '../subgraphs/upstream/settlement.ts';
 import { json, startStub, type Stub } from './support/stub.ts';
 
 const AML: Endpoint = { area: 'company', method: 'GET', path: '/IT-aml/{id}', slow: true, ttl: 60 };
@@ -86,6 +87,41 @@ describe('the sent mark of a slow GET', () => {
     expect(pending.marks.size).toBe(0);
     const ctx = ctxFor();
     expect(await b.call(ctx, AML, { params: { id: '1' } })).toEqual({ rae: 'x' });
+    expect(ctx.meter.summary().euro).toBe(0.9);
+  });
+
+  it('goes when the purchase is settled as never charged: the next read buys', async () => {
+    const pending = new SeenPending(100);
+    let now = Date.now();
+    let amlCalls = 0;
+    stub = await startStub((req, res) => {
+      if (req.path.startsWith('/wallet/transactions')) return json(res, 200, { data: [] });
+      amlCalls++;
+      if (amlCalls === 1) res.socket?.destroy();
+      else json(res, 200, ok({ rae: 'x' }));
+    });
+    const client = new UpstreamClient(
+      loadUpstreamConfig({
+        OPENAPI_ENV: 'sandbox',
+        OPENAPI_COMPANY_URL: stub.url,
+        OPENAPI_OAUTH_URL: stub.url,
+        OPENAPI_EMAIL: 'owner@example.com',
+        OPENAPI_APIKEY: 'key-0123456789',
+        OPENAPI_TOKEN: 'tok-a',
+        OPENAPI_RETRY_BASE_MS: '5',
+        OPENAPI_SETTLE_LATE_MS: '100',
+      }),
+      { pending, settlements: new MemorySettlementStore(() => now), clock: () => now },
+    );
+    clients.push(client);
+    await expect(client.call(ctxFor(), AML, { params: { id: '1' } })).rejects.toMatchObject({ atRisk: 0.9 });
+    await expect(client.call(ctxFor(), AML, { params: { id: '1' } })).rejects.toMatchObject({ markedUnknown: true });
+    now += 60_000;
+    // The wallet shows no charge: never carried out.
+    expect(await client.settler!.settleNow()).toMatchObject({ notCharged: 1, notChargedEuro: 0.9, open: 0 });
+    expect(pending.marks.size).toBe(0);
+    const ctx = ctxFor();
+    expect(await client.call(ctx, AML, { params: { id: '1' } })).toEqual({ rae: 'x' });
     expect(ctx.meter.summary().euro).toBe(0.9);
   });
 });

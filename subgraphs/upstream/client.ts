@@ -169,6 +169,10 @@ export class UpstreamClient implements Upstream {
     this.settler = s.settlements
       ? new Settler(s.settlements, email ? this.walletHistory(tenantOf(`account:${email.toLowerCase()}`)) : null, { lateMs: config.settleLateMs, now: s.clock })
       : null;
+    // A slow GET settled as never charged bought nothing: its sent mark goes, the next read may buy.
+    this.settler?.onSettled(async (call) => {
+      if (call.state === 'not_charged' && call.pendingKey) await this.clearSent(call.pendingKey);
+    });
     this.agent = new Agent({
       keepAliveTimeout: 30_000,
       keepAliveMaxTimeout: 120_000,
@@ -489,12 +493,13 @@ export class UpstreamClient implements Upstream {
   private payerOf(ctx: CallContext, ep: Endpoint, byAccount: boolean): string | null {
     const account = this.accountFreeTiers?.tenant ?? (this.config.accountCredentials ? tenantOf(`account:${this.config.accountCredentials.email.toLowerCase()}`) : null);
     if (!account || !this.settlements) return null;
-    if (byAccount || ep.auth === 'basic') return account;
+    // The account's own calls, a token it owns, or the layer's managed token (kept under the account's tenant).
+    if (byAccount || ep.auth === 'basic' || ctx.auth.tenant === account) return account;
     return this.config.serviceToken !== null && ctx.auth.token === this.config.serviceToken ? account : null;
   }
 
   /** Keeps a paid call whose outcome is unknown, to be settled later (`settlement.ts`). */
-  private async keepUnknown(ctx: CallContext, ep: Endpoint, path: string, price: number, sentAt: number, payer: string | null): Promise<void> {
+  private async keepUnknown(ctx: CallContext, ep: Endpoint, path: string, price: number, sentAt: number, payer: string | null, sentMark?: string): Promise<void> {
     if (!this.settlements || price <= 0) return;
     await this.settlements
       .add({
@@ -509,6 +514,7 @@ export class UpstreamClient implements Upstream {
         sentAt,
         endedAt: Date.now(),
         state: 'open',
+        ...(sentMark !== undefined ? { pendingKey: sentMark } : {}),
       })
       .catch((err: unknown) => log.warn(`[settlement] unknown outcome not kept: ${(err as Error).message}`));
   }
@@ -546,7 +552,7 @@ export class UpstreamClient implements Upstream {
   }
 
   /** One attempt: wait for the rate, send, read, meter. */
-  private async attempt(ctx: CallContext, ep: Endpoint, path: string, qs: string, payload: Payload | undefined): Promise<Answer> {
+  private async attempt(ctx: CallContext, ep: Endpoint, path: string, qs: string, payload: Payload | undefined, sentMark?: string): Promise<Answer> {
     // Held, not hit: queued until the area's rate allows it, or refused here (RATE_LIMITED, never sent).
     await this.limiter.take({ area: ep.area, method: ep.method, path, tenant: ctx.auth.tenant }, this.closing.signal);
     // Inside the endpoint's free tier (counted per tenant on the shared ledger), the call costs nothing.
@@ -602,7 +608,7 @@ export class UpstreamClient implements Upstream {
       }
       // Never left: no free call used either.
       if (ue.neverSent) await claim.giveBack();
-      if (unknown) await this.keepUnknown(ctx, ep, path, price, started, payer);
+      if (unknown) await this.keepUnknown(ctx, ep, path, price, started, payer, sentMark);
       ctx.meter.record(
         { area: ep.area, method: ep.method, path: shownPath(ep, path), status: 0, euro: 0, ms: Date.now() - started, source: 'upstream', ...(unknown ? { atRisk: price } : {}) },
         ep.path,
@@ -619,7 +625,7 @@ export class UpstreamClient implements Upstream {
     }
     if (lost) {
       answer.atRisk = price;
-      await this.keepUnknown(ctx, ep, path, price, started, payer);
+      await this.keepUnknown(ctx, ep, path, price, started, payer, sentMark);
     } else if (paid && price > 0 && payer) {
       await this.settlements?.countPaid(payer, ep.area, price, Date.now()).catch((err: unknown) => log.warn(`[settlement] paid call not counted: ${(err as Error).message}`));
     }
@@ -637,6 +643,16 @@ export class UpstreamClient implements Upstream {
       ep.path,
     );
     return answer;
+  }
+
+  /** Drops the sent mark of `key` (a slow GET's purchase settled as never charged), if it is still that mark. */
+  private async clearSent(key: string): Promise<void> {
+    try {
+      const mark = await this.pending.get(key);
+      if (mark && idOfMark(mark.id) === SENT) await this.pending.delete(key);
+    } catch (err) {
+      log.warn(`[settlement] sent mark not cleared: ${(err as Error).message}`);
+    }
   }
 
   /** Runs `fn`, again on retryable failures (`retries` times at most), with back-off and `Retry-After`. */
@@ -696,7 +712,7 @@ export class UpstreamClient implements Upstream {
     const outcome = await this.withRetries(
       retries,
       async (): Promise<{ slow: Answer } | { data: unknown }> => {
-        const answer = await this.attempt(ctx, ep, path, qs, payload);
+        const answer = await this.attempt(ctx, ep, path, qs, payload, marked ? pendingKey : undefined);
         if (answer.status === 302 && ep.slow) return { slow: answer };
         let decoded;
         try {

@@ -55,6 +55,8 @@ export interface UnknownCall {
   /** When the layer gave up on it (ms). */
   endedAt: number;
   state: SettlementState;
+  /** The sent mark of a slow GET's purchase (its cache key), cleared when settled as never charged. */
+  pendingKey?: string;
   /** What settled it (`wallet`), when settled. */
   basis?: string;
   settledAt?: number;
@@ -311,8 +313,8 @@ export interface SettlerOptions {
   now?: () => number;
   /** Open calls looked at per pass. @default 1000 */
   batch?: number;
-  /** Told of every call settled (the account area's subscription). */
-  onSettled?: (call: UnknownCall) => void;
+  /** Told of every call settled (a pass waits for it). */
+  onSettled?: (call: UnknownCall) => void | Promise<void>;
 }
 
 export class Settler {
@@ -320,7 +322,7 @@ export class Settler {
   private readonly now: () => number;
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<SettlementRun> | null = null;
-  private readonly listeners = new Set<(call: UnknownCall) => void>();
+  private readonly listeners = new Set<(call: UnknownCall) => void | Promise<void>>();
   /**
    * Ready calls this process has reconciled already and left open: their windows are past, so the
    * history cannot tell more of them; a pass with none but these reads nothing.
@@ -339,8 +341,8 @@ export class Settler {
     if (opts.onSettled) this.listeners.add(opts.onSettled);
   }
 
-  /** Calls `fn` with every call settled from now on; returns the way to stop. */
-  onSettled(fn: (call: UnknownCall) => void): () => void {
+  /** Calls `fn` with every call settled from now on (a pass waits for it); returns the way to stop. */
+  onSettled(fn: (call: UnknownCall) => void | Promise<void>): () => void {
     this.listeners.add(fn);
     return () => this.listeners.delete(fn);
   }
@@ -380,7 +382,7 @@ export class Settler {
         await this.events.publish(settledTopic(s.tenant), s);
         for (const fn of this.listeners) {
           try {
-            fn(s);
+            await fn(s);
           } catch (err) {
             log.warn(`[settlement] listener failed: ${(err as Error).message}`);
           }
