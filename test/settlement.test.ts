@@ -25,7 +25,8 @@ const unknown = (over: Partial<UnknownCall> = {}): UnknownCall => ({
   state: 'open',
   ...over,
 });
-const charge = (atMs: number, euro = 0.5, area: WalletCharge['area'] = 'risk'): WalletCharge => ({ at: atMs, euro, area });
+let txn = 0;
+const charge = (atMs: number, euro = 0.5, area: WalletCharge['area'] = 'risk'): WalletCharge => ({ id: `txn_${++txn}`, at: atMs, euro, area });
 const noPaid = async (): Promise<number> => 0;
 
 describe('reconcile', () => {
@@ -87,8 +88,8 @@ describe('reconcile', () => {
         { id: 'txn_4', amount: -1, createdAt: 'garbage' },
       ]),
     ).toEqual([
-      { at: T0 + 1000, euro: 0.5, area: 'risk' },
-      { at: T0 + 2000, euro: 15, area: null },
+      { id: 'txn_2', at: T0 + 1000, euro: 0.5, area: 'risk' },
+      { id: 'txn_3', at: T0 + 2000, euro: 15, area: null },
     ]);
   });
 });

@@ -525,15 +525,17 @@ export class UpstreamClient implements Upstream {
       account,
       chargesSince: async (since: number): Promise<WalletCharge[]> => {
         const ctx: CallContext = { auth: { token: '', tenant: account }, meter: new CostMeter() };
-        const out: WalletCharge[] = [];
+        // By id: a charge made while the pages are read shifts them, and one may be read twice.
+        const out = new Map<string, WalletCharge>();
         for (let page = 0; page < MAX_HISTORY_PAGES; page++) {
           const items = await this.call<unknown>(ctx, WALLET_TRANSACTIONS, { query: { limit: 100, skip: page * 100 } });
           const list = Array.isArray(items) ? items : [];
-          out.push(...chargesOf(list).filter((c) => c.at >= since));
+          for (const c of chargesOf(list)) if (c.at >= since) out.set(c.id, c);
           const oldest = list.length > 0 ? Date.parse(String((list[list.length - 1] as { createdAt?: unknown }).createdAt)) : NaN;
-          if (list.length < 100 || !(oldest >= since)) break;
+          if (list.length < 100 || !(oldest >= since)) return [...out.values()];
         }
-        return out;
+        // Not read back far enough: counting on part of the history would settle charged calls as not.
+        throw new Error(`the wallet history holds more than ${MAX_HISTORY_PAGES * 100} transactions since the oldest call to settle`);
       },
     };
   }

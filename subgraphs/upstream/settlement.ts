@@ -144,6 +144,8 @@ export const paidKey = (account: string, area: Area, price: number, sec: number)
 
 /** One charge of the wallet, as its history tells it. */
 export interface WalletCharge {
+  /** The transaction's id. */
+  id: string;
   /** When (ms; the history has seconds). */
   at: number;
   /** Euro charged (positive). */
@@ -158,11 +160,16 @@ export function chargesOf(transactions: unknown): WalletCharge[] {
   const out: WalletCharge[] = [];
   for (const t of transactions) {
     if (typeof t !== 'object' || t === null) continue;
-    const { amount, createdAt, description } = t as { amount?: unknown; createdAt?: unknown; description?: unknown };
+    const { id, amount, createdAt, description } = t as { id?: unknown; amount?: unknown; createdAt?: unknown; description?: unknown };
     if (typeof amount !== 'number' || amount >= 0 || typeof createdAt !== 'string') continue;
     const at = Date.parse(createdAt);
     if (!Number.isFinite(at)) continue;
-    out.push({ at, euro: -amount, area: areaOfDescription(typeof description === 'string' ? description : '') });
+    out.push({
+      id: typeof id === 'string' || typeof id === 'number' ? String(id) : `${createdAt}|${out.length}`,
+      at,
+      euro: -amount,
+      area: areaOfDescription(typeof description === 'string' ? description : ''),
+    });
   }
   return out;
 }
