@@ -113,7 +113,8 @@ export function replayedCost(original: unknown, source: 'cache' | 'dedup'): Reco
   const calls = o.calls.map((c) => ({ ...c, source, euro: 0, ms: 0, atRisk: undefined }));
   const estimate = (original as { estimate?: unknown } | null)?.estimate ?? { euro: 0, breakdown: [] };
   const saved = (original as { saved?: unknown } | null)?.saved ?? { upstreamCalls: o.upstreamCalls, euro: o.euro };
-  return { ...summarize(calls), saved, answeredFrom: source === 'cache' ? 'response-cache' : 'in-flight', estimate };
+  // An id of its own: nothing of it is at risk, `operationCost` answers zeros for it.
+  return { ...summarize(calls), saved, answeredFrom: source === 'cache' ? 'response-cache' : 'in-flight', estimate, operationId: randomUUID() };
 }
 
 /** The `extensions.cost.estimate` of a response. */
@@ -194,7 +195,7 @@ export function useCost(opts: CostPluginOptions): GatewayPlugin {
       const state: OperationState = { id: randomUUID(), estimate, parts: [] };
       operations.set(ctx, state);
       setLogContext({ operationId: state.id });
-      const zero = { ...summarize([]), estimate: estimateOf(estimate) };
+      const zero = { ...summarize([]), estimate: estimateOf(estimate), operationId: state.id };
       if (wantsEstimateOnly(ctx)) {
         const cachedAnswer = opts.cachedAnswer;
         if (!cachedAnswer) {
@@ -224,10 +225,10 @@ export function useCost(opts: CostPluginOptions): GatewayPlugin {
           if (Symbol.asyncIterator in result) {
             // Incremental delivery (`@defer`, `@stream`): every payload says what the operation
             // has spent so far, the last one the whole (`withRunningCost`).
-            setResult(withRunningCost(result, () => withCost({}, { ...mergeSummaries(state.parts), estimate: estimateOf(estimate) }).extensions ?? {}));
+            setResult(withRunningCost(result, () => withCost({}, { ...mergeSummaries(state.parts), estimate: estimateOf(estimate), operationId: state.id }).extensions ?? {}));
             return;
           }
-          setResult(withCost(result, { ...mergeSummaries(state.parts), estimate: estimateOf(estimate) }));
+          setResult(withCost(result, { ...mergeSummaries(state.parts), estimate: estimateOf(estimate), operationId: state.id }));
         },
       };
     },

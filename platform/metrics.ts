@@ -67,6 +67,32 @@ export const upstreamAtRisk = once(
     }),
 );
 
+export const settledEuro = once(
+  'openapi_settled_euro_total',
+  () =>
+    new Counter({
+      name: 'openapi_settled_euro_total',
+      help: "Euro of calls whose outcome was unknown, settled later from the account's wallet history: charged or not_charged",
+      labelNames: ['outcome'] as const,
+    }),
+);
+
+export const settledCalls = once(
+  'openapi_settled_calls_total',
+  () =>
+    new Counter({
+      name: 'openapi_settled_calls_total',
+      help: "Calls whose outcome was unknown, settled later from the account's wallet history: charged or not_charged",
+      labelNames: ['outcome'] as const,
+    }),
+);
+
+/** Counts one call settled (`upstream/settlement.ts`). */
+export function countSettled(outcome: 'charged' | 'not_charged', euro: number): void {
+  settledCalls.inc({ outcome });
+  if (euro > 0) settledEuro.inc({ outcome }, euro);
+}
+
 export const upstreamDuration = once(
   'openapi_upstream_call_duration_seconds',
   () =>

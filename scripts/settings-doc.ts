@@ -1,6 +1,6 @@
 /**
  * Writes `docs/configuration.md`, the reference of every setting, from the schema in
- * `platform/settings.ts` (`npm run settings-doc`; `npm run codegen` runs it too). A test fails when
+ * `platform/settings.ts` (`npm run settings-doc`, after a change to the schema). A test fails when
  * the checked-in page drifts from the schema (`test/settings.test.ts`).
  */
 import { writeFileSync } from 'node:fs';
@@ -38,7 +38,7 @@ export function renderConfiguration(): string {
   const out: string[] = [
     '# Configuration',
     '',
-    '<!-- Generated from platform/settings.ts by `npm run settings-doc` (part of `npm run codegen`): do not edit by hand. -->',
+    '<!-- Generated from platform/settings.ts by `npm run settings-doc`: do not edit by hand. -->',
     '',
     `Every setting the layer, the gateway and the emulator read: ${entries.length} environment variables.`,
     'Each process parses them once, at its start, into one typed object (`platform/settings.ts`); nothing',

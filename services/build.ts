@@ -253,6 +253,8 @@ export async function startSubgraphsFromEnv(opts: SubgraphsFromEnvOptions): Prom
     config.env === 'emulator' && !config.accountCredentials ? { ...config, accountCredentials: { email: env.EMULATOR_EMAIL, apikey: env.EMULATOR_APIKEY } } : config,
     stores,
   );
+  // Money at risk is settled in the background from the account's wallet history (and on demand).
+  upstream.settler?.start(config.settleEveryMs ?? 30_000);
   // With the account's credentials and no service token, the layer mints its own and renews it.
   const managed = managedTokenFor(env, config, names, upstream, opts.clock);
   try {

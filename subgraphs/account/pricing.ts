@@ -24,6 +24,8 @@ export const accountPricing: PricingTable = {
     'Mutation.createToken': one(OAUTH.createToken),
     'Mutation.updateToken': one(OAUTH.updateToken),
     'Mutation.deleteToken': one(OAUTH.deleteToken),
+    // reads the wallet history (a page; more only when the calls to settle go back further)
+    'Mutation.settleCosts': one(OAUTH.transactions),
     // reads the token (for its refresh token), then rotates it
     'Mutation.rotateToken': { euro: () => endpointPrice(OAUTH.token) + endpointPrice(OAUTH.rotateToken) },
   },

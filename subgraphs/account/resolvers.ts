@@ -19,6 +19,7 @@ import { float as num } from '../upstream/coerce.ts';
 import { REDACTED_HEADER } from '../runtime/tracking/store.ts';
 import { spendingValue } from './spending.ts';
 import { periodOf } from '../../contract/prices.ts';
+import { costSettled, operationCost, settleCosts } from './settlement.ts';
 
 const int = (v: unknown): number | null => {
   const n = num(v);
@@ -257,6 +258,12 @@ export function createResolvers(opts: AccountOptions): Resolvers {
         const today = periodOf('day', Date.now());
         return spendingValue(ctx.auth.tenant, s ?? { today, month: today.slice(0, 7), dayCommitted: 0, rows: [] }, s?.limits ?? { operation: null, day: null });
       },
+      operationCost: (_, { id }, ctx) => operationCost(ctx, id),
+    },
+    Subscription: {
+      costSettled: {
+        subscribe: (_, { operationId }, ctx) => costSettled(ctx, operationId ?? null),
+      },
     },
     Account: {
       email: (_, __, ctx) => ctx.upstream.config.accountCredentials?.email ?? '',
@@ -343,6 +350,10 @@ export function createResolvers(opts: AccountOptions): Resolvers {
       },
     },
     Mutation: {
+      settleCosts: (_, __, ctx) => {
+        guard(ctx, opts);
+        return settleCosts(ctx);
+      },
       createToken: async (_, { input }, ctx) => {
         guard(ctx, opts);
         const scopes = scopesArg(ctx, opts.servedAreas, input.scopes, 'scopes');

@@ -34,6 +34,8 @@ export function upstreamToGraphQL(err: UpstreamError, path?: ReadonlyArray<strin
         message: err.message,
       },
       ...(err.retryAfter !== null ? { retryAfter: err.retryAfter } : {}),
+      // A paid call sent without an answer (or the same purchase, not sent again while one is): charged or not is unknown.
+      ...(err.outcomeUnknown || err.markedUnknown ? { outcome: 'unknown', ...(err.atRisk > 0 ? { atRisk: err.atRisk } : {}) } : {}),
     },
   });
 }

@@ -17,7 +17,7 @@ import { Agent, request, errors as undiciErrors } from 'undici';
 import type { CallContext, CallOptions, Download, QueryValue, SlowVariant, Upstream } from './upstream.ts';
 import { InFlight, MemoryCacheStore, MemoryInFlightMarkers, MemoryPendingStore, type CacheStore, type InFlightMarkers, type PendingStore } from './cache.ts';
 import { upstreamPath, type UpstreamConfig } from './config.ts';
-import { CostLimitError } from './cost.ts';
+import { CostLimitError, CostMeter } from './cost.ts';
 import { decodeEnvelope, parseRetryAfter, type RawAnswer } from './envelope.ts';
 import { fillPath, shownPath, type Endpoint } from './endpoint.ts';
 import type { FreeTierCounter } from './cost.ts';
@@ -29,6 +29,7 @@ import { sleep } from './sleep.ts';
 import { announceChange } from '../../platform/changes.ts';
 import { endpointOf, priceOf } from '../../contract/prices.ts';
 import { log } from '../../platform/log.ts';
+import { chargesOf, newUnknownCallId, Settler, type SettlementStore, type WalletCharge, type WalletHistory } from './settlement.ts';
 
 export type { CallContext, CallOptions, Download, QueryValue, SlowVariant } from './upstream.ts';
 
@@ -55,6 +56,12 @@ const PENDING_RESUME_MS = 10 * 60_000;
  * delivery instead of buying it again.
  */
 const ORDERED = '?ordered';
+/**
+ * The pending mark of a slow dataset's GET sent and not answered yet (set before sending, cleared
+ * on a definite answer): kept after a no-answer (timeout, reset, 502/504), when the GET may have
+ * bought the dataset, so that no process buys it again while it stands (`PENDING_RESUME_MS`).
+ */
+const SENT = '?sent';
 /** A pending mark of an order (`buySlow`) names the order's tag beside the request id: `<id> <tag>`. */
 const markOf = (id: string, tag: string): string => `${id} ${tag}`;
 const idOfMark = (mark: string): string => mark.split(' ')[0] ?? mark;
@@ -91,7 +98,19 @@ export interface UpstreamClientStores {
   ledger?: CostLedger;
   /** The precheck guard's knowledge of an account (by its tenant), shared by replicas. @default one process's memory */
   guard?: (account: string) => GuardStore;
+  /**
+   * Paid calls whose outcome is unknown, kept to be settled later from the account's wallet history
+   * (`settlement.ts`). @default none kept (nothing is settled)
+   */
+  settlements?: SettlementStore;
+  /** The clock of the settler. @default Date.now */
+  clock?: () => number;
 }
+
+/** The account's wallet history (authorization area, HTTP Basic). */
+const WALLET_TRANSACTIONS: Endpoint = { area: 'oauth', method: 'GET', path: '/wallet/transactions', auth: 'basic' };
+/** Pages of the wallet history read per settlement pass, at most. */
+const MAX_HISTORY_PAGES = 50;
 
 const isCacheStore = (s: UpstreamClientStores | CacheStore): s is CacheStore => typeof (s as Partial<CacheStore>).get === 'function';
 
@@ -122,6 +141,10 @@ export class UpstreamClient implements Upstream {
   private readonly limiter: RateLimiter;
   /** Where the account's own calls (HTTP Basic) count against their free tiers: the account's tenant. */
   private readonly accountFreeTiers: FreeTierCounter | null;
+  /** Where unknown outcomes are kept for settlement, and paid calls counted; null: not kept. */
+  private readonly settlements: SettlementStore | null;
+  /** Settles unknown outcomes from the account's wallet history (`settlement.ts`); null without a store. */
+  readonly settler: Settler | null;
 
   /**
    * @param stores the shared state (see `upstreamStores` in `stores.ts`); a bare `CacheStore` is
@@ -142,6 +165,14 @@ export class UpstreamClient implements Upstream {
     const email = config.accountCredentials?.email;
     this.guard = config.precheck && email ? new AccountGuard(this, config.env, s.guard ? { store: s.guard(tenantOf(`account:${email.toLowerCase()}`)) } : {}) : null;
     this.accountFreeTiers = s.ledger && email ? { ledger: s.ledger, tenant: tenantOf(`account:${email.toLowerCase()}`) } : null;
+    this.settlements = s.settlements ?? null;
+    this.settler = s.settlements
+      ? new Settler(s.settlements, email ? this.walletHistory(tenantOf(`account:${email.toLowerCase()}`)) : null, { lateMs: config.settleLateMs, now: s.clock })
+      : null;
+    // A slow GET settled as never charged bought nothing: its sent mark goes, the next read may buy.
+    this.settler?.onSettled(async (call) => {
+      if (call.state === 'not_charged' && call.pendingKey) await this.clearSent(call.pendingKey);
+    });
     this.agent = new Agent({
       keepAliveTimeout: 30_000,
       keepAliveMaxTimeout: 120_000,
@@ -367,6 +398,7 @@ export class UpstreamClient implements Upstream {
 
   /** Stops: waits and polls end at once, requests in flight are aborted, connections closed. */
   async close(): Promise<void> {
+    this.settler?.stop();
     this.closing.abort(new UpstreamError('network', 'the upstream client is shutting down', 'company', 'close', 0));
     await this.agent.destroy();
   }
@@ -453,6 +485,61 @@ export class UpstreamClient implements Upstream {
     return { signal: ac.signal, done };
   }
 
+  /**
+   * The account (its tenant) whose wallet pays a call and whose history the layer can read: the
+   * account's own calls, a token the account owns (precheck), or the service token with the
+   * account's credentials; else null (a caller's own token: its wallet cannot be read).
+   */
+  private payerOf(ctx: CallContext, ep: Endpoint, byAccount: boolean): string | null {
+    const account = this.accountFreeTiers?.tenant ?? (this.config.accountCredentials ? tenantOf(`account:${this.config.accountCredentials.email.toLowerCase()}`) : null);
+    if (!account || !this.settlements) return null;
+    // The account's own calls, a token it owns, or the layer's managed token (kept under the account's tenant).
+    if (byAccount || ep.auth === 'basic' || ctx.auth.tenant === account) return account;
+    return this.config.serviceToken !== null && ctx.auth.token === this.config.serviceToken ? account : null;
+  }
+
+  /** Keeps a paid call whose outcome is unknown, to be settled later (`settlement.ts`). */
+  private async keepUnknown(ctx: CallContext, ep: Endpoint, path: string, price: number, sentAt: number, payer: string | null, sentMark?: string): Promise<void> {
+    if (!this.settlements || price <= 0) return;
+    await this.settlements
+      .add({
+        id: newUnknownCallId(),
+        operationId: ctx.meter.operationId ?? 'unknown',
+        tenant: ctx.auth.tenant,
+        account: payer,
+        area: ep.area,
+        method: ep.method,
+        path: shownPath(ep, path),
+        price,
+        sentAt,
+        endedAt: Date.now(),
+        state: 'open',
+        ...(sentMark !== undefined ? { pendingKey: sentMark } : {}),
+      })
+      .catch((err: unknown) => log.warn(`[settlement] unknown outcome not kept: ${(err as Error).message}`));
+  }
+
+  /** The account's wallet history, read page by page (newest first) back to `since`. */
+  private walletHistory(account: string): WalletHistory {
+    return {
+      account,
+      chargesSince: async (since: number): Promise<WalletCharge[]> => {
+        const ctx: CallContext = { auth: { token: '', tenant: account }, meter: new CostMeter() };
+        // By id: a charge made while the pages are read shifts them, and one may be read twice.
+        const out = new Map<string, WalletCharge>();
+        for (let page = 0; page < MAX_HISTORY_PAGES; page++) {
+          const items = await this.call<unknown>(ctx, WALLET_TRANSACTIONS, { query: { limit: 100, skip: page * 100 } });
+          const list = Array.isArray(items) ? items : [];
+          for (const c of chargesOf(list)) if (c.at >= since) out.set(c.id, c);
+          const oldest = list.length > 0 ? Date.parse(String((list[list.length - 1] as { createdAt?: unknown }).createdAt)) : NaN;
+          if (list.length < 100 || !(oldest >= since)) return [...out.values()];
+        }
+        // Not read back far enough: counting on part of the history would settle charged calls as not.
+        throw new Error(`the wallet history holds more than ${MAX_HISTORY_PAGES * 100} transactions since the oldest call to settle`);
+      },
+    };
+  }
+
   private transportError(err: unknown, ep: Endpoint, path: string, timeout: number): UpstreamError {
     const e = err as { name?: string; code?: string };
     const timedOut =
@@ -467,7 +554,7 @@ export class UpstreamClient implements Upstream {
   }
 
   /** One attempt: wait for the rate, send, read, meter. */
-  private async attempt(ctx: CallContext, ep: Endpoint, path: string, qs: string, payload: Payload | undefined): Promise<Answer> {
+  private async attempt(ctx: CallContext, ep: Endpoint, path: string, qs: string, payload: Payload | undefined, sentMark?: string): Promise<Answer> {
     // Held, not hit: queued until the area's rate allows it, or refused here (RATE_LIMITED, never sent).
     await this.limiter.take({ area: ep.area, method: ep.method, path, tenant: ctx.auth.tenant }, this.closing.signal);
     // Inside the endpoint's free tier (counted per tenant on the shared ledger), the call costs nothing.
@@ -496,6 +583,8 @@ export class UpstreamClient implements Upstream {
       throw err;
     }
     const started = Date.now();
+    // The account whose wallet pays this call, when the layer can read it (settlement).
+    const payer = this.payerOf(ctx, ep, byAccount);
     let answer: Answer;
     try {
       const res = await this.send(ctx, ep, path, qs, payload, ep.method !== 'GET' && ep.method !== 'DELETE');
@@ -521,6 +610,7 @@ export class UpstreamClient implements Upstream {
       }
       // Never left: no free call used either.
       if (ue.neverSent) await claim.giveBack();
+      if (unknown) await this.keepUnknown(ctx, ep, path, price, started, payer, sentMark);
       ctx.meter.record(
         { area: ep.area, method: ep.method, path: shownPath(ep, path), status: 0, euro: 0, ms: Date.now() - started, source: 'upstream', ...(unknown ? { atRisk: price } : {}) },
         ep.path,
@@ -535,7 +625,12 @@ export class UpstreamClient implements Upstream {
       await ctx.meter.release(price, ep.area);
       await charge.giveBack();
     }
-    if (lost) answer.atRisk = price;
+    if (lost) {
+      answer.atRisk = price;
+      await this.keepUnknown(ctx, ep, path, price, started, payer, sentMark);
+    } else if (paid && price > 0 && payer) {
+      await this.settlements?.countPaid(payer, ep.area, price, Date.now()).catch((err: unknown) => log.warn(`[settlement] paid call not counted: ${(err as Error).message}`));
+    }
     ctx.meter.record(
       {
         area: ep.area,
@@ -550,6 +645,16 @@ export class UpstreamClient implements Upstream {
       ep.path,
     );
     return answer;
+  }
+
+  /** Drops the sent mark of `key` (a slow GET's purchase settled as never charged), if it is still that mark. */
+  private async clearSent(key: string): Promise<void> {
+    try {
+      const mark = await this.pending.get(key);
+      if (mark && idOfMark(mark.id) === SENT) await this.pending.delete(key);
+    } catch (err) {
+      log.warn(`[settlement] sent mark not cleared: ${(err as Error).message}`);
+    }
   }
 
   /** Runs `fn`, again on retryable failures (`retries` times at most), with back-off and `Retry-After`. */
@@ -577,6 +682,20 @@ export class UpstreamClient implements Upstream {
     if (pendingKey && ep.slow) {
       const stored = await this.pending.get(pendingKey);
       const resumed = stored ? { id: idOfMark(stored.id) } : undefined;
+      if (resumed?.id === SENT) {
+        // Sent before (here, by a replica, or before a restart) and not answered: perhaps bought.
+        const err = new UpstreamError(
+          'pending',
+          'this dataset was bought by a GET that got no answer; it is not bought again for now',
+          ep.area,
+          endpointOf(path),
+          0,
+          null,
+          PENDING_RESUME_MS / 1000,
+        );
+        err.markedUnknown = true;
+        throw err;
+      }
       if (resumed?.id === ORDERED) {
         // Ordered another way, no request id known: its delivery, else the id once known.
         const got = await this.awaitOrdered(ep, path, pendingKey);
@@ -588,10 +707,14 @@ export class UpstreamClient implements Upstream {
     // A slow GET sent and not answered (timeout, reset, 502/504) may have bought the dataset, its
     // request id unknown: sent again, it would be bought twice. Only a sure failure is retried.
     const retryIf = ep.slow ? (err: UpstreamError): boolean => !mayHaveBeenCarriedOut(err) : undefined;
+    // A slow GET that buys is marked sent before it leaves: durable, seen by every replica and after
+    // a restart; cleared on a definite answer, kept when none came.
+    const marked = pendingKey !== undefined && ep.slow === true && ep.method === 'GET' && payload === undefined;
+    if (marked) await this.pending.set(pendingKey, SENT, PENDING_RESUME_MS);
     const outcome = await this.withRetries(
       retries,
       async (): Promise<{ slow: Answer } | { data: unknown }> => {
-        const answer = await this.attempt(ctx, ep, path, qs, payload);
+        const answer = await this.attempt(ctx, ep, path, qs, payload, marked ? pendingKey : undefined);
         if (answer.status === 302 && ep.slow) return { slow: answer };
         let decoded;
         try {
@@ -603,8 +726,14 @@ export class UpstreamClient implements Upstream {
         return { data: ep.decode === 'raw' ? decoded.body : decoded.data };
       },
       retryIf,
-    );
-    if ('data' in outcome) return outcome.data;
+    ).catch(async (err: unknown) => {
+      if (marked && !mayHaveBeenCarriedOut(err)) await this.pending.delete(pendingKey).catch(() => undefined);
+      throw err;
+    });
+    if ('data' in outcome) {
+      if (marked) await this.pending.delete(pendingKey).catch(() => undefined);
+      return outcome.data;
+    }
     // Paid: from here on the original GET is never repeated, only the (free) polls are.
     const pendingId = slowRequestId(outcome.slow);
     if (!pendingId) throw new UpstreamError('decode', '302 without a request id', ep.area, endpointOf(path), 302);

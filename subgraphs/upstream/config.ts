@@ -22,6 +22,13 @@ export type OpenapiEnv = 'emulator' | 'sandbox' | 'production';
 
 export interface UpstreamConfig {
   env: OpenapiEnv;
+  /**
+   * Settlement of money at risk (`upstream/settlement.ts`): how long after the layer gave up on a
+   * paid call the service may still carry it out and charge it (ms). `OPENAPI_SETTLE_LATE_MS`. @default 60000
+   */
+  settleLateMs?: number;
+  /** How often the settler runs in the background (ms; 0: on demand only). `OPENAPI_SETTLE_EVERY_MS`. @default 30000 */
+  settleEveryMs?: number;
   /** Base URL per area, no trailing slash. */
   baseUrls: Record<Area, string>;
   /** Service token; when absent, callers must send their own bearer token. */
@@ -168,5 +175,7 @@ export function loadUpstreamConfig(source: SettingsSource, emulatorUrl?: string)
     rateLimits: rateLimitsFor(openapiEnv, env.OPENAPI_RATE_LIMITS ?? undefined),
     rateMaxWaitMs: env.OPENAPI_RATE_MAX_WAIT_MS,
     pathAliases: bureau && bureau !== CONTRACT_BUREAU_ENDPOINT ? { risk: { [CONTRACT_BUREAU_ENDPOINT]: bureau } } : {},
+    settleLateMs: env.OPENAPI_SETTLE_LATE_MS,
+    settleEveryMs: env.OPENAPI_SETTLE_EVERY_MS,
   };
 }

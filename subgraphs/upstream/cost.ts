@@ -106,6 +106,11 @@ export class CostMeter {
    */
   constructor(private readonly target: MeterLedger | null = null) {}
 
+  /** The client operation this meter charges (`extensions.cost.operationId`); null without a ledger. */
+  get operationId(): string | null {
+    return this.target?.account.operationId ?? null;
+  }
+
   /** The operation's worst-case euro as the gateway estimated it; null when unknown. */
   get estimate(): number | null {
     return this.target?.estimate ?? null;

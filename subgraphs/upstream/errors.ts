@@ -45,6 +45,12 @@ export class UpstreamError extends Error {
     return this.atRisk > 0;
   }
 
+  /**
+   * Set by the upstream client when this call was not sent because the same purchase was sent
+   * before and got no answer (it may have been carried out): its outcome is unknown too.
+   */
+  markedUnknown = false;
+
   /** Set by the upstream client when the request never left (no connection was made). */
   neverSent = false;
 

@@ -26,6 +26,8 @@ import { RedisCostLedger } from './redis-ledger.ts';
 import { RedisRateLimitStore } from './redis-rate-limit.ts';
 import { MemoryGuardStore, RedisGuardStore } from './guard-store.ts';
 import { SqliteCostLedger, SqlitePendingStore } from './sqlite-stores.ts';
+import { MemorySettlementStore, type SettlementStore } from './settlement.ts';
+import { RedisSettlementStore, SqliteSettlementStore } from './settlement-stores.ts';
 import { sharedDatabase } from '../../platform/sqlite.ts';
 
 export interface UpstreamStores extends Required<UpstreamClientStores> {
@@ -35,6 +37,8 @@ export interface UpstreamStores extends Required<UpstreamClientStores> {
   limiter: RateLimiter;
   /** The cost ledger every subgraph of the process charges (`startSubgraphServer({ ledger })`). */
   ledger: CostLedger;
+  /** Paid calls whose outcome is unknown, until settled (`settlement.ts`). */
+  settlements: SettlementStore;
   /** `redis`, `sqlite` or `memory`. */
   kind: 'redis' | 'sqlite' | 'memory';
   /** The Redis connection of these stores, null in memory. */
@@ -72,6 +76,8 @@ export async function upstreamStores(config: UpstreamConfig, redisUrl?: string |
       pending: new SqlitePendingStore(db, clock),
       limiter: new RateLimiter(new MemoryRateLimitStore(), config.rateLimits, config.rateMaxWaitMs),
       ledger: new SqliteCostLedger(db, { now: clock }),
+      settlements: new SqliteSettlementStore(db, clock),
+      clock,
       guard: () => new MemoryGuardStore({ now: clock }),
       close: async () => db.release(),
     };
@@ -85,6 +91,8 @@ export async function upstreamStores(config: UpstreamConfig, redisUrl?: string |
       pending: new MemoryPendingStore(config.cacheMaxEntries),
       limiter: new RateLimiter(new MemoryRateLimitStore(), config.rateLimits, config.rateMaxWaitMs),
       ledger: new MemoryCostLedger({ now: clock }),
+      settlements: new MemorySettlementStore(clock),
+      clock,
       guard: () => new MemoryGuardStore({ now: clock }),
       close: async () => undefined,
     };
@@ -105,6 +113,8 @@ export async function upstreamStores(config: UpstreamConfig, redisUrl?: string |
     pending: new RedisPendingStore(redis),
     limiter: new RateLimiter(new RedisRateLimitStore(redis), config.rateLimits, config.rateMaxWaitMs),
     ledger: new RedisCostLedger(redis, { now: clock }),
+    settlements: new RedisSettlementStore(redis),
+    clock,
     guard: (account) => new RedisGuardStore(redis, account, { now: clock }),
     close: async () => {
       if (owned) await closeRedis(redis);

@@ -5,6 +5,7 @@
 import type { CostMeter } from './cost.ts';
 import type { Endpoint } from './endpoint.ts';
 import type { UpstreamConfig } from './config.ts';
+import type { Settler } from './settlement.ts';
 import type { Readable } from 'node:stream';
 
 /** Who pays upstream: the bearer token sent to the REST suite and the tenant derived from it. */
@@ -63,6 +64,8 @@ export interface Download {
 
 export interface Upstream {
   readonly config: UpstreamConfig;
+  /** Settles money at risk from the account's wallet history (`settlement.ts`); absent or null: nothing is kept to settle. */
+  readonly settler?: Settler | null;
   /** Calls an endpoint and returns its decoded `data` (the whole JSON body for `decode: 'raw'`). */
   call<T = unknown>(ctx: CallContext, ep: Endpoint, opts?: CallOptions): Promise<T>;
   /** Whether a call would be answered by the cache right now (nothing called or metered). */

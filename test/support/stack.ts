@@ -18,6 +18,8 @@ export interface GraphQLResponse<T = Record<string, unknown>> {
       atRisk?: number;
       estimate?: { euro: number; breakdown: Array<{ field: string; euro: number }> };
       executed?: boolean;
+      /** The operation's id: its money at risk is looked up by it once settled (`operationCost`). */
+      operationId?: string;
       budget?: Record<'operation' | 'day', { limit: number | null; committed: number; remaining: number | null }>;
       calls: Array<{ path: string; source: string; euro: number; status: number; atRisk?: number }>;
     };

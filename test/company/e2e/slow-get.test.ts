@@ -133,8 +133,14 @@ describe('a slow GET left unanswered', () => {
       await p.control('faults', { area: 'company', pathPrefix: '/IT-stakeholders/', count: 1, ...fault });
       const res = await p.gql(MANAGERS, { vat });
       expect(res.errors?.length).toBe(1);
+      expect(res.errors?.[0]?.extensions).toMatchObject({ outcome: 'unknown', atRisk: 0.5 });
       expect(JSON.stringify(res.extensions?.cost)).toMatch(/"atRisk":0\.5\b/);
       await untilInFlight(p.stack.emulatorUrl!, 'none');
+      expect((await p.calls('company')).filter((c) => c.path.startsWith('/IT-stakeholders/'))).toHaveLength(1);
+      // Marked sent before it left, the mark kept after no answer: asked again, it is not bought again.
+      const again = await p.gql(MANAGERS, { vat });
+      expect(again.errors?.[0]?.extensions).toMatchObject({ code: 'UPSTREAM_PENDING', outcome: 'unknown' });
+      expect(again.extensions?.cost).toMatchObject({ upstreamCalls: 0, euro: 0, atRisk: 0 });
       expect((await p.calls('company')).filter((c) => c.path.startsWith('/IT-stakeholders/'))).toHaveLength(1);
     } finally {
       await p.close();

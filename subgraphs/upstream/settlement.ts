@@ -1,0 +1,432 @@
+/**
+ * Money at risk, settled. A paid call whose outcome is unknown (a timeout, a connection reset after
+ * the request was sent, a 502/504 where a proxy lost the service's answer) keeps its price "at
+ * risk" in `extensions.cost`. Here each such call is recorded durably (`SettlementStore`: memory,
+ * the embedded database or Redis, one interface) with what settling it needs, and settled later
+ * from the suite's own free records, charged or not.
+ *
+ * The record that tells is the account's wallet history (`GET /wallet/transactions`, authorization
+ * area, inside its free tier): every charge is a transaction with its amount and time. A charge is
+ * not tied to a request, so calls are settled by counting: for the unknown calls of one account,
+ * area and price whose windows overlap (from the second the call was sent to the second the service
+ * may still have charged it, `lateMs` after the layer gave up), the wallet's charges of that amount
+ * in the window, less the calls of that account, area and price the layer saw answered and paid in
+ * the same window (counted per second by `countPaid`), is the number of unknown calls that were
+ * charged. A paid call charged in one second and answered in the next miscounts at a window's
+ * edge: the window is widened a second at a time until two widths agree (else the calls stay open,
+ * and are told apart from those the history can still settle). When 0 < charged < unknown, the earliest
+ * are taken as charged: the euro is exact, which call of the group paid is not told by the wallet.
+ *
+ * Only calls made with a token of the account whose credentials the layer holds can be settled this
+ * way (its wallet is the one the layer can read); others stay at risk: the suite cannot tell.
+ *
+ * ```ts
+ * const settler = new Settler(upstream, store, { lateMs: 60_000 });
+ * settler.start(30_000);                 // in the background
+ * await settler.settleNow();             // on demand
+ * await settler.operation(operationId);  // what an operation's at-risk calls came to
+ * ```
+ */
+import { randomUUID } from 'node:crypto';
+import type { Area } from '../../contract/areas.ts';
+import { AREA_HOSTS } from '../../contract/areas.ts';
+import { countSettled } from '../../platform/metrics.ts';
+import { log } from '../../platform/log.ts';
+import { MemoryEventBus } from '../../platform/bus.ts';
+
+export type SettlementState = 'open' | 'charged' | 'not_charged';
+
+/** One paid call whose outcome was unknown when the layer gave up on it. */
+export interface UnknownCall {
+  id: string;
+  /** The client operation that made it (`extensions.cost.operationId`). */
+  operationId: string;
+  tenant: string;
+  /** The account (its tenant) whose wallet the call was charged to, when the layer can read it; else null. */
+  account: string | null;
+  area: Area;
+  method: string;
+  /** The path as reported in `extensions.cost.calls` (ids of people hidden). */
+  path: string;
+  /** Euro at risk. */
+  price: number;
+  /** When the request was sent (ms). */
+  sentAt: number;
+  /** When the layer gave up on it (ms). */
+  endedAt: number;
+  state: SettlementState;
+  /** The sent mark of a slow GET's purchase (its cache key), cleared when settled as never charged. */
+  pendingKey?: string;
+  /** What settled it (`wallet`), when settled. */
+  basis?: string;
+  settledAt?: number;
+}
+
+export interface SettlementStore {
+  /** Records an unknown call (open). */
+  add(call: UnknownCall): Promise<void>;
+  /** Counts one call of `account` answered and paid at `price` in `area` at `at` (ms). */
+  countPaid(account: string, area: Area, price: number, at: number): Promise<void>;
+  /** Paid calls counted for `account`, `area`, `price` in the seconds `fromSec`..`toSec` (inclusive). */
+  paidBetween(account: string, area: Area, price: number, fromSec: number, toSec: number): Promise<number>;
+  /** Open calls, oldest first, at most `limit`. */
+  open(limit: number): Promise<UnknownCall[]>;
+  /**
+   * Settles an open call: the settled record, or null when it was not open (another replica
+   * settled it first). Atomic.
+   */
+  settle(id: string, outcome: { state: Exclude<SettlementState, 'open'>; basis: string; at: number }): Promise<UnknownCall | null>;
+  /** The unknown calls of an operation, settled or not. */
+  byOperation(operationId: string): Promise<UnknownCall[]>;
+}
+
+const MICRO = 1_000_000;
+export const toMicro = (euro: number): number => Math.round(euro * MICRO);
+const round4 = (n: number): number => Math.round(n * 10000) / 10000;
+/** How long settled records and paid counters are kept. */
+export const SETTLEMENT_TTL_MS = 30 * 86_400_000;
+export const PAID_TTL_MS = 2 * 3_600_000;
+
+export const newUnknownCallId = (): string => randomUUID();
+
+/** The unknown calls in memory (one process; `STORE=memory`). */
+export class MemorySettlementStore implements SettlementStore {
+  private readonly calls = new Map<string, UnknownCall>();
+  private readonly paid = new Map<string, number>();
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  async add(call: UnknownCall): Promise<void> {
+    this.sweep();
+    this.calls.set(call.id, { ...call });
+  }
+
+  async countPaid(account: string, area: Area, price: number, at: number): Promise<void> {
+    const k = paidKey(account, area, price, Math.floor(at / 1000));
+    this.paid.set(k, (this.paid.get(k) ?? 0) + 1);
+  }
+
+  async paidBetween(account: string, area: Area, price: number, fromSec: number, toSec: number): Promise<number> {
+    let n = 0;
+    for (let s = fromSec; s <= toSec; s++) n += this.paid.get(paidKey(account, area, price, s)) ?? 0;
+    return n;
+  }
+
+  async open(limit: number): Promise<UnknownCall[]> {
+    return [...this.calls.values()]
+      .filter((c) => c.state === 'open')
+      .sort((a, b) => a.sentAt - b.sentAt)
+      .slice(0, limit)
+      .map((c) => ({ ...c }));
+  }
+
+  async settle(id: string, outcome: { state: Exclude<SettlementState, 'open'>; basis: string; at: number }): Promise<UnknownCall | null> {
+    const c = this.calls.get(id);
+    if (!c || c.state !== 'open') return null;
+    Object.assign(c, { state: outcome.state, basis: outcome.basis, settledAt: outcome.at });
+    return { ...c };
+  }
+
+  async byOperation(operationId: string): Promise<UnknownCall[]> {
+    return [...this.calls.values()].filter((c) => c.operationId === operationId).map((c) => ({ ...c }));
+  }
+
+  /** Drops settled records and paid counters past their time. */
+  private sweep(): void {
+    const now = this.now();
+    for (const [id, c] of this.calls) if (c.state !== 'open' && (c.settledAt ?? 0) + SETTLEMENT_TTL_MS < now) this.calls.delete(id);
+    const oldest = Math.floor((now - PAID_TTL_MS) / 1000);
+    for (const k of this.paid.keys()) if (Number(k.slice(k.lastIndexOf('|') + 1)) < oldest) this.paid.delete(k);
+  }
+}
+
+export const paidKey = (account: string, area: Area, price: number, sec: number): string => `${account}|${area}|${toMicro(price)}|${sec}`;
+
+/** One charge of the wallet, as its history tells it. */
+export interface WalletCharge {
+  /** The transaction's id. */
+  id: string;
+  /** When (ms; the history has seconds). */
+  at: number;
+  /** Euro charged (positive). */
+  euro: number;
+  /** The area named by the transaction's description, when it names one. */
+  area: Area | null;
+}
+
+/** The charges of a wallet history page (`{id, amount, createdAt, description}`; charges are negative). */
+export function chargesOf(transactions: unknown): WalletCharge[] {
+  if (!Array.isArray(transactions)) return [];
+  const out: WalletCharge[] = [];
+  for (const t of transactions) {
+    if (typeof t !== 'object' || t === null) continue;
+    const { id, amount, createdAt, description } = t as { id?: unknown; amount?: unknown; createdAt?: unknown; description?: unknown };
+    if (typeof amount !== 'number' || amount >= 0 || typeof createdAt !== 'string') continue;
+    const at = Date.parse(createdAt);
+    if (!Number.isFinite(at)) continue;
+    out.push({
+      id: typeof id === 'string' || typeof id === 'number' ? String(id) : `${createdAt}|${out.length}`,
+      at,
+      euro: -amount,
+      area: areaOfDescription(typeof description === 'string' ? description : ''),
+    });
+  }
+  return out;
+}
+
+function areaOfDescription(description: string): Area | null {
+  const d = description.toLowerCase();
+  for (const [area, host] of Object.entries(AREA_HOSTS) as Array<[Area, string]>) if (d.includes(host)) return area;
+  return null;
+}
+
+/** What a pass of the settler decided for one call. */
+export interface Decision {
+  id: string;
+  state: Exclude<SettlementState, 'open'>;
+}
+
+export interface ReconcileInput {
+  /** Open calls of one account, ready (their windows are closed). */
+  calls: UnknownCall[];
+  charges: WalletCharge[];
+  /** Paid calls the layer counted for the account (see `SettlementStore.paidBetween`). */
+  paid: (area: Area, price: number, fromSec: number, toSec: number) => Promise<number>;
+  /** How long after the layer gave up the service may still charge (ms). */
+  lateMs: number;
+}
+
+/** Seconds a group's window is widened at most, on each side, to find a count that holds. */
+export const MAX_WIDEN_S = 4;
+
+/** The seconds during which the service may have charged `call`. */
+export const windowOf = (call: UnknownCall, lateMs: number): [number, number] => [Math.floor(call.sentAt / 1000) - 1, Math.floor((call.endedAt + lateMs) / 1000) + 1];
+
+/**
+ * Decides which of `calls` were charged (see the module's comment): per area and price, per group
+ * of calls whose windows overlap. A group whose count is not the same on the window widened by 2 s,
+ * or falls outside 0..its size, is left open.
+ */
+export async function reconcile(input: ReconcileInput): Promise<Decision[]> {
+  const groups = new Map<string, UnknownCall[]>();
+  for (const c of input.calls) {
+    const k = `${c.area}|${toMicro(c.price)}`;
+    const g = groups.get(k);
+    if (g) g.push(c);
+    else groups.set(k, [c]);
+  }
+  const out: Decision[] = [];
+  for (const group of groups.values()) {
+    group.sort((a, b) => a.sentAt - b.sentAt);
+    // Clusters of overlapping windows.
+    let cluster: UnknownCall[] = [];
+    let end = -Infinity;
+    const clusters: UnknownCall[][] = [];
+    for (const c of group) {
+      const [from, to] = windowOf(c, input.lateMs);
+      // Windows closer than their widenings join: a widened window never reaches another group's calls.
+      if (cluster.length > 0 && from > end + 2 * MAX_WIDEN_S) {
+        clusters.push(cluster);
+        cluster = [];
+      }
+      cluster.push(c);
+      end = Math.max(end, to);
+    }
+    if (cluster.length > 0) clusters.push(cluster);
+    for (const cl of clusters) {
+      const from = Math.min(...cl.map((c) => windowOf(c, input.lateMs)[0]));
+      const to = Math.max(...cl.map((c) => windowOf(c, input.lateMs)[1]));
+      const { area, price } = cl[0];
+      const charged = async (f: number, t: number): Promise<number> => {
+        const n = input.charges.filter(
+          (ch) => toMicro(ch.euro) === toMicro(price) && (ch.area === null || ch.area === area) && Math.floor(ch.at / 1000) >= f && Math.floor(ch.at / 1000) <= t,
+        ).length;
+        return n - (await input.paid(area, price, f, t));
+      };
+      // A paid call charged in one second and answered in the next, at a window's edge, miscounts
+      // it: the first widening whose count the next widening confirms is taken.
+      const counts: number[] = [];
+      for (let k = 0; k <= MAX_WIDEN_S; k++) counts.push(await charged(from - k, to + k));
+      const k = counts.findIndex((n, i) => i < MAX_WIDEN_S && n === counts[i + 1] && n >= 0 && n <= cl.length);
+      if (k < 0) {
+        log.info(`[settlement] left open: ${cl.length} call(s) of ${area} at €${price} in ${from}..${to} s, counted ${counts.join(', ')} on wider windows`);
+        continue;
+      }
+      const c = counts[k];
+      cl.forEach((call, i) => out.push({ id: call.id, state: i < c ? 'charged' : 'not_charged' }));
+    }
+  }
+  return out;
+}
+
+/** Where the settler reads the account's wallet history. */
+export interface WalletHistory {
+  /** The account (its tenant) this history is of. */
+  account: string;
+  /** Charges at or after `since` (ms), any order. */
+  chargesSince(since: number): Promise<WalletCharge[]>;
+}
+
+/** What one settlement pass did. */
+export interface SettlementRun {
+  /** Calls settled as charged, and their euro. */
+  charged: number;
+  chargedEuro: number;
+  /** Calls settled as not charged, and their euro. */
+  notCharged: number;
+  notChargedEuro: number;
+  /** Calls still open (not ready yet, or not told by any record). */
+  open: number;
+  openEuro: number;
+}
+
+/** What an operation's unknown calls came to. */
+export interface OperationSettlement {
+  operationId: string;
+  /** Euro at risk when the operation ended. */
+  atRisk: number;
+  /** Of it, euro settled as charged. */
+  charged: number;
+  /** Of it, euro settled as not charged. */
+  notCharged: number;
+  /** Of it, euro still unsettled. */
+  open: number;
+  /** True when nothing is left open. */
+  settled: boolean;
+  calls: UnknownCall[];
+}
+
+export function operationSettlement(operationId: string, calls: UnknownCall[]): OperationSettlement {
+  const sum = (s: SettlementState): number => round4(calls.filter((c) => c.state === s).reduce((a, c) => a + c.price, 0));
+  const open = sum('open');
+  return {
+    operationId,
+    atRisk: round4(calls.reduce((a, c) => a + c.price, 0)),
+    charged: sum('charged'),
+    notCharged: sum('not_charged'),
+    open,
+    settled: calls.every((c) => c.state !== 'open'),
+    calls: [...calls].sort((a, b) => a.sentAt - b.sentAt),
+  };
+}
+
+/** The topic of a tenant's settled calls on `Settler.events`. */
+export const settledTopic = (tenant: string): string => `settled:${tenant}`;
+
+export interface SettlerOptions {
+  /** How long after the layer gave up the service may still charge a call (ms). @default 60000 */
+  lateMs?: number;
+  /** Clock (ms). @default Date.now */
+  now?: () => number;
+  /** Open calls looked at per pass. @default 1000 */
+  batch?: number;
+  /** Told of every call settled (a pass waits for it). */
+  onSettled?: (call: UnknownCall) => void | Promise<void>;
+}
+
+export class Settler {
+  private readonly lateMs: number;
+  private readonly now: () => number;
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<SettlementRun> | null = null;
+  private readonly listeners = new Set<(call: UnknownCall) => void | Promise<void>>();
+  /**
+   * Ready calls this process has reconciled already and left open: their windows are past, so the
+   * history cannot tell more of them; a pass with none but these reads nothing.
+   */
+  private readonly tried = new Set<string>();
+  /** Calls settled by this process, by tenant (`settledTopic`): the account area's subscription. */
+  readonly events = new MemoryEventBus<UnknownCall>({ maxLatest: 1000 });
+
+  constructor(
+    readonly store: SettlementStore,
+    private readonly wallet: WalletHistory | null,
+    private readonly opts: SettlerOptions = {},
+  ) {
+    this.lateMs = opts.lateMs ?? 60_000;
+    this.now = opts.now ?? Date.now;
+    if (opts.onSettled) this.listeners.add(opts.onSettled);
+  }
+
+  /** Calls `fn` with every call settled from now on (a pass waits for it); returns the way to stop. */
+  onSettled(fn: (call: UnknownCall) => void | Promise<void>): () => void {
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
+  }
+
+  /** Whether the service can no longer charge `call` (its window is over). */
+  private ready(call: UnknownCall): boolean {
+    return this.now() >= (windowOf(call, this.lateMs)[1] + MAX_WIDEN_S + 2) * 1000;
+  }
+
+  /** One pass: settles every ready call the wallet tells; one pass at a time (a call meanwhile joins it). */
+  settleNow(): Promise<SettlementRun> {
+    this.running ??= this.pass().finally(() => (this.running = null));
+    return this.running;
+  }
+
+  private async pass(): Promise<SettlementRun> {
+    const open = await this.store.open(this.opts.batch ?? 1000);
+    const wallet = this.wallet;
+    const ready = wallet ? open.filter((c) => c.account === wallet.account && this.ready(c)) : [];
+    const settled: UnknownCall[] = [];
+    if (wallet && ready.some((c) => !this.tried.has(c.id))) {
+      const since = Math.min(...ready.map((c) => windowOf(c, this.lateMs)[0] - MAX_WIDEN_S - 1)) * 1000;
+      const charges = await wallet.chargesSince(since);
+      const decisions = await reconcile({
+        calls: ready,
+        charges,
+        paid: (area, price, from, to) => this.store.paidBetween(wallet.account, area, price, from, to),
+        lateMs: this.lateMs,
+      });
+      if (this.tried.size > 100_000) this.tried.clear();
+      for (const c of ready) this.tried.add(c.id);
+      for (const d of decisions) {
+        const s = await this.store.settle(d.id, { state: d.state, basis: 'wallet', at: this.now() });
+        if (!s) continue;
+        settled.push(s);
+        countSettled(s.state === 'charged' ? 'charged' : 'not_charged', s.price);
+        await this.events.publish(settledTopic(s.tenant), s);
+        for (const fn of this.listeners) {
+          try {
+            await fn(s);
+          } catch (err) {
+            log.warn(`[settlement] listener failed: ${(err as Error).message}`);
+          }
+        }
+      }
+    }
+    const done = new Set(settled.map((s) => s.id));
+    const left = open.filter((c) => !done.has(c.id));
+    const of = (state: SettlementState): UnknownCall[] => settled.filter((s) => s.state === state);
+    const euro = (l: UnknownCall[]): number => round4(l.reduce((a, c) => a + c.price, 0));
+    return {
+      charged: of('charged').length,
+      chargedEuro: euro(of('charged')),
+      notCharged: of('not_charged').length,
+      notChargedEuro: euro(of('not_charged')),
+      open: left.length,
+      openEuro: euro(left),
+    };
+  }
+
+  /** What the unknown calls of `operationId` came to (settled or not). */
+  async operation(operationId: string): Promise<OperationSettlement> {
+    return operationSettlement(operationId, await this.store.byOperation(operationId));
+  }
+
+  /** Runs a pass every `everyMs` in the background (unref'd); `stop` ends it. */
+  start(everyMs: number): void {
+    if (this.timer || everyMs <= 0) return;
+    this.timer = setInterval(() => {
+      this.settleNow().catch((err: unknown) => log.warn(`[settlement] pass failed: ${(err as Error).message}`));
+    }, everyMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    void this.events.close();
+  }
+}

@@ -1,0 +1,191 @@
+/**
+ * Settling money at risk (`upstream/settlement.ts`): which unknown calls the wallet history shows
+ * charged, by counting its charges in each call's window against the paid calls the layer saw; and
+ * the settler on an injected clock (a call is looked at only once the service can no longer charge
+ * it), on demand, with its events and an operation's standing.
+ */
+import { describe, expect, it } from 'vitest';
+import {
+  chargesOf,
+  MemorySettlementStore,
+  operationSettlement,
+  reconcile,
+  Settler,
+  settledTopic,
+  type UnknownCall,
+  type WalletCharge,
+} from '../../../subgraphs/upstream/settlement.ts';
+
+const T0 = Date.parse('2026-11-28T10:00:00Z');
+const LATE = 1_000;
+
+let n = 0;
+const unknown = (over: Partial<UnknownCall> = {}): UnknownCall => ({
+  id: `c${++n}`,
+  operationId: 'op-1',
+  tenant: 't1',
+  account: 'acct',
+  area: 'risk',
+  method: 'GET',
+  path: '/IT-creditscore-start/00041000084',
+  price: 0.5,
+  sentAt: T0,
+  endedAt: T0 + 400,
+  state: 'open',
+  ...over,
+});
+let txn = 0;
+const charge = (atMs: number, euro = 0.5, area: WalletCharge['area'] = 'risk'): WalletCharge => ({ id: `txn_${++txn}`, at: atMs, euro, area });
+const noPaid = async (): Promise<number> => 0;
+
+describe('reconcile', () => {
+  it('a charge in the window is the unknown call’s; none means not charged', async () => {
+    const a = unknown();
+    const b = unknown({ sentAt: T0 + 60_000, endedAt: T0 + 60_400 });
+    const out = await reconcile({ calls: [a, b], charges: [charge(T0 + 700)], paid: noPaid, lateMs: LATE });
+    expect(out).toEqual([
+      { id: a.id, state: 'charged' },
+      { id: b.id, state: 'not_charged' },
+    ]);
+  });
+
+  it('takes off the charges of paid calls the layer saw in the same window (the retry after a timeout)', async () => {
+    const a = unknown();
+    // The retry was answered and paid at T0+450; the timed-out call was carried out later (T0+700), or not.
+    const paid = async (_area: string, _price: number, from: number, to: number): Promise<number> =>
+      Math.floor((T0 + 450) / 1000) >= from && Math.floor((T0 + 450) / 1000) <= to ? 1 : 0;
+    expect(await reconcile({ calls: [a], charges: [charge(T0 + 450), charge(T0 + 700)], paid, lateMs: LATE })).toEqual([{ id: a.id, state: 'charged' }]);
+    expect(await reconcile({ calls: [a], charges: [charge(T0 + 450)], paid, lateMs: LATE })).toEqual([{ id: a.id, state: 'not_charged' }]);
+  });
+
+  it('matches amount and area: another price or another area’s charge tells nothing of this call', async () => {
+    const a = unknown();
+    const out = await reconcile({ calls: [a], charges: [charge(T0 + 500, 0.03), charge(T0 + 500, 0.5, 'company')], paid: noPaid, lateMs: LATE });
+    expect(out).toEqual([{ id: a.id, state: 'not_charged' }]);
+    // A description naming no area matches any area.
+    expect(await reconcile({ calls: [a], charges: [charge(T0 + 500, 0.5, null)], paid: noPaid, lateMs: LATE })).toEqual([{ id: a.id, state: 'charged' }]);
+  });
+
+  it('overlapping calls of one price settle as a group: the euro is exact', async () => {
+    const a = unknown();
+    const b = unknown({ sentAt: T0 + 100, endedAt: T0 + 500 });
+    const c = unknown({ sentAt: T0 + 200, endedAt: T0 + 600 });
+    const out = await reconcile({ calls: [c, a, b], charges: [charge(T0 + 800), charge(T0 + 900)], paid: noPaid, lateMs: LATE });
+    expect(out.filter((d) => d.state === 'charged')).toHaveLength(2);
+    expect(out.filter((d) => d.state === 'not_charged')).toHaveLength(1);
+  });
+
+  it('widens the window past a paid call charged in one second and answered in the next', async () => {
+    const a = unknown();
+    const to = Math.floor((T0 + 400 + LATE) / 1000) + 1;
+    // The retry was charged in the window's last second and counted as answered in the next one.
+    const paid = async (_area: string, _price: number, from: number, upTo: number): Promise<number> => (to + 1 >= from && to + 1 <= upTo ? 1 : 0);
+    expect(await reconcile({ calls: [a], charges: [charge(to * 1000 + 900)], paid, lateMs: LATE })).toEqual([{ id: a.id, state: 'not_charged' }]);
+  });
+
+  it('leaves a group open when no count can be: more charges than calls (someone else spends from the wallet)', async () => {
+    const a = unknown();
+    expect(await reconcile({ calls: [a], charges: [charge(T0 + 500), charge(T0 + 600)], paid: noPaid, lateMs: LATE })).toEqual([]);
+  });
+
+  it('reads charges from the wallet history (negative amounts; the area from the description)', () => {
+    expect(
+      chargesOf([
+        { id: 'txn_1', amount: 100, createdAt: '2026-11-28T10:00:00+00:00', description: 'Wallet recharge' },
+        { id: 'txn_2', amount: -0.5, createdAt: '2026-11-28T10:00:01+00:00', description: 'API usage - test.risk.openapi.com' },
+        { id: 'txn_3', amount: -15, createdAt: '2026-11-28T10:00:02+00:00', description: 'API usage' },
+        { id: 'txn_4', amount: -1, createdAt: 'garbage' },
+      ]),
+    ).toEqual([
+      { id: 'txn_2', at: T0 + 1000, euro: 0.5, area: 'risk' },
+      { id: 'txn_3', at: T0 + 2000, euro: 15, area: null },
+    ]);
+  });
+});
+
+describe('the settler', () => {
+  const setup = (charges: WalletCharge[]) => {
+    let now = T0;
+    const store = new MemorySettlementStore(() => now);
+    const reads: number[] = [];
+    const settler = new Settler(
+      store,
+      {
+        account: 'acct',
+        chargesSince: async (since) => {
+          reads.push(since);
+          return charges.filter((c) => c.at >= since);
+        },
+      },
+      { lateMs: LATE, now: () => now },
+    );
+    return { store, settler, reads, advance: (ms: number) => (now += ms) };
+  };
+
+  it('settles a call only once the service can no longer charge it, and reads nothing before', async () => {
+    const { store, settler, reads, advance } = setup([charge(T0 + 700)]);
+    const a = unknown();
+    await store.add(a);
+    expect(await settler.settleNow()).toMatchObject({ charged: 0, notCharged: 0, open: 1, openEuro: 0.5 });
+    expect(reads).toEqual([]);
+    advance(10_000);
+    expect(await settler.settleNow()).toEqual({ charged: 1, chargedEuro: 0.5, notCharged: 0, notChargedEuro: 0, open: 0, openEuro: 0 });
+    expect(reads).toHaveLength(1);
+    expect(await settler.operation('op-1')).toMatchObject({ atRisk: 0.5, charged: 0.5, notCharged: 0, open: 0, settled: true });
+  });
+
+  it('leaves the calls of another account (a caller’s own token) open: its wallet cannot be read', async () => {
+    const { store, settler, advance } = setup([charge(T0 + 700)]);
+    await store.add(unknown({ account: null }));
+    advance(10_000);
+    expect(await settler.settleNow()).toMatchObject({ charged: 0, notCharged: 0, open: 1 });
+  });
+
+  it('tells each settlement on the tenant’s topic, and one pass at a time', async () => {
+    const { store, settler, advance } = setup([]);
+    await store.add(unknown({ operationId: 'op-9', method: 'POST', path: '/IT-report-persona', price: 15 }));
+    advance(10_000);
+    const events = settler.events.subscribe(settledTopic('t1'), { replayLatest: false });
+    const [one, two] = await Promise.all([settler.settleNow(), settler.settleNow()]);
+    expect(one).toBe(two);
+    expect(one).toMatchObject({ notCharged: 1, notChargedEuro: 15 });
+    const got = await events.next();
+    expect(got.value).toMatchObject({ operationId: 'op-9', state: 'not_charged', price: 15, basis: 'wallet' });
+    await events.return?.();
+    settler.stop();
+  });
+
+  it('sums an operation’s standing', () => {
+    const s = operationSettlement('op', [unknown({ price: 0.5, state: 'charged' }), unknown({ price: 15, state: 'not_charged' }), unknown({ price: 0.03 })]);
+    expect(s).toMatchObject({ atRisk: 15.53, charged: 0.5, notCharged: 15, open: 0.03, settled: false });
+  });
+});
+
+describe('the settler, again', () => {
+  it('reads the history again only when a call not yet reconciled is ready', async () => {
+    let now = T0;
+    const store = new MemorySettlementStore(() => now);
+    let reads = 0;
+    // Two charges for one call: undecidable, stays open.
+    const settler = new Settler(
+      store,
+      {
+        account: 'acct',
+        chargesSince: async () => {
+          reads++;
+          return [charge(T0 + 500), charge(T0 + 600)];
+        },
+      },
+      { lateMs: LATE, now: () => now },
+    );
+    await store.add(unknown());
+    now += 10_000;
+    expect(await settler.settleNow()).toMatchObject({ open: 1 });
+    expect(await settler.settleNow()).toMatchObject({ open: 1 });
+    expect(reads).toBe(1);
+    await store.add(unknown({ sentAt: now, endedAt: now + 400 }));
+    now += 10_000;
+    await settler.settleNow();
+    expect(reads).toBe(2);
+  });
+});
