@@ -28,6 +28,8 @@ import { useSubscriptionSharing, useWebSocketSharing } from './subscription-shar
 import { createResponseCache, type ResponseCacheOptions } from './response-cache.ts';
 import { metricsPlugins, OperationNames, sharingMetrics } from './metrics.ts';
 import { tracingPlugins } from './tracing.ts';
+import { hiveOpenTelemetryPlugin } from '../subgraphs/runtime/tracing.ts';
+import { cacheHitsAtTheEdge } from './cache-hits.ts';
 import { requestListener } from '../subgraphs/runtime/http.ts';
 import { guardGraphQLRequest, guardGraphQLWebSocket } from '../subgraphs/runtime/graphql-request.ts';
 import { DEFAULT_JSON_LIMITS, maxTotalBytes, type JsonLimits } from '../platform/json-limits.ts';
@@ -190,6 +192,12 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
   const readinessChecks = [...Object.entries(opts.subgraphUrls).map(([name, url]) => httpCheck(`subgraph ${name}`, new URL('/healthz', url).href)), ...(opts.readiness ?? [])];
   const life = new ServerLife(readinessChecks, 'gateway');
   const requestLimits = opts.requestLimits ?? DEFAULT_JSON_LIMITS;
+  // Response-cache hits answered before the runtime (`cache-hits.ts`); not when each answer names
+  // its trace, nor where only registered documents run.
+  const cacheHits =
+    responseCache && !hiveOpenTelemetryPlugin() && opts.persisted?.mode !== 'trusted'
+      ? cacheHitsAtTheEdge({ cache: responseCache, compression: opts.compression === false ? false : (opts.compression ?? {}), names: operationNames })
+      : null;
   const server: Server = createServer(requestListener('gateway', life, dispatch));
 
   async function dispatch(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -204,6 +212,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     // every request it is handed, whatever its path (the runtime also serves `/graphql/`, and any
     // URL ending in `/graphql`, query string included).
     if (await guardGraphQLRequest(req, res, requestLimits)) return;
+    if (cacheHits && (await cacheHits(req, res))) return;
     // Typed `void` (Node's listener type); the adapter sends the answer and catches its own errors.
     runtime.requestListener(req, res);
   }
