@@ -13,7 +13,7 @@ import WebSocket from 'ws';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { compressBody, negotiateEncoding } from '../gateway/compression.ts';
-import { graphiqlRoute, graphiqlSettings } from '../gateway/graphiql.ts';
+import { graphiqlRoute, graphiqlSettings, renderGraphiQLPage } from '../gateway/graphiql.ts';
 import { EXAMPLES } from '../gateway/examples.ts';
 import type { GatewayRoute } from '../gateway/index.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
@@ -122,6 +122,11 @@ describe('the GraphiQL page', () => {
     expect(plain.bytes.byteLength).toBeGreaterThan(8_000_000);
     const html = plain.bytes.toString('utf8');
     expect(html).toContain('<title>openapi-supergraph</title>');
+    // Built in a child process (graphiql-build.ts): the very page this process renders.
+    expect(html).toBe(await renderGraphiQLPage({ examples: EXAMPLES }));
+    const head = await request(t.stack.gateway.graphqlUrl, { method: 'HEAD', headers: { accept: 'text/html' } });
+    await head.body.dump();
+    expect(Number(head.headers['content-length'])).toBe(plain.bytes.byteLength);
 
     const br = await page({ 'accept-encoding': 'gzip, deflate, br' });
     expect(br.encoding).toBe('br');
