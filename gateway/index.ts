@@ -24,6 +24,7 @@ import { createGatewayLogger, useLogContext } from './logger.ts';
 import { useDocumentLimits } from './limits.ts';
 import { httpCheck, ServerLife, DEFAULT_SHUTDOWN_TIMEOUT_MS, type DrainResult, type ReadinessCheck } from '../subgraphs/runtime/health.ts';
 import { useInProcessSubgraphs, type SubgraphFetch } from './in-process.ts';
+import type { InProcessExecute } from '../subgraphs/runtime/server.ts';
 import { useSubscriptionSharing, useWebSocketSharing } from './subscription-sharing.ts';
 import { createResponseCache, type ResponseCacheOptions } from './response-cache.ts';
 import { metricsPlugins, OperationNames, sharingMetrics } from './metrics.ts';
@@ -47,6 +48,11 @@ export interface GatewayOptions {
    * handler instead of going over HTTP to `subgraphUrls` (see `in-process.ts`). @default none (HTTP)
    */
   inProcess?: Record<string, SubgraphFetch>;
+  /**
+   * Subgraphs running in this process, by name: their queries and mutations are executed by them
+   * directly, without HTTP on either side (see `in-process.ts`). @default none
+   */
+  inProcessExecutors?: Record<string, InProcessExecute>;
   /** @default 4000 */
   port?: number;
   /** @default '127.0.0.1' */
@@ -170,7 +176,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
       useCost(opts.cost),
       ...(responseCache?.plugins ?? []),
       useInputErrorCodes(),
-      useInProcessSubgraphs({ handlers: inProcessHandlers }),
+      useInProcessSubgraphs({ handlers: inProcessHandlers, executors: new Map(Object.entries(opts.inProcessExecutors ?? {})), log: ctx.log }),
       useSubscriptionSharing(),
       ...persisted.plugins,
       ...(opts.compression === false ? [] : [useCompression(opts.compression)]),
