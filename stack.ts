@@ -76,7 +76,12 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     closers.push(() => layer.close());
     // Queries and mutations reach the subgraphs in process (no loopback HTTP); subscriptions keep graphql-ws.
     const inProcess = opts.inProcess === false ? {} : Object.fromEntries(Object.keys(layer.graphqlUrls).map((name) => [name, layer.subgraphs.fetch(name)]));
-    const gateway = await startGateway({ ...gatewayOptionsFromEnv(env, layer.graphqlUrls, { port: opts.port, host: opts.host, clock: opts.clock }), inProcess });
+    const inProcessExecutors = opts.inProcess === false ? {} : Object.fromEntries(Object.keys(layer.graphqlUrls).map((name) => [name, layer.subgraphs.execute(name)]));
+    const gateway = await startGateway({
+      ...gatewayOptionsFromEnv(env, layer.graphqlUrls, { port: opts.port, host: opts.host, clock: opts.clock }),
+      inProcess,
+      inProcessExecutors,
+    });
     gatewayUrl = gateway.url;
     closers.push(() => gateway.close());
     return {

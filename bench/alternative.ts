@@ -462,7 +462,9 @@ export async function runAlternativeBench(): Promise<AlternativeRow[]> {
   const { baseEnv, spawnService } = await import('../services/processes.ts');
   const { priceOf } = await import('../contract/prices.ts');
   const { DEFAULT_TOKEN } = await import('../emulator/server.ts');
-  const emulator = await spawnService('emulator', 'emulator', [], baseEnv({ EMULATOR_PORT: '0' }));
+  // Every cold operation is a new token, up to 30,000 in the pool (`Tenants`): the emulator keeps
+  // 10,000 by default and answers a forgotten one 401, which stopped the run on the fast sides.
+  const emulator = await spawnService('emulator', 'emulator', [], baseEnv({ EMULATOR_PORT: '0', EMULATOR_MAX_TOKENS: '100000' }));
   const tmp = mkdtempSync(join(tmpdir(), 'alt-bench-'));
   const running: Running[] = [];
   const rows: AlternativeRow[] = [];

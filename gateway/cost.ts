@@ -28,6 +28,8 @@ import { setLogContext } from '../platform/log.ts';
 import { EstimateError, estimateOperation, type Estimate } from './estimate.ts';
 import { SERVED_FROM_RESPONSE_CACHE, SHARED_IN_FLIGHT } from './response-cache.ts';
 import { log } from '../platform/log.ts';
+import { LRUCache } from 'lru-cache';
+import { stableJson } from './caller-session.ts';
 
 const isSummary = (v: unknown): v is CostSummary => typeof v === 'object' && v !== null && Array.isArray((v as { calls?: unknown }).calls);
 
@@ -149,6 +151,24 @@ export function estimateDetail(e: Estimate, cached: boolean): Record<string, unk
 
 export function useCost(opts: CostPluginOptions): GatewayPlugin {
   const operations = new WeakMap<object, OperationState>();
+  /**
+   * Estimates by schema, document (the runtime's parse cache hands the same document for the same
+   * text) and operation name and variables: a function of those alone, priced once.
+   */
+  const estimates = new WeakMap<GraphQLSchema, WeakMap<DocumentNode, LRUCache<string, Estimate>>>();
+  const priced = (schema: GraphQLSchema, document: DocumentNode, operationName: string | null | undefined, variables: Record<string, unknown>): Estimate => {
+    let bySchema = estimates.get(schema);
+    if (!bySchema) estimates.set(schema, (bySchema = new WeakMap()));
+    let byDocument = bySchema.get(document);
+    if (!byDocument) bySchema.set(document, (byDocument = new LRUCache<string, Estimate>({ max: 100 })));
+    const key = `${operationName ?? ''}\u0000${stableJson(variables)}`;
+    let estimate = byDocument.get(key);
+    if (!estimate) {
+      estimate = estimateOperation(schema, document, operationName, variables, { pricing: opts.pricing, defaultListSize: opts.defaultListSize });
+      byDocument.set(key, estimate);
+    }
+    return estimate;
+  };
 
   const withCost = (result: Pick<ExecutionResult, 'extensions'>, cost: Record<string, unknown>): ExecutionResult => {
     const extensions: Record<string, unknown> = { ...(result.extensions ?? {}), cost };
@@ -171,15 +191,11 @@ export function useCost(opts: CostPluginOptions): GatewayPlugin {
       const ctx = args.contextValue as object;
       let estimate: Estimate;
       try {
-        estimate = estimateOperation(
+        estimate = priced(
           args.schema as GraphQLSchema,
           args.document as DocumentNode,
           args.operationName as string | null | undefined,
           (args.variableValues ?? {}) as Record<string, unknown>,
-          {
-            pricing: opts.pricing,
-            defaultListSize: opts.defaultListSize,
-          },
         );
       } catch (err) {
         // What cannot be priced is not run (fail closed).

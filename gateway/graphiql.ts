@@ -4,6 +4,8 @@
  * runtime: the page never changes while the process runs, so it is rendered once, and compressed at
  * most once per encoding (brotli, gzip: 2 MB on the wire) the first time a browser asks for it,
  * instead of being rendered and compressed again for every visit. An ETag lets a browser keep it.
+ * The rendering and compressing run in a child process (`graphiql-build.ts`), whose memory goes with
+ * it: done in the gateway's process, they kept ~100 MB of its RSS.
  *
  * What the bundled GraphiQL (v5) does not do as shipped, set up here:
  * - the tab open at load takes its editors' text from its storage (`graphiql:query`,
@@ -33,6 +35,11 @@ import { compressBody, negotiateEncoding, type ContentEncoding } from './compres
 import type { ExampleOperation } from './examples.ts';
 import { costPluginScript, RENDER_CALL, RENDER_THROUGH_PLUGIN, withExtraPlugins } from './graphiql-cost.ts';
 import type { GatewayRoute } from './index.ts';
+import { buildGraphiQLPageInChild, type BuiltGraphiQLPage } from './graphiql-build.ts';
+import { log } from '../platform/log.ts';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { createGunzip } from 'node:zlib';
 
 export interface GraphiQLPageOptions {
   /** @default 'openapi-supergraph' */
@@ -179,15 +186,34 @@ export function graphiqlRoute(opts: GraphiQLPageOptions): GatewayRoute {
     }
     return pending;
   };
+  // Built in a child process (`graphiql-build.ts`), once per encoding asked for, unless a
+  // compressor of its own is given (tests count its calls) or the child fails (then here, as above).
+  const compress = opts.compress !== false;
+  const built = new Map<ContentEncoding | 'identity', Promise<BuiltGraphiQLPage | null>>();
+  const fromChild = (kind: ContentEncoding | 'identity'): Promise<BuiltGraphiQLPage | null> => {
+    if (opts.compressor) return Promise.resolve(null);
+    let pending = built.get(kind);
+    if (!pending) {
+      pending = buildGraphiQLPageInChild(opts, kind === 'identity' ? [] : [kind], kind === 'identity').catch((err: unknown) => {
+        log.warn({ err }, '[gateway] the GraphiQL page was not built in a child process; building it here');
+        return null;
+      });
+      built.set(kind, pending);
+    }
+    return pending;
+  };
   return async (req: IncomingMessage, res: ServerResponse, path: string): Promise<boolean> => {
     if (!wantsGraphiQL(req, path, endpoint)) return false;
     if (opts.disabled !== undefined) {
       res.writeHead(404, { ...PAGE_HEADERS, 'content-type': 'text/plain; charset=utf-8' }).end(req.method === 'HEAD' ? undefined : opts.disabled);
       return true;
     }
-    const encoding = opts.compress === false ? null : negotiateEncoding(req.headers['accept-encoding']);
+    const encoding = compress ? negotiateEncoding(req.headers['accept-encoding']) : null;
+    // Uncompressed for a client that accepts no encoding: the gzip page, inflated as it is sent
+    // (the 9 MB page itself is kept only when nothing is compressed).
+    const child = await fromChild(encoding ?? (compress ? 'gzip' : 'identity'));
     // One ETag per representation: a cache holding the brotli body never revalidates it for gzip.
-    const etag = `"${(await load()).tag}${encoding ? `-${encoding}` : ''}"`;
+    const etag = `"${child ? child.tag : (await load()).tag}${encoding ? `-${encoding}` : ''}"`;
     const headers = {
       ...PAGE_HEADERS,
       'content-type': 'text/html; charset=utf-8',
@@ -199,7 +225,14 @@ export function graphiqlRoute(opts: GraphiQLPageOptions): GatewayRoute {
       res.writeHead(304, headers).end();
       return true;
     }
-    const body = await bodyIn(encoding);
+    if (child && !encoding && compress) {
+      res.writeHead(200, { ...headers, 'content-length': String(child.length) });
+      if (req.method === 'HEAD') res.end();
+      // A client gone mid-page only ends its own response.
+      else await pipeline(Readable.from([child.encoded.get('gzip')!]), createGunzip(), res).catch(() => res.destroy());
+      return true;
+    }
+    const body = child ? (encoding ? child.encoded.get(encoding)! : child.identity!) : await bodyIn(encoding);
     res.writeHead(200, { ...headers, ...(encoding ? { 'content-encoding': encoding } : {}), 'content-length': String(body.byteLength) });
     res.end(req.method === 'HEAD' ? undefined : body);
     return true;

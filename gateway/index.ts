@@ -25,12 +25,15 @@ import { createGatewayLogger, useLogContext } from './logger.ts';
 import { useDocumentLimits } from './limits.ts';
 import { httpCheck, ServerLife, DEFAULT_SHUTDOWN_TIMEOUT_MS, type DrainResult, type ReadinessCheck } from '../platform/health.ts';
 import { useInProcessSubgraphs, type SubgraphFetch } from './in-process.ts';
-import { shareByOf, useSubscriptionSharing, useWebSocketSharing } from './subscription-sharing.ts';
-import { cachePolicyOf, createResponseCache, type ResponseCacheOptions } from './response-cache.ts';
-import type { GatewayArea } from '../subgraphs/runtime/area.ts';
+import type { InProcessExecute } from '../subgraphs/runtime/server.ts';
+import { useSubscriptionSharing, useWebSocketSharing, shareByOf } from './subscription-sharing.ts';
+import { createResponseCache, type ResponseCacheOptions, cachePolicyOf } from './response-cache.ts';
 import { metricsPlugins, OperationNames, sharingMetrics } from './metrics.ts';
 import { tracingPlugins } from './tracing.ts';
+import { hiveOpenTelemetryPlugin } from '../platform/tracing.ts';
+import { cacheHitsAtTheEdge } from './cache-hits.ts';
 import { requestListener } from '../platform/http.ts';
+import type { GatewayArea } from '../subgraphs/runtime/area.ts';
 import { guardGraphQLRequest, guardGraphQLWebSocket } from '../subgraphs/runtime/graphql-request.ts';
 import { DEFAULT_JSON_LIMITS, maxTotalBytes, type JsonLimits } from '../platform/json-limits.ts';
 
@@ -52,6 +55,11 @@ export interface GatewayOptions {
    * handler instead of going over HTTP to `subgraphUrls` (see `in-process.ts`). @default none (HTTP)
    */
   inProcess?: Record<string, SubgraphFetch>;
+  /**
+   * Subgraphs running in this process, by name: their queries and mutations are executed by them
+   * directly, without HTTP on either side (see `in-process.ts`). @default none
+   */
+  inProcessExecutors?: Record<string, InProcessExecute>;
   /** @default 4000 */
   port?: number;
   /** @default '127.0.0.1' */
@@ -178,7 +186,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
       useCost({ ...opts.cost, cachedAnswer: responseCache ? (c) => responseCache.holds(c) : undefined }),
       ...(responseCache?.plugins ?? []),
       useInputErrorCodes(),
-      useInProcessSubgraphs({ handlers: inProcessHandlers }),
+      useInProcessSubgraphs({ handlers: inProcessHandlers, executors: new Map(Object.entries(opts.inProcessExecutors ?? {})), log: ctx.log }),
       useSubscriptionSharing({ shareBy: shareByOf(opts.areas) }),
       ...persisted.plugins,
       ...(opts.compression === false ? [] : [useCompression(opts.compression)]),
@@ -200,6 +208,12 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
   const readinessChecks = [...Object.entries(opts.subgraphUrls).map(([name, url]) => httpCheck(`subgraph ${name}`, new URL('/healthz', url).href)), ...(opts.readiness ?? [])];
   const life = new ServerLife(readinessChecks, 'gateway');
   const requestLimits = opts.requestLimits ?? DEFAULT_JSON_LIMITS;
+  // Response-cache hits answered before the runtime (`cache-hits.ts`); not when each answer names
+  // its trace, nor where only registered documents run.
+  const cacheHits =
+    responseCache && !hiveOpenTelemetryPlugin() && opts.persisted?.mode !== 'trusted'
+      ? cacheHitsAtTheEdge({ cache: responseCache, compression: opts.compression === false ? false : (opts.compression ?? {}), names: operationNames })
+      : null;
   const server: Server = createServer(requestListener('gateway', life, dispatch));
 
   async function dispatch(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -214,6 +228,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     // every request it is handed, whatever its path (the runtime also serves `/graphql/`, and any
     // URL ending in `/graphql`, query string included).
     if (await guardGraphQLRequest(req, res, requestLimits)) return;
+    if (cacheHits && (await cacheHits(req, res))) return;
     // Typed `void` (Node's listener type); the adapter sends the answer and catches its own errors.
     runtime.requestListener(req, res);
   }

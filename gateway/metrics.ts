@@ -10,7 +10,9 @@ import useMeshPrometheus from '@graphql-mesh/plugin-prometheus';
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import type { Logger } from '@graphql-hive/logger';
 import { getOperationAST, type DocumentNode, type ExecutionResult, type GraphQLError } from 'graphql';
+import { LRUCache } from 'lru-cache';
 import { parseBounded } from './limits.ts';
+import { keyHash } from './caller-session.ts';
 import { opensSharedTopic, type SharingMetrics } from './subscription-sharing.ts';
 import type { GraphQLParams } from 'graphql-yoga';
 import { METRICS_PATH, operations, registerLayerMetrics, registry, subscriptionsOpen } from '../platform/metrics.ts';
@@ -61,25 +63,50 @@ function labelsOf(names: OperationNames, document: DocumentNode, operationName: 
   return { operation: op?.name ? names.admit(op.name.value) : 'anonymous', type: op?.operation ?? 'unknown' };
 }
 
+/** What the labels of an operation answered without execution are read from. */
+interface ParamsLike {
+  query?: string;
+  operationName?: string | null;
+}
+
+/** The name and type of a document's operation, by its text (parsed once); null when it does not parse. */
+const shapes = new LRUCache<string, { name: string | undefined; type: string } | false>({ max: 1_000 });
+function shapeOf(query: string, operationName: string | null | undefined): { name: string | undefined; type: string } | null {
+  const key = keyHash(operationName ?? '', query);
+  let shape = shapes.get(key);
+  if (shape === undefined) {
+    try {
+      const op = getOperationAST(parseBounded(query), operationName ?? undefined);
+      shape = { name: op?.name?.value, type: op?.operation ?? 'unknown' };
+    } catch {
+      shape = false;
+    }
+    shapes.set(key, shape);
+  }
+  return shape || null;
+}
+
 /**
  * The labels of a request answered without execution (a cached or shared answer, a document
  * refused before it ran): its name when a validated document already had it, `invalid` when the
  * answer is an error, else `other`.
  */
-function labelsOfParams(names: OperationNames, params: GraphQLParams | undefined, result: ExecutionResult): { operation: string; type: string } {
+function labelsOfParams(names: OperationNames, params: ParamsLike | undefined, result: ExecutionResult): { operation: string; type: string } {
   const fallback = result.errors?.length ? 'invalid' : 'other';
   let name = params?.operationName;
   let type = 'unknown';
   if (params?.query) {
-    try {
-      const op = getOperationAST(parseBounded(params.query), params.operationName ?? undefined);
-      name = op?.name?.value ?? name;
-      if (op && fallback !== 'invalid') type = op.operation;
-    } catch {
-      return { operation: 'invalid', type };
-    }
+    const shape = shapeOf(params.query, params.operationName);
+    if (!shape) return { operation: 'invalid', type };
+    name = shape.name ?? name;
+    if (fallback !== 'invalid') type = shape.type;
   }
   return { operation: names.seen(name, fallback), type };
+}
+
+/** Counts an operation answered without execution by the gateway's HTTP edge (`cache-hits.ts`), as `useOperationMetrics` counts one answered by the runtime. */
+export function countAnsweredWithoutExecution(names: OperationNames, params: ParamsLike, result: ExecutionResult): void {
+  operations.inc({ ...labelsOfParams(names, params, result), outcome: outcomeOf(result) });
 }
 
 const requestOf = (ctx: unknown): object | undefined => (ctx as { request?: object } | undefined)?.request;

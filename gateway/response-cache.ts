@@ -87,6 +87,12 @@ export interface ResponseCacheOptions {
 /** The response cache's plugins and what to close with the gateway. */
 export interface LayerResponseCache {
   plugins: GatewayPlugin[];
+  /**
+   * The answer the cache holds for a query of `session` (`callerSessionOf`), under the key and with
+   * the lifetimes the runtime's lookup uses, or null: for answering a hit before the runtime
+   * (`cache-hits.ts`).
+   */
+  cachedAnswer(session: string, query: string, operationName: string | null | undefined, variables: Record<string, unknown> | null | undefined): Promise<ExecutionResult | null>;
   /** Drops every cached answer. */
   clear(): Promise<void>;
   /**
@@ -266,15 +272,16 @@ export function createResponseCache(opts: ResponseCacheOptions): LayerResponseCa
     },
   };
 
+  // Synchronous SHA-256 (node:crypto), not WebCrypto's promise: one less turn per request. The
+  // session comes first: the answer's tenant tag (`tenantTagged`).
+  const keyOf = (sessionId: string | null | undefined, documentString: string, operationName: string | null | undefined, variableValues: unknown): string =>
+    `${sessionId ?? ANONYMOUS}:${keyHash(documentString, operationName ?? '', stableJson(variableValues ?? {}))}`;
   const responseCache = useResponseCache<Record<string, unknown>>({
     cache,
     session: (request) => (isFetchRequest(request) ? callerSessionOf(request) : null),
     // Over graphql-ws (no Fetch request) nothing is cached; nor what `markUncacheable` marks.
     enabled: (request) => isFetchRequest(request) && !uncacheable.has(request),
-    // Synchronous SHA-256 (node:crypto), not WebCrypto's promise: one less turn per request. The
-    // session comes first: the answer's tenant tag (`tenantTagged`).
-    buildResponseCacheKey: ({ documentString, variableValues, operationName, sessionId }) =>
-      `${sessionId ?? ANONYMOUS}:${keyHash(documentString, operationName ?? '', stableJson(variableValues ?? {}))}`,
+    buildResponseCacheKey: ({ documentString, variableValues, operationName, sessionId }) => keyOf(sessionId, documentString, operationName, variableValues),
     ttl: 0,
     ttlPerSchemaCoordinate: ttls,
     idFields: [],
@@ -362,6 +369,9 @@ export function createResponseCache(opts: ResponseCacheOptions): LayerResponseCa
 
   return {
     plugins: [markUncacheable, shareInFlight, httpOnly(responseCache)],
+    async cachedAnswer(session, query, operationName, variables) {
+      return (await cache.get(keyOf(session, query, operationName, variables))) ?? null;
+    },
     clear,
     async holds(ctx) {
       const { request, params } = ctx;

@@ -82,14 +82,17 @@ const LOGGABLE_ID = /^[\w-]{1,64}$/;
 export function useRequestLogContext<T extends Record<string, unknown>>(header: string): Plugin<T> {
   return {
     instrumentation: {
-      request: ({ request }, wrapped) =>
-        withLogContext(() => {
-          const id = request.headers.get(header);
-          if (id && LOGGABLE_ID.test(id)) setLogContext({ operationId: id });
-          return wrapped();
-        }),
+      request: ({ request }, wrapped) => withOperationLogContext(request.headers.get(header), wrapped),
     },
   };
+}
+
+/** Runs `fn` in a log context of its own naming operation `id` (when it may be logged), as `useRequestLogContext` runs a request. */
+export function withOperationLogContext<T>(id: string | null, fn: () => T): T {
+  return withLogContext(() => {
+    if (id && LOGGABLE_ID.test(id)) setLogContext({ operationId: id });
+    return fn();
+  });
 }
 
 /** Adds the log context (`operationId`) and the active trace's `traceId` and `spanId` to each log's attributes. */

@@ -8,7 +8,8 @@ import { createServer, type IncomingMessage, type ServerResponse, type Server } 
 import type { AddressInfo } from 'node:net';
 import { buildSubgraphSchema } from '@apollo/subgraph';
 import type { GraphQLResolverMap } from '@apollo/subgraph/dist/schema-helper/resolverMap.js';
-import { GraphQLError, type DocumentNode, type GraphQLSchema } from 'graphql';
+import { GraphQLError, print, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql';
+import { LRUCache } from 'lru-cache';
 import { createYoga, type Plugin } from 'graphql-yoga';
 import { WebSocketServer } from 'ws';
 import { useServer } from 'graphql-ws/use/ws';
@@ -25,7 +26,7 @@ import { toClientError } from './errors.ts';
 import { ServerLife, DEFAULT_SHUTDOWN_TIMEOUT_MS, type DrainResult, type ReadinessCheck } from '../../platform/health.ts';
 import { METRICS_PATH, metricsText } from '../../platform/metrics.ts';
 import { useIncomingTrace } from '../../platform/tracing.ts';
-import { log, useRequestLogContext } from '../../platform/log.ts';
+import { log, useRequestLogContext, withOperationLogContext } from '../../platform/log.ts';
 import { requestListener } from '../../platform/http.ts';
 import { guardGraphQLRequest, guardGraphQLWebSocket } from './graphql-request.ts';
 import { DEFAULT_JSON_LIMITS, maxTotalBytes, type JsonLimits } from '../../platform/json-limits.ts';
@@ -101,6 +102,13 @@ export interface RunningSubgraphs {
    * `graphqlUrl(name)` (the gateway of the one-process stack calls it instead of loopback HTTP).
    */
   fetch(name: string): (url: string, init: RequestInit) => Response | Promise<Response>;
+  /**
+   * Executes a query or mutation of one subgraph in this process as its GraphQL server would answer
+   * it (the same context from the same headers, the same plugins: cost extension, masked errors, log
+   * context), without a Fetch request, JSON bodies or the server's HTTP pipeline: the gateway of the
+   * one-process stack hands its query plan's documents here (`gateway/in-process.ts`).
+   */
+  execute(name: string): InProcessExecute;
   schemas: Map<string, GraphQLSchema>;
   close(): Promise<void>;
   /**
@@ -110,6 +118,29 @@ export interface RunningSubgraphs {
    * then as `close`. @default timeoutMs DEFAULT_SHUTDOWN_TIMEOUT_MS
    */
   shutdown(timeoutMs?: number): Promise<DrainResult>;
+}
+
+/** A subgraph request handed over in process: a document of the gateway's plan and the headers it would have sent. */
+export interface InProcessRequest {
+  document: DocumentNode;
+  variables?: Record<string, unknown>;
+  operationName?: string;
+  headers: Record<string, string>;
+}
+export type InProcessExecute = (request: InProcessRequest) => Promise<ExecutionResult>;
+
+/** What `InProcessExecute` uses of a yoga server's enveloped functions (its plugins applied). */
+interface Enveloped {
+  schema: GraphQLSchema;
+  validate(schema: GraphQLSchema, document: DocumentNode): readonly GraphQLError[] | undefined;
+  contextFactory(): Promise<Record<string, unknown>>;
+  execute(args: {
+    schema: GraphQLSchema;
+    document: DocumentNode;
+    variableValues?: Record<string, unknown>;
+    operationName?: string;
+    contextValue: Record<string, unknown>;
+  }): Promise<ExecutionResult>;
 }
 
 /**
@@ -336,6 +367,29 @@ export async function startSubgraphServer(opts: SubgraphServerOptions): Promise<
       const yoga = yogas.get(name);
       if (!yoga) throw new Error(`no subgraph "${name}" in this server`);
       return (target, init) => yoga.fetch(target, init);
+    },
+    execute(name) {
+      const yoga = yogas.get(name);
+      if (!yoga) throw new Error(`no subgraph "${name}" in this server`);
+      // The plan's documents are few but built anew per request: each text is validated once.
+      const validated = new LRUCache<string, readonly GraphQLError[]>({ max: 1_000 });
+      return (req) =>
+        withOperationLogContext(req.headers[OPERATION_HEADER] ?? null, async (): Promise<ExecutionResult> => {
+          // What the context and the plugins read of a request: its headers.
+          const request = { headers: new Headers(req.headers) } as unknown as Request;
+          const { schema, validate, contextFactory, execute } = yoga.getEnveloped({ request, params: { query: undefined } }) as unknown as Enveloped;
+          const text = print(req.document);
+          const errors: readonly GraphQLError[] = validated.get(text) ?? validate(schema, req.document) ?? [];
+          validated.set(text, errors);
+          if (errors.length > 0) return { errors: [...errors] };
+          let contextValue: Record<string, unknown>;
+          try {
+            contextValue = await contextFactory();
+          } catch (err) {
+            return { errors: [maskError(err, 'Unexpected error.') as GraphQLError] };
+          }
+          return execute({ schema, document: req.document, variableValues: req.variables, operationName: req.operationName, contextValue });
+        });
     },
     schemas,
     close,

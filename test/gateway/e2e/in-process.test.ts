@@ -143,3 +143,41 @@ describe('in process and over HTTP, a subgraph reads the same headers', () => {
     }
   });
 });
+
+describe('executed in process (no HTTP on either side) and handed over as HTTP requests', () => {
+  it('answer alike: data, errors and their codes, and cost', async () => {
+    const urls = Object.fromEntries([...t.stack.subgraphs.schemas.keys()].map((name) => [name, t.stack.subgraphs.graphqlUrl(name)]));
+    const names = [...t.stack.subgraphs.schemas.keys()];
+    const base = gatewayOptionsFromEnv({ OPENAPI_ENV: 'emulator' }, urls, { port: 0 });
+    // No response cache: each operation runs.
+    const viaFetch = await startGateway({ ...base, responseCache: false, inProcess: Object.fromEntries(names.map((n) => [n, t.stack.subgraphs.fetch(n)])) });
+    const executed = await startGateway({ ...base, responseCache: false, inProcessExecutors: Object.fromEntries(names.map((n) => [n, t.stack.subgraphs.execute(n)])) });
+    try {
+      const cases: Array<[string, Record<string, unknown>, Record<string, string>]> = [
+        [
+          `query($v: String!) { company(vatCode: $v) { companyName shareholders { percentShare owners { ... on ShareholderCompany { company { companyName address { town } } } } } } }`,
+          { v: '04123450159' },
+          {},
+        ],
+        [QUERY, { vatCode: '12345678901' }, {}],
+        [QUERY, { vatCode: '00000000000' }, {}],
+        [QUERY, { vatCode: OPENAPI_SPA }, { authorization: 'Basic Zm9vOmJhcg==' }],
+      ];
+      for (const [query, variables, headers] of cases) {
+        // A token each (its day's spending is in the cost).
+        const auth = async () => ({ authorization: `Bearer ${await t.createToken(10)}`, ...headers });
+        await t.stack.upstream.clearCache();
+        const a = await post(viaFetch.graphqlUrl, query, variables, await auth());
+        await t.stack.upstream.clearCache();
+        const b = await post(executed.graphqlUrl, query, variables, await auth());
+        // The time each upstream call took is its own, and each operation has an id of its own.
+        const timeless = (r: unknown): unknown => JSON.parse(JSON.stringify(r, (k, v: unknown) => (k === 'ms' || k === 'operationId' ? 0 : v)));
+        expect(timeless(b), query).toEqual(timeless(a));
+      }
+      expect(subgraphHttp).toEqual([]);
+    } finally {
+      await viaFetch.close();
+      await executed.close();
+    }
+  });
+});

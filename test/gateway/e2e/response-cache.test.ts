@@ -93,6 +93,41 @@ describe('a repeated query', () => {
     expect(costOf(r).answeredFrom).toBeUndefined();
   });
 
+  it('a hit answered at the HTTP edge (`cache-hits.ts`) is the runtime’s answer, byte for byte, whatever Accept asks', async () => {
+    const post = async (headers: Record<string, string>) => {
+      const res = await request(t.stack.gateway.graphqlUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...auth(TENANT_B), ...headers },
+        body: JSON.stringify({ query: NAME, variables: { vat: VAT } }),
+      });
+      return { status: res.statusCode, type: res.headers['content-type'], vary: res.headers.vary, id: res.headers['x-request-id'], body: await res.body.text() };
+    };
+    await ok(NAME, { vat: VAT }, TENANT_B);
+    await t.clearCalls();
+    // An Origin (CORS, here one not allowed: no CORS header either way) takes the runtime's path.
+    const runtime = { origin: 'http://elsewhere.example' };
+    for (const accept of [
+      undefined,
+      '*/*',
+      'application/json',
+      'application/graphql-response+json, application/json',
+      'application/json;q=0.9, application/graphql-response+json',
+      'text/event-stream',
+      'multipart/mixed',
+    ]) {
+      const headers: Record<string, string> = accept === undefined ? {} : { accept };
+      const [edge, viaRuntime] = [await post(headers), await post({ ...headers, ...runtime })];
+      // Each answer is an operation of its own: its id (`extensions.cost.operationId`) is new.
+      const anyOperation = (body: string): string => body.replace(/"operationId":"[0-9a-f-]{36}"/, '"operationId":"…"');
+      expect(edge.body).toMatch(/"operationId":"[0-9a-f-]{36}"/);
+      expect({ ...edge, id: undefined, body: anyOperation(edge.body) }, accept).toEqual({ ...viaRuntime, id: undefined, body: anyOperation(viaRuntime.body) });
+      expect(edge.id).toMatch(/^[0-9a-f-]{36}$/);
+      if (accept === undefined || accept.includes('json')) expect(JSON.parse(edge.body).extensions.cost.answeredFrom).toBe('response-cache');
+    }
+    expect((await post({ 'x-request-id': 'mine' })).id).toBe('mine');
+    expect(await t.calls()).toEqual([]);
+  });
+
   it('with risk data (read upstream every time) is never cached', async () => {
     const SCORE = `query($vat: String!) { company(vatCode: $vat) { companyName creditScore { rating } } }`;
     const first = await t.gql(SCORE, { vat: VAT });
