@@ -66,8 +66,8 @@ import { priceOf } from '../contract/prices.ts';
 import { scopeAllows } from '../contract/scopes.ts';
 import { isObj } from '../contract/values.ts';
 import { JsonLimitError, readBoundedBody, type JsonLimits } from '../platform/json-limits.ts';
-import { SETTINGS_SCHEMA } from '../platform/settings.ts';
 import { FreeTierCounters } from './free-tiers.ts';
+import { SETTINGS_SCHEMA } from '../platform/settings.ts';
 import { Accounts, type EmuAccount } from './accounts.ts';
 
 /** The built-in token, unless `EmulatorOptions.settings` gives another (`EMULATOR_TOKEN`). */
@@ -84,7 +84,6 @@ export interface EmulatorSettings {
   companyPrepareMs?: number;
   companyGetWaitMs?: number;
 }
-
 /** Credit (euro) of the built-in token. */
 export const DEFAULT_CREDIT = 1_000_000;
 /**
@@ -454,34 +453,29 @@ function clockState(scheduler: Scheduler): Record<string, unknown> {
   };
 }
 
-export async function startEmulator(opts: EmulatorOptions = {}): Promise<RunningEmulator> {
-  const { scheduler, owned: ownsScheduler } = schedulerOf(opts, opts.modules);
-  const builtIn = { token: opts.settings?.token ?? DEFAULT_TOKEN, email: opts.settings?.email ?? DEFAULT_EMAIL, apikey: opts.settings?.apikey ?? DEFAULT_APIKEY };
-  const modules =
-    opts.modules ??
-    (await import('./modules.ts')).defaultModules(scheduler, {
-      riskCompleteAfterMs: opts.riskCompleteAfterMs,
-      companyPrepareMs: opts.settings?.companyPrepareMs,
-      companyGetWaitMs: opts.settings?.companyGetWaitMs,
-    });
-  const byArea = new Map<Area, { module: AreaModule; compiled: CompiledRoute[] }>();
-  for (const m of modules) byArea.set(m.area, { module: m, compiled: compile(m.routes) });
-
-  const latency = new Map<Area, number>();
-  for (const [area, ms] of Object.entries(opts.latencyMs ?? {})) if (isArea(area) && typeof ms === 'number') latency.set(area, Math.max(0, ms));
-  let faults: Fault[] = [];
+/** What the emulator's handlers share: built once by `startEmulator`, read and changed by the area calls and the control API. */
+interface EmulatorState {
+  opts: EmulatorOptions;
+  scheduler: Scheduler;
+  byArea: Map<Area, { module: AreaModule; compiled: CompiledRoute[] }>;
+  latency: Map<Area, number>;
+  faults: Fault[];
   /** Area calls being handled right now (late answers and hangs included). */
-  let inflight = 0;
-  const calls: CallRecord[] = [];
-  /** The contract's free tiers, per account, on the emulator's clock. */
-  const freeTiers = new FreeTierCounters(() => scheduler.now());
-  const accounts = new Accounts(() => scheduler.now());
-  const tokenStore = boundedTokens(accounts, maxTokensOf(opts.maxTokens, opts.settings?.maxTokens), builtIn.token);
-  const tokenOf = (value: string, scopes: string[], account: EmuAccount): EmuToken => new AccountToken(value, scopes, account);
-  tokenStore.set(builtIn.token, tokenOf(builtIn.token, allAreaScopes(), accounts.ensure(builtIn.email, { apikey: builtIn.apikey, credit: DEFAULT_CREDIT })));
+  inflight: { count: number };
+  calls: CallRecord[];
+  freeTiers: FreeTierCounters;
+  accounts: Accounts;
+  tokenStore: TokenStore;
+  tokenOf: (value: string, scopes: string[], account: EmuAccount) => EmuToken;
+  tokens: EmulatorTokens;
+  services: EmuServices;
+  log: (rec: CallRecord) => void;
+}
 
+/** The control API's tokens: created (a new account, or an existing one's wallet set), read, credited. */
+function createTokens(accounts: Accounts, tokenStore: TokenStore, tokenOf: EmulatorState['tokenOf'], builtInToken: string): EmulatorTokens {
   const tokens: EmulatorTokens = {
-    defaultToken: builtIn.token,
+    defaultToken: builtInToken,
     create(init = {}) {
       const value = init.token?.trim() || hexId() + hexId().slice(0, 16);
       const owner = init.owner?.trim() || `${value.slice(0, 8)}@example.com`;
@@ -502,7 +496,11 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
       return true;
     },
   };
+  return tokens;
+}
 
+/** What the area modules may use of the emulator (`AreaModule.attach`): accounts, tokens, the scopes of every route. */
+function createServices(modules: AreaModule[], accounts: Accounts, tokenStore: TokenStore, tokens: EmulatorTokens): EmuServices {
   const services: EmuServices = {
     accounts,
     tokens: {
@@ -520,13 +518,15 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
       return [...out].sort();
     },
   };
-  for (const m of modules) m.attach?.(services);
+  return services;
+}
 
-  const log = (rec: CallRecord): void => {
-    calls.push(rec);
-    if (calls.length > 100_000) calls.splice(0, calls.length - 100_000);
-  };
+// ---------------------------------------------------------------------------------------------
+// Area calls
 
+/** The handler of every area call: latency → fault → route → token and scope → body → free tier → wallet → handler → charge → answer → call log. */
+function areaHandler(s: EmulatorState): (req: IncomingMessage, res: ServerResponse, url: URL, area: Area, path: string, raw: Buffer) => Promise<void> {
+  const { opts, scheduler, byArea, latency, faults, accounts, tokenStore, tokenOf, services, freeTiers, log } = s;
   async function handleArea(req: IncomingMessage, res: ServerResponse, url: URL, area: Area, path: string, raw: Buffer): Promise<void> {
     const started = Date.now();
     const method = (req.method ?? 'GET').toUpperCase();
@@ -575,7 +575,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
       fault.remaining--;
       answerDelay = fault.delayAfterMs ?? 0;
       resetAfter = fault.reset === true;
-      if (fault.remaining <= 0) faults = faults.filter((f) => f !== fault);
+      if (fault.remaining <= 0) faults.splice(faults.indexOf(fault), 1);
       if (fault.hangMs) await sleep(fault.hangMs);
       if (fault.status) {
         const answer = fail(fault.status, fault.status, `emulated fault: HTTP ${fault.status}`);
@@ -622,7 +622,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
         finish(fail(401, route.auth === 'basic-or-refresh' && bearer ? 130 : 140, 'Unauthorized'));
         return;
       }
-      token = tokenStore.get(builtIn.token)?.owner === account.email ? tokenStore.get(builtIn.token) : services.tokens.of(account.email)[0];
+      token = tokenStore.get(s.tokens.defaultToken)?.owner === account.email ? tokenStore.get(s.tokens.defaultToken) : services.tokens.of(account.email)[0];
       token ??= tokenOf('', [], account);
     } else {
       token = bearer ? tokenStore.get(bearer) : undefined;
@@ -694,7 +694,191 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
     if (answerDelay > 0) await sleep(answerDelay);
     finish(answer);
   }
+  return handleArea;
+}
 
+// ---------------------------------------------------------------------------------------------
+// The control API (`/_emulator/…`): one function per concern, each answering the paths it knows
+
+/** A control API request, parsed. */
+interface ControlCall {
+  method: string;
+  url: URL;
+  /** The path's segments after `/_emulator/`. */
+  segments: string[];
+  first: string;
+  second: string;
+  body: unknown;
+  obj: Record<string, unknown>;
+}
+
+/** Answers a control request it knows, or `undefined` to let the next one try. */
+type ControlRoutes = (s: EmulatorState, c: ControlCall) => Promise<EmuResponse | undefined>;
+
+/** The call log (`calls`) and the calls in flight (`inflight`). */
+async function callLogRoutes(s: EmulatorState, c: ControlCall): Promise<EmuResponse | undefined> {
+  const { method, segments, first, url } = c;
+  const { calls, inflight } = s;
+  if (first === 'calls' && segments.length === 1) {
+    if (method === 'GET') {
+      const area = url.searchParams.get('area');
+      return json(200, area ? calls.filter((c) => c.area === area) : calls);
+    }
+    if (method === 'DELETE') {
+      calls.length = 0;
+      return json(200, { ok: true });
+    }
+  }
+  if (first === 'inflight' && segments.length === 1 && method === 'GET') return json(200, { count: inflight.count });
+  return undefined;
+}
+
+/** The company area's sandbox companies (`sandbox-companies`). */
+async function sandboxRoutes(s: EmulatorState, c: ControlCall): Promise<EmuResponse | undefined> {
+  const { method, first } = c;
+  const { byArea } = s;
+  if (first === 'sandbox-companies' && method === 'GET') {
+    const hook = byArea.get('company')?.module.control?.sandboxCompanies;
+    return hook ? json(200, await hook(undefined)) : json(404, { error: 'the company area is not loaded' });
+  }
+  return undefined;
+}
+
+/** Tokens and their wallets (`tokens`). */
+async function tokenRoutes(s: EmulatorState, c: ControlCall): Promise<EmuResponse | undefined> {
+  const { method, segments, first, second, obj } = c;
+  const { tokens } = s;
+  if (first === 'tokens') {
+    if (method === 'POST' && segments.length === 1) {
+      const scopes = obj.scopes;
+      if (scopes !== undefined && !(Array.isArray(scopes) && scopes.every((s) => typeof s === 'string'))) return json(400, { error: 'scopes must be an array of strings' });
+      if (obj.credit !== undefined && (typeof obj.credit !== 'number' || !Number.isFinite(obj.credit))) return json(400, { error: 'credit must be a number' });
+      const t = tokens.create({
+        scopes: scopes,
+        credit: obj.credit,
+        owner: typeof obj.owner === 'string' ? obj.owner : undefined,
+        token: typeof obj.token === 'string' ? obj.token : undefined,
+      });
+      return json(200, shownToken(t));
+    }
+    if (method === 'GET' && second) {
+      const t = tokens.get(decode(second));
+      return t ? json(200, shownToken(t)) : json(404, { error: 'unknown token' });
+    }
+  }
+  return undefined;
+}
+
+/** Latency per area (`latency`). */
+async function latencyRoutes(s: EmulatorState, c: ControlCall): Promise<EmuResponse | undefined> {
+  const { method, segments, first, obj } = c;
+  const { latency } = s;
+  if (first === 'latency' && segments.length === 1) {
+    if (method === 'GET') return json(200, Object.fromEntries(latency));
+    if (method === 'POST') {
+      if (!isArea(obj.area)) return json(400, { error: `area must be one of ${AREAS.join(', ')}` });
+      const ms = typeof obj.ms === 'number' && Number.isFinite(obj.ms) ? Math.max(0, obj.ms) : 0;
+      latency.set(obj.area, ms);
+      return json(200, { area: obj.area, ms });
+    }
+  }
+  return undefined;
+}
+
+/** Injected faults (`faults`). */
+async function faultRoutes(s: EmulatorState, c: ControlCall): Promise<EmuResponse | undefined> {
+  const { method, segments, first, obj } = c;
+  const { faults } = s;
+  if (first === 'faults' && segments.length === 1) {
+    if (method === 'GET') return json(200, faults);
+    if (method === 'DELETE') {
+      faults.length = 0;
+      return json(200, { ok: true });
+    }
+    if (method === 'POST') {
+      if (!isArea(obj.area)) return json(400, { error: `area must be one of ${AREAS.join(', ')}` });
+      const num = (k: string): number | undefined => (typeof obj[k] === 'number' && Number.isFinite(obj[k]) ? obj[k] : undefined);
+      const status = num('status');
+      const hangMs = num('hangMs');
+      const delayAfterMs = num('delayAfterMs');
+      const reset = obj.reset === true;
+      if (status === undefined && hangMs === undefined && delayAfterMs === undefined && !reset)
+        return json(400, { error: 'a fault needs a status, hangMs, delayAfterMs or reset' });
+      if (status !== undefined && (status < 100 || status > 599)) return json(400, { error: 'status must be an HTTP status' });
+      const fault: Fault = { id: hexId(), area: obj.area, remaining: Math.max(1, Math.floor(num('count') ?? 1)) };
+      if (typeof obj.pathPrefix === 'string' && obj.pathPrefix !== '') fault.pathPrefix = obj.pathPrefix.startsWith('/') ? obj.pathPrefix : `/${obj.pathPrefix}`;
+      if (status !== undefined) fault.status = status;
+      const retryAfter = num('retryAfter');
+      if (retryAfter !== undefined) fault.retryAfter = retryAfter;
+      if (hangMs !== undefined) fault.hangMs = Math.max(0, hangMs);
+      if (delayAfterMs !== undefined) fault.delayAfterMs = Math.max(0, delayAfterMs);
+      if (reset) fault.reset = true;
+      faults.push(fault);
+      return json(200, fault);
+    }
+  }
+  return undefined;
+}
+
+/** Callback delivery and its log (`callbacks`). */
+async function callbackRoutes(_s: EmulatorState, c: ControlCall): Promise<EmuResponse | undefined> {
+  const { method, segments, first, obj } = c;
+  if (first === 'callbacks' && segments.length === 1) {
+    if (method === 'GET') return json(200, callbackSettings.log());
+    if (method === 'DELETE') {
+      callbackSettings.clearLog();
+      return json(200, { ok: true });
+    }
+    if (method === 'POST') {
+      if (typeof obj.enabled === 'boolean') callbackSettings.setEnabled(obj.enabled);
+      if (typeof obj.backoffMs === 'number' && obj.backoffMs >= 0) callbackSettings.setBackoffMs(obj.backoffMs);
+      return json(200, { enabled: callbackSettings.isEnabled() });
+    }
+  }
+  return undefined;
+}
+
+/** The one clock of every area's asynchronous work (`clock`). */
+async function clockRoutes(s: EmulatorState, c: ControlCall): Promise<EmuResponse | undefined> {
+  const { method, segments, first, obj } = c;
+  const { scheduler } = s;
+  if (first === 'clock' && segments.length === 1) {
+    if (method === 'GET') return json(200, clockState(scheduler));
+    if (method === 'POST') {
+      if (obj.mode !== undefined && !isClockMode(obj.mode)) return json(400, { error: `mode must be one of ${CLOCK_MODES.join(', ')}` });
+      const advanceMs = obj.advanceMs;
+      if (advanceMs !== undefined && (typeof advanceMs !== 'number' || !Number.isFinite(advanceMs) || advanceMs < 0)) {
+        return json(400, { error: 'advanceMs must be a number of milliseconds ≥ 0' });
+      }
+      if (obj.mode !== undefined) scheduler.setMode(obj.mode);
+      const ran = advanceMs === undefined ? 0 : await scheduler.advance(advanceMs);
+      return json(200, { ...clockState(scheduler), ran });
+    }
+  }
+  return undefined;
+}
+
+/** An area module's own control hooks (`<area>/<name>`). */
+async function areaHookRoutes(s: EmulatorState, c: ControlCall): Promise<EmuResponse | undefined> {
+  const { method, segments, first, second, body } = c;
+  const { byArea } = s;
+  if (isArea(first) && second && segments.length === 2 && method === 'POST') {
+    const hook = byArea.get(first)?.module.control?.[second];
+    if (!hook) return json(404, { error: `no control hook ${second} in area ${first}` });
+    try {
+      const result = await hook(body);
+      return json(200, result === undefined ? { ok: true } : result);
+    } catch (err) {
+      return json(400, { error: (err as Error).message });
+    }
+  }
+  return undefined;
+}
+
+const CONTROL_ROUTES: readonly ControlRoutes[] = [callLogRoutes, sandboxRoutes, tokenRoutes, latencyRoutes, faultRoutes, callbackRoutes, clockRoutes, areaHookRoutes];
+
+/** The control API's handler: the body parsed, then each concern's routes in turn, else 404. */
+function controlHandler(s: EmulatorState): (req: IncomingMessage, url: URL, segments: string[], raw: Buffer) => Promise<EmuResponse> {
   async function handleControl(req: IncomingMessage, url: URL, segments: string[], raw: Buffer): Promise<EmuResponse> {
     const method = (req.method ?? 'GET').toUpperCase();
     let body: unknown;
@@ -706,113 +890,57 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
     const obj = isObj(body) ? body : {};
     const [first, second] = segments;
 
-    if (first === 'calls' && segments.length === 1) {
-      if (method === 'GET') {
-        const area = url.searchParams.get('area');
-        return json(200, area ? calls.filter((c) => c.area === area) : calls);
-      }
-      if (method === 'DELETE') {
-        calls.length = 0;
-        return json(200, { ok: true });
-      }
-    }
-    if (first === 'sandbox-companies' && method === 'GET') {
-      const hook = byArea.get('company')?.module.control?.sandboxCompanies;
-      return hook ? json(200, await hook(undefined)) : json(404, { error: 'the company area is not loaded' });
-    }
-    if (first === 'tokens') {
-      if (method === 'POST' && segments.length === 1) {
-        const scopes = obj.scopes;
-        if (scopes !== undefined && !(Array.isArray(scopes) && scopes.every((s) => typeof s === 'string'))) return json(400, { error: 'scopes must be an array of strings' });
-        if (obj.credit !== undefined && (typeof obj.credit !== 'number' || !Number.isFinite(obj.credit))) return json(400, { error: 'credit must be a number' });
-        const t = tokens.create({
-          scopes: scopes,
-          credit: obj.credit,
-          owner: typeof obj.owner === 'string' ? obj.owner : undefined,
-          token: typeof obj.token === 'string' ? obj.token : undefined,
-        });
-        return json(200, shownToken(t));
-      }
-      if (method === 'GET' && second) {
-        const t = tokens.get(decode(second));
-        return t ? json(200, shownToken(t)) : json(404, { error: 'unknown token' });
-      }
-    }
-    if (first === 'latency' && segments.length === 1) {
-      if (method === 'GET') return json(200, Object.fromEntries(latency));
-      if (method === 'POST') {
-        if (!isArea(obj.area)) return json(400, { error: `area must be one of ${AREAS.join(', ')}` });
-        const ms = typeof obj.ms === 'number' && Number.isFinite(obj.ms) ? Math.max(0, obj.ms) : 0;
-        latency.set(obj.area, ms);
-        return json(200, { area: obj.area, ms });
-      }
-    }
-    if (first === 'inflight' && segments.length === 1 && method === 'GET') return json(200, { count: inflight });
-    if (first === 'faults' && segments.length === 1) {
-      if (method === 'GET') return json(200, faults);
-      if (method === 'DELETE') {
-        faults = [];
-        return json(200, { ok: true });
-      }
-      if (method === 'POST') {
-        if (!isArea(obj.area)) return json(400, { error: `area must be one of ${AREAS.join(', ')}` });
-        const num = (k: string): number | undefined => (typeof obj[k] === 'number' && Number.isFinite(obj[k]) ? obj[k] : undefined);
-        const status = num('status');
-        const hangMs = num('hangMs');
-        const delayAfterMs = num('delayAfterMs');
-        const reset = obj.reset === true;
-        if (status === undefined && hangMs === undefined && delayAfterMs === undefined && !reset)
-          return json(400, { error: 'a fault needs a status, hangMs, delayAfterMs or reset' });
-        if (status !== undefined && (status < 100 || status > 599)) return json(400, { error: 'status must be an HTTP status' });
-        const fault: Fault = { id: hexId(), area: obj.area, remaining: Math.max(1, Math.floor(num('count') ?? 1)) };
-        if (typeof obj.pathPrefix === 'string' && obj.pathPrefix !== '') fault.pathPrefix = obj.pathPrefix.startsWith('/') ? obj.pathPrefix : `/${obj.pathPrefix}`;
-        if (status !== undefined) fault.status = status;
-        const retryAfter = num('retryAfter');
-        if (retryAfter !== undefined) fault.retryAfter = retryAfter;
-        if (hangMs !== undefined) fault.hangMs = Math.max(0, hangMs);
-        if (delayAfterMs !== undefined) fault.delayAfterMs = Math.max(0, delayAfterMs);
-        if (reset) fault.reset = true;
-        faults.push(fault);
-        return json(200, fault);
-      }
-    }
-    if (first === 'callbacks' && segments.length === 1) {
-      if (method === 'GET') return json(200, callbackSettings.log());
-      if (method === 'DELETE') {
-        callbackSettings.clearLog();
-        return json(200, { ok: true });
-      }
-      if (method === 'POST') {
-        if (typeof obj.enabled === 'boolean') callbackSettings.setEnabled(obj.enabled);
-        if (typeof obj.backoffMs === 'number' && obj.backoffMs >= 0) callbackSettings.setBackoffMs(obj.backoffMs);
-        return json(200, { enabled: callbackSettings.isEnabled() });
-      }
-    }
-    if (first === 'clock' && segments.length === 1) {
-      if (method === 'GET') return json(200, clockState(scheduler));
-      if (method === 'POST') {
-        if (obj.mode !== undefined && !isClockMode(obj.mode)) return json(400, { error: `mode must be one of ${CLOCK_MODES.join(', ')}` });
-        const advanceMs = obj.advanceMs;
-        if (advanceMs !== undefined && (typeof advanceMs !== 'number' || !Number.isFinite(advanceMs) || advanceMs < 0)) {
-          return json(400, { error: 'advanceMs must be a number of milliseconds ≥ 0' });
-        }
-        if (obj.mode !== undefined) scheduler.setMode(obj.mode);
-        const ran = advanceMs === undefined ? 0 : await scheduler.advance(advanceMs);
-        return json(200, { ...clockState(scheduler), ran });
-      }
-    }
-    if (isArea(first) && second && segments.length === 2 && method === 'POST') {
-      const hook = byArea.get(first)?.module.control?.[second];
-      if (!hook) return json(404, { error: `no control hook ${second} in area ${first}` });
-      try {
-        const result = await hook(body);
-        return json(200, result === undefined ? { ok: true } : result);
-      } catch (err) {
-        return json(400, { error: (err as Error).message });
-      }
+    const call: ControlCall = { method, url, segments, first, second, body, obj };
+    for (const routes of CONTROL_ROUTES) {
+      const answer = await routes(s, call);
+      if (answer) return answer;
     }
     return json(404, { error: `no such control endpoint: ${method} /_emulator/${segments.join('/')}` });
   }
+  return handleControl;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The server
+
+export async function startEmulator(opts: EmulatorOptions = {}): Promise<RunningEmulator> {
+  const { scheduler, owned: ownsScheduler } = schedulerOf(opts, opts.modules);
+  const builtIn = { token: opts.settings?.token ?? DEFAULT_TOKEN, email: opts.settings?.email ?? DEFAULT_EMAIL, apikey: opts.settings?.apikey ?? DEFAULT_APIKEY };
+  const modules =
+    opts.modules ??
+    (await import('./modules.ts')).defaultModules(scheduler, {
+      riskCompleteAfterMs: opts.riskCompleteAfterMs,
+      companyPrepareMs: opts.settings?.companyPrepareMs,
+      companyGetWaitMs: opts.settings?.companyGetWaitMs,
+    });
+  const byArea = new Map<Area, { module: AreaModule; compiled: CompiledRoute[] }>();
+  for (const m of modules) byArea.set(m.area, { module: m, compiled: compile(m.routes) });
+
+  const latency = new Map<Area, number>();
+  for (const [area, ms] of Object.entries(opts.latencyMs ?? {})) if (isArea(area) && typeof ms === 'number') latency.set(area, Math.max(0, ms));
+  const faults: Fault[] = [];
+  /** Area calls being handled right now (late answers and hangs included). */
+  const inflight = { count: 0 };
+  const calls: CallRecord[] = [];
+  /** The contract's free tiers, per account, on the emulator's clock. */
+  const freeTiers = new FreeTierCounters(() => scheduler.now());
+  const accounts = new Accounts(() => scheduler.now());
+  const tokenStore = boundedTokens(accounts, maxTokensOf(opts.maxTokens, opts.settings?.maxTokens), builtIn.token);
+  const tokenOf = (value: string, scopes: string[], account: EmuAccount): EmuToken => new AccountToken(value, scopes, account);
+  tokenStore.set(builtIn.token, tokenOf(builtIn.token, allAreaScopes(), accounts.ensure(builtIn.email, { apikey: builtIn.apikey, credit: DEFAULT_CREDIT })));
+
+  const tokens = createTokens(accounts, tokenStore, tokenOf, builtIn.token);
+  const services = createServices(modules, accounts, tokenStore, tokens);
+  for (const m of modules) m.attach?.(services);
+
+  const log = (rec: CallRecord): void => {
+    calls.push(rec);
+    if (calls.length > 100_000) calls.splice(0, calls.length - 100_000);
+  };
+
+  const state: EmulatorState = { opts, scheduler, byArea, latency, faults, inflight, calls, freeTiers, accounts, tokenStore, tokenOf, tokens, services, log };
+  const handleArea = areaHandler(state);
+  const handleControl = controlHandler(state);
 
   let draining = false;
   const open = new Set<ServerResponse>();
@@ -866,11 +994,11 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
         return;
       }
       const rest = url.pathname.split('/').slice(2).join('/');
-      inflight++;
+      inflight.count++;
       try {
         await handleArea(req, res, url, area, `/${rest}`, raw);
       } finally {
-        inflight--;
+        inflight.count--;
       }
     })().catch((err: unknown) => {
       send(res, fail(500, 500, `emulator error: ${(err as Error).message}`));

@@ -4,6 +4,7 @@
  */
 import { request } from 'undici';
 import { startStack, type Stack, type StackOptions } from '../../stack.ts';
+import { emulatorClock, type EmulatorClock } from './clock.ts';
 
 export interface GraphQLResponse<T = Record<string, unknown>> {
   data?: T | null;
@@ -48,6 +49,8 @@ export interface TestStack {
   createToken(credit: number): Promise<string>;
   /** Euro left in an account's wallet. */
   credit(token: string): Promise<number>;
+  /** The embedded emulator's clock (`support/clock.ts`): stop it, move it, let it run. */
+  clock: EmulatorClock;
   close(): Promise<void>;
 }
 
@@ -90,6 +93,7 @@ export async function startTestStack(env: NodeJS.ProcessEnv = {}, opts: Omit<Sta
     async credit(token: string) {
       return ((await emuJson('GET', `tokens/${encodeURIComponent(token)}`)) as { credit: number }).credit;
     },
+    clock: emulatorClock(emu ?? 'http://no-embedded-emulator.invalid'),
     close: () => stack.close(),
   };
 }

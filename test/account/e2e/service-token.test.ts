@@ -18,15 +18,14 @@ beforeAll(async () => {
     { OPENAPI_EMAIL: 'emulator@example.com', OPENAPI_APIKEY: 'emulator-apikey', OPENAPI_MANAGED_TOKEN_TTL_S: '3600', OPENAPI_ACCOUNT_API_KEY: OPERATOR_KEY },
     { clock: () => now },
   );
-  const clock = (await t.control('clock', { mode: 'manual' })) as { nowMs: number };
-  now = clock.nowMs;
+  now = (await t.clock.manual()).nowMs;
 }, 60_000);
 afterAll(async () => {
   await t?.close();
 });
 
 async function advance(ms: number): Promise<void> {
-  await t.control('clock', { advanceMs: ms });
+  await t.clock.advance(ms);
   now += ms;
 }
 

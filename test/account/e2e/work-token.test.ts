@@ -39,7 +39,7 @@ beforeAll(async () => {
     },
     { clock: () => now },
   );
-  now = ((await t.control('clock', { mode: 'manual' })) as { nowMs: number }).nowMs;
+  now = (await t.clock.manual()).nowMs;
   // Reports complete only when the test says so.
   await t.control('risk/timing', { completeAfterMs: 0 });
 }, 120_000);
@@ -48,7 +48,7 @@ afterAll(async () => {
 }, 120_000);
 
 async function advance(ms: number): Promise<void> {
-  await t.control('clock', { advanceMs: ms });
+  await t.clock.advance(ms);
   now += ms;
 }
 

@@ -5,10 +5,10 @@
  * when the test moves it, and the GET's wait ends when the test moves it past the limit.
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { request } from 'undici';
 import { registeredVats } from '../../../emulator/company/index.ts';
 import { untilInFlight } from '../../support/inflight.ts';
 import { startTestStack, type TestStack } from '../../support/stack.ts';
+import { waitFor } from '../../support/wait.ts';
 
 const MANAGERS = `query($vat: String!) { company(vatCode: $vat) { managers { __typename } } }`;
 const LAYER_SECRET = 'test-company-slow-get-secret-0123456789';
@@ -25,31 +25,22 @@ afterAll(async () => {
   await t?.close();
 }, 120_000);
 beforeEach(async () => {
-  await t.control('clock', { mode: 'manual' });
+  await t.clock.manual();
   await t.clearCalls();
 });
 afterEach(async () => {
   await t.control('company/slow', {});
-  await t.control('clock', { mode: 'real' });
+  await t.clock.real();
 });
-
-interface Clock {
-  jobs: Array<{ label: string }>;
-}
 
 /** Until `n` GETs of a slow dataset are held by the emulator, waiting for it (a job each on its clock). */
 async function untilGetsWait(n = 1): Promise<void> {
-  for (let i = 0; i < 5000; i++) {
-    const clock = (await (await request(`${t.stack.emulatorUrl!}/_emulator/clock`)).body.json()) as Clock;
-    if (clock.jobs.filter((j) => j.label.endsWith(' wait')).length >= n) return;
-  }
-  throw new Error('safety limit: no slow GET is waiting');
+  await waitFor(async () => (await t.clock.state()).jobs.filter((j) => j.label.endsWith(' wait')).length >= n, `${n} slow GET(s) waiting on the emulator's clock`, { every: 1 });
 }
 
 /** Until the emulator has logged a call matching `pred` (the calls are logged as they are answered). */
 async function untilCall(pred: (c: { method: string; path: string; status: number }) => boolean): Promise<void> {
-  for (let i = 0; i < 5000; i++) if ((await t.calls('company')).some(pred)) return;
-  throw new Error('safety limit: the call did not come');
+  await waitFor(async () => (await t.calls('company')).some(pred), 'the call in the emulator log', { every: 1 });
 }
 
 const summary = async (): Promise<string[]> => (await t.calls('company')).map((c) => `${c.method} ${c.path.replace(/[0-9a-f]{24}$/, '<id>')} ${c.status}`);
@@ -60,7 +51,7 @@ describe('a slow dataset bought by the GET', () => {
     await t.control('company/slow', { ms: 300 });
     const profile = t.gql(MANAGERS, { vat });
     await untilGetsWait();
-    await t.control('clock', { advanceMs: 300 });
+    await t.clock.advance(300);
     const res = await profile;
     expect(res.errors, JSON.stringify(res.errors)).toBeUndefined();
     expect(await summary()).toEqual([`GET /IT-stakeholders/${vat} 200`]);
@@ -75,12 +66,12 @@ describe('a slow dataset bought by the GET', () => {
     await t.control('company/slow', { ms: 5000, waitMs: 1000 });
     const first = t.gql(MANAGERS, { vat });
     await untilGetsWait();
-    await t.control('clock', { advanceMs: 1000 });
+    await t.clock.advance(1000);
     await untilCall((c) => c.path === `/IT-stakeholders/${vat}` && c.status === 302);
     await untilCall((c) => c.path.startsWith('/IT-check_id/'));
     // A second profile while the dataset is still pending joins the paid request.
     const second = t.gql(MANAGERS, { vat });
-    await t.control('clock', { advanceMs: 4000 });
+    await t.clock.advance(4000);
     const [a, b] = await Promise.all([first, second]);
     expect(a.errors, JSON.stringify(a.errors)).toBeUndefined();
     expect(b.errors, JSON.stringify(b.errors)).toBeUndefined();
@@ -98,7 +89,7 @@ describe('a slow dataset bought by the GET', () => {
     await t.control('company/slow', { ms: 300 });
     const profiles = Array.from({ length: 20 }, () => t.gql(MANAGERS, { vat }));
     await untilGetsWait();
-    await t.control('clock', { advanceMs: 300 });
+    await t.clock.advance(300);
     const answers = await Promise.all(profiles);
     for (const res of answers) expect(res.errors, JSON.stringify(res.errors)).toBeUndefined();
     expect(await summary()).toEqual([`GET /IT-stakeholders/${vat} 200`]);
@@ -110,9 +101,9 @@ describe('a slow dataset bought by the GET', () => {
     await t.control('company/slow', { ms: 2000, waitMs: 1000 });
     const profiles = Array.from({ length: 20 }, () => t.gql(MANAGERS, { vat }));
     await untilGetsWait();
-    await t.control('clock', { advanceMs: 1000 });
+    await t.clock.advance(1000);
     await untilCall((c) => c.path.startsWith('/IT-check_id/'));
-    await t.control('clock', { advanceMs: 1000 });
+    await t.clock.advance(1000);
     const answers = await Promise.all(profiles);
     for (const res of answers) expect(res.errors, JSON.stringify(res.errors)).toBeUndefined();
     const calls = await summary();

@@ -2,15 +2,16 @@
  * The emulator's one callback reader (`readCallback` in `emulator/callbacks.ts`): the forms a client
  * sends (JSON object, JSON text in a form field, PHP-style form fields; headers as an object or as
  * `[{name, value}]`), the vendor's errors, each area's rules; and the areas reading it over HTTP.
- * Every server started here is stopped in `afterEach`.
+ * Every server started here is stopped after its test (`track`).
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { callbackValue, readCallback, type CallbackRead, type CallbackRules } from '../../../emulator/callbacks.ts';
 import { fail } from '../../../emulator/core.ts';
 import { startEmulator, type RunningEmulator } from '../../../emulator/server.ts';
 import { Scheduler } from '../../../emulator/scheduler.ts';
 import { startReceiver } from '../../support/receiver.ts';
+import { track } from '../../support/servers.ts';
 
 type Json = Record<string, unknown>;
 
@@ -138,10 +139,7 @@ describe('readCallback', () => {
 
 // ---------------------------------------------------------------- over HTTP
 
-const started: Array<{ close: () => Promise<void> }> = [];
-afterEach(async () => {
-  while (started.length > 0) await started.pop()?.close();
-});
+const started = track();
 
 async function post(emu: RunningEmulator, path: string, body: Json | URLSearchParams): Promise<{ status: number; json: Json }> {
   const form = body instanceof URLSearchParams;
@@ -156,9 +154,9 @@ async function post(emu: RunningEmulator, path: string, body: Json | URLSearchPa
 describe('the areas read callbacks with it', () => {
   it('company: a form-encoded request with PHP-style callback fields and [{name, value}] headers is delivered as asked', async () => {
     const hook = await startReceiver();
-    started.push(hook);
+    started(hook);
     const emu = await startEmulator({ scheduler: new Scheduler({ mode: 'manual' }) });
-    started.push(emu);
+    started(emu);
     const form = new URLSearchParams({
       'callback[url]': `${hook.origin}/company`,
       'callback[method]': 'POST',
@@ -185,7 +183,7 @@ describe('the areas read callbacks with it', () => {
 
   it("risk: headers as a list are stored as an object, the layer's 8 retries are lowered to 5, and a bad url is refused", async () => {
     const emu = await startEmulator();
-    started.push(emu);
+    started(emu);
     const neg = await post(emu, '/risk/IT-negativita', { cf_piva: '12485671007', callback: { url: 'https://me.example/neg', headers: [{ name: 'X-A', value: 'a' }], retry: 8 } });
     expect((neg.json.data as Json).callback).toMatchObject({ method: 'JSON', headers: { 'X-A': 'a' }, retry: 5, username: '' });
     expect((await post(emu, '/risk/IT-negativita', { cf_piva: '12485671007', callback: { method: 'JSON' } })).json).toMatchObject({ error: 411 });

@@ -10,6 +10,7 @@ import { createCompanyModule, isRegistered } from '../../../emulator/company/ind
 import { isValidFiscalCode, isValidItalianVat, makeItalianVat } from '../../../contract/checksums.ts';
 import { untilInFlight } from '../../support/inflight.ts';
 import { startReceiver } from '../../support/receiver.ts';
+import { waitFor } from '../../support/wait.ts';
 
 type Json = Record<string, unknown>;
 
@@ -352,11 +353,13 @@ describe('slow requests and callbacks', () => {
 
   /** Until a slow GET is held, waiting for its dataset (its wait is a job on the emulator's clock). */
   async function untilGetWaits(): Promise<void> {
-    for (let i = 0; i < 2000; i++) {
-      const clock = (await control('GET', 'clock')) as { jobs: Array<{ label: string }> };
-      if (clock.jobs.some((j) => j.label.endsWith(' wait'))) return;
-    }
-    throw new Error('safety limit: no slow GET is waiting');
+    await waitFor(
+      async () => ((await control('GET', 'clock')) as { jobs: Array<{ label: string }> }).jobs.some((j) => j.label.endsWith(' wait')),
+      'a slow GET waiting on the clock',
+      {
+        every: 1,
+      },
+    );
   }
 
   it('a GET waits for its dataset, up to the wait, then answers 302 → IT-check_id, PENDING until ready; the 302 is charged, the poll is free', async () => {

@@ -6,7 +6,7 @@
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import type { AreaModule, EmuRequest, EmuResponse, Route } from '../../../emulator/core.ts';
 import { callbackSettings } from '../../../emulator/callbacks.ts';
@@ -15,6 +15,7 @@ import { createRiskModule } from '../../../emulator/risk/index.ts';
 import { evidenceFormat } from '../../../emulator/risk/kyc.ts';
 import { Scheduler } from '../../../emulator/scheduler.ts';
 import { startReceiver, type Delivery, type Receiver } from '../../support/receiver.ts';
+import { track } from '../../support/servers.ts';
 
 // ---------------------------------------------------------------- harness
 
@@ -206,21 +207,17 @@ function personBody(callbackUrl?: string, extra: Record<string, unknown> = {}): 
 // ---------------------------------------------------------------- tests
 
 let receiver: Receiver;
-const harnesses: Harness[] = [];
+/** Every harness is closed after its test. */
+const harnesses = track();
 
 async function risk(opts?: { completeAfterMs?: number; scheduler?: Scheduler }): Promise<Harness> {
   const h = await startHarness(createRiskModule(opts));
-  harnesses.push(h);
-  return h;
+  return harnesses(h);
 }
 
 beforeAll(async () => {
   receiver = await startReceiver();
   callbackSettings.setEnabled(true);
-});
-
-afterEach(async () => {
-  while (harnesses.length > 0) await harnesses.pop()?.close();
 });
 
 afterAll(async () => {
@@ -417,7 +414,7 @@ describe('person bureau request', () => {
   it('answers the delegation download with 406 (303) until the delegation exists, then the PDF', async () => {
     const scheduler = new Scheduler({ mode: 'manual' });
     const h = await startHarness(createRiskModule({ scheduler, delegationAfterMs: 60_000 }));
-    harnesses.push(h);
+    harnesses(h);
     const created = data(await call(h.url, 'POST', '/IT-bureau-persona', personBody()));
     const id = String(created.id);
     expect(created).not.toHaveProperty('delegation_file');

@@ -571,8 +571,14 @@ describe('two tokens of one account', () => {
       expect(upd.data.updateInvoicingConfiguration.events).toEqual(['CUSTOMER_INVOICE']);
       const { data } = await gql<{ issueInvoice: Obj }>(first, ISSUE, { input: invoiceInput({ number: 'TWO-TOKENS-1' }) });
       await t.control('invoice/advance', { id: data.issueInvoice.id });
-      const deadline = Date.now() + SAFETY_MS;
-      while ((seen['/a'].length === 0 || seen['/b'].length === 0) && Date.now() < deadline) await withSafety(new Promise<void>((r) => waiters.push(r)), 'both relays', SAFETY_MS);
+      // Each delivery wakes the wait; the deadline fails the test with a clear message.
+      await withSafety(
+        (async () => {
+          while (seen['/a'].length === 0 || seen['/b'].length === 0) await new Promise<void>((r) => waiters.push(r));
+        })(),
+        'both relays',
+        SAFETY_MS,
+      );
       // Each tenant's callback re-read the invoice with its own token and relayed it to its own target.
       expect(seen['/a'].map((b) => (b.data as Obj).state)).toEqual(['SENT']);
       expect(seen['/b'].map((b) => (b.data as Obj).state)).toEqual(['SENT']);
