@@ -27,7 +27,6 @@ describe('layer rules', () => {
     ['subgraphs/runtime/tracking/new.ts', '../../../emulator/server.ts'],
     ['subgraphs/company/resolvers/new.ts', '../../../gateway/index.ts'],
     ['platform/new.ts', '../subgraphs/runtime/errors.ts'],
-    ['platform/new.ts', '../contract/prices.ts'],
     ['contract/new.ts', '../platform/log.ts'],
     ['gateway/new.ts', '../emulator/server.ts'],
     ['emulator/company/new.ts', '../../subgraphs/upstream/client.ts'],
@@ -43,6 +42,7 @@ describe('layer rules', () => {
     ['subgraphs/company/new.ts', '../runtime/errors.ts'],
     ['gateway/new.ts', '../platform/metrics.ts'],
     ['emulator/new.ts', '../contract/prices.ts'],
+    ['platform/new.ts', '../contract/areas.ts'],
     ['emulator/new.ts', '../platform/json-limits.ts'],
     ['stack.ts', './emulator/server.ts'],
   ])('%s may import %s', async (file, from) => {
