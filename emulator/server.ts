@@ -90,7 +90,7 @@ export const DEFAULT_CREDIT = 1_000_000;
  * Tokens kept at most besides the built-in one (`EMULATOR_MAX_TOKENS`): the least recently used go
  * first. @see EmulatorOptions.maxTokens
  */
-export const DEFAULT_MAX_TOKENS = 10_000;
+export const DEFAULT_MAX_TOKENS: number = SETTINGS_SCHEMA.EMULATOR_MAX_TOKENS.default;
 /** Credit (euro) of tokens created through the control API without a `credit`. */
 export const CREATED_TOKEN_CREDIT = 100;
 /** Error number of 401 "Wrong Token" (as OAuth v1 uses it; the service hosts' number is not published). */

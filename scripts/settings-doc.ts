@@ -52,6 +52,9 @@ export function renderConfiguration(): string {
     '**Read by**: `npm start` runs every process in one; `npm run gateway`, `npm run subgraph` and',
     '`npm run emulator` each read the settings marked for them (and those of every process).',
     '',
+    "Libraries read a few variables of their own, not listed here: the OpenTelemetry SDK's (`OTEL_BSP_*`,",
+    '`OTEL_LOG_LEVEL`, …; see its documentation) once traces are on, and `NODE_OPTIONS` and the like of Node.js.',
+    '',
   ];
   for (const [subject, title] of Object.entries(SUBJECTS) as [SettingSubject, string][]) {
     const rows = entries.filter(([, spec]) => spec.subject === subject);

@@ -451,7 +451,7 @@ describe('image and compose definitions', () => {
         Object.fromEntries(
           Object.entries(env).map(([k, v]) => [
             k,
-            v.replace(/\$\{(\w+):([-?])([^}]*)\}/g, (_m, name: string, op: string, dflt: string) => vars[name] || (op === '-' ? dflt : 'a-value-given-by-the-operator-32c')),
+            v.replace(/\$\{(\w+):([-?])([^}]*)\}/g, (_m, name: string, op: string, dflt: string) => vars[name] || (op === '-' ? dflt : 'set-by-the-operator-0123456789')),
           ]),
         );
       const serviceTokenOf = (vars: NodeJS.ProcessEnv): boolean | undefined => {
