@@ -194,6 +194,12 @@ export interface ReconcileInput {
   paid: (area: Area, price: number, fromSec: number, toSec: number) => Promise<number>;
   /** How long after the layer gave up the service may still charge (ms). */
   lateMs: number;
+  /**
+   * Open calls of the same account whose windows are not over yet. A group of `calls` near one of
+   * them (of its area and price) is not counted now: that call's charge may fall inside the group's
+   * widened window, and would be taken for one of the group's. The group waits, and is counted with it.
+   */
+  waiting?: UnknownCall[];
 }
 
 /** Seconds a group's window is widened at most, on each side, to find a count that holds. */
@@ -205,11 +211,12 @@ export const windowOf = (call: UnknownCall, lateMs: number): [number, number] =>
 /**
  * Decides which of `calls` were charged (see the module's comment): per area and price, per group
  * of calls whose windows overlap. A group whose count is not the same on the window widened by 2 s,
- * or falls outside 0..its size, is left open.
+ * or falls outside 0..its size, is left open. A group near a call still `waiting` is not decided.
  */
 export async function reconcile(input: ReconcileInput): Promise<Decision[]> {
+  const waiting = new Set((input.waiting ?? []).map((c) => c.id));
   const groups = new Map<string, UnknownCall[]>();
-  for (const c of input.calls) {
+  for (const c of [...input.calls, ...(input.waiting ?? [])]) {
     const k = `${c.area}|${toMicro(c.price)}`;
     const g = groups.get(k);
     if (g) g.push(c);
@@ -234,6 +241,7 @@ export async function reconcile(input: ReconcileInput): Promise<Decision[]> {
     }
     if (cluster.length > 0) clusters.push(cluster);
     for (const cl of clusters) {
+      if (cl.some((c) => waiting.has(c.id))) continue;
       const from = Math.min(...cl.map((c) => windowOf(c, input.lateMs)[0]));
       const to = Math.max(...cl.map((c) => windowOf(c, input.lateMs)[1]));
       const { area, price } = cl[0];
@@ -355,8 +363,8 @@ export class Settler {
   }
 
   /** Whether the service can no longer charge `call` (its window is over). */
-  private ready(call: UnknownCall): boolean {
-    return this.now() >= (windowOf(call, this.lateMs)[1] + MAX_WIDEN_S + 2) * 1000;
+  private ready(call: UnknownCall, now: number): boolean {
+    return now >= (windowOf(call, this.lateMs)[1] + MAX_WIDEN_S + 2) * 1000;
   }
 
   /** One pass: settles every ready call the wallet tells; one pass at a time (a call meanwhile joins it). */
@@ -368,7 +376,11 @@ export class Settler {
   private async pass(): Promise<SettlementRun> {
     const open = await this.store.open(this.opts.batch ?? 1000);
     const wallet = this.wallet;
-    const ready = wallet ? open.filter((c) => c.account === wallet.account && this.ready(c)) : [];
+    // One instant: a call is either ready or waiting, never neither.
+    const now = this.now();
+    const mine = wallet ? open.filter((c) => c.account === wallet.account) : [];
+    const ready = mine.filter((c) => this.ready(c, now));
+    const waiting = mine.filter((c) => !this.ready(c, now));
     const settled: UnknownCall[] = [];
     if (wallet && ready.some((c) => !this.tried.has(c.id))) {
       const since = Math.min(...ready.map((c) => windowOf(c, this.lateMs)[0] - MAX_WIDEN_S - 1)) * 1000;
@@ -378,6 +390,7 @@ export class Settler {
         charges,
         paid: (area, price, from, to) => this.store.paidBetween(wallet.account, area, price, from, to),
         lateMs: this.lateMs,
+        waiting,
       });
       if (this.tried.size > 100_000) this.tried.clear();
       for (const c of ready) this.tried.add(c.id);

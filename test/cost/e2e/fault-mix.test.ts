@@ -5,16 +5,19 @@
  * after the upstream charged). Orders are retried as a careful client would: with the
  * idempotency key the layer gives back. Then: no paid POST was sent twice, every order is findable,
  * and what the emulator's wallet was charged is at most the euro reported plus the euro reported at
- * risk. Then the money at risk is settled (in the background, from the account's wallet history):
- * every operation's calls at risk are settled, and the wallet equals the euro reported plus the euro
- * settled as charged, exactly. The layer pays with a service token of the account it holds the
+ * risk. Then the money at risk is settled (in the background, from the account's wallet history;
+ * the test waits on the settler's `costSettled` events): every operation's calls at risk are
+ * settled, and the wallet equals the euro reported plus the euro settled as charged, exactly. The layer pays with a service token of the account it holds the
  * credentials of (the emulator's built-in account), so that the wallet history can be read.
  */
+import { createClient, type Client } from 'graphql-ws';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import { Rng, registeredVats } from '../../../emulator/company/index.ts';
 import { makeFiscalCode } from '../../../contract/checksums.ts';
 import { startTestStack, type GraphQLResponse, type TestStack } from '../../support/stack.ts';
 import { untilInFlight } from '../../support/inflight.ts';
+import { within } from '../../support/wait.ts';
 import { DEFAULT_EMAIL } from '../../../emulator/server.ts';
 
 const TIMEOUT_MS = 400;
@@ -23,6 +26,8 @@ const SERVICE_TOKEN = 'fault-mix-service-token-0123456789abcdef';
 
 let t: TestStack;
 let token: string;
+/** The subscription client on which the settler's events are heard (`costSettled`). */
+let ws: Client;
 
 const FAULTS = [
   { kind: '503', spec: { status: 503 } },
@@ -50,9 +55,11 @@ beforeAll(async () => {
   // The service token is the built-in account's (whose credentials the layer holds), with a fresh wallet.
   await t.control('tokens', { token: SERVICE_TOKEN, owner: DEFAULT_EMAIL, credit: WALLET });
   token = SERVICE_TOKEN;
+  ws = createClient({ url: t.stack.gateway.wsUrl, webSocketImpl: WebSocket, retryAttempts: 0, lazy: true });
 }, 120_000);
 
 afterAll(async () => {
+  await ws?.dispose();
   await t?.close();
 });
 
@@ -214,17 +221,48 @@ interface OperationCost {
   calls: Array<{ state: 'OPEN' | 'CHARGED' | 'NOT_CHARGED'; euro: number; basis: string | null; path: string }>;
 }
 
-/** An operation's money at risk once settled (the settler runs in the background); no sleeping: polls the free lookup. */
+/** What a settler may take at most to settle a call, from when the layer gave up on it (a safety limit, not a wait). */
+const SETTLE_DEADLINE_MS = 60_000;
+
+/**
+ * An operation's money at risk once settled. The background settler looks at a call only once the
+ * service can no longer charge it (`OPENAPI_SETTLE_LATE_MS` and the widest window after the layer
+ * gave up: seconds, on any machine): waited for on the settler's own event (`costSettled` of the
+ * operation, which first sends the operation's standing when part of it is settled already, so no
+ * settlement is missed between the lookup and the subscription). No sleeping, no polling.
+ */
 async function settlementOf(id: string): Promise<OperationCost> {
-  let last: OperationCost | undefined;
-  for (let i = 0; i < 1000; i++) {
-    const res = await t.gql<{ operationCost: OperationCost }>(OPERATION_COST, { id });
-    last = res.data?.operationCost;
-    expect(res.errors).toBeUndefined();
-    if (res.data!.operationCost.settled) return res.data!.operationCost;
-    await untilInFlight(t.stack.emulatorUrl!, 'none');
+  const now = await lookUp(id);
+  if (now.settled) return now;
+  const events = ws.iterate<{ costSettled: { operation: { settled: boolean } } }>({
+    query: `subscription($id: ID) { costSettled(operationId: $id) { operation { settled } } }`,
+    variables: { id },
+  });
+  try {
+    await within(
+      (async () => {
+        for await (const e of events) {
+          expect(e.errors).toBeUndefined();
+          if (e.data?.costSettled.operation.settled) return;
+        }
+        throw new Error(`the costSettled subscription of ${id} ended`);
+      })(),
+      `the settlement of operation ${id} (${JSON.stringify(now)})`,
+      SETTLE_DEADLINE_MS,
+    );
+  } finally {
+    await events.return?.();
   }
-  throw new Error(`safety limit: operation ${id} still unsettled: ${JSON.stringify(last)}`);
+  const settled = await lookUp(id);
+  expect(settled.settled).toBe(true);
+  return settled;
+}
+
+/** The operation's standing, looked up by its id (free: reads only what the layer keeps). */
+async function lookUp(id: string): Promise<OperationCost> {
+  const res = await t.gql<{ operationCost: OperationCost }>(OPERATION_COST, { id });
+  expect(res.errors).toBeUndefined();
+  return res.data!.operationCost;
 }
 
 const OPERATION_COST = `query($id: ID!) { operationCost(id: $id) { atRisk charged notCharged open settled calls { state euro basis path } } }`;

@@ -88,6 +88,24 @@ describe('reconcile', () => {
     expect(await reconcile({ calls: [a], charges: [charge(T0 + 500), charge(T0 + 600)], paid: noPaid, lateMs: LATE })).toEqual([]);
   });
 
+  it('does not decide a group near a call of its price still open: that call’s charge is not taken for one of the group’s', async () => {
+    // a was not charged; b, sent 3 s after a ended and not ready yet, was charged at T0+3500 (inside
+    // a's window widened by up to 4 s, where a count of 1 would agree with the next width).
+    const a = unknown();
+    const b = unknown({ sentAt: T0 + 3_400, endedAt: T0 + 3_800 });
+    const charges = [charge(T0 + 3_500)];
+    expect(await reconcile({ calls: [a], charges, paid: noPaid, lateMs: LATE, waiting: [b] })).toEqual([]);
+    // Counted together once b is ready: one of the two was charged, the euro is exact.
+    expect(await reconcile({ calls: [a, b], charges, paid: noPaid, lateMs: LATE })).toEqual([
+      { id: a.id, state: 'charged' },
+      { id: b.id, state: 'not_charged' },
+    ]);
+    // A call waiting far away, or of another price, holds nothing back.
+    const far = unknown({ sentAt: T0 + 60_000, endedAt: T0 + 60_400 });
+    const other = unknown({ sentAt: T0 + 3_400, endedAt: T0 + 3_800, price: 15 });
+    expect(await reconcile({ calls: [a], charges: [], paid: noPaid, lateMs: LATE, waiting: [far, other] })).toEqual([{ id: a.id, state: 'not_charged' }]);
+  });
+
   it('reads charges from the wallet history (negative amounts; the area from the description)', () => {
     expect(
       chargesOf([
@@ -132,6 +150,19 @@ describe('the settler', () => {
     expect(await settler.settleNow()).toEqual({ charged: 1, chargedEuro: 0.5, notCharged: 0, notChargedEuro: 0, open: 0, openEuro: 0 });
     expect(reads).toHaveLength(1);
     expect(await settler.operation('op-1')).toMatchObject({ atRisk: 0.5, charged: 0.5, notCharged: 0, open: 0, settled: true });
+  });
+
+  it('settles a ready call only with the open calls of its price near it, once they are ready too', async () => {
+    // a (not charged) is ready first; b, near it, was charged at T0+3500 and is not ready yet.
+    const { store, settler, advance } = setup([charge(T0 + 3_500)]);
+    const a = unknown();
+    const b = unknown({ sentAt: T0 + 3_400, endedAt: T0 + 3_800 });
+    await store.add(a);
+    await store.add(b);
+    advance(8_500);
+    expect(await settler.settleNow()).toMatchObject({ charged: 0, notCharged: 0, open: 2 });
+    advance(4_000);
+    expect(await settler.settleNow()).toMatchObject({ charged: 1, chargedEuro: 0.5, notCharged: 1, notChargedEuro: 0.5, open: 0 });
   });
 
   it('leaves the calls of another account (a caller’s own token) open: its wallet cannot be read', async () => {
