@@ -10,7 +10,16 @@ import { buildASTSchema, Kind, parse, type ConstDirectiveNode, type ObjectTypeDe
 import { transformSupergraphToPublicSchema } from '@theguild/federation-composition';
 import { getIntrospectedSchema, minifyIntrospectionQuery } from '@urql/introspection';
 
-const subgraphs = readdirSync('subgraphs').filter((d) => existsSync(`subgraphs/${d}/schema.graphql`));
+/**
+ * The subgraphs to generate resolver types for: the folders of `subgraphs/` holding a
+ * `schema.graphql`. Found by scanning, not read from the registry (`subgraphs/index.ts`): the
+ * registry imports every area, whose resolvers are typed by the files generated here (a cycle for the
+ * type checker), and loading every area's modules only to name them is more than codegen needs.
+ * `test/architecture/unit/imports.test.ts` checks this list is exactly the registry's `SUBGRAPH_NAMES`.
+ */
+export const SUBGRAPH_SCHEMA_FOLDERS: readonly string[] = readdirSync('subgraphs')
+  .filter((d) => existsSync(`subgraphs/${d}/schema.graphql`))
+  .sort();
 
 /**
  * Entities whose federation key is hidden from clients (`@inaccessible`), and the public fields that
@@ -47,7 +56,7 @@ const config: CodegenConfig = {
   generates: {
     ...clientOutputs,
     ...Object.fromEntries(
-      subgraphs.map((name) => [
+      SUBGRAPH_SCHEMA_FOLDERS.map((name) => [
         `subgraphs/${name}/__generated__/resolvers-types.ts`,
         {
           schema: [`subgraphs/${name}/schema.graphql`, 'subgraphs/runtime/federation.graphql'],

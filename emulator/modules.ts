@@ -1,7 +1,7 @@
 /**
  * The emulator's registry: one vendor module per area of the REST suite (`contract/areas.ts`), one
  * line each. The server loads them from here (`defaultModules`); nothing else imports a module
- * (`test/architecture.test.ts`).
+ * (`test/architecture/unit/imports.test.ts`).
  */
 import type { Area } from '../contract/areas.ts';
 import type { AreaModule } from './core.ts';

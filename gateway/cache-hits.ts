@@ -22,14 +22,14 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ExecutionResult } from 'graphql';
 import type { LayerResponseCache } from './response-cache.ts';
-import { callerSessionOf } from './caller-session.ts';
 import { ESTIMATE_ONLY_HEADER, replayedCost } from './cost.ts';
 import { compressBody, negotiateEncoding, varyOnEncoding, type CompressionOptions } from './compression.ts';
 import { countAnsweredWithoutExecution, type OperationNames } from './metrics.ts';
 import { countReplayedAnswer } from '../platform/metrics.ts';
 
 export interface CacheHitsOptions {
-  cache: Pick<LayerResponseCache, 'cachedAnswer'>;
+  /** The response cache, and its session of a caller (the key its answers are under). */
+  cache: Pick<LayerResponseCache, 'cachedAnswer' | 'sessionOf'>;
   /** The GraphQL endpoint's path. @default '/graphql' */
   endpoint?: string;
   /** As the gateway compresses answers (`compression.ts`); false: never. */
@@ -117,7 +117,7 @@ export function cacheHitsAtTheEdge(opts: CacheHitsOptions): (req: IncomingMessag
     if (!params) return false;
     const mediaType = regularMediaType(h.accept);
     if (!mediaType) return false;
-    const session = callerSessionOf({ headers: { get: (name: string) => headerOf(req, name) } });
+    const session = opts.cache.sessionOf({ headers: { get: (name: string) => headerOf(req, name) } });
     const stored = await opts.cache.cachedAnswer(session, params.query, params.operationName, params.variables);
     if (!stored || (stored.errors?.length ?? 0) > 0) return false;
     countReplayedAnswer('cache');

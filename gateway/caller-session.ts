@@ -3,15 +3,17 @@
  * session, identical queries in flight, shared subscriptions): two operations may share an answer
  * only when EVERY credential that changes the answer is the same. Those are the headers the gateway
  * forwards to the subgraphs: `Authorization` (the layer's tenant of the caller's token) and the
- * operator's `x-openapi-account-key` (the account subgraph answers the wallet only with it,
- * `account-key.ts`). Both are hashed, never kept in clear.
+ * credentials the areas' descriptors list (`forwardedHeaders`, e.g. the account area's operator key),
+ * which the entry point hands in with the areas (`callerSessions(credentialHeadersOf(areas))`).
+ * All are hashed, never kept in clear.
  *
- * A session is `<tenant>` or `<tenant>.<hash of the account key>`: its first part is the tenant the
- * layer's changes name (`tenantOfSession`), so a tenant's change drops every session of that tenant.
+ * A session is `<tenant>` or `<tenant>.<hash of the other credentials>`: its first part is the tenant
+ * the layer's changes name (`tenantOfSession`), so a tenant's change drops every session of that tenant.
  */
 import { createHash } from 'node:crypto';
-import { accountKeyOf } from './account-key.ts';
+import { headerOf } from './forwarded-headers.ts';
 import { authorizationOf } from './authorization.ts';
+import type { GatewayArea } from '../subgraphs/runtime/area.ts';
 import { tenantOf } from '../subgraphs/upstream/tenant.ts';
 
 /** Session of callers without any credential (the layer's own token answers them). */
@@ -25,16 +27,33 @@ function tenantOfAuthorization(authorization: string | null | undefined): string
   return bearer ? tenantOf(bearer[1]) : `x${tenantOf(raw)}`;
 }
 
+/** The caller's session of an operation's context, or of a bare Fetch request (`callerSessions`). */
+export type CallerSessionOf = (contextOrRequest: unknown) => string;
+
+/** The credentials besides `Authorization` that the areas have the gateway forward (`forwardedHeaders`: sorted, once each). */
+export function credentialHeadersOf(areas: readonly GatewayArea[]): string[] {
+  return [...new Set(areas.flatMap((a) => a.forwardedHeaders ?? []))].sort();
+}
+
 /**
  * The caller's session of an operation's context (HTTP: its Fetch request's headers; graphql-ws:
- * the connection params merged into `headers`), or of a bare Fetch request.
+ * the connection params merged into `headers`), or of a bare Fetch request: the tenant of its
+ * `Authorization`, and a hash of the `credentialHeaders` it carries (`credentialHeadersOf` the areas).
  */
-export function callerSessionOf(contextOrRequest: unknown): string {
-  const context = isFetchRequest(contextOrRequest) ? { request: contextOrRequest } : contextOrRequest;
-  const tenant = tenantOfAuthorization(authorizationOf(context));
-  const key = accountKeyOf(context);
-  if (key === null || key === '') return tenant;
-  return `${tenant}.${createHash('sha256').update(`openapi-supergraph:account-key:${key}`).digest('base64url').slice(0, 22)}`;
+export function callerSessions(credentialHeaders: readonly string[]): CallerSessionOf {
+  const names = [...credentialHeaders];
+  return (contextOrRequest) => {
+    const context = isFetchRequest(contextOrRequest) ? { request: contextOrRequest } : contextOrRequest;
+    const tenant = tenantOfAuthorization(authorizationOf(context));
+    const present = names.flatMap((name) => {
+      const value = headerOf(context, name);
+      return value === null || value === '' ? [] : [[name, value] as const];
+    });
+    if (present.length === 0) return tenant;
+    const h = createHash('sha256').update('openapi-supergraph:credentials');
+    for (const [name, value] of present) h.update('\u0000').update(name).update('\u0000').update(value);
+    return `${tenant}.${h.digest('base64url').slice(0, 22)}`;
+  };
 }
 
 /** The tenant a session belongs to (what the layer's changes are about). */

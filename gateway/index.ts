@@ -12,7 +12,8 @@ import { WebSocketServer } from 'ws';
 import { useServer, type Extra } from 'graphql-ws/use/ws';
 import { SUPERGRAPH_FILE } from './compose.ts';
 import { normaliseAuthorization, useForwardAuthorization } from './authorization.ts';
-import { useForwardedHeaders } from './account-key.ts';
+import { useForwardedHeaders } from './forwarded-headers.ts';
+import { callerSessions, credentialHeadersOf } from './caller-session.ts';
 import { useCost, type CostPluginOptions } from './cost.ts';
 import { useInputErrorCodes } from './input-errors.ts';
 import { useDeferOnEntities } from './defer.ts';
@@ -96,7 +97,7 @@ export interface GatewayOptions {
    * Whole query answers cached per tenant and identical queries in flight shared
    * (`response-cache.ts`); false: neither. @default in memory
    */
-  responseCache?: Omit<ResponseCacheOptions, 'supergraph' | 'policy'> | false;
+  responseCache?: Omit<ResponseCacheOptions, 'supergraph' | 'policy' | 'sessionOf'> | false;
   /**
    * Bounds of a GraphQL request over HTTP and graphql-ws, enforced as it is read, before it is parsed
    * (`MAX_BODY_BYTES`, `MAX_UPLOAD_BYTES`, `MAX_JSON_DEPTH`, `MAX_JSON_VALUES`; see
@@ -148,7 +149,9 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     ]),
   );
 
-  const responseCache = opts.responseCache === false ? null : createResponseCache({ ...opts.responseCache, supergraph, policy: cachePolicyOf(opts.areas) });
+  // Whose answer is whose: the caller's tenant and every credential the areas have forwarded (`caller-session.ts`).
+  const sessionOf = callerSessions(credentialHeadersOf(opts.areas));
+  const responseCache = opts.responseCache === false ? null : createResponseCache({ ...opts.responseCache, supergraph, policy: cachePolicyOf(opts.areas), sessionOf });
   // In-process subgraphs are found by the URL the transport fetches (its GraphQL URL).
   const inProcessHandlers = new Map(
     Object.entries(opts.inProcess ?? {}).flatMap(([name, handler]) => (opts.subgraphUrls[name] ? [[opts.subgraphUrls[name], handler] as const] : [])),
@@ -187,7 +190,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
       ...(responseCache?.plugins ?? []),
       useInputErrorCodes(),
       useInProcessSubgraphs({ handlers: inProcessHandlers, executors: new Map(Object.entries(opts.inProcessExecutors ?? {})), log: ctx.log }),
-      useSubscriptionSharing({ shareBy: shareByOf(opts.areas) }),
+      useSubscriptionSharing({ shareBy: shareByOf(opts.areas), sessionOf }),
       ...persisted.plugins,
       ...(opts.compression === false ? [] : [useCompression(opts.compression)]),
     ],
@@ -251,7 +254,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     socket: ctx.extra.socket,
   }));
   // graphql-ws subscribers of a running shared subscription get its events on their socket directly (`subscription-sharing.ts`).
-  const sharing = useWebSocketSharing({ metrics: sharingMetrics(operationNames), shareBy: shareByOf(opts.areas) });
+  const sharing = useWebSocketSharing({ metrics: sharingMetrics(operationNames), shareBy: shareByOf(opts.areas), sessionOf });
   // Before useServer: every message is scanned within the limits before graphql-ws parses it.
   guardGraphQLWebSocket(wss, requestLimits);
   const ws = useServer(

@@ -30,7 +30,7 @@ import { entriesAtMost } from '../platform/lru.ts';
 import type { GatewayArea } from '../subgraphs/runtime/area.ts';
 import { onLayerChange, tenantOfTopic } from '../platform/changes.ts';
 import { channelOf, closeRedis, connectRedis, DEFAULT_REDIS_PREFIX, unlinkMatching } from '../platform/redis.ts';
-import { ANONYMOUS, callerSessionOf, isFetchRequest, keyHash, stableJson, tenantOfSession } from './caller-session.ts';
+import { ANONYMOUS, isFetchRequest, keyHash, stableJson, tenantOfSession, type CallerSessionOf } from './caller-session.ts';
 import { wantsEstimateOnly } from './cost.ts';
 import { log } from '../platform/log.ts';
 
@@ -55,6 +55,8 @@ export interface ResponseCacheOptions {
   supergraph: string;
   /** The areas' cache policies (`cachePolicyOf` of the registry's areas). */
   policy: CachePolicy;
+  /** Whose answer is whose: the caller's session (`callerSessions` of the areas' credential headers). */
+  sessionOf: CallerSessionOf;
   /**
    * Shared cache for every replica (`REDIS_URL`): answers under `<redisPrefix>rc:`, changes heard
    * on the bus's channels under `<redisPrefix>bus:`. null: in this process's memory. @default null
@@ -87,8 +89,10 @@ export interface ResponseCacheOptions {
 /** The response cache's plugins and what to close with the gateway. */
 export interface LayerResponseCache {
   plugins: GatewayPlugin[];
+  /** The caller's session its answers are kept under (`ResponseCacheOptions.sessionOf`). */
+  sessionOf: CallerSessionOf;
   /**
-   * The answer the cache holds for a query of `session` (`callerSessionOf`), under the key and with
+   * The answer the cache holds for a query of `session` (`sessionOf`), under the key and with
    * the lifetimes the runtime's lookup uses, or null: for answering a hit before the runtime
    * (`cache-hits.ts`).
    */
@@ -278,7 +282,7 @@ export function createResponseCache(opts: ResponseCacheOptions): LayerResponseCa
     `${sessionId ?? ANONYMOUS}:${keyHash(documentString, operationName ?? '', stableJson(variableValues ?? {}))}`;
   const responseCache = useResponseCache<Record<string, unknown>>({
     cache,
-    session: (request) => (isFetchRequest(request) ? callerSessionOf(request) : null),
+    session: (request) => (isFetchRequest(request) ? opts.sessionOf(request) : null),
     // Over graphql-ws (no Fetch request) nothing is cached; nor what `markUncacheable` marks.
     enabled: (request) => isFetchRequest(request) && !uncacheable.has(request),
     buildResponseCacheKey: ({ documentString, variableValues, operationName, sessionId }) => keyOf(sessionId, documentString, operationName, variableValues),
@@ -316,7 +320,7 @@ export function createResponseCache(opts: ResponseCacheOptions): LayerResponseCa
       // Subscriptions and operations over graphql-ws have no Fetch request and are never shared.
       if (!isFetchRequest(request)) return;
       if (!params.query || uncacheable.has(request) || operationTypeOf(params.query, params.operationName) !== 'query') return;
-      const session = callerSessionOf(request);
+      const session = opts.sessionOf(request);
       const tenant = tenantOfSession(session);
       started.set(request, { tenant, generation: generationOf(tenant) });
       const key = `${session}|${keyHash(params.operationName ?? '', params.query, stableJson(params.variables ?? {}))}`;
@@ -346,7 +350,7 @@ export function createResponseCache(opts: ResponseCacheOptions): LayerResponseCa
       if (getOperationAST(args.document as DocumentNode, args.operationName as string | null | undefined)?.operation === OperationTypeNode.MUTATION) {
         // A mutation (over HTTP or graphql-ws) drops its caller's answers, awaited: the caller's
         // next read sees its change.
-        const tenant = tenantOfSession(callerSessionOf(ctx));
+        const tenant = tenantOfSession(opts.sessionOf(ctx));
         return {
           onExecuteDone: () => forget(tenant === ANONYMOUS ? null : tenant),
         };
@@ -369,6 +373,7 @@ export function createResponseCache(opts: ResponseCacheOptions): LayerResponseCa
 
   return {
     plugins: [markUncacheable, shareInFlight, httpOnly(responseCache)],
+    sessionOf: opts.sessionOf,
     async cachedAnswer(session, query, operationName, variables) {
       return (await cache.get(keyOf(session, query, operationName, variables))) ?? null;
     },
@@ -376,7 +381,7 @@ export function createResponseCache(opts: ResponseCacheOptions): LayerResponseCa
     async holds(ctx) {
       const { request, params } = ctx;
       if (!isFetchRequest(request) || !params?.query) return false;
-      const key = `${callerSessionOf(request)}:${keyHash(params.query, params.operationName ?? '', stableJson(params.variables ?? {}))}`;
+      const key = `${opts.sessionOf(request)}:${keyHash(params.query, params.operationName ?? '', stableJson(params.variables ?? {}))}`;
       return (await cache.get(key)) != null;
     },
     async close() {

@@ -13,7 +13,7 @@ import dc from 'node:diagnostics_channel';
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import { getOperationAST, GraphQLError, Kind, OperationTypeNode, print, type DocumentNode, type ExecutionResult } from 'graphql';
 import { LRUCache } from 'lru-cache';
-import { callerSessionOf, keyHash, stableJson } from './caller-session.ts';
+import { keyHash, stableJson, type CallerSessionOf } from './caller-session.ts';
 import { replayedCost } from './cost.ts';
 import { connectionParamsError } from './authorization.ts';
 import { parseBounded } from './limits.ts';
@@ -30,6 +30,8 @@ export interface SubscriptionSharingOptions {
    * follows (`shareByOf` of the areas' `sharedSubscriptions`). @default none: nothing is shared
    */
   shareBy?: ReadonlyMap<string, string>;
+  /** Whose subscription is whose: the caller's session (`callerSessions` of the areas' credential headers). */
+  sessionOf: CallerSessionOf;
 }
 
 /**
@@ -263,8 +265,8 @@ const printedOf = (doc: DocumentNode): string => {
  * credential that changes the answer, hashed: `caller-session.ts`) and a hash of the document's
  * text, operation name and variables (keys sorted), so no token or password sits in a key.
  */
-function topicKey(context: unknown, documentText: string, operationName: string | null | undefined, variables: unknown): string {
-  return `${callerSessionOf(context)}|${keyHash(documentText, operationName ?? '', stableJson(variables ?? {}))}`;
+function topicKey(sessionOf: CallerSessionOf, context: unknown, documentText: string, operationName: string | null | undefined, variables: unknown): string {
+  return `${sessionOf(context)}|${keyHash(documentText, operationName ?? '', stableJson(variables ?? {}))}`;
 }
 
 /**
@@ -309,7 +311,7 @@ export const isAsyncIterable = (x: unknown): x is AsyncIterable<Result> => typeo
  * shared before they reach it (`useWebSocketSharing`); this one shares what runs the envelop
  * pipeline (SSE, and the first graphql-ws subscriber of a topic).
  */
-export function useSubscriptionSharing(opts: SubscriptionSharingOptions = {}): GatewayPlugin {
+export function useSubscriptionSharing(opts: SubscriptionSharingOptions): GatewayPlugin {
   const hub = new TopicHub(opts.onTopic);
   const shareBy = opts.shareBy ?? new Map<string, string>();
   const join = (topic: Topic): Feed => {
@@ -327,7 +329,7 @@ export function useSubscriptionSharing(opts: SubscriptionSharingOptions = {}): G
         operationName?: string | null;
         variableValues?: unknown;
       };
-      const key = topicKey(contextValue, printedOf(document), operationName, variableValues);
+      const key = topicKey(opts.sessionOf, contextValue, printedOf(document), operationName, variableValues);
       setSubscribeFn(async (subscribeArgs) => {
         const running = hub.get(key);
         if (running) return join(running);
@@ -529,7 +531,7 @@ export interface WebSocketSharing {
  * graphql-ws's serialisation; it is now one serialisation and 10,000 socket writes. Subscribing
  * was the runtime's whole pipeline per subscriber; a joiner is now a parse-cache lookup and a hash.
  */
-export function useWebSocketSharing(opts: WebSocketSharingOptions = {}): WebSocketSharing {
+export function useWebSocketSharing(opts: WebSocketSharingOptions): WebSocketSharing {
   const hub = new TopicHub(opts.onTopic);
   const shareBy = opts.shareBy ?? new Map<string, string>();
   const shapes = new LRUCache<string, Shape | false>({ max: opts.maxDocuments ?? 500 });
@@ -586,7 +588,7 @@ export function useWebSocketSharing(opts: WebSocketSharingOptions = {}): WebSock
       const shape = shapeOf(query, payload.operationName, payload.variables);
       if (shape === null) return open();
       // The credentials as the runtime merges them into the operation's context (request headers, then connection params).
-      const key = topicKey({ headers: { ...ctx.extra.request.headers, ...(ctx.connectionParams ?? {}) } }, query, payload.operationName, payload.variables);
+      const key = topicKey(opts.sessionOf, { headers: { ...ctx.extra.request.headers, ...(ctx.connectionParams ?? {}) } }, query, payload.operationName, payload.variables);
       const running = hub.get(key);
       if (running) {
         const sink = sinkFor(running, ctx, id, shape);

@@ -1,7 +1,7 @@
 /**
  * Writes `docs/configuration.md`, the reference of every setting, from the schema in
  * `platform/settings.ts` (`npm run settings-doc`, after a change to the schema). A test fails when
- * the checked-in page drifts from the schema (`test/settings.test.ts`).
+ * the checked-in page drifts from the schema (`test/platform/unit/settings.test.ts`).
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';

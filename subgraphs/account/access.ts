@@ -14,10 +14,13 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { GraphQLError } from 'graphql';
 import { forbidden } from '../runtime/errors.ts';
 import { SETTINGS_SCHEMA, settingsOf, type SettingsSource } from '../../platform/settings.ts';
-import { ACCOUNT_KEY_HEADER } from '../runtime/credentials.ts';
 
-/** The request header carrying the operator's key (`runtime/credentials.ts`). */
-export { ACCOUNT_KEY_HEADER };
+/**
+ * The request header carrying the operator's key: a credential of the caller besides
+ * `Authorization`. The area's descriptor lists it in `forwardedHeaders`, so the gateway forwards it
+ * to this subgraph only and counts it in the caller's session.
+ */
+export const ACCOUNT_KEY_HEADER = 'x-openapi-account-key';
 
 /** The shortest key accepted. */
 export const MIN_ACCOUNT_KEY_LENGTH: number = SETTINGS_SCHEMA.OPENAPI_ACCOUNT_API_KEY.minLength;

@@ -4,7 +4,7 @@
  * shared reads the registry: the servers build the subgraphs from it, the managed token mints the
  * scopes of its endpoint tables, the gateway takes its cache policy, its shareable subscriptions and
  * the headers it forwards, the estimate its pricing, composition its schema. No shared module
- * imports an area (`test/architecture.test.ts`, `eslint.config.js`).
+ * imports an area (`test/architecture/unit/imports.test.ts`, `eslint.config.js`).
  */
 import type { SettingsSource } from '../../platform/settings.ts';
 import { Kind, type DocumentNode } from 'graphql';
@@ -55,7 +55,7 @@ export interface AreaDescriptor<Name extends string = string> {
    * EVERY endpoint table of the area (endpoint records, family tables, maps of endpoints), as the
    * deployment's settings `vars` shape them: the managed token is minted with one scope per
    * endpoint found here (`endpointsOfArea`). A table left out is a missing scope, so
-   * `test/architecture.test.ts` fails when a module of the area exports an endpoint not listed here.
+   * `test/architecture/unit/imports.test.ts` fails when a module of the area exports an endpoint not listed here.
    */
   endpointTables(vars: SettingsSource): readonly object[];
   /** The area's part of the gateway's cost estimate (`subgraphs/runtime/pricing.ts`). */
@@ -74,7 +74,8 @@ export interface AreaDescriptor<Name extends string = string> {
   readonly routes?: readonly AreaRoute[];
   /**
    * Request headers the gateway forwards to this subgraph only (credentials of the area, e.g. the
-   * account's operator key). @default none
+   * account's operator key); the gateway's caller session counts every area's (`gateway/caller-session.ts`),
+   * so callers with different values never share an answer. @default none
    */
   readonly forwardedHeaders?: readonly string[];
   /**
@@ -83,7 +84,11 @@ export interface AreaDescriptor<Name extends string = string> {
    * that long (plus two minutes). @default 0
    */
   tokenHoldMs?(vars: SettingsSource): number;
-  /** The settings the area reads (names, or prefixes ending in `*`). */
+  /**
+   * The settings the area reads (names, or prefixes ending in `*`), each in `platform/settings.ts`;
+   * every setting named with the area's prefix (or a vendor area's) must be listed here
+   * (`test/architecture/unit/area-settings.test.ts`).
+   */
   readonly settings: readonly string[];
 }
 

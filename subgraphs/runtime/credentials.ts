@@ -13,13 +13,6 @@
  */
 import { GraphQLError } from 'graphql';
 
-/**
- * The request header carrying the operator's key of the account API (`subgraphs/account/access.ts`):
- * a credential of the caller besides `Authorization`. The gateway forwards it only to the areas
- * whose descriptor lists it (`forwardedHeaders`) and counts it in the caller's session.
- */
-export const ACCOUNT_KEY_HEADER = 'x-openapi-account-key';
-
 /** The expected form over HTTP. */
 export const HTTP_FORM = 'Authorization: Bearer <token>';
 /** The expected form in graphql-ws connection params. */

@@ -67,6 +67,11 @@ describe('the layer', () => {
     for (const area of LAYER_AREAS) expect(existsSync(join(ROOT, 'subgraphs', area, 'schema.graphql')), area).toBe(true);
   });
 
+  it('codegen generates resolver types for exactly the registry’s subgraphs (it finds them by their schema.graphql, not from the registry, which is typed by what it generates)', async () => {
+    const { SUBGRAPH_SCHEMA_FOLDERS } = await import('../../../codegen.ts');
+    expect([...SUBGRAPH_SCHEMA_FOLDERS]).toEqual([...SUBGRAPH_NAMES].sort());
+  });
+
   it('no file outside an area’s folder and the registry imports the area', () => {
     const wrong = IMPORTS.filter(({ from, to }) => {
       const area = LAYER_AREAS.find((a) => under(to, `subgraphs/${a}`));

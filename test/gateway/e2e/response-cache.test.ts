@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SUPERGRAPH_FILE } from '../../../gateway/compose.ts';
 import { request } from 'undici';
-import { callerSessionOf } from '../../../gateway/caller-session.ts';
+import { callerSessions, credentialHeadersOf } from '../../../gateway/caller-session.ts';
 import { cacheable, cachePolicyOf, ttlPerSchemaCoordinate } from '../../../gateway/response-cache.ts';
 import { GATEWAY_AREAS } from '../../../subgraphs/index.ts';
 import { DEFAULT_TOKEN } from '../../../emulator/server.ts';
@@ -33,6 +33,8 @@ let t: TestStack;
 /** The layer's clock (its caches' and the response cache's lifetimes). */
 let now = Date.now();
 const auth = (token?: string): Record<string, string> => (token ? { authorization: `Bearer ${token}` } : {});
+/** The caller's session as the gateway computes it from the registry's areas. */
+const callerSessionOf = callerSessions(credentialHeadersOf(GATEWAY_AREAS));
 
 async function ok<T = Record<string, unknown>>(
   query: string,
@@ -228,6 +230,8 @@ describe('rules', () => {
   });
 
   it('the session is the layer’s tenant of the credential and a hash of the account key, never either in clear', () => {
+    // The credentials the areas have forwarded: the account area's operator key.
+    expect(credentialHeadersOf(GATEWAY_AREAS)).toEqual(['x-openapi-account-key']);
     const as = (headers: Record<string, string>): string => callerSessionOf(new Request('http://x/', { headers }));
     expect(as({ authorization: 'Bearer secret-token' })).toBe(tenantOf('secret-token'));
     expect(as({ authorization: 'Bearer secret-token' })).not.toContain('secret-token');
