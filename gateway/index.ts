@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { createGatewayRuntime, getGraphQLWSOptions, type GatewayRuntime } from '@graphql-hive/gateway-runtime';
 import { WebSocketServer } from 'ws';
 import { useServer, type Extra } from 'graphql-ws/use/ws';
-import { SUPERGRAPH_FILE } from './compose.ts';
+import { SUPERGRAPH_FILE } from './supergraph-file.ts';
 import { normaliseAuthorization, useForwardAuthorization } from './authorization.ts';
 import { useForwardedHeaders } from './account-key.ts';
 import { useCost, type CostPluginOptions } from './cost.ts';
