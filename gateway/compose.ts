@@ -25,4 +25,4 @@ export function composeSupergraph(subgraphs: readonly ComposedSubgraph[]): strin
   return result.supergraphSdl;
 }
 
-export const SUPERGRAPH_FILE = new URL('../supergraph.graphql', import.meta.url);
+export { SUPERGRAPH_FILE } from './supergraph-file.ts';

@@ -9,8 +9,9 @@ import type { AddressInfo } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { createGatewayRuntime, getGraphQLWSOptions, type GatewayRuntime } from '@graphql-hive/gateway-runtime';
 import { WebSocketServer } from 'ws';
+import { parse } from 'graphql';
 import { useServer, type Extra } from 'graphql-ws/use/ws';
-import { SUPERGRAPH_FILE } from './compose.ts';
+import { SUPERGRAPH_FILE } from './supergraph-file.ts';
 import { normaliseAuthorization, useForwardAuthorization } from './authorization.ts';
 import { useForwardedHeaders } from './forwarded-headers.ts';
 import { callerSessions, credentialHeadersOf } from './caller-session.ts';
@@ -160,7 +161,9 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
   const persisted = persistedOperations(opts.persisted);
   const operationNames = new OperationNames();
   const runtime = createGatewayRuntime({
-    supergraph,
+    // Parsed here without locations: given the text, the runtime builds its schema with a location
+    // on every node (about 17,000 Token and Location objects, 2.6 MB kept for the process's life).
+    supergraph: parse(supergraph, { noLocation: true }),
     transportEntries,
     graphqlEndpoint: '/graphql',
     landingPage: false,

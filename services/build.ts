@@ -17,7 +17,7 @@ import { configurePrices } from '../contract/prices.ts';
 import type { EmulatorOptions } from '../emulator/server.ts';
 import type { GatewayOptions } from '../gateway/index.ts';
 import type { PersistedOperationsOptions } from '../gateway/persisted.ts';
-import { SUPERGRAPH_FILE } from '../gateway/compose.ts';
+import { SUPERGRAPH_FILE } from '../gateway/supergraph-file.ts';
 import { subgraphRoute } from '../gateway/proxy.ts';
 import { createSubgraphs, GATEWAY_AREAS, PRICING, SUBGRAPH_NAMES, tokenEndpoints, tokenHoldMs } from '../subgraphs/index.ts';
 import { registerSecrets, secretsOfEnv } from '../platform/redact.ts';

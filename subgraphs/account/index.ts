@@ -16,7 +16,7 @@ import { ACCOUNT_KEY_HEADER, accountAccess } from './access.ts';
 import type { SettingsSource } from '../../platform/settings.ts';
 import { accountPricing } from './pricing.ts';
 
-const typeDefs = parse(readFileSync(new URL('./schema.graphql', import.meta.url), 'utf8'));
+const typeDefs = parse(readFileSync(new URL('./schema.graphql', import.meta.url), 'utf8'), { noLocation: true });
 
 /** Who may use the account fields (see `access.ts`). */
 export { accountAccess } from './access.ts';

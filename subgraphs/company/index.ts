@@ -23,7 +23,7 @@ import { COMPANY_ENDPOINTS } from './upstream.ts';
 import type { Upstream } from '../upstream/upstream.ts';
 import { settingsOf, type SettingsSource } from '../../platform/settings.ts';
 
-const typeDefs: DocumentNode = parse(readFileSync(new URL('./schema.graphql', import.meta.url), 'utf8'));
+const typeDefs: DocumentNode = parse(readFileSync(new URL('./schema.graphql', import.meta.url), 'utf8'), { noLocation: true });
 
 /** The resolver map over one service: the stateless resolvers plus monitoring. */
 function resolversOf(service: CompanyService): Resolvers {

@@ -16,7 +16,7 @@ import { createResolvers } from './resolvers/index.ts';
 import { InvoicingService, type InvoicingServiceOptions } from './service.ts';
 import type { SettingsSource } from '../../platform/settings.ts';
 
-const typeDefs = parse(readFileSync(new URL('./schema.graphql', import.meta.url), 'utf8'));
+const typeDefs = parse(readFileSync(new URL('./schema.graphql', import.meta.url), 'utf8'), { noLocation: true });
 
 /**
  * An invoicing subgraph with its own service and poller. Its tracked work lives on Redis when the

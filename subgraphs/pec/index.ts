@@ -21,7 +21,7 @@ import { FAMILIES, familiesOf, pecEndpoints, type PecFamily } from './upstream.t
 import { settingsOf } from '../../platform/settings.ts';
 import { pecPricing } from './pricing.ts';
 
-const typeDefs = parse(readFileSync(new URL('./schema.graphql', import.meta.url), 'utf8'));
+const typeDefs = parse(readFileSync(new URL('./schema.graphql', import.meta.url), 'utf8'), { noLocation: true });
 
 /**
  * A PEC subgraph with its own service and poller; its tracked work lives on Redis when the `env`

@@ -12,7 +12,7 @@ import { postalPricing } from './pricing.ts';
 import { createResolvers } from './resolvers/index.ts';
 import { POSTAL, POSTAL_TTL } from './upstream.ts';
 
-const typeDefs = parse(readFileSync(new URL('./schema.graphql', import.meta.url), 'utf8'));
+const typeDefs = parse(readFileSync(new URL('./schema.graphql', import.meta.url), 'utf8'), { noLocation: true });
 
 export function createPostalSubgraph(): Subgraph {
   return { name: 'postal', typeDefs, resolvers: createResolvers() };

@@ -16,7 +16,7 @@ import { createResolvers } from './resolvers/index.ts';
 import { RiskService, type RiskServiceOptions } from './service.ts';
 import type { SettingsSource } from '../../platform/settings.ts';
 
-const typeDefs = parse(readFileSync(new URL('./schema.graphql', import.meta.url), 'utf8'));
+const typeDefs = parse(readFileSync(new URL('./schema.graphql', import.meta.url), 'utf8'), { noLocation: true });
 
 /**
  * A risk subgraph with its own service and poller. Its tracked work (status store, reservations,
