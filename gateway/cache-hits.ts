@@ -94,11 +94,15 @@ const headerOf = (req: IncomingMessage, name: string): string | null => {
  * The stored answer as the runtime sends it on a hit: its cost replayed as answered from the cache
  * (`cost.ts`), without yoga's `extensions.http` (its ETag, which the gateway never sends).
  */
-export function hitBody(stored: ExecutionResult): string {
-  const extensions: Record<string, unknown> = { ...(stored.extensions ?? {}), cost: replayedCost(stored.extensions?.cost, 'cache') };
+export function hitBody(stored: ExecutionResult, operationId?: string): string {
+  const cost = replayedCost(stored.extensions?.cost, 'cache');
+  const extensions: Record<string, unknown> = { ...(stored.extensions ?? {}), cost: operationId === undefined ? cost : { ...cost, operationId } };
   delete extensions.http;
   return JSON.stringify({ ...stored, extensions });
 }
+
+/** Stands for the operation's id in a body built once: each answer gets its own id in its place. */
+const OPERATION_ID_SLOT = '00000000-0000-4000-8000-0000000000id';
 
 /**
  * The edge's handler: answers a response-cache hit and returns true, or returns false (nothing
@@ -107,8 +111,11 @@ export function hitBody(stored: ExecutionResult): string {
 export function cacheHitsAtTheEdge(opts: CacheHitsOptions): (req: IncomingMessage & { body?: unknown }, res: ServerResponse) => Promise<boolean> {
   const endpoint = opts.endpoint ?? '/graphql';
   const minBytes = opts.compression === false ? Infinity : (opts.compression.minBytes ?? 1024);
-  /** Each stored answer's body, built once (the in-memory cache hands back the stored object). */
-  const bodies = new WeakMap<ExecutionResult, Buffer>();
+  /**
+   * Each stored answer's body, built once (the in-memory cache hands back the stored object), with
+   * a slot for the operation's id: every answer is an operation of its own (`operationCost`).
+   */
+  const bodies = new WeakMap<ExecutionResult, { head: string; tail: string }>();
   return async (req, res) => {
     if (req.method !== 'POST' || req.url !== endpoint) return false;
     const h = req.headers;
@@ -122,8 +129,14 @@ export function cacheHitsAtTheEdge(opts: CacheHitsOptions): (req: IncomingMessag
     if (!stored || (stored.errors?.length ?? 0) > 0) return false;
     countReplayedAnswer('cache');
     countAnsweredWithoutExecution(opts.names, params, stored);
-    let body = bodies.get(stored);
-    if (!body) bodies.set(stored, (body = Buffer.from(hitBody(stored), 'utf8')));
+    let parts = bodies.get(stored);
+    if (!parts) {
+      const text = hitBody(stored, OPERATION_ID_SLOT);
+      // The extensions come last, so the last occurrence is the slot (not something in the data).
+      const at = text.lastIndexOf(OPERATION_ID_SLOT);
+      bodies.set(stored, (parts = { head: text.slice(0, at), tail: text.slice(at + OPERATION_ID_SLOT.length) }));
+    }
+    let body: Buffer = Buffer.from(parts.head + randomUUID() + parts.tail, 'utf8');
     const headers: Record<string, string> = {
       'content-type': `${mediaType}; charset=utf-8`,
       'x-request-id': headerOf(req, 'x-request-id') || randomUUID(),

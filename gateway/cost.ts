@@ -149,6 +149,9 @@ export function estimateDetail(e: Estimate, cached: boolean): Record<string, unk
   return { ...estimateOf(e), endpoints, cache: { answered: cached, saves: cached ? e.euro : 0, afterCache: cached ? 0 : e.euro } };
 }
 
+/** Variables longer than this (as JSON) are not memo keys: at most 100 such keys a document. */
+const MEMO_VARIABLES_MAX_CHARS = 4_096;
+
 export function useCost(opts: CostPluginOptions): GatewayPlugin {
   const operations = new WeakMap<object, OperationState>();
   /**
@@ -161,7 +164,11 @@ export function useCost(opts: CostPluginOptions): GatewayPlugin {
     if (!bySchema) estimates.set(schema, (bySchema = new WeakMap()));
     let byDocument = bySchema.get(document);
     if (!byDocument) bySchema.set(document, (byDocument = new LRUCache<string, Estimate>({ max: 100 })));
-    const key = `${operationName ?? ''}\u0000${stableJson(variables)}`;
+    const json = stableJson(variables);
+    // Large variables (a bulk sending's recipients, files) are priced each time, not kept as keys.
+    if (json.length > MEMO_VARIABLES_MAX_CHARS)
+      return estimateOperation(schema, document, operationName, variables, { pricing: opts.pricing, defaultListSize: opts.defaultListSize });
+    const key = `${operationName ?? ''}\u0000${json}`;
     let estimate = byDocument.get(key);
     if (!estimate) {
       estimate = estimateOperation(schema, document, operationName, variables, { pricing: opts.pricing, defaultListSize: opts.defaultListSize });

@@ -253,6 +253,8 @@ export function createResolvers(opts: AccountOptions): Resolvers {
         return {};
       },
       spending: async (_, __, ctx) => {
+        // The layer's own token is every such caller's: its tenant's spending is the operator's.
+        if (ctx.auth.shared) checkAccess(opts.access, ctx.headers?.get(ACCOUNT_KEY_HEADER));
         const s = await ctx.meter.spending();
         // Without a shared ledger (internal reads): nothing committed, no limit.
         const today = periodOf('day', Date.now());
@@ -262,7 +264,11 @@ export function createResolvers(opts: AccountOptions): Resolvers {
     },
     Subscription: {
       costSettled: {
-        subscribe: (_, { operationId }, ctx) => costSettled(ctx, operationId ?? null),
+        subscribe: (_, { operationId }, ctx) => {
+          // Every operation of the layer's own token is every such caller's: the operator's to follow.
+          if (!operationId && ctx.auth.shared) checkAccess(opts.access, ctx.headers?.get(ACCOUNT_KEY_HEADER));
+          return costSettled(ctx, operationId ?? null);
+        },
       },
     },
     Account: {

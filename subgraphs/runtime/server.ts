@@ -167,12 +167,12 @@ export interface AuthPolicy {
 export function resolveAuth(authorization: string | null | undefined | (() => string | null | undefined), policy: AuthPolicy): UpstreamAuth {
   if (policy.serviceToken) {
     const token = typeof policy.serviceToken === 'function' ? policy.serviceToken() : policy.serviceToken;
-    return { token, tenant: policy.serviceTenant ?? tenantOf(token) };
+    return { token, tenant: policy.serviceTenant ?? tenantOf(token), shared: true };
   }
   const credential = parseAuthorization(typeof authorization === 'function' ? authorization() : authorization);
   if (credential.kind === 'malformed') throw malformedCredentialError('Authorization', credential.what);
   const token = credential.kind === 'bearer' ? credential.token : (policy.fallbackToken ?? '');
-  return { token, tenant: token ? tenantOf(token) : 'anonymous' };
+  return { token, tenant: token ? tenantOf(token) : 'anonymous', shared: credential.kind !== 'bearer' };
 }
 
 /**

@@ -14,6 +14,11 @@ export interface UpstreamAuth {
   token: string;
   /** Stable, non-reversible id of the token's owner: everything cached or stored is keyed by it. */
   tenant: string;
+  /**
+   * The layer's own token (a service token, or the fallback when the caller sends none): every such
+   * caller shares its tenant, so what the tenant as a whole spent is the operator's to read.
+   */
+  shared?: boolean;
 }
 
 export interface CallContext {

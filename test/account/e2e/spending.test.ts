@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestStack, type TestStack } from '../../support/stack.ts';
+import { DEFAULT_TOKEN } from '../../../emulator/server.ts';
 
 const BETA_SERVIZI = '04123450159';
 const OPENAPI_SPA = '12485671007';
@@ -88,5 +89,30 @@ describe('spending through the gateway', () => {
     expect(sa.tenant).not.toBe(sb.tenant);
     expect(sa.today.byArea.map((x) => x.area).sort()).toEqual(['company', 'risk']);
     expect(sb.today.byArea.map((x) => x.area)).toEqual(['company']);
+  });
+});
+
+describe('spending of the layer’s own token', () => {
+  it('is the operator’s to read: every caller of a service token shares its tenant', async () => {
+    const key = 'spending-operator-key-0123456789';
+    const svc = await startTestStack({ OPENAPI_TOKEN: DEFAULT_TOKEN, OPENAPI_MANAGED_TOKEN: 'off', OPENAPI_ACCOUNT_API_KEY: key });
+    try {
+      const query = '{ spending { tenant today { total } } }';
+      const refused = await svc.gql(query);
+      expect(refused.data).toBeNull();
+      expect(refused.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
+      // A caller's own token changes nothing here: the service token is used for everyone.
+      const asCaller = await svc.gql(query, {}, { authorization: `Bearer ${await svc.createToken(10)}` });
+      expect(asCaller.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
+      const operator = await svc.gql<{ spending: { tenant: string } }>(query, {}, { 'x-openapi-account-key': key });
+      expect(operator.errors).toBeUndefined();
+      expect(operator.data?.spending.tenant).toMatch(/\S/);
+      // An operation's own settlement stays readable by whoever holds its id (unguessable).
+      const cost = await svc.gql<{ operationCost: { settled: boolean } }>('query($id: ID!) { operationCost(id: $id) { settled } }', { id: 'no-such-operation' });
+      expect(cost.data?.operationCost.settled).toBe(true);
+      expect(await svc.calls()).toEqual([]);
+    } finally {
+      await svc.close();
+    }
   });
 });

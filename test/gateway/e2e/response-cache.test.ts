@@ -127,6 +127,12 @@ describe('a repeated query', () => {
       if (accept === undefined || accept.includes('json')) expect(JSON.parse(edge.body).extensions.cost.answeredFrom).toBe('response-cache');
     }
     expect((await post({ 'x-request-id': 'mine' })).id).toBe('mine');
+    // Every answer from the edge is an operation of its own, with its own id.
+    const ids = await Promise.all(
+      [post({}), post({})].map(async (p) => (JSON.parse((await p).body) as { extensions: { cost: { operationId: string } } }).extensions.cost.operationId),
+    );
+    expect(ids[0]).toMatch(/^[0-9a-f-]{36}$/);
+    expect(ids[0]).not.toBe(ids[1]);
     expect(await t.calls()).toEqual([]);
   });
 
