@@ -86,6 +86,8 @@ const round4 = (n: number): number => Math.round(n * 10000) / 10000;
 /** How long settled records and paid counters are kept. */
 export const SETTLEMENT_TTL_MS = 30 * 86_400_000;
 export const PAID_TTL_MS = 2 * 3_600_000;
+/** How long the settler waits before reading the history again for calls it could not read it for (doubling each time). */
+export const READ_BACKOFF_MS = 5 * 60_000;
 
 export const newUnknownCallId = (): string => randomUUID();
 
@@ -339,10 +341,12 @@ export class Settler {
   private running: Promise<SettlementRun> | null = null;
   private readonly listeners = new Set<(call: UnknownCall) => void | Promise<void>>();
   /**
-   * Ready calls this process has reconciled already and left open: their windows are past, so the
-   * history cannot tell more of them; a pass with none but these reads nothing.
+   * Ready calls this process has reconciled already and left open, with when to look at them again:
+   * never (their windows are past, the history cannot tell more of them), or, when the history could
+   * not be read, after a back-off that doubles each time. A pass with none due reads nothing, and
+   * the history is read back only as far as the calls due need.
    */
-  private readonly tried = new Set<string>();
+  private readonly tried = new Map<string, { at: number; fails: number }>();
   /** Calls settled by this process, by tenant (`settledTopic`): the account area's subscription. */
   readonly events = new MemoryEventBus<UnknownCall>({ maxLatest: 1000 });
 
@@ -382,18 +386,45 @@ export class Settler {
     const ready = mine.filter((c) => this.ready(c, now));
     const waiting = mine.filter((c) => !this.ready(c, now));
     const settled: UnknownCall[] = [];
-    if (wallet && ready.some((c) => !this.tried.has(c.id))) {
-      const since = Math.min(...ready.map((c) => windowOf(c, this.lateMs)[0] - MAX_WIDEN_S - 1)) * 1000;
-      const charges = await wallet.chargesSince(since);
+    const due = ready.filter((c) => (this.tried.get(c.id)?.at ?? -Infinity) <= now);
+    if (wallet && due.length > 0) {
+      // Read back only as far as the calls due, and the calls whose windows chain to theirs (they
+      // are counted together), need: a call tried already and left open, apart from them, is not
+      // worth its pages again, nor counted.
+      let fromSec = Math.min(...due.map((c) => windowOf(c, this.lateMs)[0]));
+      for (let grew = true; grew;) {
+        grew = false;
+        for (const c of ready) {
+          const [f, t] = windowOf(c, this.lateMs);
+          if (f < fromSec && t + 2 * MAX_WIDEN_S >= fromSec) {
+            fromSec = f;
+            grew = true;
+          }
+        }
+      }
+      const sinceSec = fromSec - MAX_WIDEN_S - 1;
+      const covered = ready.filter((c) => windowOf(c, this.lateMs)[0] >= fromSec);
+      if (this.tried.size > 100_000) this.tried.clear();
+      let charges: WalletCharge[];
+      try {
+        charges = await wallet.chargesSince(sinceSec * 1000);
+      } catch (err) {
+        // Not read (too long a history, the service down): the calls due wait, longer each time,
+        // instead of being read for again on every pass.
+        for (const c of due) {
+          const fails = (this.tried.get(c.id)?.fails ?? 0) + 1;
+          this.tried.set(c.id, { at: now + READ_BACKOFF_MS * 2 ** Math.min(fails - 1, 10), fails });
+        }
+        throw err;
+      }
       const decisions = await reconcile({
-        calls: ready,
+        calls: covered,
         charges,
         paid: (area, price, from, to) => this.store.paidBetween(wallet.account, area, price, from, to),
         lateMs: this.lateMs,
         waiting,
       });
-      if (this.tried.size > 100_000) this.tried.clear();
-      for (const c of ready) this.tried.add(c.id);
+      for (const c of covered) this.tried.set(c.id, { at: Infinity, fails: 0 });
       for (const d of decisions) {
         const s = await this.store.settle(d.id, { state: d.state, basis: 'wallet', at: this.now() });
         if (!s) continue;

@@ -220,3 +220,43 @@ describe('the settler, again', () => {
     expect(reads).toBe(2);
   });
 });
+
+describe('the settler, reading the history', () => {
+  it('reads back only as far as the calls not yet tried need, and backs off when the history cannot be read', async () => {
+    let now = T0;
+    const store = new MemorySettlementStore(() => now);
+    const reads: number[] = [];
+    let fail = false;
+    const settler = new Settler(
+      store,
+      {
+        account: 'acct',
+        chargesSince: async (since) => {
+          reads.push(since);
+          if (fail) throw new Error('the wallet history holds more than 5000 transactions');
+          // Two charges for the first call: undecidable, it stays open (tried).
+          return [charge(T0 + 500), charge(T0 + 600)];
+        },
+      },
+      { lateMs: LATE, now: () => now },
+    );
+    await store.add(unknown());
+    now += 10_000;
+    await settler.settleNow();
+    const b = unknown({ sentAt: now + 60_000, endedAt: now + 60_400 });
+    await store.add(b);
+    now += 80_000;
+    await settler.settleNow();
+    expect(reads).toHaveLength(2);
+    // The second read starts at b's window, not at the first call's (tried already, left open).
+    expect(reads[1]).toBeGreaterThan(T0 + 60_000);
+    fail = true;
+    await store.add(unknown({ sentAt: now, endedAt: now + 400 }));
+    now += 10_000;
+    await expect(settler.settleNow()).rejects.toThrow(/more than/);
+    await expect(settler.settleNow()).resolves.toMatchObject({ open: 2 });
+    now += 60_000;
+    await settler.settleNow();
+    expect(reads).toHaveLength(3);
+  });
+});
