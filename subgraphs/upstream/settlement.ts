@@ -87,6 +87,15 @@ const round4 = (n: number): number => Math.round(n * 10000) / 10000;
 export const SETTLEMENT_TTL_MS = 30 * 86_400_000;
 export const PAID_TTL_MS = 2 * 3_600_000;
 /** How long the settler waits before reading the history again for calls it could not read it for (doubling each time). */
+/**
+ * How much younger than the paid-call counters a call must be for the settler to count it: a call
+ * whose window starts before `now - PAID_TTL_MS + HORIZON_MARGIN_MS` is never reconciled (it stays
+ * open, at risk): the paid calls answered near it are no longer counted, their charges would be
+ * taken for its own. The margin covers the pass itself and clocks of replicas apart.
+ */
+export const HORIZON_MARGIN_MS = 10 * 60_000;
+/** The first second the settler may still count, at `now`. */
+export const horizonSec = (now: number): number => Math.floor((now - PAID_TTL_MS + HORIZON_MARGIN_MS) / 1000);
 export const READ_BACKOFF_MS = 5 * 60_000;
 
 export const newUnknownCallId = (): string => randomUUID();
@@ -202,6 +211,12 @@ export interface ReconcileInput {
    * widened window, and would be taken for one of the group's. The group waits, and is counted with it.
    */
   waiting?: UnknownCall[];
+  /**
+   * The first second whose paid-call counters are still kept (`PAID_TTL_MS`): a group whose widened
+   * window starts before it is not counted (its answered calls' charges would be taken for its own),
+   * and stays open.
+   */
+  notBeforeSec?: number;
 }
 
 /** Seconds a group's window is widened at most, on each side, to find a count that holds. */
@@ -245,6 +260,10 @@ export async function reconcile(input: ReconcileInput): Promise<Decision[]> {
     for (const cl of clusters) {
       if (cl.some((c) => waiting.has(c.id))) continue;
       const from = Math.min(...cl.map((c) => windowOf(c, input.lateMs)[0]));
+      if (input.notBeforeSec !== undefined && from - MAX_WIDEN_S < input.notBeforeSec) {
+        log.info(`[settlement] left open: ${cl.length} call(s) from ${from} s, older than the paid-call counters kept`);
+        continue;
+      }
       const to = Math.max(...cl.map((c) => windowOf(c, input.lateMs)[1]));
       const { area, price } = cl[0];
       const charged = async (f: number, t: number): Promise<number> => {
@@ -383,8 +402,12 @@ export class Settler {
     // One instant: a call is either ready or waiting, never neither.
     const now = this.now();
     const mine = wallet ? open.filter((c) => c.account === wallet.account) : [];
-    const ready = mine.filter((c) => this.ready(c, now));
-    const waiting = mine.filter((c) => !this.ready(c, now));
+    // Past the horizon, a call is never counted (nor read for): it stays open, and holds back
+    // the calls near it, as a waiting one does.
+    const notBeforeSec = horizonSec(now);
+    const expired = (c: UnknownCall): boolean => windowOf(c, this.lateMs)[0] - MAX_WIDEN_S < notBeforeSec;
+    const ready = mine.filter((c) => this.ready(c, now) && !expired(c));
+    const waiting = mine.filter((c) => !this.ready(c, now) || expired(c));
     const settled: UnknownCall[] = [];
     const due = ready.filter((c) => (this.tried.get(c.id)?.at ?? -Infinity) <= now);
     if (wallet && due.length > 0) {
@@ -423,6 +446,7 @@ export class Settler {
         paid: (area, price, from, to) => this.store.paidBetween(wallet.account, area, price, from, to),
         lateMs: this.lateMs,
         waiting,
+        notBeforeSec,
       });
       for (const c of covered) this.tried.set(c.id, { at: Infinity, fails: 0 });
       for (const d of decisions) {

@@ -9,6 +9,7 @@ import {
   chargesOf,
   MemorySettlementStore,
   operationSettlement,
+  PAID_TTL_MS,
   reconcile,
   Settler,
   settledTopic,
@@ -258,5 +259,37 @@ describe('the settler, reading the history', () => {
     now += 60_000;
     await settler.settleNow();
     expect(reads).toHaveLength(3);
+  });
+});
+
+describe('the settler, past the paid-call counters', () => {
+  it('never counts a call older than the counters kept: it stays open, and the history is not read for it', async () => {
+    let now = T0;
+    const store = new MemorySettlementStore(() => now);
+    let reads = 0;
+    const settler = new Settler(
+      store,
+      {
+        account: 'acct',
+        chargesSince: async () => {
+          reads++;
+          // The charge of a paid call answered at T0+500, whose counter has expired.
+          return [charge(T0 + 500)];
+        },
+      },
+      { lateMs: LATE, now: () => now },
+    );
+    await store.add(unknown());
+    now += PAID_TTL_MS;
+    expect(await settler.settleNow()).toMatchObject({ charged: 0, notCharged: 0, open: 1 });
+    expect(reads).toBe(0);
+    expect(await settler.operation('op-1')).toMatchObject({ open: 0.5, settled: false });
+  });
+
+  it('reconcile leaves open a group whose widened window starts before the counters kept', async () => {
+    const a = unknown();
+    const notBeforeSec = Math.floor(T0 / 1000);
+    expect(await reconcile({ calls: [a], charges: [charge(T0 + 500)], paid: noPaid, lateMs: LATE, notBeforeSec })).toEqual([]);
+    expect(await reconcile({ calls: [a], charges: [charge(T0 + 500)], paid: noPaid, lateMs: LATE, notBeforeSec: notBeforeSec - 10 })).toEqual([{ id: a.id, state: 'charged' }]);
   });
 });
