@@ -3,7 +3,8 @@
  * database (a restart forgets none).
  *
  * Redis keys, under the connection's prefix: `settle:call:<id>` (the record as JSON, 30 days),
- * `settle:open` (sorted set of open ids by send time), `settle:op:<operationId>` (set of the
+ * `settle:open` (sorted set of the ids the settler may still settle, by send time: never a call
+ * of no readable account, and those past the horizon taken out), `settle:op:<operationId>` (set of the
  * operation's ids, 30 days), `settle:paid:<account>|<area>|<micro-euro>|<second>` (counters, 2 h).
  * Settling takes the id out of `settle:open` first (ZREM): only the replica that took it writes.
  *
@@ -21,13 +22,10 @@ export class RedisSettlementStore implements SettlementStore {
   constructor(private readonly redis: Redis) {}
 
   async add(call: UnknownCall): Promise<void> {
-    await this.redis
-      .multi()
-      .set(`settle:call:${call.id}`, JSON.stringify(call), 'PX', SETTLEMENT_TTL_MS)
-      .zadd('settle:open', call.sentAt, call.id)
-      .sadd(`settle:op:${call.operationId}`, call.id)
-      .pexpire(`settle:op:${call.operationId}`, SETTLEMENT_TTL_MS)
-      .exec();
+    const tx = this.redis.multi().set(`settle:call:${call.id}`, JSON.stringify(call), 'PX', SETTLEMENT_TTL_MS);
+    // A call of no readable account is never settled: kept for its operation, not in the open set.
+    if (call.account !== null) tx.zadd('settle:open', call.sentAt, call.id);
+    await tx.sadd(`settle:op:${call.operationId}`, call.id).pexpire(`settle:op:${call.operationId}`, SETTLEMENT_TTL_MS).exec();
   }
 
   async countPaid(account: string, area: Area, price: number, at: number): Promise<void> {
@@ -49,7 +47,8 @@ export class RedisSettlementStore implements SettlementStore {
     return values.flatMap((v) => (v ? [JSON.parse(v) as UnknownCall] : []));
   }
 
-  async open(limit: number): Promise<UnknownCall[]> {
+  async open(limit: number, expireBefore?: number): Promise<UnknownCall[]> {
+    if (expireBefore !== undefined) await this.redis.zremrangebyscore('settle:open', '-inf', `(${expireBefore}`);
     const ids = await this.redis.zrange('settle:open', 0, Math.max(0, limit - 1));
     const calls = await this.read(ids);
     // An open id whose record expired is dropped.
@@ -85,7 +84,8 @@ export class SqliteSettlementStore implements SettlementStore {
 
   async add(call: UnknownCall): Promise<void> {
     this.db.tx(() => {
-      this.kv.set(`call:${call.id}`, JSON.stringify(call), { exp: this.now() + SETTLEMENT_TTL_MS, tag: 'open' });
+      // A call of no readable account is never settled: kept for its operation, not tagged open.
+      this.kv.set(`call:${call.id}`, JSON.stringify(call), { exp: this.now() + SETTLEMENT_TTL_MS, tag: call.account !== null ? 'open' : null });
       this.kv.set(`op:${call.operationId}:${call.id}`, call.id, { exp: this.now() + SETTLEMENT_TTL_MS });
     });
   }
@@ -104,10 +104,13 @@ export class SqliteSettlementStore implements SettlementStore {
     return n;
   }
 
-  async open(limit: number): Promise<UnknownCall[]> {
-    return this.kv
-      .tagged('open')
-      .map((r) => JSON.parse(r.v) as UnknownCall)
+  async open(limit: number, expireBefore?: number): Promise<UnknownCall[]> {
+    const calls = this.kv.tagged('open').map((r) => JSON.parse(r.v) as UnknownCall);
+    const expired = expireBefore === undefined ? [] : calls.filter((c) => c.sentAt < expireBefore);
+    for (const c of expired) this.db.run("UPDATE kv SET tag = NULL WHERE ns = 'settlement' AND k = ? AND tag = 'open'", `call:${c.id}`);
+    const gone = new Set(expired.map((c) => c.id));
+    return calls
+      .filter((c) => !gone.has(c.id))
       .sort((a, b) => a.sentAt - b.sentAt)
       .slice(0, limit);
   }

@@ -69,8 +69,13 @@ export interface SettlementStore {
   countPaid(account: string, area: Area, price: number, at: number): Promise<void>;
   /** Paid calls counted for `account`, `area`, `price` in the seconds `fromSec`..`toSec` (inclusive). */
   paidBetween(account: string, area: Area, price: number, fromSec: number, toSec: number): Promise<number>;
-  /** Open calls, oldest first, at most `limit`. */
-  open(limit: number): Promise<UnknownCall[]>;
+  /**
+   * Open calls the settler may still settle, oldest first, at most `limit`. A call of no readable
+   * account (`account: null`) is never among them: it stays open (at risk) in its record, read by
+   * `byOperation`. With `expireBefore` (ms), calls sent before it leave the open set for good (the
+   * settler can no longer count them: `horizonSec`); their records stay open too.
+   */
+  open(limit: number, expireBefore?: number): Promise<UnknownCall[]>;
   /**
    * Settles an open call: the settled record, or null when it was not open (another replica
    * settled it first). Atomic.
@@ -103,6 +108,10 @@ export const newUnknownCallId = (): string => randomUUID();
 /** The unknown calls in memory (one process; `STORE=memory`). */
 export class MemorySettlementStore implements SettlementStore {
   private readonly calls = new Map<string, UnknownCall>();
+  /** The ids of the open calls the settler may still settle (see `SettlementStore.open`). */
+  private readonly openIds = new Set<string>();
+  /** When each call was added (ms): an open record is kept `SETTLEMENT_TTL_MS` from then, as in the other stores. */
+  private readonly addedAt = new Map<string, number>();
   private readonly paid = new Map<string, number>();
 
   constructor(private readonly now: () => number = Date.now) {}
@@ -110,6 +119,8 @@ export class MemorySettlementStore implements SettlementStore {
   async add(call: UnknownCall): Promise<void> {
     this.sweep();
     this.calls.set(call.id, { ...call });
+    this.addedAt.set(call.id, this.now());
+    if (call.account !== null && call.state === 'open') this.openIds.add(call.id);
   }
 
   async countPaid(account: string, area: Area, price: number, at: number): Promise<void> {
@@ -123,9 +134,14 @@ export class MemorySettlementStore implements SettlementStore {
     return n;
   }
 
-  async open(limit: number): Promise<UnknownCall[]> {
-    return [...this.calls.values()]
-      .filter((c) => c.state === 'open')
+  async open(limit: number, expireBefore?: number): Promise<UnknownCall[]> {
+    const out: UnknownCall[] = [];
+    for (const id of this.openIds) {
+      const c = this.calls.get(id);
+      if (!c || c.state !== 'open' || (expireBefore !== undefined && c.sentAt < expireBefore)) this.openIds.delete(id);
+      else out.push(c);
+    }
+    return out
       .sort((a, b) => a.sentAt - b.sentAt)
       .slice(0, limit)
       .map((c) => ({ ...c }));
@@ -133,7 +149,7 @@ export class MemorySettlementStore implements SettlementStore {
 
   async settle(id: string, outcome: { state: Exclude<SettlementState, 'open'>; basis: string; at: number }): Promise<UnknownCall | null> {
     const c = this.calls.get(id);
-    if (!c || c.state !== 'open') return null;
+    if (!c || c.state !== 'open' || !this.openIds.delete(id)) return null;
     Object.assign(c, { state: outcome.state, basis: outcome.basis, settledAt: outcome.at });
     return { ...c };
   }
@@ -142,10 +158,15 @@ export class MemorySettlementStore implements SettlementStore {
     return [...this.calls.values()].filter((c) => c.operationId === operationId).map((c) => ({ ...c }));
   }
 
-  /** Drops settled records and paid counters past their time. */
+  /** Drops records (settled or not) and paid counters past their time. */
   private sweep(): void {
     const now = this.now();
-    for (const [id, c] of this.calls) if (c.state !== 'open' && (c.settledAt ?? 0) + SETTLEMENT_TTL_MS < now) this.calls.delete(id);
+    for (const [id, c] of this.calls)
+      if ((c.state === 'open' ? (this.addedAt.get(id) ?? now) : (c.settledAt ?? 0)) + SETTLEMENT_TTL_MS < now) {
+        this.calls.delete(id);
+        this.openIds.delete(id);
+        this.addedAt.delete(id);
+      }
     const oldest = Math.floor((now - PAID_TTL_MS) / 1000);
     for (const k of this.paid.keys()) if (Number(k.slice(k.lastIndexOf('|') + 1)) < oldest) this.paid.delete(k);
   }
@@ -397,10 +418,11 @@ export class Settler {
   }
 
   private async pass(): Promise<SettlementRun> {
-    const open = await this.store.open(this.opts.batch ?? 1000);
-    const wallet = this.wallet;
     // One instant: a call is either ready or waiting, never neither.
     const now = this.now();
+    // Calls past the horizon leave the open set: the settler never counts them (they stay open, at risk).
+    const open = await this.store.open(this.opts.batch ?? 1000, horizonSec(now) * 1000);
+    const wallet = this.wallet;
     const mine = wallet ? open.filter((c) => c.account === wallet.account) : [];
     // Past the horizon, a call is never counted (nor read for): it stays open, and holds back
     // the calls near it, as a waiting one does.

@@ -42,6 +42,22 @@ describeStores<SettlementStore>(
       expect((await s.open(10)).map((c) => c.id)).toEqual(['b']);
     });
 
+    it('keeps a call of no readable account out of the open set (open in its record), and takes calls past the horizon out for good', async () => {
+      const s = await stores.make();
+      const r = await stores.replica(s);
+      await s.add(call('own-token', { account: null }));
+      await s.add(call('old', { sentAt: 500_000 }));
+      await s.add(call('new', { sentAt: 2_000_000 }));
+      expect((await s.open(1)).map((c) => c.id)).toEqual(['old']);
+      expect((await r.open(10, 1_000_000)).map((c) => c.id)).toEqual(['new']);
+      expect((await s.open(10)).map((c) => c.id)).toEqual(['new']);
+      expect((await r.byOperation('op-1')).map((c) => [c.id, c.state]).sort()).toEqual([
+        ['new', 'open'],
+        ['old', 'open'],
+        ['own-token', 'open'],
+      ]);
+    });
+
     it('settles a call once: a replica coming second gets null, and the first outcome stands', async () => {
       const s = await stores.make();
       const r = await stores.replica(s);
