@@ -5,7 +5,8 @@
  * Redis keys, under the connection's prefix: `settle:call:<id>` (the record as JSON, 30 days),
  * `settle:open` (sorted set of the ids the settler may still settle, by send time: never a call
  * of no readable account, and those past the horizon taken out), `settle:op:<operationId>` (set of the
- * operation's ids, 30 days), `settle:paid:<account>|<area>|<micro-euro>|<second>` (counters, 2 h).
+ * operation's ids, 30 days), `settle:used:<account>` (sorted set of the wallet transactions taken
+ * for calls settled as charged, by when, 2 h), `settle:paid:<account>|<area>|<micro-euro>|<second>` (counters, 2 h).
  * Settling takes the id out of `settle:open` first (ZREM): only the replica that took it writes.
  *
  * SQLite: the `settlement` namespace of the `kv` table: `call:<id>` tagged `open` while open,
@@ -14,9 +15,7 @@
 import type { Redis } from 'ioredis';
 import type { Area } from '../../contract/areas.ts';
 import { SqliteKv, type SqliteDatabase } from '../../platform/sqlite.ts';
-import { PAID_TTL_MS, paidKey, SETTLEMENT_TTL_MS, type SettlementState, type SettlementStore, type UnknownCall } from './settlement.ts';
-
-type Outcome = { state: Exclude<SettlementState, 'open'>; basis: string; at: number };
+import { PAID_TTL_MS, paidKey, SETTLEMENT_TTL_MS, type SettleOutcome, type SettlementStore, type UnknownCall } from './settlement.ts';
 
 export class RedisSettlementStore implements SettlementStore {
   constructor(private readonly redis: Redis) {}
@@ -58,13 +57,24 @@ export class RedisSettlementStore implements SettlementStore {
     return calls;
   }
 
-  async settle(id: string, outcome: Outcome): Promise<UnknownCall | null> {
+  async settle(id: string, outcome: SettleOutcome): Promise<UnknownCall | null> {
     if ((await this.redis.zrem('settle:open', id)) !== 1) return null;
     const [call] = await this.read([id]);
     if (!call) return null;
-    const settled: UnknownCall = { ...call, state: outcome.state, basis: outcome.basis, settledAt: outcome.at };
-    await this.redis.set(`settle:call:${id}`, JSON.stringify(settled), 'PX', SETTLEMENT_TTL_MS);
+    const settled: UnknownCall = settledOf(call, outcome);
+    const tx = this.redis.multi().set(`settle:call:${id}`, JSON.stringify(settled), 'PX', SETTLEMENT_TTL_MS);
+    if (call.account !== null && outcome.charges?.length) {
+      const k = `settle:used:${call.account}`;
+      tx.zadd(k, ...outcome.charges.flatMap((t) => [outcome.at, t])).pexpire(k, PAID_TTL_MS);
+    }
+    await tx.exec();
     return settled;
+  }
+
+  async usedCharges(account: string, since: number): Promise<Set<string>> {
+    const k = `settle:used:${account}`;
+    await this.redis.zremrangebyscore(k, '-inf', `(${since}`);
+    return new Set(await this.redis.zrange(k, 0, -1));
   }
 
   async byOperation(operationId: string): Promise<UnknownCall[]> {
@@ -115,14 +125,26 @@ export class SqliteSettlementStore implements SettlementStore {
       .slice(0, limit);
   }
 
-  async settle(id: string, outcome: Outcome): Promise<UnknownCall | null> {
+  async settle(id: string, outcome: SettleOutcome): Promise<UnknownCall | null> {
     return this.db.tx(() => {
       const row = this.kv.row(`call:${id}`);
       if (!row || row.tag !== 'open') return null;
-      const settled: UnknownCall = { ...(JSON.parse(row.v) as UnknownCall), state: outcome.state, basis: outcome.basis, settledAt: outcome.at };
+      const settled: UnknownCall = settledOf(JSON.parse(row.v) as UnknownCall, outcome);
       const changed = this.db.run("UPDATE kv SET v = ?, tag = NULL WHERE ns = 'settlement' AND k = ? AND tag = 'open'", JSON.stringify(settled), `call:${id}`);
-      return changed === 1 ? settled : null;
+      if (changed !== 1) return null;
+      if (settled.account !== null) for (const t of outcome.charges ?? []) this.kv.set(`used:${settled.account}|${t}`, String(outcome.at), { exp: this.now() + PAID_TTL_MS });
+      return settled;
     });
+  }
+
+  async usedCharges(account: string, since: number): Promise<Set<string>> {
+    const prefix = `used:${account}|`;
+    return new Set(
+      this.kv
+        .scan(prefix)
+        .filter((r) => Number(r.v) >= since)
+        .map((r) => r.k.slice(prefix.length)),
+    );
   }
 
   async byOperation(operationId: string): Promise<UnknownCall[]> {
@@ -132,3 +154,11 @@ export class SqliteSettlementStore implements SettlementStore {
     });
   }
 }
+
+const settledOf = (call: UnknownCall, outcome: SettleOutcome): UnknownCall => ({
+  ...call,
+  state: outcome.state,
+  basis: outcome.basis,
+  settledAt: outcome.at,
+  ...(outcome.charges?.length ? { charges: [...outcome.charges] } : {}),
+});

@@ -59,7 +59,18 @@ export interface UnknownCall {
   pendingKey?: string;
   /** What settled it (`wallet`), when settled. */
   basis?: string;
+  /** Settled as charged: the wallet transactions taken for it (never taken for another call). */
+  charges?: string[];
   settledAt?: number;
+}
+
+/** How a call is settled. */
+export interface SettleOutcome {
+  state: Exclude<SettlementState, 'open'>;
+  basis: string;
+  at: number;
+  /** Charged: the wallet transactions taken for it, kept (`usedCharges`) with the settled record, atomically. */
+  charges?: string[];
 }
 
 export interface SettlementStore {
@@ -80,7 +91,12 @@ export interface SettlementStore {
    * Settles an open call: the settled record, or null when it was not open (another replica
    * settled it first). Atomic.
    */
-  settle(id: string, outcome: { state: Exclude<SettlementState, 'open'>; basis: string; at: number }): Promise<UnknownCall | null>;
+  settle(id: string, outcome: SettleOutcome): Promise<UnknownCall | null>;
+  /**
+   * The wallet transactions of `account` taken for calls settled as charged (`SettleOutcome.charges`)
+   * at or after `since` (ms): a later count leaves them out, a charge never settles two calls.
+   */
+  usedCharges(account: string, since: number): Promise<Set<string>>;
   /** The unknown calls of an operation, settled or not. */
   byOperation(operationId: string): Promise<UnknownCall[]>;
 }
@@ -113,6 +129,8 @@ export class MemorySettlementStore implements SettlementStore {
   /** When each call was added (ms): an open record is kept `SETTLEMENT_TTL_MS` from then, as in the other stores. */
   private readonly addedAt = new Map<string, number>();
   private readonly paid = new Map<string, number>();
+  /** `<account>|<transaction id>` → when it was taken for a charged call, and kept until (ms). */
+  private readonly used = new Map<string, { at: number; until: number }>();
 
   constructor(private readonly now: () => number = Date.now) {}
 
@@ -147,11 +165,18 @@ export class MemorySettlementStore implements SettlementStore {
       .map((c) => ({ ...c }));
   }
 
-  async settle(id: string, outcome: { state: Exclude<SettlementState, 'open'>; basis: string; at: number }): Promise<UnknownCall | null> {
+  async settle(id: string, outcome: SettleOutcome): Promise<UnknownCall | null> {
     const c = this.calls.get(id);
     if (!c || c.state !== 'open' || !this.openIds.delete(id)) return null;
-    Object.assign(c, { state: outcome.state, basis: outcome.basis, settledAt: outcome.at });
+    Object.assign(c, { state: outcome.state, basis: outcome.basis, settledAt: outcome.at }, outcome.charges?.length ? { charges: [...outcome.charges] } : {});
+    if (c.account !== null) for (const t of outcome.charges ?? []) this.used.set(`${c.account}|${t}`, { at: outcome.at, until: this.now() + PAID_TTL_MS });
     return { ...c };
+  }
+
+  async usedCharges(account: string, since: number): Promise<Set<string>> {
+    const out = new Set<string>();
+    for (const [k, { at }] of this.used) if (at >= since && k.startsWith(`${account}|`)) out.add(k.slice(account.length + 1));
+    return out;
   }
 
   async byOperation(operationId: string): Promise<UnknownCall[]> {
@@ -167,6 +192,7 @@ export class MemorySettlementStore implements SettlementStore {
         this.openIds.delete(id);
         this.addedAt.delete(id);
       }
+    for (const [k, { until }] of this.used) if (until < now) this.used.delete(k);
     const oldest = Math.floor((now - PAID_TTL_MS) / 1000);
     for (const k of this.paid.keys()) if (Number(k.slice(k.lastIndexOf('|') + 1)) < oldest) this.paid.delete(k);
   }
@@ -216,6 +242,8 @@ function areaOfDescription(description: string): Area | null {
 export interface Decision {
   id: string;
   state: Exclude<SettlementState, 'open'>;
+  /** Charged: the wallet transaction taken for it. */
+  charges?: string[];
 }
 
 export interface ReconcileInput {
@@ -287,12 +315,11 @@ export async function reconcile(input: ReconcileInput): Promise<Decision[]> {
       }
       const to = Math.max(...cl.map((c) => windowOf(c, input.lateMs)[1]));
       const { area, price } = cl[0];
-      const charged = async (f: number, t: number): Promise<number> => {
-        const n = input.charges.filter(
+      const matching = (f: number, t: number): WalletCharge[] =>
+        input.charges.filter(
           (ch) => toMicro(ch.euro) === toMicro(price) && (ch.area === null || ch.area === area) && Math.floor(ch.at / 1000) >= f && Math.floor(ch.at / 1000) <= t,
-        ).length;
-        return n - (await input.paid(area, price, f, t));
-      };
+        );
+      const charged = async (f: number, t: number): Promise<number> => matching(f, t).length - (await input.paid(area, price, f, t));
       // A paid call charged in one second and answered in the next, at a window's edge, miscounts
       // it: the first widening whose count the next widening confirms is taken.
       const counts: number[] = [];
@@ -303,7 +330,11 @@ export async function reconcile(input: ReconcileInput): Promise<Decision[]> {
         continue;
       }
       const c = counts[k];
-      cl.forEach((call, i) => out.push({ id: call.id, state: i < c ? 'charged' : 'not_charged' }));
+      // Which transactions were the group's the wallet does not tell: the latest c of the window are
+      // taken (a paid call answered is charged before its answer, an unknown one may be charged late).
+      const window = matching(from - k, to + k).sort((x, y) => x.at - y.at);
+      const taken = c > 0 ? window.slice(-c) : [];
+      cl.forEach((call, i) => out.push(i < c ? { id: call.id, state: 'charged', charges: [taken[i].id] } : { id: call.id, state: 'not_charged' }));
     }
   }
   return out;
@@ -462,9 +493,11 @@ export class Settler {
         }
         throw err;
       }
+      // A transaction already taken for a call settled as charged (by any pass, any replica) is never counted again.
+      const used = await this.store.usedCharges(wallet.account, now - PAID_TTL_MS);
       const decisions = await reconcile({
         calls: covered,
-        charges,
+        charges: charges.filter((ch) => !used.has(ch.id)),
         paid: (area, price, from, to) => this.store.paidBetween(wallet.account, area, price, from, to),
         lateMs: this.lateMs,
         waiting,
@@ -472,7 +505,7 @@ export class Settler {
       });
       for (const c of covered) this.tried.set(c.id, { at: Infinity, fails: 0 });
       for (const d of decisions) {
-        const s = await this.store.settle(d.id, { state: d.state, basis: 'wallet', at: this.now() });
+        const s = await this.store.settle(d.id, { state: d.state, basis: 'wallet', at: this.now(), ...(d.charges ? { charges: d.charges } : {}) });
         if (!s) continue;
         settled.push(s);
         countSettled(s.state === 'charged' ? 'charged' : 'not_charged', s.price);

@@ -58,6 +58,18 @@ describeStores<SettlementStore>(
       ]);
     });
 
+    it('keeps the wallet transactions taken for calls settled as charged, per account, with the record', async () => {
+      const s = await stores.make();
+      const r = await stores.replica(s);
+      await s.add(call('u'));
+      await s.add(call('v', { account: 'other' }));
+      expect(await s.settle('u', { state: 'charged', basis: 'wallet', at: 5_000_000, charges: ['txn_1'] })).toMatchObject({ charges: ['txn_1'] });
+      await r.settle('v', { state: 'charged', basis: 'wallet', at: 6_000_000, charges: ['txn_2'] });
+      expect([...(await r.usedCharges('acct', 4_000_000))]).toEqual(['txn_1']);
+      expect([...(await s.usedCharges('other', 4_000_000))]).toEqual(['txn_2']);
+      expect([...(await s.usedCharges('acct', 5_500_000))]).toEqual([]);
+    });
+
     it('settles a call once: a replica coming second gets null, and the first outcome stands', async () => {
       const s = await stores.make();
       const r = await stores.replica(s);
