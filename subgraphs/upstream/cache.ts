@@ -189,6 +189,8 @@ export interface PendingStore {
   /** Remembers `id` for `key` for `ttlMs` (replacing what was there). */
   set(key: string, id: string, ttlMs: number): Promise<void>;
   delete(key: string): Promise<void>;
+  /** Deletes `key` only if it still holds `id` (atomic: a newer mark is never deleted); whether it did. */
+  deleteIf(key: string, id: string): Promise<boolean>;
 }
 
 /** In-process pending datasets: bounded (least recently used first), each for its TTL. */
@@ -210,5 +212,10 @@ export class MemoryPendingStore implements PendingStore {
 
   async delete(key: string): Promise<void> {
     this.entries.delete(key);
+  }
+
+  async deleteIf(key: string, id: string): Promise<boolean> {
+    if (this.entries.get(key)?.id !== id) return false;
+    return this.entries.delete(key);
   }
 }

@@ -62,6 +62,14 @@ const ORDERED = '?ordered';
  * bought the dataset, so that no process buys it again while it stands (`PENDING_RESUME_MS`).
  */
 const SENT = '?sent';
+/**
+ * A sent mark names the unknown call it would be kept as (`?sent <call id>`): settling that call
+ * clears the mark only while it is still that one, never a newer purchase's.
+ */
+interface SentMark {
+  key: string;
+  callId: string;
+}
 /** A pending mark of an order (`buySlow`) names the order's tag beside the request id: `<id> <tag>`. */
 const markOf = (id: string, tag: string): string => `${id} ${tag}`;
 const idOfMark = (mark: string): string => mark.split(' ')[0] ?? mark;
@@ -171,7 +179,7 @@ export class UpstreamClient implements Upstream {
       : null;
     // A slow GET settled as never charged bought nothing: its sent mark goes, the next read may buy.
     this.settler?.onSettled(async (call) => {
-      if (call.state === 'not_charged' && call.pendingKey) await this.clearSent(call.pendingKey);
+      if (call.state === 'not_charged' && call.pendingKey) await this.clearSent(call.pendingKey, call.id);
     });
     this.agent = new Agent({
       keepAliveTimeout: 30_000,
@@ -499,11 +507,11 @@ export class UpstreamClient implements Upstream {
   }
 
   /** Keeps a paid call whose outcome is unknown, to be settled later (`settlement.ts`). */
-  private async keepUnknown(ctx: CallContext, ep: Endpoint, path: string, price: number, sentAt: number, payer: string | null, sentMark?: string): Promise<void> {
+  private async keepUnknown(ctx: CallContext, ep: Endpoint, path: string, price: number, sentAt: number, payer: string | null, sentMark?: SentMark): Promise<void> {
     if (!this.settlements || price <= 0) return;
     await this.settlements
       .add({
-        id: newUnknownCallId(),
+        id: sentMark?.callId ?? newUnknownCallId(),
         operationId: ctx.meter.operationId ?? 'unknown',
         tenant: ctx.auth.tenant,
         account: payer,
@@ -514,7 +522,7 @@ export class UpstreamClient implements Upstream {
         sentAt,
         endedAt: Date.now(),
         state: 'open',
-        ...(sentMark !== undefined ? { pendingKey: sentMark } : {}),
+        ...(sentMark !== undefined ? { pendingKey: sentMark.key } : {}),
       })
       .catch((err: unknown) => log.warn(`[settlement] unknown outcome not kept: ${(err as Error).message}`));
   }
@@ -554,7 +562,7 @@ export class UpstreamClient implements Upstream {
   }
 
   /** One attempt: wait for the rate, send, read, meter. */
-  private async attempt(ctx: CallContext, ep: Endpoint, path: string, qs: string, payload: Payload | undefined, sentMark?: string): Promise<Answer> {
+  private async attempt(ctx: CallContext, ep: Endpoint, path: string, qs: string, payload: Payload | undefined, sentMark?: SentMark): Promise<Answer> {
     // Held, not hit: queued until the area's rate allows it, or refused here (RATE_LIMITED, never sent).
     await this.limiter.take({ area: ep.area, method: ep.method, path, tenant: ctx.auth.tenant }, this.closing.signal);
     // Inside the endpoint's free tier (counted per tenant on the shared ledger), the call costs nothing.
@@ -647,11 +655,13 @@ export class UpstreamClient implements Upstream {
     return answer;
   }
 
-  /** Drops the sent mark of `key` (a slow GET's purchase settled as never charged), if it is still that mark. */
-  private async clearSent(key: string): Promise<void> {
+  /**
+   * Drops the sent mark of `key` (a slow GET's purchase, the unknown call `callId`, settled as never
+   * charged), only if it is still that call's mark: a newer purchase's mark stays (atomic).
+   */
+  private async clearSent(key: string, callId: string): Promise<void> {
     try {
-      const mark = await this.pending.get(key);
-      if (mark && idOfMark(mark.id) === SENT) await this.pending.delete(key);
+      await this.pending.deleteIf(key, markOf(SENT, callId));
     } catch (err) {
       log.warn(`[settlement] sent mark not cleared: ${(err as Error).message}`);
     }
@@ -710,11 +720,12 @@ export class UpstreamClient implements Upstream {
     // A slow GET that buys is marked sent before it leaves: durable, seen by every replica and after
     // a restart; cleared on a definite answer, kept when none came.
     const marked = pendingKey !== undefined && ep.slow === true && ep.method === 'GET' && payload === undefined;
-    if (marked) await this.pending.set(pendingKey, SENT, PENDING_RESUME_MS);
+    const sent: SentMark | undefined = marked ? { key: pendingKey, callId: newUnknownCallId() } : undefined;
+    if (sent) await this.pending.set(sent.key, markOf(SENT, sent.callId), PENDING_RESUME_MS);
     const outcome = await this.withRetries(
       retries,
       async (): Promise<{ slow: Answer } | { data: unknown }> => {
-        const answer = await this.attempt(ctx, ep, path, qs, payload, marked ? pendingKey : undefined);
+        const answer = await this.attempt(ctx, ep, path, qs, payload, sent);
         if (answer.status === 302 && ep.slow) return { slow: answer };
         let decoded;
         try {
@@ -727,11 +738,11 @@ export class UpstreamClient implements Upstream {
       },
       retryIf,
     ).catch(async (err: unknown) => {
-      if (marked && !mayHaveBeenCarriedOut(err)) await this.pending.delete(pendingKey).catch(() => undefined);
+      if (sent && !mayHaveBeenCarriedOut(err)) await this.pending.deleteIf(sent.key, markOf(SENT, sent.callId)).catch(() => undefined);
       throw err;
     });
     if ('data' in outcome) {
-      if (marked) await this.pending.delete(pendingKey).catch(() => undefined);
+      if (sent) await this.pending.deleteIf(sent.key, markOf(SENT, sent.callId)).catch(() => undefined);
       return outcome.data;
     }
     // Paid: from here on the original GET is never repeated, only the (free) polls are.

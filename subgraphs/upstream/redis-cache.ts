@@ -160,4 +160,11 @@ export class RedisPendingStore implements PendingStore {
   async delete(key: string): Promise<void> {
     await this.redis.del(this.ns + key);
   }
+
+  async deleteIf(key: string, id: string): Promise<boolean> {
+    return (await this.redis.eval(DELETE_IF, 1, this.ns + key, id)) === 1;
+  }
 }
+
+/** Deletes KEYS[1] if it holds ARGV[1]: 1 if deleted, else 0. */
+const DELETE_IF = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0";

@@ -3,8 +3,10 @@
  * database (a restart forgets none).
  *
  * Redis keys, under the connection's prefix: `settle:call:<id>` (the record as JSON, 30 days),
- * `settle:open` (sorted set of open ids by send time), `settle:op:<operationId>` (set of the
- * operation's ids, 30 days), `settle:paid:<account>|<area>|<micro-euro>|<second>` (counters, 2 h).
+ * `settle:open` (sorted set of the ids the settler may still settle, by send time: never a call
+ * of no readable account, and those past the horizon taken out), `settle:op:<operationId>` (set of the
+ * operation's ids, 30 days), `settle:used:<account>` (sorted set of the wallet transactions taken
+ * for calls settled as charged, by when, 2 h), `settle:paid:<account>|<area>|<micro-euro>|<second>` (counters, 2 h).
  * Settling takes the id out of `settle:open` first (ZREM): only the replica that took it writes.
  *
  * SQLite: the `settlement` namespace of the `kv` table: `call:<id>` tagged `open` while open,
@@ -13,21 +15,16 @@
 import type { Redis } from 'ioredis';
 import type { Area } from '../../contract/areas.ts';
 import { SqliteKv, type SqliteDatabase } from '../../platform/sqlite.ts';
-import { PAID_TTL_MS, paidKey, SETTLEMENT_TTL_MS, type SettlementState, type SettlementStore, type UnknownCall } from './settlement.ts';
-
-type Outcome = { state: Exclude<SettlementState, 'open'>; basis: string; at: number };
+import { PAID_TTL_MS, paidKey, SETTLEMENT_TTL_MS, type SettleOutcome, type SettlementStore, type UnknownCall } from './settlement.ts';
 
 export class RedisSettlementStore implements SettlementStore {
   constructor(private readonly redis: Redis) {}
 
   async add(call: UnknownCall): Promise<void> {
-    await this.redis
-      .multi()
-      .set(`settle:call:${call.id}`, JSON.stringify(call), 'PX', SETTLEMENT_TTL_MS)
-      .zadd('settle:open', call.sentAt, call.id)
-      .sadd(`settle:op:${call.operationId}`, call.id)
-      .pexpire(`settle:op:${call.operationId}`, SETTLEMENT_TTL_MS)
-      .exec();
+    const tx = this.redis.multi().set(`settle:call:${call.id}`, JSON.stringify(call), 'PX', SETTLEMENT_TTL_MS);
+    // A call of no readable account is never settled: kept for its operation, not in the open set.
+    if (call.account !== null) tx.zadd('settle:open', call.sentAt, call.id);
+    await tx.sadd(`settle:op:${call.operationId}`, call.id).pexpire(`settle:op:${call.operationId}`, SETTLEMENT_TTL_MS).exec();
   }
 
   async countPaid(account: string, area: Area, price: number, at: number): Promise<void> {
@@ -49,7 +46,8 @@ export class RedisSettlementStore implements SettlementStore {
     return values.flatMap((v) => (v ? [JSON.parse(v) as UnknownCall] : []));
   }
 
-  async open(limit: number): Promise<UnknownCall[]> {
+  async open(limit: number, expireBefore?: number): Promise<UnknownCall[]> {
+    if (expireBefore !== undefined) await this.redis.zremrangebyscore('settle:open', '-inf', `(${expireBefore}`);
     const ids = await this.redis.zrange('settle:open', 0, Math.max(0, limit - 1));
     const calls = await this.read(ids);
     // An open id whose record expired is dropped.
@@ -59,13 +57,24 @@ export class RedisSettlementStore implements SettlementStore {
     return calls;
   }
 
-  async settle(id: string, outcome: Outcome): Promise<UnknownCall | null> {
+  async settle(id: string, outcome: SettleOutcome): Promise<UnknownCall | null> {
     if ((await this.redis.zrem('settle:open', id)) !== 1) return null;
     const [call] = await this.read([id]);
     if (!call) return null;
-    const settled: UnknownCall = { ...call, state: outcome.state, basis: outcome.basis, settledAt: outcome.at };
-    await this.redis.set(`settle:call:${id}`, JSON.stringify(settled), 'PX', SETTLEMENT_TTL_MS);
+    const settled: UnknownCall = settledOf(call, outcome);
+    const tx = this.redis.multi().set(`settle:call:${id}`, JSON.stringify(settled), 'PX', SETTLEMENT_TTL_MS);
+    if (call.account !== null && outcome.charges?.length) {
+      const k = `settle:used:${call.account}`;
+      tx.zadd(k, ...outcome.charges.flatMap((t) => [outcome.at, t])).pexpire(k, PAID_TTL_MS);
+    }
+    await tx.exec();
     return settled;
+  }
+
+  async usedCharges(account: string, since: number): Promise<Set<string>> {
+    const k = `settle:used:${account}`;
+    await this.redis.zremrangebyscore(k, '-inf', `(${since}`);
+    return new Set(await this.redis.zrange(k, 0, -1));
   }
 
   async byOperation(operationId: string): Promise<UnknownCall[]> {
@@ -85,7 +94,8 @@ export class SqliteSettlementStore implements SettlementStore {
 
   async add(call: UnknownCall): Promise<void> {
     this.db.tx(() => {
-      this.kv.set(`call:${call.id}`, JSON.stringify(call), { exp: this.now() + SETTLEMENT_TTL_MS, tag: 'open' });
+      // A call of no readable account is never settled: kept for its operation, not tagged open.
+      this.kv.set(`call:${call.id}`, JSON.stringify(call), { exp: this.now() + SETTLEMENT_TTL_MS, tag: call.account !== null ? 'open' : null });
       this.kv.set(`op:${call.operationId}:${call.id}`, call.id, { exp: this.now() + SETTLEMENT_TTL_MS });
     });
   }
@@ -104,22 +114,37 @@ export class SqliteSettlementStore implements SettlementStore {
     return n;
   }
 
-  async open(limit: number): Promise<UnknownCall[]> {
-    return this.kv
-      .tagged('open')
-      .map((r) => JSON.parse(r.v) as UnknownCall)
+  async open(limit: number, expireBefore?: number): Promise<UnknownCall[]> {
+    const calls = this.kv.tagged('open').map((r) => JSON.parse(r.v) as UnknownCall);
+    const expired = expireBefore === undefined ? [] : calls.filter((c) => c.sentAt < expireBefore);
+    for (const c of expired) this.db.run("UPDATE kv SET tag = NULL WHERE ns = 'settlement' AND k = ? AND tag = 'open'", `call:${c.id}`);
+    const gone = new Set(expired.map((c) => c.id));
+    return calls
+      .filter((c) => !gone.has(c.id))
       .sort((a, b) => a.sentAt - b.sentAt)
       .slice(0, limit);
   }
 
-  async settle(id: string, outcome: Outcome): Promise<UnknownCall | null> {
+  async settle(id: string, outcome: SettleOutcome): Promise<UnknownCall | null> {
     return this.db.tx(() => {
       const row = this.kv.row(`call:${id}`);
       if (!row || row.tag !== 'open') return null;
-      const settled: UnknownCall = { ...(JSON.parse(row.v) as UnknownCall), state: outcome.state, basis: outcome.basis, settledAt: outcome.at };
+      const settled: UnknownCall = settledOf(JSON.parse(row.v) as UnknownCall, outcome);
       const changed = this.db.run("UPDATE kv SET v = ?, tag = NULL WHERE ns = 'settlement' AND k = ? AND tag = 'open'", JSON.stringify(settled), `call:${id}`);
-      return changed === 1 ? settled : null;
+      if (changed !== 1) return null;
+      if (settled.account !== null) for (const t of outcome.charges ?? []) this.kv.set(`used:${settled.account}|${t}`, String(outcome.at), { exp: this.now() + PAID_TTL_MS });
+      return settled;
     });
+  }
+
+  async usedCharges(account: string, since: number): Promise<Set<string>> {
+    const prefix = `used:${account}|`;
+    return new Set(
+      this.kv
+        .scan(prefix)
+        .filter((r) => Number(r.v) >= since)
+        .map((r) => r.k.slice(prefix.length)),
+    );
   }
 
   async byOperation(operationId: string): Promise<UnknownCall[]> {
@@ -129,3 +154,11 @@ export class SqliteSettlementStore implements SettlementStore {
     });
   }
 }
+
+const settledOf = (call: UnknownCall, outcome: SettleOutcome): UnknownCall => ({
+  ...call,
+  state: outcome.state,
+  basis: outcome.basis,
+  settledAt: outcome.at,
+  ...(outcome.charges?.length ? { charges: [...outcome.charges] } : {}),
+});

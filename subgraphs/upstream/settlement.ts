@@ -59,7 +59,18 @@ export interface UnknownCall {
   pendingKey?: string;
   /** What settled it (`wallet`), when settled. */
   basis?: string;
+  /** Settled as charged: the wallet transactions taken for it (never taken for another call). */
+  charges?: string[];
   settledAt?: number;
+}
+
+/** How a call is settled. */
+export interface SettleOutcome {
+  state: Exclude<SettlementState, 'open'>;
+  basis: string;
+  at: number;
+  /** Charged: the wallet transactions taken for it, kept (`usedCharges`) with the settled record, atomically. */
+  charges?: string[];
 }
 
 export interface SettlementStore {
@@ -69,13 +80,23 @@ export interface SettlementStore {
   countPaid(account: string, area: Area, price: number, at: number): Promise<void>;
   /** Paid calls counted for `account`, `area`, `price` in the seconds `fromSec`..`toSec` (inclusive). */
   paidBetween(account: string, area: Area, price: number, fromSec: number, toSec: number): Promise<number>;
-  /** Open calls, oldest first, at most `limit`. */
-  open(limit: number): Promise<UnknownCall[]>;
+  /**
+   * Open calls the settler may still settle, oldest first, at most `limit`. A call of no readable
+   * account (`account: null`) is never among them: it stays open (at risk) in its record, read by
+   * `byOperation`. With `expireBefore` (ms), calls sent before it leave the open set for good (the
+   * settler can no longer count them: `horizonSec`); their records stay open too.
+   */
+  open(limit: number, expireBefore?: number): Promise<UnknownCall[]>;
   /**
    * Settles an open call: the settled record, or null when it was not open (another replica
    * settled it first). Atomic.
    */
-  settle(id: string, outcome: { state: Exclude<SettlementState, 'open'>; basis: string; at: number }): Promise<UnknownCall | null>;
+  settle(id: string, outcome: SettleOutcome): Promise<UnknownCall | null>;
+  /**
+   * The wallet transactions of `account` taken for calls settled as charged (`SettleOutcome.charges`)
+   * at or after `since` (ms): a later count leaves them out, a charge never settles two calls.
+   */
+  usedCharges(account: string, since: number): Promise<Set<string>>;
   /** The unknown calls of an operation, settled or not. */
   byOperation(operationId: string): Promise<UnknownCall[]>;
 }
@@ -86,19 +107,38 @@ const round4 = (n: number): number => Math.round(n * 10000) / 10000;
 /** How long settled records and paid counters are kept. */
 export const SETTLEMENT_TTL_MS = 30 * 86_400_000;
 export const PAID_TTL_MS = 2 * 3_600_000;
+/** How long the settler waits before reading the history again for calls it could not read it for (doubling each time). */
+/**
+ * How much younger than the paid-call counters a call must be for the settler to count it: a call
+ * whose window starts before `now - PAID_TTL_MS + HORIZON_MARGIN_MS` is never reconciled (it stays
+ * open, at risk): the paid calls answered near it are no longer counted, their charges would be
+ * taken for its own. The margin covers the pass itself and clocks of replicas apart.
+ */
+export const HORIZON_MARGIN_MS = 10 * 60_000;
+/** The first second the settler may still count, at `now`. */
+export const horizonSec = (now: number): number => Math.floor((now - PAID_TTL_MS + HORIZON_MARGIN_MS) / 1000);
+export const READ_BACKOFF_MS = 5 * 60_000;
 
 export const newUnknownCallId = (): string => randomUUID();
 
 /** The unknown calls in memory (one process; `STORE=memory`). */
 export class MemorySettlementStore implements SettlementStore {
   private readonly calls = new Map<string, UnknownCall>();
+  /** The ids of the open calls the settler may still settle (see `SettlementStore.open`). */
+  private readonly openIds = new Set<string>();
+  /** When each call was added (ms): an open record is kept `SETTLEMENT_TTL_MS` from then, as in the other stores. */
+  private readonly addedAt = new Map<string, number>();
   private readonly paid = new Map<string, number>();
+  /** `<account>|<transaction id>` → when it was taken for a charged call, and kept until (ms). */
+  private readonly used = new Map<string, { at: number; until: number }>();
 
   constructor(private readonly now: () => number = Date.now) {}
 
   async add(call: UnknownCall): Promise<void> {
     this.sweep();
     this.calls.set(call.id, { ...call });
+    this.addedAt.set(call.id, this.now());
+    if (call.account !== null && call.state === 'open') this.openIds.add(call.id);
   }
 
   async countPaid(account: string, area: Area, price: number, at: number): Promise<void> {
@@ -112,29 +152,47 @@ export class MemorySettlementStore implements SettlementStore {
     return n;
   }
 
-  async open(limit: number): Promise<UnknownCall[]> {
-    return [...this.calls.values()]
-      .filter((c) => c.state === 'open')
+  async open(limit: number, expireBefore?: number): Promise<UnknownCall[]> {
+    const out: UnknownCall[] = [];
+    for (const id of this.openIds) {
+      const c = this.calls.get(id);
+      if (!c || c.state !== 'open' || (expireBefore !== undefined && c.sentAt < expireBefore)) this.openIds.delete(id);
+      else out.push(c);
+    }
+    return out
       .sort((a, b) => a.sentAt - b.sentAt)
       .slice(0, limit)
       .map((c) => ({ ...c }));
   }
 
-  async settle(id: string, outcome: { state: Exclude<SettlementState, 'open'>; basis: string; at: number }): Promise<UnknownCall | null> {
+  async settle(id: string, outcome: SettleOutcome): Promise<UnknownCall | null> {
     const c = this.calls.get(id);
-    if (!c || c.state !== 'open') return null;
-    Object.assign(c, { state: outcome.state, basis: outcome.basis, settledAt: outcome.at });
+    if (!c || c.state !== 'open' || !this.openIds.delete(id)) return null;
+    Object.assign(c, { state: outcome.state, basis: outcome.basis, settledAt: outcome.at }, outcome.charges?.length ? { charges: [...outcome.charges] } : {});
+    if (c.account !== null) for (const t of outcome.charges ?? []) this.used.set(`${c.account}|${t}`, { at: outcome.at, until: this.now() + PAID_TTL_MS });
     return { ...c };
+  }
+
+  async usedCharges(account: string, since: number): Promise<Set<string>> {
+    const out = new Set<string>();
+    for (const [k, { at }] of this.used) if (at >= since && k.startsWith(`${account}|`)) out.add(k.slice(account.length + 1));
+    return out;
   }
 
   async byOperation(operationId: string): Promise<UnknownCall[]> {
     return [...this.calls.values()].filter((c) => c.operationId === operationId).map((c) => ({ ...c }));
   }
 
-  /** Drops settled records and paid counters past their time. */
+  /** Drops records (settled or not) and paid counters past their time. */
   private sweep(): void {
     const now = this.now();
-    for (const [id, c] of this.calls) if (c.state !== 'open' && (c.settledAt ?? 0) + SETTLEMENT_TTL_MS < now) this.calls.delete(id);
+    for (const [id, c] of this.calls)
+      if ((c.state === 'open' ? (this.addedAt.get(id) ?? now) : (c.settledAt ?? 0)) + SETTLEMENT_TTL_MS < now) {
+        this.calls.delete(id);
+        this.openIds.delete(id);
+        this.addedAt.delete(id);
+      }
+    for (const [k, { until }] of this.used) if (until < now) this.used.delete(k);
     const oldest = Math.floor((now - PAID_TTL_MS) / 1000);
     for (const k of this.paid.keys()) if (Number(k.slice(k.lastIndexOf('|') + 1)) < oldest) this.paid.delete(k);
   }
@@ -184,6 +242,8 @@ function areaOfDescription(description: string): Area | null {
 export interface Decision {
   id: string;
   state: Exclude<SettlementState, 'open'>;
+  /** Charged: the wallet transaction taken for it. */
+  charges?: string[];
 }
 
 export interface ReconcileInput {
@@ -200,6 +260,12 @@ export interface ReconcileInput {
    * widened window, and would be taken for one of the group's. The group waits, and is counted with it.
    */
   waiting?: UnknownCall[];
+  /**
+   * The first second whose paid-call counters are still kept (`PAID_TTL_MS`): a group whose widened
+   * window starts before it is not counted (its answered calls' charges would be taken for its own),
+   * and stays open.
+   */
+  notBeforeSec?: number;
 }
 
 /** Seconds a group's window is widened at most, on each side, to find a count that holds. */
@@ -243,14 +309,17 @@ export async function reconcile(input: ReconcileInput): Promise<Decision[]> {
     for (const cl of clusters) {
       if (cl.some((c) => waiting.has(c.id))) continue;
       const from = Math.min(...cl.map((c) => windowOf(c, input.lateMs)[0]));
+      if (input.notBeforeSec !== undefined && from - MAX_WIDEN_S < input.notBeforeSec) {
+        log.info(`[settlement] left open: ${cl.length} call(s) from ${from} s, older than the paid-call counters kept`);
+        continue;
+      }
       const to = Math.max(...cl.map((c) => windowOf(c, input.lateMs)[1]));
       const { area, price } = cl[0];
-      const charged = async (f: number, t: number): Promise<number> => {
-        const n = input.charges.filter(
+      const matching = (f: number, t: number): WalletCharge[] =>
+        input.charges.filter(
           (ch) => toMicro(ch.euro) === toMicro(price) && (ch.area === null || ch.area === area) && Math.floor(ch.at / 1000) >= f && Math.floor(ch.at / 1000) <= t,
-        ).length;
-        return n - (await input.paid(area, price, f, t));
-      };
+        );
+      const charged = async (f: number, t: number): Promise<number> => matching(f, t).length - (await input.paid(area, price, f, t));
       // A paid call charged in one second and answered in the next, at a window's edge, miscounts
       // it: the first widening whose count the next widening confirms is taken.
       const counts: number[] = [];
@@ -261,7 +330,11 @@ export async function reconcile(input: ReconcileInput): Promise<Decision[]> {
         continue;
       }
       const c = counts[k];
-      cl.forEach((call, i) => out.push({ id: call.id, state: i < c ? 'charged' : 'not_charged' }));
+      // Which transactions were the group's the wallet does not tell: the latest c of the window are
+      // taken (a paid call answered is charged before its answer, an unknown one may be charged late).
+      const window = matching(from - k, to + k).sort((x, y) => x.at - y.at);
+      const taken = c > 0 ? window.slice(-c) : [];
+      cl.forEach((call, i) => out.push(i < c ? { id: call.id, state: 'charged', charges: [taken[i].id] } : { id: call.id, state: 'not_charged' }));
     }
   }
   return out;
@@ -339,10 +412,12 @@ export class Settler {
   private running: Promise<SettlementRun> | null = null;
   private readonly listeners = new Set<(call: UnknownCall) => void | Promise<void>>();
   /**
-   * Ready calls this process has reconciled already and left open: their windows are past, so the
-   * history cannot tell more of them; a pass with none but these reads nothing.
+   * Ready calls this process has reconciled already and left open, with when to look at them again:
+   * never (their windows are past, the history cannot tell more of them), or, when the history could
+   * not be read, after a back-off that doubles each time. A pass with none due reads nothing, and
+   * the history is read back only as far as the calls due need.
    */
-  private readonly tried = new Set<string>();
+  private readonly tried = new Map<string, { at: number; fails: number }>();
   /** Calls settled by this process, by tenant (`settledTopic`): the account area's subscription. */
   readonly events = new MemoryEventBus<UnknownCall>({ maxLatest: 1000 });
 
@@ -374,28 +449,63 @@ export class Settler {
   }
 
   private async pass(): Promise<SettlementRun> {
-    const open = await this.store.open(this.opts.batch ?? 1000);
-    const wallet = this.wallet;
     // One instant: a call is either ready or waiting, never neither.
     const now = this.now();
+    // Calls past the horizon leave the open set: the settler never counts them (they stay open, at risk).
+    const open = await this.store.open(this.opts.batch ?? 1000, horizonSec(now) * 1000);
+    const wallet = this.wallet;
     const mine = wallet ? open.filter((c) => c.account === wallet.account) : [];
-    const ready = mine.filter((c) => this.ready(c, now));
-    const waiting = mine.filter((c) => !this.ready(c, now));
+    // Past the horizon, a call is never counted (nor read for): it stays open, and holds back
+    // the calls near it, as a waiting one does.
+    const notBeforeSec = horizonSec(now);
+    const expired = (c: UnknownCall): boolean => windowOf(c, this.lateMs)[0] - MAX_WIDEN_S < notBeforeSec;
+    const ready = mine.filter((c) => this.ready(c, now) && !expired(c));
+    const waiting = mine.filter((c) => !this.ready(c, now) || expired(c));
     const settled: UnknownCall[] = [];
-    if (wallet && ready.some((c) => !this.tried.has(c.id))) {
-      const since = Math.min(...ready.map((c) => windowOf(c, this.lateMs)[0] - MAX_WIDEN_S - 1)) * 1000;
-      const charges = await wallet.chargesSince(since);
+    const due = ready.filter((c) => (this.tried.get(c.id)?.at ?? -Infinity) <= now);
+    if (wallet && due.length > 0) {
+      // Read back only as far as the calls due, and the calls whose windows chain to theirs (they
+      // are counted together), need: a call tried already and left open, apart from them, is not
+      // worth its pages again, nor counted.
+      let fromSec = Math.min(...due.map((c) => windowOf(c, this.lateMs)[0]));
+      for (let grew = true; grew;) {
+        grew = false;
+        for (const c of ready) {
+          const [f, t] = windowOf(c, this.lateMs);
+          if (f < fromSec && t + 2 * MAX_WIDEN_S >= fromSec) {
+            fromSec = f;
+            grew = true;
+          }
+        }
+      }
+      const sinceSec = fromSec - MAX_WIDEN_S - 1;
+      const covered = ready.filter((c) => windowOf(c, this.lateMs)[0] >= fromSec);
+      if (this.tried.size > 100_000) this.tried.clear();
+      let charges: WalletCharge[];
+      try {
+        charges = await wallet.chargesSince(sinceSec * 1000);
+      } catch (err) {
+        // Not read (too long a history, the service down): the calls due wait, longer each time,
+        // instead of being read for again on every pass.
+        for (const c of due) {
+          const fails = (this.tried.get(c.id)?.fails ?? 0) + 1;
+          this.tried.set(c.id, { at: now + READ_BACKOFF_MS * 2 ** Math.min(fails - 1, 10), fails });
+        }
+        throw err;
+      }
+      // A transaction already taken for a call settled as charged (by any pass, any replica) is never counted again.
+      const used = await this.store.usedCharges(wallet.account, now - PAID_TTL_MS);
       const decisions = await reconcile({
-        calls: ready,
-        charges,
+        calls: covered,
+        charges: charges.filter((ch) => !used.has(ch.id)),
         paid: (area, price, from, to) => this.store.paidBetween(wallet.account, area, price, from, to),
         lateMs: this.lateMs,
         waiting,
+        notBeforeSec,
       });
-      if (this.tried.size > 100_000) this.tried.clear();
-      for (const c of ready) this.tried.add(c.id);
+      for (const c of covered) this.tried.set(c.id, { at: Infinity, fails: 0 });
       for (const d of decisions) {
-        const s = await this.store.settle(d.id, { state: d.state, basis: 'wallet', at: this.now() });
+        const s = await this.store.settle(d.id, { state: d.state, basis: 'wallet', at: this.now(), ...(d.charges ? { charges: d.charges } : {}) });
         if (!s) continue;
         settled.push(s);
         countSettled(s.state === 'charged' ? 'charged' : 'not_charged', s.price);

@@ -30,7 +30,7 @@ export class SqlitePendingStore implements PendingStore {
   private readonly kv: SqliteKv;
 
   constructor(
-    db: SqliteDatabase,
+    private readonly db: SqliteDatabase,
     private readonly now: () => number = Date.now,
   ) {
     this.kv = new SqliteKv(db, 'pending', now);
@@ -48,6 +48,10 @@ export class SqlitePendingStore implements PendingStore {
 
   async delete(key: string): Promise<void> {
     this.kv.delete(key);
+  }
+
+  async deleteIf(key: string, id: string): Promise<boolean> {
+    return this.db.run("DELETE FROM kv WHERE ns = 'pending' AND k = ? AND v = ? AND (exp IS NULL OR exp > ?)", key, id, this.now()) === 1;
   }
 }
 

@@ -39,6 +39,11 @@ class SeenPending extends MemoryPendingStore {
     this.marks.delete(key);
     await super.delete(key);
   }
+  override async deleteIf(key: string, id: string): Promise<boolean> {
+    const done = await super.deleteIf(key, id);
+    if (done) this.marks.delete(key);
+    return done;
+  }
 }
 
 /** Two replicas sharing the pending store (as on Redis or the embedded database). */
@@ -70,8 +75,9 @@ describe('the sent mark of a slow GET', () => {
     expect(upstreamToGraphQL(second as UpstreamError).extensions).toMatchObject({ code: 'UPSTREAM_PENDING', outcome: 'unknown' });
     expect(ctx.meter.summary()).toMatchObject({ upstreamCalls: 0, euro: 0, atRisk: 0 });
     expect(stub.requests.filter((r) => r.path.startsWith('/IT-aml/'))).toHaveLength(1);
-    expect(marks[0]).toEqual(['?sent']);
-    expect([...pending.marks.values()]).toEqual(['?sent']);
+    // The mark names the unknown call it was kept as.
+    expect(marks[0]).toEqual([expect.stringMatching(/^\?sent [0-9a-f-]{36}$/)]);
+    expect([...pending.marks.values()]).toEqual(marks[0]);
   });
 
   it('is cleared on a definite answer: a refusal is not at risk, and the next call may buy', async () => {
@@ -123,5 +129,36 @@ describe('the sent mark of a slow GET', () => {
     const ctx = ctxFor();
     expect(await client.call(ctx, AML, { params: { id: '1' } })).toEqual({ rae: 'x' });
     expect(ctx.meter.summary().euro).toBe(0.9);
+  });
+
+  it('is cleared by the settled purchase only while it is still that purchase’s mark: a newer one stays', async () => {
+    const pending = new SeenPending(100);
+    let now = Date.now();
+    stub = await startStub((req, res) => {
+      if (req.path.startsWith('/wallet/transactions')) return json(res, 200, { data: [] });
+      res.socket?.destroy();
+    });
+    const client = new UpstreamClient(
+      loadUpstreamConfig({
+        OPENAPI_ENV: 'sandbox',
+        OPENAPI_COMPANY_URL: stub.url,
+        OPENAPI_OAUTH_URL: stub.url,
+        OPENAPI_EMAIL: 'owner@example.com',
+        OPENAPI_APIKEY: 'key-0123456789',
+        OPENAPI_TOKEN: 'tok-a',
+        OPENAPI_RETRY_BASE_MS: '5',
+        OPENAPI_SETTLE_LATE_MS: '100',
+      }),
+      { pending, settlements: new MemorySettlementStore(() => now), clock: () => now },
+    );
+    clients.push(client);
+    await expect(client.call(ctxFor(), AML, { params: { id: '1' } })).rejects.toMatchObject({ atRisk: 0.9 });
+    const [key] = [...pending.marks.keys()];
+    // Meanwhile (the first mark gone past its time) a newer purchase, unanswered too, marked it again.
+    await pending.set(key, '?sent 00000000-0000-4000-8000-000000000002', 600_000);
+    now += 60_000;
+    expect(await client.settler!.settleNow()).toMatchObject({ notCharged: 1 });
+    expect([...pending.marks.values()]).toEqual(['?sent 00000000-0000-4000-8000-000000000002']);
+    await expect(client.call(ctxFor(), AML, { params: { id: '1' } })).rejects.toMatchObject({ markedUnknown: true });
   });
 });

@@ -42,6 +42,34 @@ describeStores<SettlementStore>(
       expect((await s.open(10)).map((c) => c.id)).toEqual(['b']);
     });
 
+    it('keeps a call of no readable account out of the open set (open in its record), and takes calls past the horizon out for good', async () => {
+      const s = await stores.make();
+      const r = await stores.replica(s);
+      await s.add(call('own-token', { account: null }));
+      await s.add(call('old', { sentAt: 500_000 }));
+      await s.add(call('new', { sentAt: 2_000_000 }));
+      expect((await s.open(1)).map((c) => c.id)).toEqual(['old']);
+      expect((await r.open(10, 1_000_000)).map((c) => c.id)).toEqual(['new']);
+      expect((await s.open(10)).map((c) => c.id)).toEqual(['new']);
+      expect((await r.byOperation('op-1')).map((c) => [c.id, c.state]).sort()).toEqual([
+        ['new', 'open'],
+        ['old', 'open'],
+        ['own-token', 'open'],
+      ]);
+    });
+
+    it('keeps the wallet transactions taken for calls settled as charged, per account, with the record', async () => {
+      const s = await stores.make();
+      const r = await stores.replica(s);
+      await s.add(call('u'));
+      await s.add(call('v', { account: 'other' }));
+      expect(await s.settle('u', { state: 'charged', basis: 'wallet', at: 5_000_000, charges: ['txn_1'] })).toMatchObject({ charges: ['txn_1'] });
+      await r.settle('v', { state: 'charged', basis: 'wallet', at: 6_000_000, charges: ['txn_2'] });
+      expect([...(await r.usedCharges('acct', 4_000_000))]).toEqual(['txn_1']);
+      expect([...(await s.usedCharges('other', 4_000_000))]).toEqual(['txn_2']);
+      expect([...(await s.usedCharges('acct', 5_500_000))]).toEqual([]);
+    });
+
     it('settles a call once: a replica coming second gets null, and the first outcome stands', async () => {
       const s = await stores.make();
       const r = await stores.replica(s);

@@ -9,6 +9,7 @@ import {
   chargesOf,
   MemorySettlementStore,
   operationSettlement,
+  PAID_TTL_MS,
   reconcile,
   Settler,
   settledTopic,
@@ -44,7 +45,7 @@ describe('reconcile', () => {
     const b = unknown({ sentAt: T0 + 60_000, endedAt: T0 + 60_400 });
     const out = await reconcile({ calls: [a, b], charges: [charge(T0 + 700)], paid: noPaid, lateMs: LATE });
     expect(out).toEqual([
-      { id: a.id, state: 'charged' },
+      { id: a.id, state: 'charged', charges: [expect.stringMatching(/^txn_/)] },
       { id: b.id, state: 'not_charged' },
     ]);
   });
@@ -54,16 +55,16 @@ describe('reconcile', () => {
     // The retry was answered and paid at T0+450; the timed-out call was carried out later (T0+700), or not.
     const paid = async (_area: string, _price: number, from: number, to: number): Promise<number> =>
       Math.floor((T0 + 450) / 1000) >= from && Math.floor((T0 + 450) / 1000) <= to ? 1 : 0;
-    expect(await reconcile({ calls: [a], charges: [charge(T0 + 450), charge(T0 + 700)], paid, lateMs: LATE })).toEqual([{ id: a.id, state: 'charged' }]);
-    expect(await reconcile({ calls: [a], charges: [charge(T0 + 450)], paid, lateMs: LATE })).toEqual([{ id: a.id, state: 'not_charged' }]);
+    expect(await reconcile({ calls: [a], charges: [charge(T0 + 450), charge(T0 + 700)], paid, lateMs: LATE })).toMatchObject([{ id: a.id, state: 'charged' }]);
+    expect(await reconcile({ calls: [a], charges: [charge(T0 + 450)], paid, lateMs: LATE })).toMatchObject([{ id: a.id, state: 'not_charged' }]);
   });
 
   it('matches amount and area: another price or another area’s charge tells nothing of this call', async () => {
     const a = unknown();
     const out = await reconcile({ calls: [a], charges: [charge(T0 + 500, 0.03), charge(T0 + 500, 0.5, 'company')], paid: noPaid, lateMs: LATE });
-    expect(out).toEqual([{ id: a.id, state: 'not_charged' }]);
+    expect(out).toMatchObject([{ id: a.id, state: 'not_charged' }]);
     // A description naming no area matches any area.
-    expect(await reconcile({ calls: [a], charges: [charge(T0 + 500, 0.5, null)], paid: noPaid, lateMs: LATE })).toEqual([{ id: a.id, state: 'charged' }]);
+    expect(await reconcile({ calls: [a], charges: [charge(T0 + 500, 0.5, null)], paid: noPaid, lateMs: LATE })).toMatchObject([{ id: a.id, state: 'charged' }]);
   });
 
   it('overlapping calls of one price settle as a group: the euro is exact', async () => {
@@ -80,12 +81,12 @@ describe('reconcile', () => {
     const to = Math.floor((T0 + 400 + LATE) / 1000) + 1;
     // The retry was charged in the window's last second and counted as answered in the next one.
     const paid = async (_area: string, _price: number, from: number, upTo: number): Promise<number> => (to + 1 >= from && to + 1 <= upTo ? 1 : 0);
-    expect(await reconcile({ calls: [a], charges: [charge(to * 1000 + 900)], paid, lateMs: LATE })).toEqual([{ id: a.id, state: 'not_charged' }]);
+    expect(await reconcile({ calls: [a], charges: [charge(to * 1000 + 900)], paid, lateMs: LATE })).toMatchObject([{ id: a.id, state: 'not_charged' }]);
   });
 
   it('leaves a group open when no count can be: more charges than calls (someone else spends from the wallet)', async () => {
     const a = unknown();
-    expect(await reconcile({ calls: [a], charges: [charge(T0 + 500), charge(T0 + 600)], paid: noPaid, lateMs: LATE })).toEqual([]);
+    expect(await reconcile({ calls: [a], charges: [charge(T0 + 500), charge(T0 + 600)], paid: noPaid, lateMs: LATE })).toMatchObject([]);
   });
 
   it('does not decide a group near a call of its price still open: that call’s charge is not taken for one of the group’s', async () => {
@@ -94,16 +95,16 @@ describe('reconcile', () => {
     const a = unknown();
     const b = unknown({ sentAt: T0 + 3_400, endedAt: T0 + 3_800 });
     const charges = [charge(T0 + 3_500)];
-    expect(await reconcile({ calls: [a], charges, paid: noPaid, lateMs: LATE, waiting: [b] })).toEqual([]);
+    expect(await reconcile({ calls: [a], charges, paid: noPaid, lateMs: LATE, waiting: [b] })).toMatchObject([]);
     // Counted together once b is ready: one of the two was charged, the euro is exact.
-    expect(await reconcile({ calls: [a, b], charges, paid: noPaid, lateMs: LATE })).toEqual([
+    expect(await reconcile({ calls: [a, b], charges, paid: noPaid, lateMs: LATE })).toMatchObject([
       { id: a.id, state: 'charged' },
       { id: b.id, state: 'not_charged' },
     ]);
     // A call waiting far away, or of another price, holds nothing back.
     const far = unknown({ sentAt: T0 + 60_000, endedAt: T0 + 60_400 });
     const other = unknown({ sentAt: T0 + 3_400, endedAt: T0 + 3_800, price: 15 });
-    expect(await reconcile({ calls: [a], charges: [], paid: noPaid, lateMs: LATE, waiting: [far, other] })).toEqual([{ id: a.id, state: 'not_charged' }]);
+    expect(await reconcile({ calls: [a], charges: [], paid: noPaid, lateMs: LATE, waiting: [far, other] })).toMatchObject([{ id: a.id, state: 'not_charged' }]);
   });
 
   it('reads charges from the wallet history (negative amounts; the area from the description)', () => {
@@ -169,7 +170,9 @@ describe('the settler', () => {
     const { store, settler, advance } = setup([charge(T0 + 700)]);
     await store.add(unknown({ account: null }));
     advance(10_000);
-    expect(await settler.settleNow()).toMatchObject({ charged: 0, notCharged: 0, open: 1 });
+    // Never settleable, it is not among the calls a pass looks at: it stays open in its operation.
+    expect(await settler.settleNow()).toMatchObject({ charged: 0, notCharged: 0, open: 0 });
+    expect(await settler.operation('op-1')).toMatchObject({ atRisk: 0.5, open: 0.5, settled: false });
   });
 
   it('tells each settlement on the tenant’s topic, and one pass at a time', async () => {
@@ -218,5 +221,112 @@ describe('the settler, again', () => {
     now += 10_000;
     await settler.settleNow();
     expect(reads).toBe(2);
+  });
+});
+
+describe('the settler, reading the history', () => {
+  it('reads back only as far as the calls not yet tried need, and backs off when the history cannot be read', async () => {
+    let now = T0;
+    const store = new MemorySettlementStore(() => now);
+    const reads: number[] = [];
+    let fail = false;
+    const settler = new Settler(
+      store,
+      {
+        account: 'acct',
+        chargesSince: async (since) => {
+          reads.push(since);
+          if (fail) throw new Error('the wallet history holds more than 5000 transactions');
+          // Two charges for the first call: undecidable, it stays open (tried).
+          return [charge(T0 + 500), charge(T0 + 600)];
+        },
+      },
+      { lateMs: LATE, now: () => now },
+    );
+    await store.add(unknown());
+    now += 10_000;
+    await settler.settleNow();
+    const b = unknown({ sentAt: now + 60_000, endedAt: now + 60_400 });
+    await store.add(b);
+    now += 80_000;
+    await settler.settleNow();
+    expect(reads).toHaveLength(2);
+    // The second read starts at b's window, not at the first call's (tried already, left open).
+    expect(reads[1]).toBeGreaterThan(T0 + 60_000);
+    fail = true;
+    await store.add(unknown({ sentAt: now, endedAt: now + 400 }));
+    now += 10_000;
+    await expect(settler.settleNow()).rejects.toThrow(/more than/);
+    await expect(settler.settleNow()).resolves.toMatchObject({ open: 2 });
+    now += 60_000;
+    await settler.settleNow();
+    expect(reads).toHaveLength(3);
+  });
+});
+
+describe('the settler, past the paid-call counters', () => {
+  it('never counts a call older than the counters kept: it stays open, and the history is not read for it', async () => {
+    let now = T0;
+    const store = new MemorySettlementStore(() => now);
+    let reads = 0;
+    const settler = new Settler(
+      store,
+      {
+        account: 'acct',
+        chargesSince: async () => {
+          reads++;
+          // The charge of a paid call answered at T0+500, whose counter has expired.
+          return [charge(T0 + 500)];
+        },
+      },
+      { lateMs: LATE, now: () => now },
+    );
+    await store.add(unknown());
+    now += PAID_TTL_MS;
+    // Past the horizon it leaves the open set (no pass looks at it again); its record stays open.
+    expect(await settler.settleNow()).toMatchObject({ charged: 0, notCharged: 0 });
+    expect(reads).toBe(0);
+    expect(await settler.operation('op-1')).toMatchObject({ open: 0.5, settled: false });
+  });
+
+  it('reconcile leaves open a group whose widened window starts before the counters kept', async () => {
+    const a = unknown();
+    const notBeforeSec = Math.floor(T0 / 1000);
+    expect(await reconcile({ calls: [a], charges: [charge(T0 + 500)], paid: noPaid, lateMs: LATE, notBeforeSec })).toMatchObject([]);
+    expect(await reconcile({ calls: [a], charges: [charge(T0 + 500)], paid: noPaid, lateMs: LATE, notBeforeSec: notBeforeSec - 10 })).toMatchObject([
+      { id: a.id, state: 'charged' },
+    ]);
+  });
+});
+
+describe('the settler, with many calls it cannot settle', () => {
+  it('a batch of calls made with callers’ own tokens does not hold back the calls it can settle', async () => {
+    let now = T0;
+    const store = new MemorySettlementStore(() => now);
+    const settler = new Settler(store, { account: 'acct', chargesSince: async () => [] }, { lateMs: LATE, now: () => now, batch: 3 });
+    for (let i = 0; i < 3; i++) await store.add(unknown({ account: null, operationId: 'op-theirs' }));
+    await store.add(unknown({ sentAt: T0 + 100, endedAt: T0 + 500, operationId: 'op-mine' }));
+    now += 10_000;
+    expect(await settler.settleNow()).toMatchObject({ notCharged: 1 });
+    expect(await settler.operation('op-theirs')).toMatchObject({ open: 1.5, settled: false });
+  });
+});
+
+describe('the settler, across passes and replicas', () => {
+  it('never takes one wallet charge for two calls: a charge taken for a call settled as charged is left out of later counts', async () => {
+    let now = T0;
+    const store = new MemorySettlementStore(() => now);
+    const only = charge(T0 + 700);
+    const wallet = { account: 'acct', chargesSince: async () => [only] };
+    const one = new Settler(store, wallet, { lateMs: LATE, now: () => now });
+    await store.add(unknown());
+    now += 10_000;
+    expect(await one.settleNow()).toMatchObject({ charged: 1 });
+    expect((await store.byOperation('op-1'))[0]).toMatchObject({ state: 'charged', charges: [only.id] });
+    // Another replica (its clock behind) keeps a call whose widened window reaches that charge.
+    const other = new Settler(store, wallet, { lateMs: LATE, now: () => now });
+    await store.add(unknown({ operationId: 'op-2', sentAt: T0 + 2_500, endedAt: T0 + 2_600 }));
+    expect(await other.settleNow()).toMatchObject({ charged: 0, notCharged: 1 });
+    expect(await other.operation('op-2')).toMatchObject({ charged: 0, notCharged: 0.5 });
   });
 });

@@ -308,6 +308,18 @@ describeStores<PendingStore>(
       await waitFor(async () => (await a.get('short')) === undefined, "the 500 ms entry's expiry", { deadline: 5_000 });
       expect(await a.get('short')).toBeUndefined();
     });
+
+    it('deletes a mark only if it still holds the id given (a newer mark stays)', async () => {
+      const a = await stores.make();
+      const b = await stores.replica(a);
+      await a.set('k', '?sent c1', 5_000);
+      await b.set('k', '?sent c2', 5_000);
+      expect(await a.deleteIf('k', '?sent c1')).toBe(false);
+      expect(await b.get('k')).toEqual({ id: '?sent c2' });
+      expect(await a.deleteIf('k', '?sent c2')).toBe(true);
+      expect(await b.get('k')).toBeUndefined();
+      expect(await a.deleteIf('missing', 'x')).toBe(false);
+    });
   },
 );
 
