@@ -27,7 +27,7 @@ import { mayHaveBeenCarriedOut, UpstreamError } from './errors.ts';
 import { MemoryRateLimitStore, RateLimitedError, RateLimiter } from './rate-limits.ts';
 import { sleep } from './sleep.ts';
 import { announceChange } from '../../platform/changes.ts';
-import { endpointOf, priceOf } from '../../contract/prices.ts';
+import { endpointOf, periodOf, priceOf } from '../../contract/prices.ts';
 import { log } from '../../platform/log.ts';
 import { chargesOf, newUnknownCallId, Settler, type SettlementStore, type WalletCharge, type WalletHistory } from './settlement.ts';
 
@@ -178,8 +178,14 @@ export class UpstreamClient implements Upstream {
       ? new Settler(s.settlements, email ? this.walletHistory(tenantOf(`account:${email.toLowerCase()}`)) : null, { lateMs: config.settleLateMs, now: s.clock })
       : null;
     // A slow GET settled as never charged bought nothing: its sent mark goes, the next read may buy.
+    // A call settled as never charged spent nothing: the day's reservation it held goes too (the
+    // budget and `spending` then count what the wallet was charged), if it is still the same day.
+    const ledger = s.ledger ?? null;
+    const now = s.clock ?? Date.now;
     this.settler?.onSettled(async (call) => {
-      if (call.state === 'not_charged' && call.pendingKey) await this.clearSent(call.pendingKey, call.id);
+      if (call.state !== 'not_charged') return;
+      if (call.pendingKey) await this.clearSent(call.pendingKey, call.id);
+      if (ledger && periodOf('day', call.sentAt) === periodOf('day', now())) await ledger.release({ operationId: call.operationId, tenant: call.tenant }, call.price, call.area);
     });
     this.agent = new Agent({
       keepAliveTimeout: 30_000,

@@ -17,7 +17,7 @@ import { Rng, registeredVats } from '../../../emulator/company/index.ts';
 import { makeFiscalCode } from '../../../contract/checksums.ts';
 import { startTestStack, type GraphQLResponse, type TestStack } from '../../support/stack.ts';
 import { untilInFlight } from '../../support/inflight.ts';
-import { within } from '../../support/wait.ts';
+import { waitFor, within } from '../../support/wait.ts';
 import { DEFAULT_EMAIL } from '../../../emulator/server.ts';
 
 const TIMEOUT_MS = 400;
@@ -206,6 +206,16 @@ it('spends nothing twice, loses no order, and reports every euro the wallet was 
   expect(spent).toBeCloseTo(reported + euro(settledCharged), 4);
   expect(settledNot.length).toBeGreaterThan(0);
   expect(settledCharged.length).toBeGreaterThan(0);
+  // The ledger follows: a call settled as never charged gives its reservation back, so the day's
+  // spending (what the budgets are checked on) is what the wallet was charged, to the cent.
+  await waitFor(
+    async () => {
+      const res = await t.gql<{ spending: { today: { total: number } } }>('{ spending { today { total } } }');
+      return Math.round((res.data?.spending.today.total ?? -1) * 100) === Math.round(spent * 100);
+    },
+    'the day ledger to equal the wallet after settlement',
+    { deadline: 10_000 },
+  );
   // /metrics counts the settled euro, charged and not.
   const metrics = await (await fetch(`${t.url}/metrics`)).text();
   expect(metrics).toMatch(/openapi_settled_euro_total\{outcome="charged"\} [1-9]/);
