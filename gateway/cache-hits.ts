@@ -94,9 +94,8 @@ const headerOf = (req: IncomingMessage, name: string): string | null => {
  * The stored answer as the runtime sends it on a hit: its cost replayed as answered from the cache
  * (`cost.ts`), without yoga's `extensions.http` (its ETag, which the gateway never sends).
  */
-export function hitBody(stored: ExecutionResult, operationId?: string): string {
-  const cost = replayedCost(stored.extensions?.cost, 'cache');
-  const extensions: Record<string, unknown> = { ...(stored.extensions ?? {}), cost: operationId === undefined ? cost : { ...cost, operationId } };
+export function hitBody(stored: ExecutionResult, operationId: string): string {
+  const extensions: Record<string, unknown> = { ...(stored.extensions ?? {}), cost: { ...replayedCost(stored.extensions?.cost, 'cache'), operationId } };
   delete extensions.http;
   return JSON.stringify({ ...stored, extensions });
 }
@@ -113,9 +112,10 @@ export function cacheHitsAtTheEdge(opts: CacheHitsOptions): (req: IncomingMessag
   const minBytes = opts.compression === false ? Infinity : (opts.compression.minBytes ?? 1024);
   /**
    * Each stored answer's body, built once (the in-memory cache hands back the stored object), with
-   * a slot for the operation's id: every answer is an operation of its own (`operationCost`).
+   * a slot for the operation's id: every answer is an operation of its own (`operationCost`). Kept
+   * as bytes, so a hit copies them around a new id rather than encoding the whole answer again.
    */
-  const bodies = new WeakMap<ExecutionResult, { head: string; tail: string }>();
+  const bodies = new WeakMap<ExecutionResult, { head: Buffer; tail: Buffer }>();
   return async (req, res) => {
     if (req.method !== 'POST' || req.url !== endpoint) return false;
     const h = req.headers;
@@ -134,9 +134,9 @@ export function cacheHitsAtTheEdge(opts: CacheHitsOptions): (req: IncomingMessag
       const text = hitBody(stored, OPERATION_ID_SLOT);
       // The extensions come last, so the last occurrence is the slot (not something in the data).
       const at = text.lastIndexOf(OPERATION_ID_SLOT);
-      bodies.set(stored, (parts = { head: text.slice(0, at), tail: text.slice(at + OPERATION_ID_SLOT.length) }));
+      bodies.set(stored, (parts = { head: Buffer.from(text.slice(0, at), 'utf8'), tail: Buffer.from(text.slice(at + OPERATION_ID_SLOT.length), 'utf8') }));
     }
-    let body: Buffer = Buffer.from(parts.head + randomUUID() + parts.tail, 'utf8');
+    let body: Buffer = Buffer.concat([parts.head, Buffer.from(randomUUID(), 'latin1'), parts.tail]);
     const headers: Record<string, string> = {
       'content-type': `${mediaType}; charset=utf-8`,
       'x-request-id': headerOf(req, 'x-request-id') || randomUUID(),
