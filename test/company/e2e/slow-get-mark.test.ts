@@ -47,6 +47,28 @@ class SeenPending extends MemoryPendingStore {
 }
 
 /** Two replicas sharing the pending store (as on Redis or the embedded database). */
+/**
+ * A client paying with the account's own token, whose settler reads the wallet at `url` (the stub)
+ * on the clock `now`, and settles a call 100 ms after the layer gave up on it.
+ */
+function settlingClient(url: string, pending: SeenPending, now: () => number): UpstreamClient {
+  const client = new UpstreamClient(
+    loadUpstreamConfig({
+      OPENAPI_ENV: 'sandbox',
+      OPENAPI_COMPANY_URL: url,
+      OPENAPI_OAUTH_URL: url,
+      OPENAPI_EMAIL: 'owner@example.com',
+      OPENAPI_APIKEY: 'key-0123456789',
+      OPENAPI_TOKEN: 'tok-a',
+      OPENAPI_RETRY_BASE_MS: '5',
+      OPENAPI_SETTLE_LATE_MS: '100',
+    }),
+    { pending, settlements: new MemorySettlementStore(now), clock: now },
+  );
+  clients.push(client);
+  return client;
+}
+
 function replicas(url: string, pending: SeenPending): [UpstreamClient, UpstreamClient] {
   const make = () => new UpstreamClient(loadUpstreamConfig({ OPENAPI_ENV: 'sandbox', OPENAPI_COMPANY_URL: url, OPENAPI_RETRY_BASE_MS: '5' }), { pending });
   const pair: [UpstreamClient, UpstreamClient] = [make(), make()];
@@ -106,20 +128,7 @@ describe('the sent mark of a slow GET', () => {
       if (amlCalls === 1) res.socket?.destroy();
       else json(res, 200, ok({ rae: 'x' }));
     });
-    const client = new UpstreamClient(
-      loadUpstreamConfig({
-        OPENAPI_ENV: 'sandbox',
-        OPENAPI_COMPANY_URL: stub.url,
-        OPENAPI_OAUTH_URL: stub.url,
-        OPENAPI_EMAIL: 'owner@example.com',
-        OPENAPI_APIKEY: 'key-0123456789',
-        OPENAPI_TOKEN: 'tok-a',
-        OPENAPI_RETRY_BASE_MS: '5',
-        OPENAPI_SETTLE_LATE_MS: '100',
-      }),
-      { pending, settlements: new MemorySettlementStore(() => now), clock: () => now },
-    );
-    clients.push(client);
+    const client = settlingClient(stub.url, pending, () => now);
     await expect(client.call(ctxFor(), AML, { params: { id: '1' } })).rejects.toMatchObject({ atRisk: 0.9 });
     await expect(client.call(ctxFor(), AML, { params: { id: '1' } })).rejects.toMatchObject({ markedUnknown: true });
     now += 60_000;
@@ -138,20 +147,7 @@ describe('the sent mark of a slow GET', () => {
       if (req.path.startsWith('/wallet/transactions')) return json(res, 200, { data: [] });
       res.socket?.destroy();
     });
-    const client = new UpstreamClient(
-      loadUpstreamConfig({
-        OPENAPI_ENV: 'sandbox',
-        OPENAPI_COMPANY_URL: stub.url,
-        OPENAPI_OAUTH_URL: stub.url,
-        OPENAPI_EMAIL: 'owner@example.com',
-        OPENAPI_APIKEY: 'key-0123456789',
-        OPENAPI_TOKEN: 'tok-a',
-        OPENAPI_RETRY_BASE_MS: '5',
-        OPENAPI_SETTLE_LATE_MS: '100',
-      }),
-      { pending, settlements: new MemorySettlementStore(() => now), clock: () => now },
-    );
-    clients.push(client);
+    const client = settlingClient(stub.url, pending, () => now);
     await expect(client.call(ctxFor(), AML, { params: { id: '1' } })).rejects.toMatchObject({ atRisk: 0.9 });
     const [key] = [...pending.marks.keys()];
     // Meanwhile (the first mark gone past its time) a newer purchase, unanswered too, marked it again.

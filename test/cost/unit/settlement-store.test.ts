@@ -7,21 +7,9 @@ import { expect, it } from 'vitest';
 import { MemorySettlementStore, type SettlementStore, type UnknownCall } from '../../../subgraphs/upstream/settlement.ts';
 import { RedisSettlementStore, SqliteSettlementStore } from '../../../subgraphs/upstream/settlement-stores.ts';
 import { describeStores } from '../../support/store-spec.ts';
+import { unknownCall } from '../../support/settlement.ts';
 
-const call = (id: string, over: Partial<UnknownCall> = {}): UnknownCall => ({
-  id,
-  operationId: 'op-1',
-  tenant: 't1',
-  account: 'acct',
-  area: 'risk',
-  method: 'GET',
-  path: '/IT-creditscore-start/00041000084',
-  price: 0.5,
-  sentAt: 1_000_000,
-  endedAt: 1_000_400,
-  state: 'open',
-  ...over,
-});
+const call = (id: string, over: Partial<UnknownCall> = {}): UnknownCall => unknownCall(id, 1_000_000, over);
 
 describeStores<SettlementStore>(
   'settlement store',

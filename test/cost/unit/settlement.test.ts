@@ -16,25 +16,13 @@ import {
   type UnknownCall,
   type WalletCharge,
 } from '../../../subgraphs/upstream/settlement.ts';
+import { unknownCall } from '../../support/settlement.ts';
 
 const T0 = Date.parse('2026-11-28T10:00:00Z');
 const LATE = 1_000;
 
 let n = 0;
-const unknown = (over: Partial<UnknownCall> = {}): UnknownCall => ({
-  id: `c${++n}`,
-  operationId: 'op-1',
-  tenant: 't1',
-  account: 'acct',
-  area: 'risk',
-  method: 'GET',
-  path: '/IT-creditscore-start/00041000084',
-  price: 0.5,
-  sentAt: T0,
-  endedAt: T0 + 400,
-  state: 'open',
-  ...over,
-});
+const unknown = (over: Partial<UnknownCall> = {}): UnknownCall => unknownCall(`c${++n}`, T0, over);
 let txn = 0;
 const charge = (atMs: number, euro = 0.5, area: WalletCharge['area'] = 'risk'): WalletCharge => ({ id: `txn_${++txn}`, at: atMs, euro, area });
 const noPaid = async (): Promise<number> => 0;
