@@ -38,8 +38,10 @@ const OPERATION_TTL_MS = 3_600_000;
 const DAY_TTL_MS = 2 * 86_400_000;
 
 /**
- * KEYS: operation, day. ARGV: price, operation limit (-1 = none), day limit (-1 = none), TTLs.
- * Returns {0, 0} when committed, {1, committed} past the operation's limit, {2, committed} past the day's.
+ * KEYS: operation, day, the tenant's spending month. ARGV: price, operation limit (-1 = none), day
+ * limit (-1 = none), TTLs, the spending field (`day|area`) and its TTL. Returns {0, 0} when committed
+ * (the day's area counted in the same step), {1, committed} past the operation's limit, {2,
+ * committed} past the day's.
  */
 const RESERVE = defineScript(`
 local price = tonumber(ARGV[1])
@@ -53,24 +55,21 @@ redis.call('INCRBY', KEYS[1], price)
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
 redis.call('INCRBY', KEYS[2], price)
 redis.call('PEXPIRE', KEYS[2], ARGV[5])
+redis.call('HINCRBY', KEYS[3], ARGV[6], price)
+redis.call('PEXPIRE', KEYS[3], ARGV[7])
 return {0, 0}
 `);
 
-/** KEYS: operation, day. ARGV: price, TTLs. Never below zero. */
+/** KEYS: operation, day, spending month. ARGV: price, TTLs, the spending field and its TTL. Never below zero. */
 const RELEASE = defineScript(`
 for i = 1, 2 do
   local v = redis.call('DECRBY', KEYS[i], ARGV[1])
   if v < 0 then redis.call('SET', KEYS[i], 0) end
   redis.call('PEXPIRE', KEYS[i], ARGV[i + 1])
 end
-return 0
-`);
-
-/** KEYS: the month's hash. ARGV: field, micro-euros (may be negative), TTL. Never below zero. */
-const MOVE_SPEND = defineScript(`
-local v = redis.call('HINCRBY', KEYS[1], ARGV[1], ARGV[2])
-if v <= 0 then redis.call('HDEL', KEYS[1], ARGV[1]) end
-redis.call('PEXPIRE', KEYS[1], ARGV[3])
+local s = redis.call('HINCRBY', KEYS[3], ARGV[4], -tonumber(ARGV[1]))
+if s <= 0 then redis.call('HDEL', KEYS[3], ARGV[4]) end
+redis.call('PEXPIRE', KEYS[3], ARGV[5])
 return 0
 `);
 
@@ -119,13 +118,14 @@ export class RedisCostLedger implements CostLedger {
     return [`${this.ns}op:${account.operationId}`, `${this.ns}day:${account.tenant}:${periodOf('day', this.now())}`];
   }
 
-  private spendKey(tenant: string, month: string): string {
-    return `${this.ns}spend:${tenant}:${month}`;
+  /** The keys a reservation moves (operation, day, the tenant's spending month) and its spending field. */
+  private moved(account: LedgerAccount, area: string | undefined): { keys: string[]; field: string } {
+    const day = periodOf('day', this.now());
+    return { keys: [...this.keys(account), this.spendKey(account.tenant, day.slice(0, 7))], field: `${day}|${area ?? OTHER_AREA}` };
   }
 
-  private async moveSpend(tenant: string, area: string | undefined, micro: number): Promise<void> {
-    const day = periodOf('day', this.now());
-    await MOVE_SPEND.run(this.redis, [this.spendKey(tenant, day.slice(0, 7))], [`${day}|${area ?? OTHER_AREA}`, micro, SPEND_DAY_TTL_MS]);
+  private spendKey(tenant: string, month: string): string {
+    return `${this.ns}spend:${tenant}:${month}`;
   }
 
   async spending(tenant: string): Promise<TenantSpending> {
@@ -142,17 +142,20 @@ export class RedisCostLedger implements CostLedger {
   async reserve(account: LedgerAccount, price: number, limits: BudgetLimits, endpoint: string, area?: string): Promise<void> {
     if (price <= 0) return;
     const limit = (l: number | null): number => (l === null ? -1 : toMicro(l));
-    const out = (await RESERVE.run(this.redis, this.keys(account), [toMicro(price), limit(limits.operation), limit(limits.day), OPERATION_TTL_MS, DAY_TTL_MS])) as [number, number];
+    const { keys, field } = this.moved(account, area);
+    const out = (await RESERVE.run(this.redis, keys, [toMicro(price), limit(limits.operation), limit(limits.day), OPERATION_TTL_MS, DAY_TTL_MS, field, SPEND_DAY_TTL_MS])) as [
+      number,
+      number,
+    ];
     const [verdict, committed] = out;
     if (verdict === 1) throw new CostLimitError('operation', limits.operation ?? 0, toEuro(committed), price, endpoint);
     if (verdict === 2) throw new CostLimitError('day', limits.day ?? 0, toEuro(committed), price, endpoint);
-    await this.moveSpend(account.tenant, area, toMicro(price));
   }
 
   async release(account: LedgerAccount, price: number, area?: string): Promise<void> {
     if (price <= 0) return;
-    await RELEASE.run(this.redis, this.keys(account), [toMicro(price), OPERATION_TTL_MS, DAY_TTL_MS]);
-    await this.moveSpend(account.tenant, area, -toMicro(price));
+    const { keys, field } = this.moved(account, area);
+    await RELEASE.run(this.redis, keys, [toMicro(price), OPERATION_TTL_MS, DAY_TTL_MS, field, SPEND_DAY_TTL_MS]);
   }
 
   async balance(account: LedgerAccount): Promise<LedgerBalance> {
