@@ -207,27 +207,32 @@ export class MemoryCostLedger implements CostLedger {
       if (day < yesterday) this.days.delete(key);
     }
     const oldest = periodOf('day', this.now() - SPEND_DAY_TTL_MS);
-    for (const key of this.areaDays.keys()) if (key.split('|')[1] < oldest) this.areaDays.delete(key);
+    for (const [tenant, days] of this.areaDays) {
+      for (const key of days.keys()) if (key < oldest) days.delete(key);
+      if (days.size === 0) this.areaDays.delete(tenant);
+    }
   }
 
-  /** Tenants' days per area (`tenant|YYYY-MM-DD|area`), kept `SPEND_DAY_TTL_MS`. */
-  private readonly areaDays = new Map<string, { committed: number }>();
+  /** Each tenant's days per area (`YYYY-MM-DD|area` → euro), kept `SPEND_DAY_TTL_MS`. */
+  private readonly areaDays = new Map<string, Map<string, number>>();
 
   private moveArea(tenant: string, area: string | undefined, delta: number): void {
-    const key = `${tenant}|${periodOf('day', this.now())}|${area ?? OTHER_AREA}`;
-    const entry = this.areaDays.get(key) ?? { committed: 0 };
-    entry.committed = Math.max(0, cents(entry.committed + delta));
-    if (entry.committed <= 0) this.areaDays.delete(key);
-    else this.areaDays.set(key, entry);
+    const key = `${periodOf('day', this.now())}|${area ?? OTHER_AREA}`;
+    const days = this.areaDays.get(tenant) ?? new Map<string, number>();
+    const committed = Math.max(0, cents((days.get(key) ?? 0) + delta));
+    if (committed > 0) days.set(key, committed);
+    else days.delete(key);
+    if (days.size > 0) this.areaDays.set(tenant, days);
+    else this.areaDays.delete(tenant);
   }
 
   async spending(tenant: string): Promise<TenantSpending> {
     const today = periodOf('day', this.now());
     const month = today.slice(0, 7);
     const rows: SpendingRow[] = [];
-    for (const [key, { committed }] of this.areaDays) {
-      const [t, day, area] = key.split('|');
-      if (t === tenant && day.startsWith(month)) rows.push({ day, area, euro: committed });
+    for (const [key, euro] of this.areaDays.get(tenant) ?? []) {
+      const [day, area] = key.split('|');
+      if (day.startsWith(month)) rows.push({ day, area, euro });
     }
     return { today, month, dayCommitted: this.days.get(this.dayKey(tenant))?.committed ?? 0, rows: spendingRows(rows) };
   }
