@@ -356,7 +356,23 @@ export function freeTierOf(area: Area, method: string, path: string): { key: str
 
 /** Calendar day, month and year of `ms` in Italy, as `YYYY-MM-DD`, `YYYY-MM`, `YYYY`. */
 const ROME_DAY = new Intl.DateTimeFormat('en-CA', { timeZone: 'Europe/Rome', year: 'numeric', month: '2-digit', day: '2-digit' });
+/**
+ * Italy's day of each UTC hour seen lately: Rome's offset from UTC is a whole number of hours (CET,
+ * CEST) and changes on the hour, so the day is the same through a UTC hour. Formatting a date in a
+ * time zone costs more than the paid call's whole bookkeeping otherwise (it ran several times per call).
+ */
+const romeDayOfHour = new Map<number, string>();
+const HOUR_MS = 3_600_000;
+function romeDay(ms: number): string {
+  const hour = Math.floor(ms / HOUR_MS);
+  let day = romeDayOfHour.get(hour);
+  if (day === undefined) {
+    if (romeDayOfHour.size >= 64) romeDayOfHour.clear();
+    romeDayOfHour.set(hour, (day = ROME_DAY.format(new Date(hour * HOUR_MS))));
+  }
+  return day;
+}
 export function periodOf(period: FreePeriod, ms: number): string {
-  const day = ROME_DAY.format(new Date(ms));
+  const day = romeDay(ms);
   return period === 'day' ? day : period === 'month' ? day.slice(0, 7) : day.slice(0, 4);
 }
