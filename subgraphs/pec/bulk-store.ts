@@ -18,7 +18,7 @@ import { MemoryPollBook, type PollBook } from '../runtime/tracking/poller.ts';
 import { RedisEventBus } from '../runtime/tracking/redis-bus.ts';
 import { RedisPollBook } from '../runtime/tracking/redis-store.ts';
 import { SqlitePollBook } from '../runtime/tracking/sqlite-store.ts';
-import { sharedDatabase, SqliteKv, type SqliteDatabase } from '../../platform/sqlite.ts';
+import { durableStore, sharedDatabase, SqliteKv, type SqliteDatabase } from '../../platform/sqlite.ts';
 import type { Sending, SendRequest } from './bulk.ts';
 
 /** A sending with its queue, as stored (secrets sealed). */
@@ -250,10 +250,10 @@ export function bulkStores(opts: { redisUrl?: string; sqliteFile?: string; secre
   if (opts.sqliteFile) {
     const db = sharedDatabase(opts.sqliteFile);
     return {
-      store: new SqliteBulkStore(db),
+      store: durableStore(db, new SqliteBulkStore(db)),
       bus: new MemoryEventBus<Sending>(),
       cipher,
-      book: new SqlitePollBook(db, { namespace: 'pecmassiva:' }),
+      book: durableStore(db, new SqlitePollBook(db, { namespace: 'pecmassiva:' })),
       close: async () => db.release(),
     };
   }

@@ -28,7 +28,7 @@ import { MemoryGuardStore, RedisGuardStore } from './guard-store.ts';
 import { SqliteCostLedger, SqlitePendingStore } from './sqlite-stores.ts';
 import { MemorySettlementStore, type SettlementStore } from './settlement.ts';
 import { RedisSettlementStore, SqliteSettlementStore } from './settlement-stores.ts';
-import { sharedDatabase } from '../../platform/sqlite.ts';
+import { durableStore, sharedDatabase } from '../../platform/sqlite.ts';
 
 export interface UpstreamStores extends Required<UpstreamClientStores> {
   cache: CacheStore;
@@ -73,10 +73,10 @@ export async function upstreamStores(config: UpstreamConfig, redisUrl?: string |
       redis: null,
       cache: new MemoryCacheStore(config.cacheMaxEntries, clock),
       markers: new MemoryInFlightMarkers(),
-      pending: new SqlitePendingStore(db, clock),
+      pending: durableStore(db, new SqlitePendingStore(db, clock)),
       limiter: new RateLimiter(new MemoryRateLimitStore(), config.rateLimits, config.rateMaxWaitMs),
-      ledger: new SqliteCostLedger(db, { now: clock }),
-      settlements: new SqliteSettlementStore(db, clock),
+      ledger: durableStore(db, new SqliteCostLedger(db, { now: clock })),
+      settlements: durableStore(db, new SqliteSettlementStore(db, clock)),
       clock,
       guard: () => new MemoryGuardStore({ now: clock }),
       close: async () => db.release(),

@@ -24,7 +24,7 @@ import { RedisFileGrantStore, RedisReplayGuard } from './redis-kv.ts';
 import { RedisPollBook, RedisTrackedStore } from './redis-store.ts';
 import { MemoryTrackedStore, type TrackedRequest, type TrackedStore } from './store.ts';
 import { SqliteFileGrantStore, SqlitePollBook, SqliteReplayGuard, SqliteTrackedStore } from './sqlite-store.ts';
-import { sharedDatabase } from '../../../platform/sqlite.ts';
+import { durableStore, sharedDatabase } from '../../../platform/sqlite.ts';
 import { storeChoiceFromEnv } from '../../../platform/store-choice.ts';
 import { settingsOf, type SettingsSource } from '../../../platform/settings.ts';
 
@@ -76,11 +76,11 @@ export function trackingStores<F extends string = string>(opts: TrackingStoresOp
     const namespace = `${opts.area}:`;
     return {
       kind: 'sqlite',
-      store: new SqliteTrackedStore<F>(db, opts.policy, { cipher, namespace }),
+      store: durableStore(db, new SqliteTrackedStore<F>(db, opts.policy, { cipher, namespace })),
       bus: new MemoryEventBus<TrackedRequest<F>>(),
-      replay: new SqliteReplayGuard(db, { namespace }),
-      fileGrants: new SqliteFileGrantStore(db, { namespace }),
-      pollBook: new SqlitePollBook(db, { namespace }),
+      replay: durableStore(db, new SqliteReplayGuard(db, { namespace })),
+      fileGrants: durableStore(db, new SqliteFileGrantStore(db, { namespace })),
+      pollBook: durableStore(db, new SqlitePollBook(db, { namespace })),
       cipher,
       close: async () => db.release(),
     };
