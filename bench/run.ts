@@ -20,6 +20,7 @@ import { runInvoicingBench } from './invoicing.ts';
 import { runCompanyPlansBench } from './company-plans.ts';
 import { runSpeedBench } from './speed.ts';
 import { runAlternativeBench } from './alternative.ts';
+import { runStoreBench } from './store.ts';
 
 const LATENCY_MS = Number(process.env.BENCH_UPSTREAM_LATENCY_MS ?? 40);
 const N = Number(process.env.BENCH_OPERATIONS ?? 40);
@@ -203,6 +204,9 @@ async function main(): Promise<void> {
   await runSubscriptionBench();
 
   await runScaleOutBench({ latencyMs: LATENCY_MS, operations: N, concurrency: CONCURRENCY, throughputMs: THROUGHPUT_MS, scenarios: SCENARIOS, memoryRows: rows });
+
+  // The embedded store's commits: durable without stopping the event loop.
+  await runStoreBench();
 
   await runPostalBench(LATENCY_MS);
   await runPecBench(LATENCY_MS);
