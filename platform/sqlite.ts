@@ -57,6 +57,8 @@ export class SqliteDatabase {
   /** The sync under way (group commit: later commits wait for the next one). */
   private syncing: Promise<void> | null = null;
   private wal: Promise<FileHandle> | null = null;
+  /** The file is in WAL mode (an in-memory database is not). */
+  private readonly walMode: boolean;
 
   private constructor(
     readonly file: string,
@@ -73,9 +75,11 @@ export class SqliteDatabase {
     }
     this.db = new DatabaseSync(file);
     this.db.exec('PRAGMA busy_timeout = 5000');
-    this.db.exec('PRAGMA journal_mode = WAL');
+    // A file system without WAL support (shared memory) leaves SQLite in its rollback journal: then
+    // SQLite syncs inside COMMIT (FULL) and `durable()` has nothing to do.
+    this.walMode = this.db.prepare('PRAGMA journal_mode = WAL').get()?.journal_mode === 'wal';
     // No sync inside COMMIT: `durable()` syncs the WAL off the event loop (see the module doc).
-    this.db.exec('PRAGMA synchronous = NORMAL');
+    this.db.exec(this.walMode ? 'PRAGMA synchronous = NORMAL' : 'PRAGMA synchronous = FULL');
     this.migrate();
   }
 
@@ -122,7 +126,7 @@ export class SqliteDatabase {
    * sync, run on libuv's thread pool; nothing to sync resolves at once. Rejects when the disk fails.
    */
   async durable(): Promise<void> {
-    if (this.file === ':memory:') return;
+    if (!this.walMode) return;
     const target = this.commits;
     // Closed: its last commits were checkpointed (and synced) by SQLite on close.
     while (this.synced < target && !this.closed) {
