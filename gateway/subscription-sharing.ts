@@ -42,6 +42,7 @@ export interface SubscriptionSharingOptions {
 export class SharedEvent {
   private shared: Result | undefined;
   private readonly text: { paid?: string; shared?: string } = {};
+  private readonly bytes: { paid?: Buffer; shared?: Buffer } = {};
   constructor(readonly value: Result) {}
 
   /** The event as a subscriber that did not pay for it sees it (its cost reported as shared). */
@@ -52,6 +53,11 @@ export class SharedEvent {
   /** The event as JSON: as it came when `paid`, else de-duplicated. */
   json(paid: boolean): string {
     return paid ? (this.text.paid ??= JSON.stringify(this.value)) : (this.text.shared ??= JSON.stringify(this.dedup));
+  }
+
+  /** `json(paid)` and the `}` closing a graphql-ws `next` message around it, as UTF-8 (encoded once). */
+  tail(paid: boolean): Buffer {
+    return paid ? (this.bytes.paid ??= Buffer.from(`${this.json(true)}}`)) : (this.bytes.shared ??= Buffer.from(`${this.json(false)}}`));
   }
 }
 
@@ -65,6 +71,8 @@ export interface TopicDelivery {
   subscribers: number;
   startedAt: number;
   endedAt: number;
+  /** The event's bytes in a `next` message to a subscriber that did not pay for it (its payload and closing brace; the id before it is the subscriber's). */
+  bytes: number;
 }
 
 /** Where a topic's events go: one subscriber. `paid`: this subscriber reports the event's cost. */
@@ -172,7 +180,8 @@ export class TopicHub {
           sink.deliver(event, paid);
           paid = false;
         }
-        if (delivered.hasSubscribers) delivered.publish({ subscribers: topic.sinks.size, startedAt: t0, endedAt: performance.now() } satisfies TopicDelivery);
+        if (delivered.hasSubscribers)
+          delivered.publish({ subscribers: topic.sinks.size, startedAt: t0, endedAt: performance.now(), bytes: event.tail(false).length } satisfies TopicDelivery);
       }
       for (const sink of topic.sinks) sink.end();
     } catch (err) {
