@@ -42,6 +42,7 @@ export interface SubscriptionSharingOptions {
 export class SharedEvent {
   private shared: Result | undefined;
   private readonly text: { paid?: string; shared?: string } = {};
+  private readonly bytes: { paid?: Buffer; shared?: Buffer } = {};
   constructor(readonly value: Result) {}
 
   /** The event as a subscriber that did not pay for it sees it (its cost reported as shared). */
@@ -52,6 +53,11 @@ export class SharedEvent {
   /** The event as JSON: as it came when `paid`, else de-duplicated. */
   json(paid: boolean): string {
     return paid ? (this.text.paid ??= JSON.stringify(this.value)) : (this.text.shared ??= JSON.stringify(this.dedup));
+  }
+
+  /** `json(paid)` and the `}` closing a graphql-ws `next` message around it, as UTF-8 (encoded once). */
+  tail(paid: boolean): Buffer {
+    return paid ? (this.bytes.paid ??= Buffer.from(`${this.json(true)}}`)) : (this.bytes.shared ??= Buffer.from(`${this.json(false)}}`));
   }
 }
 
@@ -65,6 +71,8 @@ export interface TopicDelivery {
   subscribers: number;
   startedAt: number;
   endedAt: number;
+  /** The event's bytes in a `next` message to a subscriber that did not pay for it (its payload and closing brace; the id before it is the subscriber's). */
+  bytes: number;
 }
 
 /** Where a topic's events go: one subscriber. `paid`: this subscriber reports the event's cost. */
@@ -172,7 +180,8 @@ export class TopicHub {
           sink.deliver(event, paid);
           paid = false;
         }
-        if (delivered.hasSubscribers) delivered.publish({ subscribers: topic.sinks.size, startedAt: t0, endedAt: performance.now() } satisfies TopicDelivery);
+        if (delivered.hasSubscribers)
+          delivered.publish({ subscribers: topic.sinks.size, startedAt: t0, endedAt: performance.now(), bytes: event.tail(false).length } satisfies TopicDelivery);
       }
       for (const sink of topic.sinks) sink.end();
     } catch (err) {
@@ -362,8 +371,80 @@ interface DeliverySocket {
   readonly readyState: number;
   /** Bytes queued and not yet sent (a reader that stopped reading makes it grow). */
   readonly bufferedAmount?: number;
+  /** The extensions negotiated at the handshake (`ws`: their names, `''` when none). */
+  readonly extensions?: unknown;
   send(data: string, cb: (err?: Error) => void): void;
   close(code?: number, reason?: string): void;
+}
+
+/** The connection's own socket under the WebSocket (the upgrade request's `socket`), as a direct write needs it. */
+export interface ConnectionSocket {
+  readonly writable: boolean;
+  /** Bytes written and not yet handed to the kernel. */
+  readonly writableLength: number;
+  write(data: Uint8Array): boolean;
+}
+
+/**
+ * What of `ws` 8's per-connection sender (`lib/sender.js`, not public) tells that it holds nothing:
+ * not compressing nor reading a Blob (`_state` 0), no message queued behind that, not inside a
+ * fragmented message. Only then is a frame written around it where it would have written it.
+ */
+interface SenderState {
+  readonly _state: number;
+  readonly _queue: { readonly length: number };
+  readonly _firstFragment: boolean;
+}
+
+const isSenderState = (x: unknown): x is SenderState =>
+  typeof x === 'object' &&
+  x !== null &&
+  '_state' in x &&
+  typeof x._state === 'number' &&
+  '_queue' in x &&
+  Array.isArray(x._queue) &&
+  '_firstFragment' in x &&
+  typeof x._firstFragment === 'boolean';
+
+/** Where a subscriber's frames may be written directly, when its WebSocket's writing allows it (see `SocketSink`). */
+interface Direct {
+  tcp: ConnectionSocket;
+  sender: SenderState;
+}
+
+/**
+ * The direct write applies to a WebSocket without extension (no `permessage-deflate`: frames as they
+ * are) whose socket is `tcp` and whose sender is `ws` 8's as known; anything else (another library,
+ * another `ws`) is written through its `send`.
+ */
+function directOf(socket: DeliverySocket, tcp: ConnectionSocket | undefined): Direct | null {
+  if (tcp === undefined || socket.extensions !== '') return null;
+  const internals = socket as DeliverySocket & { _socket?: unknown; _sender?: unknown };
+  if (internals._socket !== tcp || !isSenderState(internals._sender)) return null;
+  return { tcp, sender: internals._sender };
+}
+
+/**
+ * One RFC 6455 frame as a server sends it (final, text, unmasked), its payload `head` then `body`,
+ * in one buffer: the payload's length in 7 bits, or 126 and 16 bits, or 127 and 64 bits.
+ */
+export function textFrame(head: Uint8Array, body: Uint8Array): Buffer {
+  const length = head.length + body.length;
+  const offset = length < 126 ? 2 : length < 65536 ? 4 : 10;
+  const frame = Buffer.allocUnsafe(offset + length);
+  frame[0] = 0x81;
+  if (offset === 2) frame[1] = length;
+  else if (offset === 4) {
+    frame[1] = 126;
+    frame.writeUInt16BE(length, 2);
+  } else {
+    frame[1] = 127;
+    frame.writeUInt32BE(Math.floor(length / 2 ** 32), 2);
+    frame.writeUInt32BE(length >>> 0, 6);
+  }
+  frame.set(head, offset);
+  frame.set(body, offset + head.length);
+  return frame;
 }
 
 /**
@@ -380,9 +461,20 @@ const ignore = (): void => undefined;
  * iteration and serialisation. To graphql-ws it is the subscription's result: an iterator that
  * yields nothing and ends when the topic does (graphql-ws then sends `complete`, or `error` when
  * the topic failed), and whose `return` (the client's `complete`, the socket closing) leaves the topic.
+ *
+ * The frame: when the connection's socket `tcp` is the WebSocket's own, no extension was negotiated
+ * and its sender holds nothing (`directOf`, checked before every event), the whole WebSocket frame
+ * is built here (its id's bytes and the event's, encoded once per topic) and written to `tcp` in one
+ * write, in order with everything `ws` wrote before (it writes synchronously when it holds nothing);
+ * else through the WebSocket's `send`. `ws` frames a message as a header and the data, and writes
+ * both (corked: a two-buffer `writev`, and its options and queue bookkeeping per message); here it
+ * is one buffer, one `write`. Either way the bytes are counted in the WebSocket's `bufferedAmount`
+ * (the socket's unsent bytes are part of it), so a subscriber that stopped reading is still cut off.
  */
 export class SocketSink implements Sink, AsyncIterableIterator<Result> {
   private readonly prefix: string;
+  private prefixBytes: Buffer | undefined;
+  private readonly direct: Direct | null;
   private settle: ((r: IteratorResult<Result>) => void) | null = null;
   private fail: ((err: unknown) => void) | null = null;
   private outcome: { error?: unknown } | null = null;
@@ -396,14 +488,30 @@ export class SocketSink implements Sink, AsyncIterableIterator<Result> {
   constructor(
     private readonly socket: DeliverySocket,
     id: string,
+    tcp?: ConnectionSocket,
   ) {
     this.prefix = `{"id":${JSON.stringify(id)},"type":"next","payload":`;
+    this.direct = directOf(socket, tcp);
   }
 
   deliver(event: SharedEvent, paid: boolean): void {
     if (this.outcome !== null || this.socket.readyState !== OPEN) return;
-    if ((this.socket.bufferedAmount ?? 0) > MAX_BUFFERED_BYTES) {
+    const buffered = this.socket.bufferedAmount ?? 0;
+    if (buffered > MAX_BUFFERED_BYTES) {
       this.socket.close(1013, 'Subscriber too slow');
+      return;
+    }
+    const direct = this.direct;
+    // Nothing held by the sender: all it buffered is the socket's.
+    if (
+      direct !== null &&
+      buffered === direct.tcp.writableLength &&
+      direct.sender._state === 0 &&
+      direct.sender._queue.length === 0 &&
+      direct.sender._firstFragment &&
+      direct.tcp.writable
+    ) {
+      direct.tcp.write(textFrame((this.prefixBytes ??= Buffer.from(this.prefix)), event.tail(paid)));
       return;
     }
     this.socket.send(`${this.prefix}${event.json(paid)}}`, ignore);
@@ -469,7 +577,7 @@ interface SubscribePayload {
 /** The graphql-ws connection context, as far as sharing reads it. */
 interface WsContext {
   connectionParams?: Readonly<Record<string, unknown>>;
-  extra: { socket: DeliverySocket; request: { headers: Record<string, unknown> } };
+  extra: { socket: DeliverySocket; request: { headers: Record<string, unknown>; socket?: ConnectionSocket } };
 }
 
 /** The execution args graphql-ws receives from `onSubscribe` and passes to `subscribe`/`execute`. */
@@ -571,7 +679,8 @@ export function useWebSocketSharing(opts: WebSocketSharingOptions): WebSocketSha
   };
 
   const sinkFor = (topic: Topic, ctx: WsContext, id: string, shape: Shape): SocketSink => {
-    const sink = new SocketSink(ctx.extra.socket, id);
+    // The upgrade request's socket is the one the WebSocket writes to (`directOf` checks it).
+    const sink = new SocketSink(ctx.extra.socket, id, ctx.extra.request.socket);
     sink.leave = () => hub.leave(topic, sink);
     sink.shape = shape;
     return sink;

@@ -6,6 +6,7 @@
  * subscriptions are counted on the wire: the graphql-ws `subscribe` messages the gateway sends to the
  * subgraphs' server.
  */
+import { Socket } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { createClient, type Client, type FormattedExecutionResult } from 'graphql-ws';
@@ -63,13 +64,15 @@ const subscribes = (): number => toSubgraphs.filter((m) => m.type === 'subscribe
 const feedSubscribes = (): number => toSubgraphs.filter((m) => m.type === 'subscribe' && JSON.stringify(m).includes('riskRequestsUpdated')).length;
 const completes = (): number => toSubgraphs.filter((m) => m.type === 'complete').length;
 
-function subscribe(query: string, variables: Obj, token?: string): AsyncIterableIterator<Result> {
+/** A client on its own connection, subscribed (its subscription's id `id`, else graphql-ws's UUID). */
+function subscribe(query: string, variables: Obj, token?: string, id?: string): AsyncIterableIterator<Result> {
   const client = createClient({
     url: t.stack.gateway.wsUrl,
     webSocketImpl: WebSocket,
     connectionParams: token ? { authorization: `Bearer ${token}` } : {},
     retryAttempts: 0,
     lazy: true,
+    ...(id === undefined ? {} : { generateID: () => id }),
   });
   clients.push(client);
   return client.iterate<Obj>({ query, variables });
@@ -256,5 +259,48 @@ describe('one subgraph subscription per topic', () => {
     for (const it of [...a, ...b]) await it.return!();
     await until('all closed', () => completes() >= 5);
     expect(feedSubscribes()).toBe(5);
+  });
+});
+
+describe('frames written straight to the sockets', () => {
+  it('many subscribers, a late joiner, ids long enough for 16- and 64-bit frame lengths: every client reads every frame', async () => {
+    // The gateway's frames written whole to a socket (a server's: unmasked) carrying a `next`.
+    const direct: Buffer[] = [];
+    const write = Socket.prototype.write;
+    const spy = function (this: Socket, chunk: unknown, ...rest: unknown[]): boolean {
+      if (
+        chunk instanceof Uint8Array &&
+        chunk[0] === 0x81 &&
+        ((chunk[1] ?? 0) & 0x80) === 0 &&
+        Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength).includes('"type":"next"')
+      ) {
+        direct.push(Buffer.from(chunk));
+      }
+      return (write as (this: Socket, ...args: unknown[]) => boolean).call(this, chunk, ...rest);
+    };
+    Socket.prototype.write = spy;
+    try {
+      const id = await order();
+      const processing = { riskRequestUpdated: { id, state: 'PROCESSING', done: false } };
+      const many = Array.from({ length: 20 }, () => subscribe(UPDATED, { id }));
+      const [short, long16, long64] = ['s', 'm'.repeat(400), 'L'.repeat(70_000)].map((subId) => subscribe(UPDATED, { id }, undefined, subId));
+      const all = [...many, short, long16, long64];
+      for (const it of all) expect(await next(it)).toEqual(processing);
+      const late = subscribe(UPDATED, { id });
+      expect(await next(late)).toEqual(processing);
+      all.push(late);
+      expect(subscribes()).toBe(1);
+
+      await t.control('risk/advance', { id });
+      for (const it of all) expect(await next(it)).toEqual({ riskRequestUpdated: { id, state: 'COMPLETE', done: true } });
+      for (const it of all) expect((await withSafety(it.next(), 'end of stream', 20_000)).done).toBe(true);
+      // Every `next` (the first state and the last, to each) was written whole, with lengths of every size.
+      expect(direct).toHaveLength(2 * all.length);
+      const lengthBits = new Set(direct.map((f) => (f[1] === 127 ? 64 : f[1] === 126 ? 16 : 7)));
+      expect(lengthBits).toContain(16);
+      expect(lengthBits).toContain(64);
+    } finally {
+      Socket.prototype.write = write;
+    }
   });
 });
