@@ -28,7 +28,7 @@ import { createGraphQLError, type GraphQLParams } from 'graphql-yoga';
 import type { GraphQLError } from 'graphql';
 import type { Redis } from 'ioredis';
 import { connectRedis } from '../platform/redis.ts';
-import { durableStore, sharedDatabase, SqliteKv, type SqliteDatabase } from '../platform/sqlite.ts';
+import { sharedDatabase, SqliteKv, type SqliteDatabase } from '../platform/sqlite.ts';
 import { log } from '../platform/log.ts';
 import { entriesAtMost } from '../platform/lru.ts';
 
@@ -135,7 +135,8 @@ export function sqliteDocumentStore(db: SqliteDatabase, opts: { ttlSeconds?: num
   const kv = new SqliteKv(db, 'apq', now);
   const ttl = (opts.ttlSeconds ?? 7 * 24 * 3600) * 1000;
   const max = opts.maxEntries ?? 10_000;
-  return durableStore(db, {
+  // A cache: a registration lost to a power cut is sent again by its client; nothing waits for the disk.
+  return {
     get: (hash) => Promise.resolve(kv.get(hash) ?? null),
     set: (hash, document) => {
       db.tx(() => {
@@ -144,7 +145,7 @@ export function sqliteDocumentStore(db: SqliteDatabase, opts: { ttlSeconds?: num
       return Promise.resolve();
     },
     close: () => Promise.resolve(db.release()),
-  });
+  };
 }
 
 /** The sha256 (hex) APQ clients send for a query. */

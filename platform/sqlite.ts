@@ -14,7 +14,11 @@
  *   connection runs `synchronous=NORMAL` (no sync in COMMIT; checkpoints still sync) and the
  *   stores' promises settle only after `durable()`: one `fdatasync` of the WAL file on libuv's
  *   thread pool covers every commit made before it started (group commit), so N concurrent writers
- *   share one sync and the event loop never waits. The stores get this from `durableStore`.
+ *   share one sync and the event loop does not wait for each commit. It still waits for SQLite's
+ *   automatic checkpoint (inside the COMMIT that takes the WAL past 1,000 pages: a sync of the WAL
+ *   and of the database file), as it did under FULL. The stores get this from `durableStore`; a
+ *   row another connection committed is synced before a read of it settles (`data_version`); a
+ *   failed sync stops the connection's writes for good (the kernel reports a lost write-back once).
  * - `busy_timeout` 5 s: another process on the same file (e.g. the gateway and the subgraphs run as
  *   separate services; not replicas of one subgraph, which need Redis) holding the write
  *   lock is waited for, not failed.
@@ -30,6 +34,7 @@ import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
+import { log } from './log.ts';
 
 /** The schema, one step per version; a step never changes once released (add a new one). */
 const MIGRATIONS: readonly string[] = [
@@ -54,9 +59,22 @@ export class SqliteDatabase {
   /** Commits made by this connection, and how many of them are known to be on disk. */
   private commits = 0;
   private synced = 0;
+  /**
+   * Other connections' commits (`PRAGMA data_version` changes with each): a row this connection
+   * reads may be one they have not synced yet, so a sync also covers what it saw of theirs.
+   */
+  private syncedVersion = 0;
   /** The sync under way (group commit: later commits wait for the next one). */
   private syncing: Promise<void> | null = null;
-  private wal: Promise<FileHandle> | null = null;
+  private wal: Promise<FileHandle | null> | null = null;
+  /**
+   * A sync that failed: the kernel reports a failed write-back once and may drop the pages, so a
+   * later sync succeeding proves nothing. From then on every `durable()` fails and no write is
+   * taken; a restart recovers what is really on disk.
+   */
+  private failure: Error | null = null;
+  /** The last sync, made when the connection closed (`release`). */
+  private finalSync: Promise<void> = Promise.resolve();
   /** The file is in WAL mode (an in-memory database is not). */
   private readonly walMode: boolean;
 
@@ -114,34 +132,60 @@ export class SqliteDatabase {
   }
 
   run(sql: string, ...params: SQLInputValue[]): number {
+    this.writable();
     const changes = Number(this.statement(sql).run(...params).changes);
-    // Outside a transaction a statement that changed rows committed on its own.
-    if (this.depth === 0 && changes > 0) this.commits++;
+    // Outside a transaction a statement commits on its own (a sync with nothing new is cheap; the
+    // count of changed rows is not reliable after every kind of statement).
+    if (this.depth === 0) this.commits++;
     return changes;
   }
 
+  private writable(): void {
+    if (this.failure) throw new Error(`the embedded store ${this.file} lost a write to the disk and takes no more: restart the process`, { cause: this.failure });
+  }
+
   /**
-   * Resolves once every commit this connection made so far is on disk (the WAL file synced): the
-   * stores settle their promises after it (`durableStore`). Commits waiting together share one
-   * sync, run on libuv's thread pool; nothing to sync resolves at once. Rejects when the disk fails.
+   * Resolves once every commit this connection made so far, and every commit of another connection
+   * it may have read, is on disk (the WAL file synced): the stores settle their promises after it
+   * (`durableStore`). Commits waiting together share one sync, run on libuv's thread pool; nothing
+   * to sync resolves at once. Rejects when the disk failed, then and ever after.
    */
   async durable(): Promise<void> {
     if (!this.walMode) return;
+    if (this.closed) return this.finalSync;
     const target = this.commits;
-    // Closed: its last commits were checkpointed (and synced) by SQLite on close.
-    while (this.synced < target && !this.closed) {
-      if (!this.syncing) {
-        const upTo = this.commits;
-        this.syncing = this.syncWal()
-          .then(() => {
-            this.synced = Math.max(this.synced, upTo);
-          })
-          .finally(() => {
-            this.syncing = null;
-          });
-      }
+    const version = this.dataVersion();
+    while (this.synced < target || this.syncedVersion < version) {
+      if (this.failure) throw this.failure;
+      this.syncing ??= this.startSync();
       await this.syncing;
     }
+    if (this.failure) throw this.failure;
+  }
+
+  private dataVersion(): number {
+    const v = this.statement('PRAGMA data_version').get()?.data_version;
+    return typeof v === 'number' ? v : 0;
+  }
+
+  /** One sync of the WAL covering what was committed and seen before it started. */
+  private startSync(): Promise<void> {
+    const upTo = this.commits;
+    const version = this.closed ? this.syncedVersion : this.dataVersion();
+    return this.syncWal()
+      .then(
+        () => {
+          this.synced = Math.max(this.synced, upTo);
+          this.syncedVersion = Math.max(this.syncedVersion, version);
+        },
+        (err: unknown) => {
+          this.failure ??= err instanceof Error ? err : new Error(String(err));
+          log.error({ err: this.failure, file: this.file }, '[store] the embedded store could not sync its journal to disk: it takes no more writes; restart the process');
+        },
+      )
+      .finally(() => {
+        this.syncing = null;
+      });
   }
 
   /** How many syncs of the WAL this connection made (for tests: group commit). */
@@ -152,12 +196,23 @@ export class SqliteDatabase {
       // The WAL exists from the first commit on and stays while a connection is open. Its directory
       // entry is made durable once, as SQLite does for a file it creates.
       this.wal = (async () => {
-        const handle = await open(`${this.file}-wal`, 'r');
-        const dir = await open(dirname(this.file), 'r');
+        const handle = await open(`${this.file}-wal`, 'r').catch((err: unknown) => {
+          // Closed as the file's last connection: SQLite checkpointed the WAL into the database,
+          // synced both and removed it. Nothing is left to sync.
+          if (this.closed && (err as { code?: string }).code === 'ENOENT') return null;
+          throw err;
+        });
+        if (handle === null) return null;
         try {
-          await dir.sync();
-        } finally {
-          await dir.close();
+          const dir = await open(dirname(this.file), 'r');
+          try {
+            await dir.sync();
+          } finally {
+            await dir.close();
+          }
+        } catch (err) {
+          await handle.close();
+          throw err;
         }
         return handle;
       })();
@@ -166,6 +221,7 @@ export class SqliteDatabase {
       });
     }
     const handle = await this.wal;
+    if (handle === null) return;
     this.syncs++;
     await this.syncFile(handle);
   }
@@ -181,6 +237,7 @@ export class SqliteDatabase {
   /** Runs `fn` in one write transaction (BEGIN IMMEDIATE … COMMIT; ROLLBACK when it throws); nested calls join the outer one. */
   tx<T>(fn: () => T): T {
     if (this.depth > 0) return fn();
+    this.writable();
     this.db.exec('BEGIN IMMEDIATE');
     this.depth++;
     try {
@@ -209,13 +266,19 @@ export class SqliteDatabase {
     this.onClose();
     this.statements.clear();
     this.db.close();
-    const wal = this.wal;
-    this.wal = null;
-    // After any sync under way: its handle is closed once it is done.
-    void Promise.resolve(this.syncing)
-      .catch(() => undefined)
-      .then(async () => (await wal?.catch(() => null))?.close())
-      .catch(() => undefined);
+    // SQLite syncs on close only as the file's last connection (its checkpoint): commits not yet
+    // synced get one last sync of the WAL, through the handle still open, then it is closed.
+    // `durable()` on the closed connection waits for it.
+    const pending = this.walMode && this.failure === null && this.synced < this.commits;
+    this.finalSync = (async () => {
+      await this.syncing;
+      if (pending && this.synced < this.commits && this.failure === null) await this.startSync();
+      const wal = this.wal;
+      this.wal = null;
+      await (await wal?.catch(() => null))?.close();
+      if (this.failure) throw this.failure;
+    })();
+    this.finalSync.catch(() => undefined);
   }
 }
 
@@ -225,27 +288,41 @@ export class SqliteDatabase {
  * durable here, in one place, so no store can forget to wait (and none waits on the event loop).
  */
 export function durableStore<T extends object>(db: SqliteDatabase, store: T): T {
-  return new Proxy(store, {
-    get(target, prop, receiver) {
-      const value: unknown = Reflect.get(target, prop, receiver);
-      if (typeof value !== 'function') return value;
-      return function (this: unknown, ...args: unknown[]): unknown {
-        const out: unknown = Reflect.apply(value as (...a: unknown[]) => unknown, this === receiver ? target : this, args);
-        if (!(out instanceof Promise)) return out;
-        return out.then(
-          async (v: unknown) => {
-            await db.durable();
-            return v;
-          },
-          async (err: unknown) => {
-            await db.durable().catch(() => undefined);
-            throw err;
-          },
-        );
-      };
+  const wrapped = new WeakMap<(...a: unknown[]) => unknown, (...a: unknown[]) => unknown>();
+  const proxy = new Proxy(store, {
+    get(target, prop) {
+      // Getters run on the store itself (its private fields are there, not on the proxy).
+      const value: unknown = Reflect.get(target, prop, target);
+      if (typeof value !== 'function' || prop === 'constructor') return value;
+      const method = value as (...a: unknown[]) => unknown;
+      let wrapper = wrapped.get(method);
+      if (!wrapper) {
+        wrapper = (...args: unknown[]): unknown => {
+          const out: unknown = Reflect.apply(method, target, args);
+          if (!(out instanceof Promise)) return out;
+          return out.then(
+            async (v: unknown) => {
+              await db.durable();
+              return v;
+            },
+            async (err: unknown) => {
+              await db.durable().catch(() => undefined);
+              throw err;
+            },
+          );
+        };
+        wrapped.set(method, wrapper);
+      }
+      return wrapper;
     },
   });
+  durableStores.add(proxy);
+  return proxy;
 }
+
+const durableStores = new WeakSet<object>();
+/** Whether `store` settles its writes once they are on disk (made by `durableStore`): for the factories' tests. */
+export const isDurableStore = (store: object): boolean => durableStores.has(store);
 
 const shared = new Map<string, SqliteDatabase>();
 

@@ -222,6 +222,71 @@ describe('commits on disk without stopping the process (group commit)', () => {
     }
   });
 
+  it('a failed sync fails every later wait and every write, even if a later sync would succeed', async () => {
+    let failNext = false;
+    const db = openDatabase(join(dir, 'failing', 'layer.db'), {
+      syncFile: async (wal) => {
+        if (failNext) throw Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' });
+        await wal.datasync();
+      },
+    });
+    const kv = new SqliteKv(db, 'f');
+    try {
+      await db.durable();
+      kv.set('a', '1');
+      failNext = true;
+      await expect(db.durable()).rejects.toThrow('EIO');
+      failNext = false;
+      // The kernel reports a lost write-back once: a sync succeeding now would prove nothing.
+      await expect(db.durable()).rejects.toThrow('EIO');
+      expect(() => kv.set('b', '2')).toThrow(/takes no more/);
+      expect(() => db.tx(() => kv.set('c', '3'))).toThrow(/takes no more/);
+      expect(kv.get('b')).toBeUndefined();
+    } finally {
+      db.release();
+    }
+  });
+
+  it('a row another connection committed is synced before a read of it settles; a connection closing syncs what it has not', async () => {
+    const file = join(dir, 'two', 'layer.db');
+    const sync = heldSyncs();
+    const reader = openDatabase(file, { syncFile: sync.syncFile });
+    const writer = openDatabase(file);
+    const readerKv = new SqliteKv(reader, 'w');
+    const writerKv = new SqliteKv(writer, 'w');
+    try {
+      const opened = reader.durable();
+      await sync.releaseNext();
+      await opened;
+      const base = reader.syncs;
+      // Written and committed by the other connection, not yet synced by it.
+      writerKv.set('k', 'v');
+      expect(readerKv.get('k')).toBe('v');
+      const read = reader.durable();
+      expect(await settlesNow(read)).toBe(false);
+      await sync.releaseNext();
+      await read;
+      expect(reader.syncs).toBe(base + 1);
+      // Nothing new from anyone: no sync.
+      await reader.durable();
+      expect(reader.syncs).toBe(base + 1);
+
+      // The reader writes, then closes before syncing; the writer's connection keeps the file
+      // open, so SQLite's close does not checkpoint: the closing connection syncs the WAL itself.
+      readerKv.set('mine', '1');
+      reader.release();
+      const closed = reader.durable();
+      expect(await settlesNow(closed)).toBe(false);
+      await sync.releaseNext();
+      await closed;
+      expect(reader.syncs).toBe(base + 2);
+    } finally {
+      sync.releaseAll();
+      reader.release();
+      writer.release();
+    }
+  });
+
   it('a store over it settles a write after its sync and a read without one; a failed write still rejects', async () => {
     const sync = heldSyncs();
     const db = openDatabase(join(dir, 'store', 'layer.db'), { syncFile: sync.syncFile });
