@@ -38,6 +38,12 @@ export interface StackOptions {
    * loopback HTTP as separate services do (benches compare the two). @default true
    */
   inProcess?: boolean;
+  /**
+   * Queries one in-process subgraph answers whole skip the runtime's planning and delegation
+   * (`gateway/in-process.ts`, `useDirectQueries`); false keeps every query on the planned path
+   * (tests comparing both). @default true
+   */
+  directQueries?: boolean;
 }
 
 export interface Stack {
@@ -81,6 +87,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       ...gatewayOptionsFromEnv(env, layer.graphqlUrls, { port: opts.port, host: opts.host, clock: opts.clock }),
       inProcess,
       inProcessExecutors,
+      directSubgraphs: opts.inProcess === false || opts.directQueries === false ? [] : [...layer.subgraphs.schemas].map(([name, schema]) => ({ name, schema })),
     });
     gatewayUrl = gateway.url;
     closers.push(() => gateway.close());

@@ -26,7 +26,7 @@ import { useCompression, type CompressionOptions } from './compression.ts';
 import { createGatewayLogger, useLogContext } from './logger.ts';
 import { useDocumentLimits } from './limits.ts';
 import { httpCheck, ServerLife, DEFAULT_SHUTDOWN_TIMEOUT_MS, type DrainResult, type ReadinessCheck } from '../platform/health.ts';
-import { useInProcessSubgraphs, type SubgraphFetch } from './in-process.ts';
+import { useDirectQueries, useInProcessSubgraphs, type DirectSubgraph, type SubgraphFetch } from './in-process.ts';
 import type { InProcessExecute } from '../subgraphs/runtime/server.ts';
 import { useSubscriptionSharing, useWebSocketSharing, shareByOf } from './subscription-sharing.ts';
 import { createResponseCache, type ResponseCacheOptions, cachePolicyOf } from './response-cache.ts';
@@ -62,6 +62,11 @@ export interface GatewayOptions {
    * directly, without HTTP on either side (see `in-process.ts`). @default none
    */
   inProcessExecutors?: Record<string, InProcessExecute>;
+  /**
+   * In-process subgraphs' own schemas: a query one of them answers whole goes to it without the
+   * runtime's planning and delegation (`useDirectQueries`). @default none
+   */
+  directSubgraphs?: readonly DirectSubgraph[];
   /** @default 4000 */
   port?: number;
   /** @default '127.0.0.1' */
@@ -190,6 +195,8 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
       useForwardAuthorization(),
       useForwardedHeaders(opts.areas),
       useCost({ ...opts.cost, cachedAnswer: responseCache ? (c) => responseCache.holds(c) : undefined }),
+      // Before the response cache: it wraps the execution this sets.
+      ...(opts.directSubgraphs?.length ? [useDirectQueries({ subgraphs: opts.directSubgraphs, log: ctx.log })] : []),
       ...(responseCache?.plugins ?? []),
       useInputErrorCodes(),
       useInProcessSubgraphs({ handlers: inProcessHandlers, executors: new Map(Object.entries(opts.inProcessExecutors ?? {})), log: ctx.log }),

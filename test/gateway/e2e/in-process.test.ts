@@ -8,6 +8,7 @@ import dc from 'node:diagnostics_channel';
 import type { IncomingMessage } from 'node:http';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { request } from 'undici';
+import { parse, print } from 'graphql';
 import { startGateway, type RunningGateway } from '../../../gateway/index.ts';
 import { gatewayOptionsFromEnv } from '../../../services/build.ts';
 import { ESTIMATE_HEADER, OPERATION_HEADER } from '../../../subgraphs/runtime/operation.ts';
@@ -178,6 +179,79 @@ describe('executed in process (no HTTP on either side) and handed over as HTTP r
     } finally {
       await viaFetch.close();
       await executed.close();
+    }
+  });
+});
+
+describe('a query one subgraph answers whole goes to it directly, as the planned path would answer it', () => {
+  it('answer alike: data, errors and their codes, bad input, and cost; only whole queries skip the plan', async () => {
+    const urls = Object.fromEntries([...t.stack.subgraphs.schemas.keys()].map((name) => [name, t.stack.subgraphs.graphqlUrl(name)]));
+    const names = [...t.stack.subgraphs.schemas.keys()];
+    const base = gatewayOptionsFromEnv({ OPENAPI_ENV: 'emulator' }, urls, { port: 0 });
+    /** The documents the company subgraph was handed, as text. */
+    const handed: string[] = [];
+    const executors = Object.fromEntries(
+      names.map((n) => {
+        const execute = t.stack.subgraphs.execute(n);
+        return [
+          n,
+          (req: Parameters<typeof execute>[0]) => {
+            if (n === 'company') handed.push(print(req.document));
+            return execute(req);
+          },
+        ];
+      }),
+    );
+    const directSubgraphs = [...t.stack.subgraphs.schemas].map(([name, schema]) => ({ name, schema }));
+    // No response cache: each operation runs.
+    const planned = await startGateway({ ...base, responseCache: false, inProcessExecutors: executors });
+    const direct = await startGateway({ ...base, responseCache: false, inProcessExecutors: executors, directSubgraphs });
+    try {
+      const WALK = `query($v: String!) { company(vatCode: $v) { companyName shareholders { percentShare owners { ... on ShareholderCompany { company { companyName address { town } } } } } } }`;
+      const PROFILE = `query Profile($v: String!, $withEcofin: Boolean = true) { company(vatCode: $v) { __typename name: companyName ...Where managers { roles { role { code } } } ecofin @include(if: $withEcofin) { turnover netWorth } } } fragment Where on Company { address { town zipCode } }`;
+      const SCORE = `query($v: String!) { company(vatCode: $v) { companyName creditScore { level } } }`;
+      // [document, variables, headers, goes direct]
+      const cases: Array<[string, Record<string, unknown>, Record<string, string>, boolean]> = [
+        // The plan rewrites these two (fragment inlined, abstract types' __typename): what the
+        // subgraph is handed tells the paths apart.
+        [WALK, { v: '04123450159' }, {}, true],
+        [PROFILE, { v: OPENAPI_SPA, withEcofin: false }, {}, true],
+        [QUERY, { vatCode: '12345678901' }, {}, true],
+        [QUERY, { vatCode: '00000000000' }, {}, true],
+        // Bad input: refused by the supergraph's coercion before anything runs, on both paths.
+        [QUERY, { vatCode: 12_485_671_007 }, {}, true],
+        [QUERY, {}, {}, true],
+        [QUERY, { vatCode: OPENAPI_SPA }, { authorization: 'Basic Zm9vOmJhcg==' }, true],
+        // Introspection describes the supergraph (the risk subgraph's score on Company included): planned.
+        [`{ __type(name: "Company") { fields { name } } }`, {}, {}, false],
+        [`{ __schema { queryType { fields { name } } } }`, {}, {}, false],
+        // Two subgraphs (the score is the risk subgraph's): planned.
+        [SCORE, { v: OPENAPI_SPA }, {}, false],
+      ];
+      for (const [query, variables, headers, whole] of cases) {
+        const auth = async () => ({ authorization: `Bearer ${await t.createToken(10)}`, ...headers });
+        await t.stack.upstream.clearCache();
+        handed.length = 0;
+        const a = await post(planned.graphqlUrl, query, variables, await auth());
+        const plannedDocuments = [...handed];
+        await t.stack.upstream.clearCache();
+        handed.length = 0;
+        const b = await post(direct.graphqlUrl, query, variables, await auth());
+        expect(comparable(b), query).toEqual(comparable(a));
+        // What the subgraph was handed: the caller's document itself when it went direct, the
+        // plan's rewritten one otherwise (and nothing when the input was refused first).
+        const asked = print(parse(query));
+        if (whole)
+          expect(
+            handed.every((d) => d === asked),
+            query,
+          ).toBe(true);
+        else expect(handed, query).toEqual(plannedDocuments);
+        if (query === WALK || query === PROFILE) expect(plannedDocuments.includes(asked), query).toBe(false);
+      }
+    } finally {
+      await planned.close();
+      await direct.close();
     }
   });
 });
