@@ -371,16 +371,23 @@ export async function startSubgraphServer(opts: SubgraphServerOptions): Promise<
     execute(name) {
       const yoga = yogas.get(name);
       if (!yoga) throw new Error(`no subgraph "${name}" in this server`);
-      // The plan's documents are few but built anew per request: each text is validated once.
+      // The plan's documents are few but built anew per request: each text is validated once. A
+      // query handed over whole (`useDirectQueries`) is the gateway's parsed document itself, the
+      // same object each time: known by it, without printing it.
       const validated = new LRUCache<string, readonly GraphQLError[]>({ max: 1_000 });
+      const validatedDocuments = new WeakMap<DocumentNode, readonly GraphQLError[]>();
       return (req) =>
         withOperationLogContext(req.headers[OPERATION_HEADER] ?? null, async (): Promise<ExecutionResult> => {
           // What the context and the plugins read of a request: its headers.
           const request = { headers: new Headers(req.headers) } as unknown as Request;
           const { schema, validate, contextFactory, execute } = yoga.getEnveloped({ request, params: { query: undefined } }) as unknown as Enveloped;
-          const text = print(req.document);
-          const errors: readonly GraphQLError[] = validated.get(text) ?? validate(schema, req.document) ?? [];
-          validated.set(text, errors);
+          let errors = validatedDocuments.get(req.document);
+          if (errors === undefined) {
+            const text = print(req.document);
+            errors = validated.get(text) ?? validate(schema, req.document) ?? [];
+            validated.set(text, errors);
+            validatedDocuments.set(req.document, errors);
+          }
           if (errors.length > 0) return { errors: [...errors] };
           let contextValue: Record<string, unknown>;
           try {
