@@ -205,15 +205,21 @@ export function useDirectQueries(opts: DirectQueriesOptions): GatewayPlugin {
     let owner = owners.get(document);
     if (owner === undefined) {
       owner = false;
-      const op = getOperationAST(document, operationName ?? undefined);
+      // One operation in the document: what is decided here holds whichever operation is named.
+      const operations = document.definitions.filter((d) => d.kind === Kind.OPERATION_DEFINITION);
+      const op = operations.length === 1 ? getOperationAST(document, operationName ?? undefined) : null;
       // One root field: a subgraph refusing the whole request (e.g. a malformed credential) is then
       // answered as the planned path answers it, that field null with the error on its path.
       const fields = op?.selectionSet.selections ?? [];
-      // Not introspection: `__schema` and `__type` describe the supergraph, not the subgraph.
-      const root = fields.length === 1 && fields[0]?.kind === Kind.FIELD ? fields[0].name.value : null;
+      const field = fields.length === 1 && fields[0]?.kind === Kind.FIELD ? fields[0] : null;
+      // Not introspection (`__schema` and `__type` describe the supergraph, not the subgraph), and
+      // no directive on it (`@skip`/`@include`: the planned path calls nothing for a skipped field).
+      const root = field !== null && (field.directives ?? []).length === 0 ? field.name.value : null;
       if (op?.operation === OperationTypeNode.QUERY && root !== null && !root.startsWith('__')) {
         for (const s of opts.subgraphs) {
           if (!executors.has(s.name)) continue;
+          // Only a subgraph with that root field may answer it (one validation, not one per subgraph).
+          if (s.schema.getQueryType()?.getFields()[root] === undefined) continue;
           if (validate(s.schema, document).length > 0) continue;
           if (selectsAny(s.schema, document, unsafe.get(s.name)!)) continue;
           owner = { name: s.name };
@@ -224,8 +230,11 @@ export function useDirectQueries(opts: DirectQueriesOptions): GatewayPlugin {
     }
     return owner === false ? null : owner.name;
   };
+  /** The schema the executors are of: an operation on another (a reload in flight) is planned. */
+  let current: GraphQLSchema | null = null;
   return {
     onSchemaChange({ schema }: { schema: GraphQLSchema }) {
+      current = schema;
       // The runtime's executor of each subgraph (its hooks and transport), from the stitched schema.
       const info = schema.extensions.stitchingInfo as { subschemaMap?: Map<unknown, SubschemaOfRuntime> } | undefined;
       const next = new Map<string, (request: ExecutionRequest) => unknown>();
@@ -237,25 +246,39 @@ export function useDirectQueries(opts: DirectQueriesOptions): GatewayPlugin {
       const level = opts.log?.level;
       if (!enabled || level === 'debug' || level === 'trace') return;
       const args = untyped as ExecuteArgs;
+      if (args.schema !== current) return;
       const name = ownerOf(args.document, args.operationName);
       if (name === null) return;
       const executor = executors.get(name);
       if (!executor) return;
       setExecuteFn(async (untypedArgs: unknown) => {
         const a = untypedArgs as ExecuteArgs;
-        const op = getOperationAST(a.document, a.operationName ?? undefined)!;
+        const op = getOperationAST(a.document, a.operationName ?? undefined);
+        if (op?.operation !== OperationTypeNode.QUERY)
+          return { errors: [new GraphQLError('The operation to run could not be determined.', { extensions: { code: 'BAD_REQUEST' } })] };
         // The supergraph's coercion, as the runtime's execution would do it first.
         const coerced = getVariableValues(a.schema, op.variableDefinitions ?? [], a.variableValues ?? {});
         if (coerced.errors) return { errors: coerced.errors };
-        const result = (await executor({
-          document: a.document,
-          variables: coerced.coerced,
-          operationName: a.operationName ?? undefined,
-          operationType: OperationTypeNode.QUERY,
-          context: a.contextValue as Record<string, unknown>,
-          rootValue: a.rootValue,
-          extensions: {},
-        })) as ExecutionResult;
+        let result: ExecutionResult;
+        try {
+          result = (await executor({
+            document: a.document,
+            variables: coerced.coerced,
+            operationName: a.operationName ?? undefined,
+            operationType: OperationTypeNode.QUERY,
+            context: a.contextValue as Record<string, unknown>,
+            rootValue: a.rootValue,
+            extensions: {},
+          })) as ExecutionResult;
+        } catch (err) {
+          // As a failed subgraph request on the planned path: the root field's error (masked by
+          // the gateway when it is not a GraphQL error).
+          result = {
+            errors: [
+              err instanceof GraphQLError ? err : new GraphQLError(err instanceof Error ? err.message : String(err), { originalError: err instanceof Error ? err : undefined }),
+            ],
+          };
+        }
         // As the runtime answers: data and errors (what the subgraph put in its extensions, its
         // cost, is collected by the cost plugin's hook and reported by it).
         if (!result.errors) return { data: result.data };
