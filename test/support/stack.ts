@@ -43,6 +43,8 @@ export interface TestStack {
   /** Calls the emulator received (optionally of one area). */
   calls(area?: string): Promise<EmulatorCall[]>;
   clearCalls(): Promise<void>;
+  /** A cold start for the next test: no upstream answer cached, no emulator call logged. */
+  cold(): Promise<void>;
   /** POST to the emulator's control API, e.g. control('faults', {...}). */
   control(path: string, body?: unknown): Promise<unknown>;
   /** A new emulator account (every scope) with `credit` euro in its wallet; returns its token. */
@@ -84,6 +86,10 @@ export async function startTestStack(env: NodeJS.ProcessEnv = {}, opts: Omit<Sta
       return area ? all.filter((c) => c.area === area) : all;
     },
     async clearCalls() {
+      await emuJson('DELETE', 'calls');
+    },
+    async cold() {
+      await stack.upstream.clearCache();
       await emuJson('DELETE', 'calls');
     },
     control: (path: string, body: unknown = {}) => emuJson('POST', path, body),

@@ -32,8 +32,7 @@ afterAll(async () => {
   await t?.close();
 });
 beforeEach(async () => {
-  await t.stack.upstream.clearCache();
-  await t.clearCalls();
+  await t.cold();
 });
 
 /** Everything the clients log: Apollo Client writes through console, Graphcache through console or its logger. */
@@ -198,8 +197,7 @@ describe('Apollo Client InMemoryCache', () => {
     await expectUpstreamCallsOf(net.answers);
 
     // The same query again: from the cache, complete, no request at all.
-    await t.stack.upstream.clearCache();
-    await t.clearCalls();
+    await t.cold();
     const again = await client.query<People>({ query: gql(PEOPLE), variables: { vatCode: OPENAPI_SPA } });
     expect(again.data).toEqual(expected);
     expect(net.answers).toHaveLength(1);
@@ -239,8 +237,7 @@ describe('Apollo Client InMemoryCache', () => {
     });
     expect(store.ROOT_QUERY?.[`company({"vatCode":"${OPENAPI_SPA}"})`]).toEqual({ __ref: id });
 
-    await t.stack.upstream.clearCache();
-    await t.clearCalls();
+    await t.cold();
     const both = await client.query<NameAndPlace>({ query: gql(NAME_AND_PLACE), variables: { vatCode: OPENAPI_SPA } });
     expect(both.data).toEqual({ company: { ...name.data!.company, ...place.data!.company } });
     expect(net.answers).toHaveLength(2);
@@ -255,8 +252,7 @@ describe('Apollo Client InMemoryCache', () => {
     const holding = people.data!.company.managers.find((m) => m.company)!.company!;
     expect(holding.vatCode).toBe(OPEN_HOLDING);
 
-    await t.stack.upstream.clearCache();
-    await t.clearCalls();
+    await t.cold();
     const res = await client.query<NameAndPlace>({ query: gql(NAME), variables: { vatCode: `IT ${OPEN_HOLDING}` } });
     expect(res.data).toEqual({ company: { __typename: 'Company', ...holding } });
     expect(net.answers).toHaveLength(1);
@@ -318,8 +314,7 @@ describe('urql Graphcache', () => {
     expect(withoutTypenames(first.data)).toEqual(withoutTypenames(expected));
     await expectUpstreamCallsOf(net.answers);
 
-    await t.stack.upstream.clearCache();
-    await t.clearCalls();
+    await t.cold();
     const again = await client.query<People>(urqlGql(PEOPLE), { vatCode: OPENAPI_SPA }, { requestPolicy: 'cache-only' }).toPromise();
     expect(withoutTypenames(again.data)).toEqual(withoutTypenames(expected));
     expect(net.answers).toHaveLength(1);
@@ -368,8 +363,7 @@ describe('urql Graphcache', () => {
     expect(net.answers).toHaveLength(2);
     await expectUpstreamCallsOf(net.answers);
 
-    await t.stack.upstream.clearCache();
-    await t.clearCalls();
+    await t.cold();
     seen.length = 0;
     const both = await client.query<NameAndPlace>(urqlGql(NAME_AND_PLACE), { vatCode: OPENAPI_SPA }, { requestPolicy: 'cache-only' }).toPromise();
     // One entity, keyed by the VAT number, holding the fields of both queries; Query.company links to it.

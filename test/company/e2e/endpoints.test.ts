@@ -30,8 +30,7 @@ afterAll(async () => {
   await t?.close();
 });
 beforeEach(async () => {
-  await t.stack.upstream.clearCache();
-  await t.clearCalls();
+  await t.cold();
   await fetch(`${t.stack.emulatorUrl}/_emulator/faults`, { method: 'DELETE' });
 });
 
@@ -277,8 +276,7 @@ describe('single-purpose endpoints, bought only when asked', () => {
   it('a company known by an identifier the endpoint does not take: the VAT number is learnt first, and the estimate counts it', async () => {
     const byVat = await t.gql<{ company: { id: string } }>(`{ company(vatCode: "${PUBLIC_BODY}") { id } }`);
     const id = byVat.data!.company.id;
-    await t.stack.upstream.clearCache();
-    await t.clearCalls();
+    await t.cold();
     // IT-pa and IT-splitpayment take a VAT number or tax code, not the Openapi id: IT-name (€0.02) first.
     const res = await run<{ companyById: { publicAdministration: { vatCode: string }; splitPayment: unknown } }>(
       `{ companyById(id: "${id}") { publicAdministration { vatCode } splitPayment { companyName } } }`,
@@ -290,8 +288,7 @@ describe('single-purpose endpoints, bought only when asked', () => {
     expect(res.data?.companyById.publicAdministration.vatCode).toBe(PUBLIC_BODY);
 
     // IT-vatgroup takes a VAT number or an id, not a tax code.
-    await t.stack.upstream.clearCache();
-    await t.clearCalls();
+    await t.cold();
     const byTax = await run(`{ companyByTaxCode(taxCode: "${OPENAPI_SPA}") { vatGroupTaxCodeCheck(taxCode: "${OPENAPI_SPA}") { taxCodePresent } } }`);
     expect(byTax.errors).toBeUndefined();
     expect(await companyCalls()).toEqual([`GET /IT-name/${OPENAPI_SPA}`, `GET /IT-vatgroup/${OPENAPI_SPA}`]);

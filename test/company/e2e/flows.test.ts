@@ -28,8 +28,7 @@ afterAll(async () => {
   await t?.close();
 });
 beforeEach(async () => {
-  await t.stack.upstream.clearCache();
-  await t.clearCalls();
+  await t.cold();
 });
 
 const companyCalls = async () => (await t.calls('company')).map((c) => `${c.method} ${c.path}`);

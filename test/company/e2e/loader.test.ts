@@ -19,8 +19,7 @@ afterAll(async () => {
   await t?.close();
 });
 beforeEach(async () => {
-  await t.stack.upstream.clearCache();
-  await t.clearCalls();
+  await t.cold();
   await t.control('company/slow', { ms: 0 });
   await fetch(`${t.stack.emulatorUrl}/_emulator/faults`, { method: 'DELETE' });
 });
@@ -57,8 +56,7 @@ describe('two tiers of one company', () => {
     } }`;
     type R = { company: { id: string; shareholders: Array<{ owners: Array<{ sinceDate?: string | null }> }> } };
     const lastOf = async (slowTier: string): Promise<R | null | undefined> => {
-      await t.stack.upstream.clearCache();
-      await t.clearCalls();
+      await t.cold();
       await t.control('faults', { area: 'company', pathPrefix: `/${slowTier}/`, hangMs: 300, count: 1 });
       const res = await t.gql<R>(q);
       expect(res.errors).toBeUndefined();
@@ -99,8 +97,7 @@ describe('a failed or over-budget tier', () => {
     const probe = await t.gql<Walk>(walk(OPENAPI_SPA));
     const owner = probe.data?.b.shareholders.flatMap((s) => s.owners).find((o) => o.company)?.taxCode;
     expect(owner).toMatch(/^\d{11}$/);
-    await t.stack.upstream.clearCache();
-    await t.clearCalls();
+    await t.cold();
 
     // The owner's first purchase fails (every retry answered 500); the nested hop asks again.
     // The owner's address: IT-address (€0.03).

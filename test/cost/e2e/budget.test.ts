@@ -36,8 +36,7 @@ afterAll(async () => {
   await t?.close();
 });
 beforeEach(async () => {
-  await t.stack.upstream.clearCache();
-  await t.clearCalls();
+  await t.cold();
   await t.control('faults', {}).catch(() => undefined);
   await fetch(`${t.stack.emulatorUrl}/_emulator/faults`, { method: 'DELETE' });
 });

@@ -66,8 +66,7 @@ describe('the figures the docs quote', () => {
     expect(parse(example.query).definitions).toHaveLength(1);
     const token = await t.createToken(1000);
     const headers = { authorization: `Bearer ${token}`, ...(example.first.estimateOnly ? { 'x-openapi-estimate-only': 'true' } : {}) };
-    await t.stack.upstream.clearCache();
-    await t.clearCalls();
+    await t.cold();
     const first = await t.gql(example.query, example.variables, headers);
     if (example.first.estimateOnly) expect(first.extensions?.cost?.executed).toBe(false);
     expectFigures(first, example.first, (await t.calls()).length, `${example.name} (first run)`);

@@ -43,8 +43,7 @@ afterAll(async () => {
   await t?.close();
 });
 beforeEach(async () => {
-  await t.stack.upstream.clearCache();
-  await t.clearCalls();
+  await t.cold();
   subgraphHttp.length = 0;
   subgraphHttpHeaders.length = 0;
 });

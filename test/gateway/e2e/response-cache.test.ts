@@ -59,8 +59,7 @@ afterAll(async () => {
 
 describe('a repeated query', () => {
   it('is answered from the response cache: no upstream call, cost says cache hits and the euro saved', async () => {
-    await t.stack.upstream.clearCache();
-    await t.clearCalls();
+    await t.cold();
     const first = await ok(NAME, { vat: VAT });
     const bought = costOf(first);
     expect(bought.upstreamCalls).toBe(1);

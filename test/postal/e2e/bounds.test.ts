@@ -19,8 +19,7 @@ afterAll(async () => {
   await t?.close();
 });
 beforeEach(async () => {
-  await t.stack.upstream.clearCache();
-  await t.clearCalls();
+  await t.cold();
 });
 
 type Page = { searchMunicipalities: Array<{ istatCode: string; name: string; details: { population: number | null } | null }> };

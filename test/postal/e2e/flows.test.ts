@@ -16,8 +16,7 @@ afterAll(async () => {
 });
 beforeEach(async () => {
   // Every test starts cold: no postal answer cached, no call logged.
-  await t.stack.upstream.clearCache();
-  await t.clearCalls();
+  await t.cold();
 });
 
 const paths = async (): Promise<string[]> => (await t.calls('cap')).map((c) => `${c.method} ${c.path}`);

@@ -370,8 +370,7 @@ describe('tenancy', () => {
 
 describe('credit scores across the company graph', () => {
   it('costs one call per distinct company and level, however often it appears', async () => {
-    await t.stack.upstream.clearCache();
-    await t.clearCalls();
+    await t.cold();
     // BETA SERVIZI is owned by ALFA INDUSTRIE and DELTA COSTRUZIONI; ALFA LOGISTICA by ALFA INDUSTRIE.
     const owners = `shareholders { owners { ... on ShareholderCompany { company { vatCode creditScore(level: START) { score rawScore } again: creditScore(level: START) { score } } } } }`;
     const res = await t.gql<Obj>(`{

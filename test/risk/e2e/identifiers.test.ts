@@ -29,8 +29,7 @@ afterAll(async () => {
   await t?.close();
 });
 beforeEach(async () => {
-  await t.stack.upstream.clearCache();
-  await t.clearCalls();
+  await t.cold();
 });
 
 const riskCalls = async (): Promise<string[]> => (await t.calls('risk')).map((c) => `${c.method} ${c.path} ${c.status}`);

@@ -187,8 +187,7 @@ describe('through the gateway', () => {
     await t?.close();
   });
   beforeEach(async () => {
-    await t.stack.upstream.clearCache();
-    await t.clearCalls();
+    await t.cold();
   });
 
   it('company(vatCode:) and creditScore(vatCode:) read "IT 034.567.810.57" alike', async () => {
