@@ -59,6 +59,11 @@ async function post(
   return (await res.body.json()) as GraphQLResponse<{ company: { companyName: string; address: { town: string } } }>;
 }
 
+/** The options of a gateway of its own over the stack's subgraphs, reached over HTTP (in-process entries added by each test). */
+const gatewayOverSubgraphs = (): ReturnType<typeof gatewayOptionsFromEnv> =>
+  gatewayOptionsFromEnv({ OPENAPI_ENV: 'emulator' }, Object.fromEntries(subgraphNames().map((name) => [name, t.stack.subgraphs.graphqlUrl(name)])), { port: 0 });
+const subgraphNames = (): string[] => [...t.stack.subgraphs.schemas.keys()];
+
 describe('one process', () => {
   it('answers a query with no HTTP request to the subgraphs, its cost reported as over HTTP', async () => {
     const res = await t.gql<{ company: { companyName: string } }>(QUERY, { vatCode: OPENAPI_SPA });
@@ -87,8 +92,7 @@ describe('one process', () => {
 describe('separate services', () => {
   let gateway: RunningGateway;
   beforeAll(async () => {
-    const urls = Object.fromEntries([...t.stack.subgraphs.schemas.keys()].map((name) => [name, t.stack.subgraphs.graphqlUrl(name)]));
-    gateway = await startGateway(gatewayOptionsFromEnv({ OPENAPI_ENV: 'emulator' }, urls, { port: 0 }));
+    gateway = await startGateway(gatewayOverSubgraphs());
   }, 120_000);
   afterAll(async () => {
     await gateway?.close();
@@ -107,11 +111,10 @@ describe('separate services', () => {
 
 describe('in process and over HTTP, a subgraph reads the same headers', () => {
   it('operation id, estimate, credentials, account key (and traceparent when traced) reach it alike', async () => {
-    const urls = Object.fromEntries([...t.stack.subgraphs.schemas.keys()].map((name) => [name, t.stack.subgraphs.graphqlUrl(name)]));
     const inProcessHeaders: Array<Record<string, string | null>> = [];
     const account = t.stack.subgraphs.fetch('account');
     const recorded = await startGateway({
-      ...gatewayOptionsFromEnv({ OPENAPI_ENV: 'emulator' }, urls, { port: 0 }),
+      ...gatewayOverSubgraphs(),
       inProcess: {
         account: (url, init) => {
           const h = new Headers(init.headers);
@@ -120,7 +123,7 @@ describe('in process and over HTTP, a subgraph reads the same headers', () => {
         },
       },
     });
-    const overHttp = await startGateway(gatewayOptionsFromEnv({ OPENAPI_ENV: 'emulator' }, urls, { port: 0 }));
+    const overHttp = await startGateway(gatewayOverSubgraphs());
     try {
       const token = await t.createToken(10);
       const headers = { authorization: `Bearer ${token}`, 'x-openapi-account-key': 'in-process-operator-key-0123' };
@@ -148,9 +151,8 @@ describe('in process and over HTTP, a subgraph reads the same headers', () => {
 
 describe('executed in process (no HTTP on either side) and handed over as HTTP requests', () => {
   it('answer alike: data, errors and their codes, and cost', async () => {
-    const urls = Object.fromEntries([...t.stack.subgraphs.schemas.keys()].map((name) => [name, t.stack.subgraphs.graphqlUrl(name)]));
-    const names = [...t.stack.subgraphs.schemas.keys()];
-    const base = gatewayOptionsFromEnv({ OPENAPI_ENV: 'emulator' }, urls, { port: 0 });
+    const names = subgraphNames();
+    const base = gatewayOverSubgraphs();
     // No response cache: each operation runs.
     const viaFetch = await startGateway({ ...base, responseCache: false, inProcess: Object.fromEntries(names.map((n) => [n, t.stack.subgraphs.fetch(n)])) });
     const executed = await startGateway({ ...base, responseCache: false, inProcessExecutors: Object.fromEntries(names.map((n) => [n, t.stack.subgraphs.execute(n)])) });
@@ -185,9 +187,8 @@ describe('executed in process (no HTTP on either side) and handed over as HTTP r
 
 describe('a query one subgraph answers whole goes to it directly, as the planned path would answer it', () => {
   it('answer alike: data, errors and their codes, bad input, and cost; only whole queries skip the plan', async () => {
-    const urls = Object.fromEntries([...t.stack.subgraphs.schemas.keys()].map((name) => [name, t.stack.subgraphs.graphqlUrl(name)]));
-    const names = [...t.stack.subgraphs.schemas.keys()];
-    const base = gatewayOptionsFromEnv({ OPENAPI_ENV: 'emulator' }, urls, { port: 0 });
+    const names = subgraphNames();
+    const base = gatewayOverSubgraphs();
     /** The documents the company subgraph was handed, as text. */
     const handed: string[] = [];
     const executors = Object.fromEntries(
