@@ -8,14 +8,13 @@
  * the gateway's own GraphiQL page still runs queries (JSON) and graphql-ws.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { chromium, type Browser, type BrowserContext, type Page, type Response } from 'playwright-core';
+import type { Browser, BrowserContext, Page, Response } from 'playwright-core';
+import { launchChromium } from '../../support/browser.ts';
 import { startTestStack, type TestStack } from '../../support/stack.ts';
 import { CF } from '../../support/risk.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
 const ORDER = `mutation { orderPatrimonialReport(input: { name: "MARIO", surname: "ROSSI", taxCode: "${CF}" }) { id } }`;
 
 const escapeHtml = (s: string): string => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
@@ -67,8 +66,6 @@ let browser: Browser;
 let context: BrowserContext;
 
 beforeAll(async () => {
-  // No skip: without chromium this file fails (npm test installs it first).
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: run node scripts/ensure-chromium.mjs (npm test does)`);
   attacker = createServer((req, res) => {
     const html = pages.get((req.url ?? '/').split('?')[0]) ?? '<!doctype html><title>attacker</title>';
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(html);
@@ -78,11 +75,7 @@ beforeAll(async () => {
   attackerOrigin = `http://localhost:${(attacker.address() as AddressInfo).port}`;
   [t, allowed] = await Promise.all([startTestStack(), startTestStack({ CORS_ORIGINS: attackerOrigin })]);
   // A non-persistent launch: Playwright gives the browser a fresh, temporary profile.
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchChromium();
   context = await browser.newContext();
 }, 120_000);
 

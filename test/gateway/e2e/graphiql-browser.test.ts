@@ -7,13 +7,11 @@
  * a report and watch it move from PROCESSING to COMPLETE (the emulator's control API moves it).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync } from 'node:fs';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { launchChromium, loopbackOnly } from '../../support/browser.ts';
 import { EXAMPLES } from '../../../gateway/examples.ts';
 import { renderGraphiQLPage } from '../../../gateway/graphiql.ts';
 import { startTestStack, type TestStack } from '../../support/stack.ts';
-
-const CHROMIUM = '/usr/bin/chromium';
 
 let t: TestStack;
 let browser: Browser;
@@ -23,19 +21,11 @@ const offLoopback: string[] = [];
 /** Every http(s) request the page made. */
 const seen: string[] = [];
 
-const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
-
 beforeAll(async () => {
-  // No skip: without chromium this file fails (npm test installs it first).
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: run node scripts/ensure-chromium.mjs (npm test does)`);
   t = await startTestStack();
   // Requests complete only when the test says so (risk/advance).
   await t.control('risk/timing', { completeAfterMs: 0 });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchChromium();
 }, 120_000);
 
 /**
@@ -47,16 +37,7 @@ async function freshContext(): Promise<BrowserContext> {
   // A common laptop width: every tab's title shows whole there (the first test checks).
   const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
   contexts.push(context);
-  await context.route('**/*', async (route) => {
-    const url = new URL(route.request().url());
-    if ((url.protocol === 'http:' || url.protocol === 'https:') && !LOOPBACK.has(url.hostname)) {
-      offLoopback.push(url.href);
-      await route.abort('blockedbyclient');
-      return;
-    }
-    seen.push(url.href);
-    await route.continue();
-  });
+  await loopbackOnly(context, offLoopback, (request) => seen.push(new URL(request.url()).href));
   return context;
 }
 

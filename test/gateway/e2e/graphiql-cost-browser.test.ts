@@ -7,12 +7,10 @@
  * day, and today's spending in its chart, all matching what the emulator charged.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync } from 'node:fs';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium, loopbackOnly } from '../../support/browser.ts';
 import { startTestStack, type TestStack } from '../../support/stack.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
-const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
 const BETA_SERVIZI = '04123450159';
 const PAID = `query PaidProfile { company(vatCode: "${BETA_SERVIZI}") { companyName } }`;
 
@@ -23,13 +21,8 @@ const offLoopback: string[] = [];
 const estimates: string[] = [];
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: run node scripts/ensure-chromium.mjs (npm test does)`);
   t = await startTestStack({ OPENAPI_MAX_EURO_PER_OPERATION: '20', OPENAPI_MAX_EURO_PER_DAY: '40' });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchChromium();
 }, 120_000);
 
 afterAll(async () => {
@@ -39,16 +32,8 @@ afterAll(async () => {
 
 async function openPage(): Promise<Page> {
   const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
-  await context.route('**/*', async (route) => {
-    const url = new URL(route.request().url());
-    if ((url.protocol === 'http:' || url.protocol === 'https:') && !LOOPBACK.has(url.hostname)) {
-      offLoopback.push(url.href);
-      await route.abort('blockedbyclient');
-      return;
-    }
-    const headers = route.request().headers();
-    if (headers['x-openapi-estimate-only'] === 'true') estimates.push(route.request().postData() ?? '');
-    await route.continue();
+  await loopbackOnly(context, offLoopback, (request) => {
+    if (request.headers()['x-openapi-estimate-only'] === 'true') estimates.push(request.postData() ?? '');
   });
   const page = await context.newPage();
   expect((await page.goto(t.stack.gateway.graphqlUrl))?.status()).toBe(200);
