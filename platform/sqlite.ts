@@ -269,10 +269,9 @@ export class SqliteDatabase {
     // SQLite syncs on close only as the file's last connection (its checkpoint): commits not yet
     // synced get one last sync of the WAL, through the handle still open, then it is closed.
     // `durable()` on the closed connection waits for it.
-    const pending = this.walMode && this.failure === null && this.synced < this.commits;
     this.finalSync = (async () => {
       await this.syncing;
-      if (pending && this.synced < this.commits && this.failure === null) await this.startSync();
+      if (this.walMode && this.failure === null && this.synced < this.commits) await this.startSync();
       const wal = this.wal;
       this.wal = null;
       await (await wal?.catch(() => null))?.close();
