@@ -15,6 +15,7 @@ import { makeFiscalCode } from '../../../contract/checksums.ts';
 import { startTestStack, type TestStack } from '../../support/stack.ts';
 import { withSafety } from '../../support/safety.ts';
 import type { Obj } from '../../../contract/values.ts';
+import { CUSTOMER_VAT, invoiceInput as oneInvoice, party as aParty, SENDER_VAT } from '../../support/invoicing.ts';
 
 const ENV = { LAYER_SECRET: 'invoicing-e2e-test-secret-0123456789', INVOICING_RELAY_ALLOW_PRIVATE: '1', INVOICING_POLL_INTERVAL_MS: '60000' };
 const SAFETY_MS = 20_000;
@@ -22,8 +23,6 @@ const SAFETY_MS = 20_000;
 type Result = FormattedExecutionResult<Obj, unknown>;
 
 /** The issuing company (OpenAPI S.p.A., the vendor's own example) and two customers. */
-const SENDER_VAT = '12485671007';
-const CUSTOMER_VAT = '01234567897';
 const PA_VAT = '02222222222';
 const PERSON_CF = makeFiscalCode({ surname: 'Rossi', name: 'Maria', birthDate: '1980-04-12', gender: 'F', cadastralCode: 'H501' });
 
@@ -61,30 +60,19 @@ const ISSUE = `mutation($input: InvoiceInput!, $signature: SignatureCredentialsI
 }`;
 const UPDATED = `subscription($id: ID) { invoiceUpdated(id: $id) { id state sdi { status message } } }`;
 
-const party = (name: string, vatNumber: string | null, fiscalCode: string | null = null): Obj => ({
-  name,
-  vatNumber,
-  fiscalCode,
-  street: 'Via Roma 1',
-  zip: '00100',
-  city: 'Roma',
-  province: 'RM',
-});
+const party = (name: string, vatNumber: string | null, fiscalCode: string | null = null): Obj => aParty(name, vatNumber, { fiscalCode });
 
-function invoiceInput(over: Obj = {}): Obj {
-  return {
-    number: 'FT-2025/001',
-    date: '2025-01-31',
+/** Two lines at two VAT rates (22 % and 4 %). */
+const invoiceInput = (over: Obj = {}): Obj =>
+  oneInvoice({
     sender: party('Openapi SpA', SENDER_VAT),
     recipient: party('Cliente Srl', CUSTOMER_VAT),
-    recipientCode: 'ABC1234',
     lines: [
       { description: 'Consulenza', quantity: 2, unitPrice: 100, vatRate: 22 },
       { description: 'Libro', quantity: 1, unitPrice: 50, vatRate: 4 },
     ],
     ...over,
-  };
-}
+  });
 
 async function configure(token: string, over: Obj = {}): Promise<Obj> {
   const { data } = await gql<{ configureInvoicing: Obj }>(token, CONFIGURE, {

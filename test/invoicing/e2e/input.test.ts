@@ -6,12 +6,10 @@
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { startTestStack, type TestStack } from '../../support/stack.ts';
+import { CUSTOMER_VAT, invoiceInput as oneInvoice, party, SENDER_VAT } from '../../support/invoicing.ts';
 import type { Obj } from '../../../contract/values.ts';
 
 const ENV = { LAYER_SECRET: 'invoicing-input-test-secret-0123456789', INVOICING_POLL_INTERVAL_MS: '60000' };
-
-const SENDER_VAT = '12485671007';
-const CUSTOMER_VAT = '01234567897';
 
 let t: TestStack;
 let token: string;
@@ -19,19 +17,8 @@ let token: string;
 const auth = (): Record<string, string> => ({ authorization: `Bearer ${token}` });
 const ISSUE = `mutation($input: InvoiceInput!) { issueInvoice(input: $input) { id issueDate taxableAmount lines { quantity unitPrice totalPrice } document(format: XML) { url } } }`;
 
-const party = (name: string, vatNumber: string, over: Obj = {}): Obj => ({ name, vatNumber, street: 'Via Roma 1', zip: '00100', city: 'Roma', province: 'RM', ...over });
-
-function invoiceInput(over: Obj = {}): Obj {
-  return {
-    number: `IN-${Math.floor(Math.random() * 1e9)}`,
-    date: '2025-01-31',
-    sender: party('Openapi SpA', SENDER_VAT),
-    recipient: party('Cliente Srl', CUSTOMER_VAT),
-    recipientCode: 'ABC1234',
-    lines: [{ description: 'Consulenza', quantity: 2, unitPrice: 100, vatRate: 22 }],
-    ...over,
-  };
-}
+// A number of its own each: the upstream refuses a number it already has.
+const invoiceInput = (over: Obj = {}): Obj => oneInvoice({ number: `IN-${Math.floor(Math.random() * 1e9)}`, ...over });
 
 const callsOf = async (): Promise<string[]> => (await t.calls('invoice')).map((c) => `${c.method} ${c.path.replace(/[0-9a-f]{24}/, '{id}')} ${c.status}`);
 

@@ -6,13 +6,12 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startTestStack, type TestStack } from '../../support/stack.ts';
+import { invoiceInput, party, SENDER_VAT } from '../../support/invoicing.ts';
 import type { Obj } from '../../../contract/values.ts';
 
 // The deployment says the account has an invoicing subscription; the accounts below have none active.
 const ENV = { LAYER_SECRET: 'invoicing-money-test-secret-0123456789', INVOICING_RELAY_ALLOW_PRIVATE: '1', INVOICING_POLL_INTERVAL_MS: '60000', OPENAPI_PRICE_PLAN: 'subscription' };
 
-const SENDER_VAT = '12485671007';
-const CUSTOMER_VAT = '01234567897';
 const PRICE = 0.154;
 
 let t: TestStack;
@@ -34,20 +33,6 @@ async function fail(token: string, query: string, variables: Obj = {}): Promise<
 const CONFIGURE = `mutation($input: ConfigureInvoicingInput!) { configureInvoicing(input: $input) { id } }`;
 const ISSUE = `mutation($input: InvoiceInput!, $key: String) { issueInvoice(input: $input, idempotencyKey: $key) { id state documentNumber sdi { status } } }`;
 const READ = `query($id: ID!) { invoice(id: $id) { id state sdi { status message } } }`;
-
-const party = (name: string, vatNumber: string): Obj => ({ name, vatNumber, street: 'Via Roma 1', zip: '00100', city: 'Roma', province: 'RM' });
-
-function invoiceInput(over: Obj = {}): Obj {
-  return {
-    number: 'FT-2025/001',
-    date: '2025-01-31',
-    sender: party('Openapi SpA', SENDER_VAT),
-    recipient: party('Cliente Srl', CUSTOMER_VAT),
-    recipientCode: 'ABC1234',
-    lines: [{ description: 'Consulenza', quantity: 2, unitPrice: 100, vatRate: 22 }],
-    ...over,
-  };
-}
 
 async function account(credit = 5): Promise<string> {
   const token = await t.createToken(credit);

@@ -7,26 +7,18 @@
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startTestStack, type TestStack } from '../../support/stack.ts';
+import { invoiceInput, SENDER_VAT } from '../../support/invoicing.ts';
 
 const EMAIL = 'invoicing-subscriber@example.com';
 const OPERATOR_KEY = 'operator-key-invoicing-0123456789';
 const APIKEY = 'invoicing-subscriber-apikey-0123456789';
-const SENDER_VAT = '12485671007';
 const PER_REQUEST = 0.049;
 
 let t: TestStack;
 let token = '';
 const auth = (): Record<string, string> => ({ authorization: `Bearer ${token}` });
-const party = (name: string, vatNumber: string): Record<string, unknown> => ({ name, vatNumber, street: 'Via Roma 1', zip: '00100', city: 'Roma', province: 'RM' });
 const ISSUE = `mutation($input: InvoiceInput!, $signature: SignatureCredentialsInput) { issueInvoice(input: $input, signature: $signature) { id } }`;
-const input = (number: string): Record<string, unknown> => ({
-  number,
-  date: '2025-01-31',
-  sender: party('Openapi SpA', SENDER_VAT),
-  recipient: party('Cliente Srl', '01234567897'),
-  recipientCode: 'ABC1234',
-  lines: [{ description: 'Consulenza', quantity: 2, unitPrice: 100, vatRate: 22 }],
-});
+const input = (number: string): Record<string, unknown> => invoiceInput({ number });
 
 beforeAll(async () => {
   t = await startTestStack({
