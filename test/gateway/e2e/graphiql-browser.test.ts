@@ -175,10 +175,9 @@ describe('GraphiQL as shipped', () => {
   it('a reload keeps the tabs as they were: none added', async () => {
     const page = await openGraphiQL();
     try {
-      // A first visit: the tests before this one share the browser profile and edited its tabs.
-      await page.evaluate(() => localStorage.clear());
-      await page.reload();
-      await page.locator('.graphiql-tab').first().waitFor({ timeout: 60_000 });
+      // A first visit (a browser context of its own: empty storage). Clearing the storage of an open
+      // page and reloading raced GraphiQL's own deferred write of its editors (an "<untitled>" tab
+      // came back now and then).
       expect(await page.locator('.graphiql-tab-button').allInnerTexts()).toEqual(EXAMPLES.map((e) => e.title));
       await openTab(page, 'LegalForms');
       // GraphiQL writes the open tab's editors to its storage a moment after a switch; a reload comes later.
